@@ -1,0 +1,69 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/hubdev/hub/hub"
+)
+
+// An Adapter is one protocol bridge run by the supervisor.
+type Adapter interface {
+	// Name is the adapter's registry name, e.g. "stitchslop".
+	Name() string
+	// Serve binds the adapter's loopback listener(s), calls env.Ready with
+	// the bound ports, and serves until ctx is done. It closes every
+	// connection it hijacked before returning. It returns nil after a clean
+	// shutdown, an error wrapping hub.ErrIdle after an idle exit, and any
+	// other error for a crash (the supervisor restarts it with backoff).
+	Serve(ctx context.Context, env *Env) error
+	// Status is a cheap snapshot, safe to call from any goroutine at any time.
+	Status() Status
+}
+
+// Env carries the shared services to an adapter explicitly.
+type Env struct {
+	Log       *slog.Logger // already tagged adapter=<name>
+	Dirs      hub.Dirs
+	Lifecycle *hub.Lifecycle
+	Heartbeat hub.HeartbeatConfig
+	// Ready reports the ports actually bound. Call it once per Serve, after
+	// every listener is bound and before serving.
+	Ready func(ports ...int)
+}
+
+// State is where an adapter is in its life, as shown by `hub status`.
+type State string
+
+const (
+	StateStarting       State = "starting"
+	StateRunning        State = "running"
+	StateRestarting     State = "restarting"
+	StateDisabled       State = "disabled"
+	StateFailed         State = "failed"
+	StateIdleExited     State = "idle-exited"
+	StateStopped        State = "stopped"
+	StateNotImplemented State = "not implemented"
+)
+
+// Status is one adapter's line in `hub status`. Adapters fill the protocol
+// facts; the supervisor fills Name, State, Restarts and LastError.
+type Status struct {
+	Name          string    `json:"name"`
+	State         State     `json:"state"`
+	Ports         []int     `json:"ports,omitempty"`
+	PageAttached  bool      `json:"pageAttached"`
+	AgentSessions int       `json:"agentSessions"`
+	LastActivity  time.Time `json:"lastActivity,omitzero"`
+	Restarts      int       `json:"restarts"`
+	LastError     string    `json:"lastError,omitempty"`
+	// Note is set when something needs the user, e.g. a missing key.
+	Note string `json:"note,omitempty"`
+}
+
+// ErrNotImplemented is returned by a Factory whose protocol has not landed
+// yet; the supervisor shows the adapter as "not implemented" and never runs
+// fake protocol behaviour in its place.
+var ErrNotImplemented = errors.New("not implemented")

@@ -1,0 +1,188 @@
+// Package adaptertest is the shared harness every adapter test uses: it
+// starts an adapter in-process on an ephemeral loopback port with temporary
+// directories, dials it as a browser page with a chosen Origin and Host,
+// offers small HTTP helpers, routes the adapter's logs into t.Log, and checks
+// for leaked goroutines at cleanup.
+package adaptertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
+)
+
+// Options tune Start. The zero value is fine for most tests.
+type Options struct {
+	// Lifecycle defaults to one with no idle rules.
+	Lifecycle *hub.Lifecycle
+	// Heartbeat defaults to the hub defaults (30 s / 90 s).
+	Heartbeat hub.HeartbeatConfig
+	// ReadyTimeout bounds the wait for the adapter's Ready (default 10 s).
+	ReadyTimeout time.Duration
+	// NoLeakCheck skips goleak (for tests that deliberately leave work behind).
+	NoLeakCheck bool
+	// LeakIgnore adds goleak options, e.g. goleak.IgnoreTopFunction(...).
+	LeakIgnore []goleak.Option
+}
+
+// Harness is a running adapter under test.
+type Harness struct {
+	T       testing.TB
+	Adapter adapters.Adapter
+	Env     *adapters.Env
+	Dirs    hub.Dirs
+	// Ports are the ports the adapter reported to Ready.
+	Ports []int
+
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+// Start runs a in-process and waits for its Ready. The adapter must have
+// been configured for port 0 (or another free port) by the caller. HOME and
+// the XDG variables point into t.TempDir() for the test's duration.
+func Start(t testing.TB, a adapters.Adapter, opts Options) *Harness {
+	t.Helper()
+	var leakOpts []goleak.Option
+	if !opts.NoLeakCheck {
+		leakOpts = append([]goleak.Option{goleak.IgnoreCurrent()}, opts.LeakIgnore...)
+	}
+	dirs := TempDirs(t)
+	if opts.Lifecycle == nil {
+		opts.Lifecycle = hub.NewLifecycle(hub.IdleRules{})
+	}
+	if opts.ReadyTimeout <= 0 {
+		opts.ReadyTimeout = 10 * time.Second
+	}
+	h := &Harness{T: t, Adapter: a, Dirs: dirs, done: make(chan error, 1)}
+	readyc := make(chan []int, 1)
+	h.Env = &adapters.Env{
+		Log:       Logger(t).With("adapter", a.Name()),
+		Dirs:      dirs,
+		Lifecycle: opts.Lifecycle,
+		Heartbeat: opts.Heartbeat,
+		Ready: func(ports ...int) {
+			select {
+			case readyc <- slices.Clone(ports):
+			default:
+			}
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() { h.done <- a.Serve(ctx, h.Env) }()
+	t.Cleanup(func() {
+		h.Stop()
+		if len(leakOpts) > 0 {
+			if err := goleak.Find(leakOpts...); err != nil {
+				t.Errorf("goroutine leak after stopping %s: %v", a.Name(), err)
+			}
+		}
+	})
+	select {
+	case h.Ports = <-readyc:
+	case err := <-h.done:
+		h.once.Do(func() { h.err = err })
+		t.Fatalf("%s stopped before Ready: %v", a.Name(), err)
+	case <-time.After(opts.ReadyTimeout):
+		t.Fatalf("%s not ready after %s", a.Name(), opts.ReadyTimeout)
+	}
+	return h
+}
+
+// Port is the first bound port.
+func (h *Harness) Port() int {
+	if len(h.Ports) == 0 {
+		h.T.Fatalf("%s reported no ports", h.Adapter.Name())
+	}
+	return h.Ports[0]
+}
+
+// Addr is "127.0.0.1:<port>".
+func (h *Harness) Addr() string { return fmt.Sprintf("%s:%d", hub.LoopbackHost, h.Port()) }
+
+// URL joins path onto http://127.0.0.1:<port>.
+func (h *Harness) URL(path string) string { return "http://" + h.Addr() + path }
+
+// WSURL joins path onto ws://127.0.0.1:<port>.
+func (h *Harness) WSURL(path string) string { return "ws://" + h.Addr() + path }
+
+// Stop cancels the adapter and waits (up to 15 s) for Serve to return; it
+// returns Serve's error. It is idempotent.
+func (h *Harness) Stop() error {
+	h.once.Do(func() {
+		h.cancel()
+		select {
+		case h.err = <-h.done:
+		case <-time.After(15 * time.Second):
+			h.err = errors.New("Serve did not return within 15s of cancellation")
+			h.T.Errorf("%s: %v", h.Adapter.Name(), h.err)
+		}
+	})
+	return h.err
+}
+
+// Done is closed-over Serve's result: it yields the error when the adapter
+// stops by itself (for idle-exit tests).
+func (h *Harness) Done() <-chan error { return h.done }
+
+// TempDirs points HOME and the XDG variables at a fresh temp directory for
+// the test and returns the resulting hub.Dirs.
+func TempDirs(t testing.TB) hub.Dirs {
+	t.Helper()
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if tt, ok := t.(interface{ Setenv(k, v string) }); ok {
+		tt.Setenv("HOME", home)
+		tt.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+		tt.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+		tt.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+	}
+	return hub.Dirs{
+		Home:   home,
+		Config: filepath.Join(home, ".config", "hub"),
+		State:  filepath.Join(home, ".local", "state", "hub"),
+		Cache:  filepath.Join(home, ".cache"),
+	}
+}
+
+// Logger returns a debug-level logger whose lines go to t.Log while the test
+// runs and are dropped after it ends (late goroutines must not panic).
+func Logger(t testing.TB) *slog.Logger {
+	w := &testWriter{t: t}
+	t.Cleanup(func() { w.mu.Lock(); w.done = true; w.mu.Unlock() })
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type testWriter struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}

@@ -1,0 +1,4 @@
+// Package aiui implements the aiui channel backend: binary /ws frames with
+// the text-concat and intent-v1 formats, the /tools page-tool directory,
+// /prompt, /health and hot reload, with MCP and shell faces.
+package aiui

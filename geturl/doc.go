@@ -1,0 +1,6 @@
+// Package geturl is the GET-only URL transport for URL-reader agents
+// (capabilities, journaled replay-safe mutations, sandboxed file tools). Its
+// protocol has not landed yet: the adapter is registered so its config keys
+// are known and `hub status` shows it as "not implemented" — it never serves
+// fake protocol behaviour.
+package geturl

@@ -1,0 +1,4 @@
+// Package pixelle implements the pixelle-relay/0.2 local bridge: sessions,
+// pairing codes, browser/agent routing over /relay, and the agent command
+// client — as a hub adapter and as a standalone relay.
+package pixelle

@@ -1,0 +1,231 @@
+package supervisor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/configs"
+	"github.com/hubdev/hub/hub"
+)
+
+// MaxConfigSize bounds the config file; a larger one is surely a mistake.
+const MaxConfigSize = 1 << 20
+
+// Config is the effective hub configuration.
+type Config struct {
+	Log       LogConfig       `yaml:"log"`
+	Lifecycle LifecycleConfig `yaml:"lifecycle"`
+	// Adapters holds one validated section per registered adapter, in
+	// registry order; sections absent from the file keep their defaults.
+	Adapters []Section `yaml:"-"`
+	// Source is the file the config came from, or "embedded default".
+	Source string `yaml:"-"`
+}
+
+// Section is one adapter's config with its name.
+type Section struct {
+	Name    string
+	Factory adapters.Factory
+	Config  adapters.Config
+}
+
+// LogConfig is the `log` section.
+type LogConfig struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+// LifecycleConfig is the `lifecycle` section; 0 disables a rule.
+type LifecycleConfig struct {
+	NoPageMinutes    int `yaml:"no_page_minutes"`
+	AgentIdleMinutes int `yaml:"agent_idle_minutes"`
+	ShutdownSeconds  int `yaml:"shutdown_seconds"`
+}
+
+// IdleRules converts the section to the lifecycle service's rules.
+func (c LifecycleConfig) IdleRules() hub.IdleRules {
+	return hub.IdleRules{
+		NoPageWithin: time.Duration(c.NoPageMinutes) * time.Minute,
+		AgentIdle:    time.Duration(c.AgentIdleMinutes) * time.Minute,
+	}
+}
+
+// ShutdownTimeout is the graceful shutdown deadline.
+func (c LifecycleConfig) ShutdownTimeout() time.Duration {
+	return time.Duration(c.ShutdownSeconds) * time.Second
+}
+
+// Section returns the named section.
+func (c *Config) Section(name string) (Section, bool) {
+	for _, s := range c.Adapters {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Section{}, false
+}
+
+// fileConfig is the document shape; adapter sections stay nodes until their
+// factory says what they decode into.
+type fileConfig struct {
+	Log       LogConfig            `yaml:"log"`
+	Lifecycle LifecycleConfig      `yaml:"lifecycle"`
+	Adapters  map[string]yaml.Node `yaml:"adapters"`
+}
+
+func defaultConfig() fileConfig {
+	return fileConfig{
+		Log:       LogConfig{Level: "info", Format: "text"},
+		Lifecycle: LifecycleConfig{NoPageMinutes: 30, AgentIdleMinutes: 120, ShutdownSeconds: 10},
+	}
+}
+
+// ConfigPath picks the config file: the explicit path if given (it must
+// exist), else $XDG_CONFIG_HOME/hub/hub.yaml if it exists, else "" for the
+// embedded default.
+func ConfigPath(explicit string, dirs hub.Dirs) (string, error) {
+	if explicit != "" {
+		if _, err := os.Stat(explicit); err != nil {
+			return "", fmt.Errorf("config file %s: %w", explicit, errors.Unwrap(err))
+		}
+		return explicit, nil
+	}
+	p := dirs.Config + "/hub.yaml"
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	}
+	return "", nil
+}
+
+// LoadConfig reads path ("" = the embedded default) and validates it.
+func LoadConfig(path string, reg *adapters.Registry) (*Config, error) {
+	data, name := configs.Default, "embedded default"
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("config file %s: %w", path, errors.Unwrap(err))
+		}
+		defer f.Close()
+		var buf bytes.Buffer
+		if _, err := buf.ReadFrom(io.LimitReader(f, MaxConfigSize+1)); err != nil {
+			return nil, fmt.Errorf("config file %s: %v", path, err)
+		}
+		if buf.Len() > MaxConfigSize {
+			return nil, fmt.Errorf("%s: larger than %d bytes", path, MaxConfigSize)
+		}
+		data, name = buf.Bytes(), path
+	}
+	return ParseConfig(data, name, reg)
+}
+
+// ParseConfig decodes and validates one config document. Every error names
+// the file, the line when known, and the key.
+func ParseConfig(data []byte, name string, reg *adapters.Registry) (*Config, error) {
+	fc := defaultConfig()
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := yaml.Load(data, &fc, yaml.WithKnownFields(), yaml.WithUniqueKeys()); err != nil {
+			return nil, yamlError(name, "", err)
+		}
+	}
+	cfg := &Config{Log: fc.Log, Lifecycle: fc.Lifecycle, Source: name}
+	if _, err := hub.ParseLevel(cfg.Log.Level); err != nil {
+		return nil, fmt.Errorf("%s: log.level: %v", name, err)
+	}
+	if f := strings.ToLower(cfg.Log.Format); f != "text" && f != "json" {
+		return nil, fmt.Errorf("%s: log.format: must be text or json, got %q", name, cfg.Log.Format)
+	}
+	for key, v := range map[string]int{
+		"no_page_minutes": cfg.Lifecycle.NoPageMinutes, "agent_idle_minutes": cfg.Lifecycle.AgentIdleMinutes,
+		"shutdown_seconds": cfg.Lifecycle.ShutdownSeconds,
+	} {
+		if v < 0 {
+			return nil, fmt.Errorf("%s: lifecycle.%s: must be 0 (disabled) or more, got %d", name, key, v)
+		}
+	}
+	if cfg.Lifecycle.ShutdownSeconds == 0 {
+		return nil, fmt.Errorf("%s: lifecycle.shutdown_seconds: must be at least 1", name)
+	}
+	for key, node := range fc.Adapters {
+		if _, ok := reg.Lookup(key); !ok {
+			return nil, fmt.Errorf("%s:%d: adapters.%s: unknown adapter (known: %s)", name, keyLine(&node), key, strings.Join(reg.Names(), ", "))
+		}
+	}
+	for _, n := range reg.Names() {
+		f, _ := reg.Lookup(n)
+		sec := f.NewConfig()
+		node, present := fc.Adapters[n]
+		if present && node.Kind != 0 && node.Tag != "!!null" {
+			if err := node.Load(sec, yaml.WithKnownFields(), yaml.WithUniqueKeys()); err != nil {
+				return nil, yamlError(name, "adapters."+n+".", err)
+			}
+		}
+		for _, validate := range []func() error{sec.Common().Validate, sec.Validate} {
+			if err := validate(); err != nil {
+				line := 0
+				if present {
+					line = fieldLine(&node, strings.SplitN(err.Error(), ":", 2)[0])
+				}
+				return nil, fmt.Errorf("%s: adapters.%s.%v", locate(name, line), n, err)
+			}
+		}
+		cfg.Adapters = append(cfg.Adapters, Section{Name: n, Factory: f, Config: sec})
+	}
+	return cfg, nil
+}
+
+func locate(name string, line int) string {
+	if line > 0 {
+		return fmt.Sprintf("%s:%d", name, line)
+	}
+	return name
+}
+
+// keyLine is the best line for a map value node: the yaml value node's line.
+func keyLine(n *yaml.Node) int { return n.Line }
+
+// fieldLine finds the line of key inside a mapping node (0 if absent).
+func fieldLine(n *yaml.Node, key string) int {
+	if n.Kind != yaml.MappingNode {
+		return n.Line
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i].Line
+		}
+	}
+	return n.Line
+}
+
+var notFound = regexp.MustCompile(`field (\S+) not found in type \S.*`)
+
+// yamlError rewrites the decoder's errors as "file:line: message" lines,
+// naming unknown keys plainly.
+func yamlError(name, keyPrefix string, err error) error {
+	var many *yaml.LoadErrors
+	var one *yaml.LoadError
+	var lines []string
+	add := func(e *yaml.LoadError) {
+		msg := notFound.ReplaceAllString(e.Message, "unknown key "+`"`+keyPrefix+`$1"`)
+		lines = append(lines, fmt.Sprintf("%s: %s", locate(name, e.Mark.Line), msg))
+	}
+	switch {
+	case errors.As(err, &many):
+		for _, e := range many.Errors {
+			add(e)
+		}
+	case errors.As(err, &one):
+		add(one)
+	default:
+		return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}

@@ -1,0 +1,329 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
+)
+
+// ErrShutdownTimeout reports adapters that did not stop within the deadline.
+var ErrShutdownTimeout = errors.New("shutdown deadline exceeded")
+
+// Options are the supervisor's explicit dependencies.
+type Options struct {
+	Config    *Config
+	Dirs      hub.Dirs
+	Log       *slog.Logger
+	Lifecycle *hub.Lifecycle
+	Heartbeat hub.HeartbeatConfig
+	Backoff   Backoff // zero value = DefaultBackoff
+	// StartTimeout bounds how long Serve waits for every adapter's first
+	// Ready before it gives up (default 15 s).
+	StartTimeout time.Duration
+	// ShutdownTimeout bounds graceful shutdown (default from Config, else 10 s).
+	ShutdownTimeout time.Duration
+}
+
+// Supervisor runs the enabled adapters.
+type Supervisor struct {
+	opts  Options
+	units []*unit
+}
+
+// unit is one adapter under supervision.
+type unit struct {
+	name    string
+	adapter adapters.Adapter // nil when disabled or not implemented
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	state    adapters.State
+	note     string
+	lastErr  string
+	restarts int
+	ports    []int
+	ready    chan struct{} // closed at the first Ready
+	readyOne sync.Once
+	done     chan struct{} // closed when the unit's goroutine ends
+	firstErr error         // set when it failed before it was ever ready
+}
+
+// New builds every configured adapter. Disabled ones, ones that need the
+// user, and ones not implemented yet are kept with that state for status.
+func New(opts Options) (*Supervisor, error) {
+	if opts.Backoff == (Backoff{}) {
+		opts.Backoff = DefaultBackoff
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = 15 * time.Second
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = opts.Config.Lifecycle.ShutdownTimeout()
+		if opts.ShutdownTimeout <= 0 {
+			opts.ShutdownTimeout = 10 * time.Second
+		}
+	}
+	if opts.Lifecycle == nil {
+		opts.Lifecycle = hub.NewLifecycle(opts.Config.Lifecycle.IdleRules())
+	}
+	s := &Supervisor{opts: opts}
+	for _, sec := range opts.Config.Adapters {
+		u := &unit{name: sec.Name, log: opts.Log.With("adapter", sec.Name), ready: make(chan struct{}), done: make(chan struct{})}
+		switch {
+		case !sec.Config.Common().Enabled:
+			u.state = adapters.StateDisabled
+		case needsUser(sec.Config) != "":
+			u.state, u.note = adapters.StateDisabled, needsUser(sec.Config)
+		default:
+			a, err := sec.Factory.New(sec.Config)
+			switch {
+			case errors.Is(err, adapters.ErrNotImplemented):
+				u.state = adapters.StateNotImplemented
+			case err != nil:
+				return nil, fmt.Errorf("adapters.%s: %v", sec.Name, err)
+			default:
+				u.adapter, u.state = a, adapters.StateStarting
+			}
+		}
+		s.units = append(s.units, u)
+	}
+	return s, nil
+}
+
+func needsUser(c adapters.Config) string {
+	if n, ok := c.(adapters.NeedsUser); ok {
+		return n.NeedsUser()
+	}
+	return ""
+}
+
+// Lifecycle is the lifecycle service the adapters report to.
+func (s *Supervisor) Lifecycle() *hub.Lifecycle { return s.opts.Lifecycle }
+
+// Serve starts every runnable adapter, waits until each is ready, calls
+// ready, and then runs until ctx is done or an idle rule fires. A failure of
+// any adapter before its first Ready stops everything and is returned, so a
+// hub is never half-started. Serve returns nil after a requested shutdown,
+// an *hub.IdleError after an idle exit.
+func (s *Supervisor) Serve(ctx context.Context, ready func([]adapters.Status)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var running []*unit
+	for _, u := range s.units {
+		if u.adapter == nil {
+			close(u.done)
+			continue
+		}
+		running = append(running, u)
+		go u.run(ctx, s.opts, s.env(u))
+	}
+	if err := s.awaitStart(ctx, running); err != nil {
+		cancel()
+		s.awaitStop(running)
+		return err
+	}
+	if ready != nil {
+		ready(s.Status())
+	}
+	idle := make(chan error, 1)
+	go func() { idle <- s.opts.Lifecycle.Wait(ctx) }()
+	var result error
+	select {
+	case <-ctx.Done():
+	case err := <-idle:
+		if errors.Is(err, hub.ErrIdle) {
+			s.opts.Log.Info("hub exiting: idle", "reason", err.(*hub.IdleError).Reason)
+			result = err
+		}
+	}
+	cancel()
+	if err := s.awaitStop(running); err != nil {
+		return err
+	}
+	return result
+}
+
+func (s *Supervisor) env(u *unit) *adapters.Env {
+	return &adapters.Env{
+		Log:       u.log,
+		Dirs:      s.opts.Dirs,
+		Lifecycle: s.opts.Lifecycle,
+		Heartbeat: s.opts.Heartbeat,
+		Ready:     u.markReady,
+	}
+}
+
+// awaitStart waits for every unit's first Ready (or its first failure).
+func (s *Supervisor) awaitStart(ctx context.Context, units []*unit) error {
+	timer := time.NewTimer(s.opts.StartTimeout)
+	defer timer.Stop()
+	for _, u := range units {
+		select {
+		case <-u.ready:
+		case <-u.done:
+			u.mu.Lock()
+			err := u.firstErr
+			u.mu.Unlock()
+			if err != nil {
+				return fmt.Errorf("adapter %s: %w", u.name, err)
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			return fmt.Errorf("adapter %s: not ready after %s", u.name, s.opts.StartTimeout)
+		}
+	}
+	return nil
+}
+
+// awaitStop waits for the units to return, up to the shutdown deadline.
+func (s *Supervisor) awaitStop(units []*unit) error {
+	deadline := time.NewTimer(s.opts.ShutdownTimeout)
+	defer deadline.Stop()
+	var stuck []string
+	for _, u := range units {
+		select {
+		case <-u.done:
+		case <-deadline.C:
+			// The deadline has passed: collect every unit still running.
+			for _, v := range units {
+				select {
+				case <-v.done:
+				default:
+					stuck = append(stuck, v.name)
+				}
+			}
+			return fmt.Errorf("%w after %s: %s still running", ErrShutdownTimeout, s.opts.ShutdownTimeout, strings.Join(stuck, ", "))
+		}
+	}
+	return nil
+}
+
+func (u *unit) markReady(ports ...int) {
+	u.mu.Lock()
+	u.ports = slices.Clone(ports)
+	u.state = adapters.StateRunning
+	u.mu.Unlock()
+	u.log.Info("adapter ready", "ports", hub.FormatPorts(ports))
+	u.readyOne.Do(func() { close(u.ready) })
+}
+
+func (u *unit) everReady() bool {
+	select {
+	case <-u.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+func (u *unit) setState(st adapters.State, err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.state = st
+	if err != nil {
+		u.lastErr = err.Error()
+	}
+}
+
+// run serves the adapter, restarting it with backoff until ctx is done, an
+// idle rule ends it, or it crash-loops.
+func (u *unit) run(ctx context.Context, opts Options, env *adapters.Env) {
+	defer close(u.done)
+	failures := 0
+	for {
+		started := time.Now()
+		err := serveRecovered(ctx, u.adapter, env)
+		switch {
+		case ctx.Err() != nil:
+			u.setState(adapters.StateStopped, nil)
+			return
+		case errors.Is(err, hub.ErrIdle):
+			u.log.Info("adapter idle-exited", "reason", err)
+			u.setState(adapters.StateIdleExited, nil)
+			return
+		case err == nil:
+			err = errors.New("adapter stopped by itself")
+		}
+		if !u.everReady() {
+			u.mu.Lock()
+			u.firstErr, u.state, u.lastErr = err, adapters.StateFailed, err.Error()
+			u.mu.Unlock()
+			return
+		}
+		if time.Since(started) >= opts.Backoff.StableAfter {
+			failures = 0
+		}
+		failures++
+		if failures >= opts.Backoff.MaxFailures {
+			u.log.Error("adapter failed: crash loop", "failures", failures, "err", err)
+			u.setState(adapters.StateFailed, err)
+			return
+		}
+		delay := opts.Backoff.Delay(failures)
+		u.log.Warn("adapter crashed; restarting", "err", err, "in", delay.Round(time.Millisecond))
+		u.mu.Lock()
+		u.state, u.lastErr = adapters.StateRestarting, err.Error()
+		u.restarts++
+		u.mu.Unlock()
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			u.setState(adapters.StateStopped, nil)
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// serveRecovered turns a panic in Serve into an error carrying the stack.
+func serveRecovered(ctx context.Context, a adapters.Adapter, env *adapters.Env) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			env.Log.Error("adapter panicked", "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return a.Serve(ctx, env)
+}
+
+// Status is a snapshot of every adapter, sorted by name.
+func (s *Supervisor) Status() []adapters.Status {
+	out := make([]adapters.Status, 0, len(s.units))
+	for _, u := range s.units {
+		var st adapters.Status
+		if u.adapter != nil {
+			st = u.adapter.Status()
+		}
+		u.mu.Lock()
+		st.Name, st.State, st.Restarts, st.LastError = u.name, u.state, u.restarts, u.lastErr
+		if len(st.Ports) == 0 {
+			st.Ports = slices.Clone(u.ports)
+		}
+		if st.Note == "" {
+			st.Note = u.note
+		}
+		u.mu.Unlock()
+		act := s.opts.Lifecycle.Activity(u.name)
+		if act.LastAgent.After(st.LastActivity) {
+			st.LastActivity = act.LastAgent
+		}
+		if act.LastPage.After(st.LastActivity) {
+			st.LastActivity = act.LastPage
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
