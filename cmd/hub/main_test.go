@@ -1,0 +1,39 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain makes the test binary double as the `hub` command inside
+// testscript scripts, so scripts run the real CLI end to end.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"hub": func() { os.Exit(run(os.Args)) },
+	})
+}
+
+// scriptParams are the shared testscript settings: a private HOME with XDG
+// directories inside it, so scripts never touch the real user's files.
+// Adapter script tests call it with their own testdata folder and add Cmds.
+func scriptParams(dir string) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			home := filepath.Join(env.WorkDir, "home")
+			if err := os.MkdirAll(home, 0o700); err != nil {
+				return err
+			}
+			env.Setenv("HOME", home)
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+			env.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+			env.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+			env.Setenv("NO_COLOR", "1")
+			return nil
+		},
+	}
+}
