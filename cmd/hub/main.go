@@ -67,6 +67,13 @@ func newApp() *cli.App {
 			return cli.Exit("hub: "+err.Error()+"\nRun 'hub --help' for usage.", exitUsage)
 		},
 		Commands: []*cli.Command{
+			runCommand(),
+			startCommand(),
+			stopCommand(),
+			statusCommand(),
+			logsCommand(),
+			configCommand(),
+			versionCommand(),
 			stitchslop.Command(),
 			aiui.Command(),
 			pixelle.Command(),

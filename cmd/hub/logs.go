@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/supervisor"
+)
+
+func logsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "logs",
+		Usage: "print the background hub's log (JSON lines)",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new lines until interrupted"},
+			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Value: 50, Usage: "print the last `N` lines"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Int("lines") < 0 {
+				return cli.Exit("hub: --lines must be 0 or more", exitUsage)
+			}
+			dirs, err := hub.DirsFromEnv()
+			if err != nil {
+				return cli.Exit("hub: "+err.Error(), exitFailed)
+			}
+			path := filepath.Join(dirs.State, supervisor.LogFileName)
+			f, err := os.Open(path)
+			if err != nil {
+				return cli.Exit(fmt.Sprintf("hub: no log yet at %s (the log is written by hub start)", path), exitNotRunning)
+			}
+			defer f.Close()
+			lines, err := lastLines(f, c.Int("lines"))
+			if err != nil {
+				return cli.Exit("hub: "+err.Error(), exitFailed)
+			}
+			for _, l := range lines {
+				fmt.Fprintln(c.App.Writer, l)
+			}
+			if !c.Bool("follow") {
+				return nil
+			}
+			if _, err := f.Seek(0, io.SeekEnd); err != nil {
+				return cli.Exit("hub: "+err.Error(), exitFailed)
+			}
+			return follow(c, f)
+		},
+	}
+}
+
+// follow copies what is appended to f until SIGINT/SIGTERM.
+func follow(c *cli.Context, f *os.File) error {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := io.Copy(c.App.Writer, f); err != nil {
+			return cli.Exit("hub: "+err.Error(), exitFailed)
+		}
+		select {
+		case <-sig:
+			return nil
+		case <-c.Context.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/supervisor"
+)
+
+var configFlag = &cli.StringFlag{
+	Name:    "config",
+	Aliases: []string{"c"},
+	Usage:   "config `FILE` (default: $XDG_CONFIG_HOME/hub/hub.yaml if it exists, else the embedded default)",
+}
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "run",
+		Usage: "run the hub in the foreground (Ctrl-C stops it)",
+		Description: "Starts every enabled adapter on its loopback port and serves until SIGINT/SIGTERM,\n" +
+			"`hub stop`, or an idle rule (see lifecycle in the config). Logs go to stderr.",
+		Flags: []cli.Flag{
+			configFlag,
+			&cli.BoolFlag{Name: "detached", Hidden: true, Usage: "log JSON lines (set by hub start)"},
+			&cli.IntFlag{Name: "ready-fd", Hidden: true, Usage: "report readiness as one JSON line on this fd"},
+		},
+		Action: runHub,
+	}
+}
+
+// readyMsg is the one line a detached hub sends its parent on the ready pipe.
+type readyMsg struct {
+	OK       bool              `json:"ok"`
+	PID      int               `json:"pid,omitempty"`
+	Error    string            `json:"error,omitempty"`
+	Adapters []adapters.Status `json:"adapters,omitempty"`
+}
+
+type readyPipe struct{ f *os.File }
+
+func (p *readyPipe) send(m readyMsg) {
+	if p == nil || p.f == nil {
+		return
+	}
+	json.NewEncoder(p.f).Encode(m)
+	p.f.Close()
+	p.f = nil
+}
+
+// loadConfig resolves the config path and loads it.
+func loadConfig(explicit string, dirs hub.Dirs) (*supervisor.Config, error) {
+	path, err := supervisor.ConfigPath(explicit, dirs)
+	if err != nil {
+		return nil, err
+	}
+	return supervisor.LoadConfig(path, registry())
+}
+
+func runHub(c *cli.Context) error {
+	var ready *readyPipe
+	if fd := c.Int("ready-fd"); fd > 0 {
+		ready = &readyPipe{f: os.NewFile(uintptr(fd), "ready")}
+	}
+	fail := func(err error) error {
+		ready.send(readyMsg{Error: err.Error()})
+		return cli.Exit("hub: "+err.Error(), exitFailed)
+	}
+	dirs, err := hub.DirsFromEnv()
+	if err != nil {
+		return fail(err)
+	}
+	cfg, err := loadConfig(c.String("config"), dirs)
+	if err != nil {
+		return fail(err)
+	}
+	logOpts := hub.LogOptions{Level: cfg.Log.Level, Format: cfg.Log.Format}
+	if c.Bool("detached") {
+		logOpts.Format = "json"
+	}
+	log, err := hub.NewLogger(os.Stderr, logOpts)
+	if err != nil {
+		return fail(err)
+	}
+	lock, err := supervisor.AcquireLock(dirs.State)
+	if err != nil {
+		return fail(err)
+	}
+	defer lock.Release()
+
+	sup, err := supervisor.New(supervisor.Options{Config: cfg, Dirs: dirs, Log: log})
+	if err != nil {
+		return fail(err)
+	}
+	ctrlLn, ctrlPort, err := hub.Listen([]int{0})
+	if err != nil {
+		return fail(fmt.Errorf("control endpoint: %w", err))
+	}
+	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stopSignals()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	started := time.Now()
+	state := &supervisor.State{
+		PID:     os.Getpid(),
+		Control: fmt.Sprintf("http://%s:%d", hub.LoopbackHost, ctrlPort),
+		Key:     hub.RandomToken(32),
+		Started: started,
+		Config:  cfg.Source,
+		Version: versionString(),
+	}
+	control := &supervisor.Control{
+		Key:  state.Key,
+		Port: ctrlPort,
+		Status: func() any {
+			doc := *state
+			doc.Key = ""
+			doc.Adapters = sup.Status()
+			return statusDoc{State: doc, Running: true}
+		},
+		Stop: func() {
+			log.Info("stop requested through the control endpoint")
+			cancel()
+		},
+	}
+	ctrlCtx, stopControl := context.WithCancel(context.Background())
+	ctrlDone := make(chan error, 1)
+	go func() { ctrlDone <- hub.ServeHTTP(ctrlCtx, ctrlLn, control, nil, log) }()
+	defer func() { stopControl(); <-ctrlDone }()
+
+	err = sup.Serve(ctx, func(st []adapters.Status) {
+		state.Adapters = st
+		if werr := supervisor.WriteState(dirs.State, state); werr != nil {
+			log.Error("cannot write state file", "err", werr)
+		}
+		log.Info("hub ready", "pid", state.PID, "config", cfg.Source, "adapters", summary(st))
+		ready.send(readyMsg{OK: true, PID: state.PID, Adapters: st})
+	})
+	supervisor.RemoveStateIfOurs(dirs.State, state.PID)
+	var idle *hub.IdleError
+	switch {
+	case err == nil:
+		log.Info("hub stopped")
+		return nil
+	case errors.As(err, &idle):
+		log.Info("hub exited because it was idle", "reason", idle.Reason)
+		return nil
+	default:
+		log.Error("hub stopped with an error", "err", err)
+		return fail(err)
+	}
+}
+
+// summary is a compact "name=ports" list for the ready log line.
+func summary(st []adapters.Status) slog.Value {
+	attrs := make([]slog.Attr, 0, len(st))
+	for _, s := range st {
+		v := string(s.State)
+		if s.State == adapters.StateRunning {
+			v = hub.FormatPorts(s.Ports)
+		}
+		attrs = append(attrs, slog.String(s.Name, v))
+	}
+	return slog.GroupValue(attrs...)
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/supervisor"
+)
+
+// startTimeout bounds the wait for a detached hub's readiness.
+const startTimeout = 30 * time.Second
+
+func startCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "start",
+		Usage: "start the hub in the background (no systemd needed)",
+		Description: "Re-executes `hub run` detached from this terminal (own session, stdin /dev/null,\n" +
+			"output to the log file in the state dir), waits until every adapter is listening, and\n" +
+			"prints the pid and ports. On failure it prints the error and the log tail, exit 1.",
+		Flags: []cli.Flag{configFlag},
+		Action: func(c *cli.Context) error {
+			dirs, err := hub.DirsFromEnv()
+			if err != nil {
+				return cli.Exit("hub: "+err.Error(), exitFailed)
+			}
+			st, live, msg := supervisor.Probe(dirs.State)
+			switch live {
+			case supervisor.Running:
+				return cli.Exit(fmt.Sprintf("hub: already running (pid %d)", st.PID), exitFailed)
+			case supervisor.Stale:
+				fmt.Fprintf(c.App.ErrWriter, "hub: %s; starting a new hub\n", msg)
+			}
+			// Validate before spawning anything, so a bad config is one
+			// clear line here and nothing is half-started.
+			cfgPath, err := supervisor.ConfigPath(c.String("config"), dirs)
+			if err != nil {
+				return cli.Exit("hub: "+err.Error(), exitFailed)
+			}
+			if _, err := supervisor.LoadConfig(cfgPath, registry()); err != nil {
+				return cli.Exit("hub: "+err.Error(), exitFailed)
+			}
+			if err := hub.EnsurePrivateDir(dirs.State); err != nil {
+				return cli.Exit(fmt.Sprintf("hub: state dir %s: %v", dirs.State, errors.Unwrap(err)), exitFailed)
+			}
+			logPath := filepath.Join(dirs.State, supervisor.LogFileName)
+			msgOK, err := spawnDetached(cfgPath, logPath)
+			if err != nil {
+				fmt.Fprintf(c.App.ErrWriter, "hub: start failed: %v\n", err)
+				if tail := tailLines(logPath, 20); tail != "" {
+					fmt.Fprintf(c.App.ErrWriter, "--- last lines of %s ---\n%s", logPath, tail)
+				}
+				return cli.Exit("", exitFailed)
+			}
+			fmt.Fprintf(c.App.Writer, "hub started (pid %d)\n", msgOK.PID)
+			printAdapters(c.App.Writer, msgOK.Adapters, time.Now())
+			fmt.Fprintf(c.App.Writer, "logs: %s (hub logs -f)\n", logPath)
+			return nil
+		},
+	}
+}
+
+// spawnDetached starts `hub run --detached` in its own session with stdin
+// on /dev/null and stdout/stderr appended to logPath, and waits for its
+// readiness line. The caller's stdout and stderr are never inherited, so
+// `out=$(hub start)` returns as soon as the hub is ready.
+func spawnDetached(cfgPath, logPath string) (*readyMsg, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	defer logf.Close()
+	if err := logf.Chmod(0o600); err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	defer devnull.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer pr.Close()
+	args := []string{"run", "--detached", "--ready-fd", "3"}
+	if cfgPath != "" {
+		abs, _ := filepath.Abs(cfgPath)
+		args = append(args, "--config", abs)
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logf, logf
+	cmd.ExtraFiles = []*os.File{pw}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Dir = "/"
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return nil, err
+	}
+	pw.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(pr).ReadString('\n')
+		lines <- line
+	}()
+	select {
+	case line := <-lines:
+		var m readyMsg
+		if line == "" || json.Unmarshal([]byte(line), &m) != nil {
+			err := <-exited
+			return nil, fmt.Errorf("hub exited before it was ready (%v)", err)
+		}
+		if !m.OK {
+			<-exited
+			return nil, errors.New(m.Error)
+		}
+		return &m, nil
+	case <-time.After(startTimeout):
+		cmd.Process.Signal(syscall.SIGTERM)
+		return nil, fmt.Errorf("not ready after %s (pid %d was sent SIGTERM)", startTimeout, cmd.Process.Pid)
+	}
+}
+
+// tailLines returns the last n lines of a file ("" if unreadable).
+func tailLines(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	lines, err := lastLines(f, n)
+	if err != nil || len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// lastLines reads the last n lines of r, reading at most the final 1 MiB.
+func lastLines(r io.ReadSeeker, n int) ([]string, error) {
+	const window = 1 << 20
+	size, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, err
+	}
+	start := max(size-window, 0)
+	if _, err := r.Seek(start, io.SeekStart); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	text := strings.TrimRight(string(b), "\n")
+	if text == "" {
+		return nil, nil
+	}
+	all := strings.Split(text, "\n")
+	if start > 0 && len(all) > 1 {
+		all = all[1:] // the first line may be cut
+	}
+	if len(all) > n {
+		all = all[len(all)-n:]
+	}
+	return all, nil
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/supervisor"
+)
+
+// statusDoc is the control endpoint's GET /status body and `status --json`.
+type statusDoc struct {
+	supervisor.State
+	Running bool   `json:"running"`
+	Stale   bool   `json:"stale,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show every adapter: state, ports, page attached, agents, restarts",
+		Description: "Exit status: 0 the hub is running; 3 it is not running or its state file is stale\n" +
+			"(the message says which).",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON on stdout"}},
+		Action: func(c *cli.Context) error {
+			dirs, err := hub.DirsFromEnv()
+			if err != nil {
+				return cli.Exit("hub: "+err.Error(), exitFailed)
+			}
+			st, live, msg := supervisor.Probe(dirs.State)
+			if live != supervisor.Running {
+				if c.Bool("json") {
+					doc := statusDoc{Running: false, Stale: live == supervisor.Stale, Message: msg}
+					if st != nil {
+						doc.PID = st.PID
+					}
+					writeJSON(c.App.Writer, doc)
+				}
+				return cli.Exit("hub: "+msg, exitNotRunning)
+			}
+			doc, err := fetchStatus(c.Context, st)
+			if err != nil {
+				return cli.Exit("hub: "+err.Error(), exitNotRunning)
+			}
+			if c.Bool("json") {
+				writeJSON(c.App.Writer, doc)
+				return nil
+			}
+			printStatus(c.App.Writer, doc, time.Now())
+			return nil
+		},
+	}
+}
+
+func fetchStatus(ctx context.Context, st *supervisor.State) (*statusDoc, error) {
+	code, body, err := supervisor.ControlCall(ctx, st, http.MethodGet, "/status")
+	if err != nil {
+		return nil, fmt.Errorf("pid %d is running but its control endpoint does not answer: %v", st.PID, err)
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("control endpoint answered %d: %s", code, strings.TrimSpace(string(body)))
+	}
+	var doc statusDoc
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, fmt.Errorf("control endpoint sent bad JSON: %v", err)
+	}
+	return &doc, nil
+}
+
+func writeJSON(w io.Writer, v any) {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	fmt.Fprintf(w, "%s\n", b)
+}
+
+// printStatus renders the human table.
+func printStatus(w io.Writer, doc *statusDoc, now time.Time) {
+	fmt.Fprintf(w, "hub running (pid %d, up %s, config: %s)\n", doc.PID, now.Sub(doc.Started).Round(time.Second), doc.Config)
+	printAdapters(w, doc.Adapters, now)
+}
+
+func printAdapters(w io.Writer, list []adapters.Status, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ADAPTER\tSTATE\tPORTS\tPAGE\tAGENTS\tLAST ACTIVITY\tRESTARTS\tNOTE")
+	for _, a := range list {
+		ports, page, last := "-", "no", "-"
+		if len(a.Ports) > 0 {
+			ports = hub.FormatPorts(a.Ports)
+		}
+		if a.PageAttached {
+			page = "yes"
+		}
+		if !a.LastActivity.IsZero() {
+			last = now.Sub(a.LastActivity).Round(time.Second).String() + " ago"
+		}
+		note := a.Note
+		if a.LastError != "" && (a.State == adapters.StateFailed || a.State == adapters.StateRestarting) {
+			note = strings.TrimSpace(note + " last error: " + a.LastError)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\n", a.Name, a.State, ports, page, a.AgentSessions, last, a.Restarts, note)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/supervisor"
+)
+
+func stopCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "stop",
+		Usage: "stop the background hub",
+		Description: "Asks the hub to shut down through its control endpoint, then falls back to SIGTERM\n" +
+			"and finally SIGKILL. Exit status 3 when no hub is running.",
+		Flags: []cli.Flag{&cli.DurationFlag{Name: "timeout", Value: 15 * time.Second, Usage: "how long to wait for a graceful stop before SIGTERM"}},
+		Action: func(c *cli.Context) error {
+			dirs, err := hub.DirsFromEnv()
+			if err != nil {
+				return cli.Exit("hub: "+err.Error(), exitFailed)
+			}
+			st, live, msg := supervisor.Probe(dirs.State)
+			if live != supervisor.Running {
+				if live == supervisor.Stale && st != nil && !supervisor.PIDAlive(st.PID) {
+					os.Remove(filepath.Join(dirs.State, supervisor.StateFileName))
+					msg += " (state file removed)"
+				}
+				return cli.Exit("hub: "+msg, exitNotRunning)
+			}
+			how := "gracefully"
+			code, _, err := supervisor.ControlCall(c.Context, st, http.MethodPost, "/stop")
+			if err != nil || code != http.StatusAccepted {
+				fmt.Fprintf(c.App.ErrWriter, "hub: control endpoint refused the stop (%v, status %d); sending SIGTERM\n", err, code)
+				syscall.Kill(st.PID, syscall.SIGTERM)
+			}
+			if !waitExit(st.PID, c.Duration("timeout")) {
+				how = "with SIGTERM"
+				fmt.Fprintf(c.App.ErrWriter, "hub: pid %d still running after %s; sending SIGTERM\n", st.PID, c.Duration("timeout"))
+				syscall.Kill(st.PID, syscall.SIGTERM)
+				if !waitExit(st.PID, 5*time.Second) {
+					how = "with SIGKILL"
+					fmt.Fprintf(c.App.ErrWriter, "hub: pid %d ignored SIGTERM; sending SIGKILL\n", st.PID)
+					syscall.Kill(st.PID, syscall.SIGKILL)
+					waitExit(st.PID, 5*time.Second)
+					supervisor.RemoveStateIfOurs(dirs.State, st.PID)
+				}
+			}
+			fmt.Fprintf(c.App.Writer, "hub stopped (pid %d, %s)\n", st.PID, how)
+			return nil
+		},
+	}
+}
+
+// waitExit polls until pid is gone or d passes.
+func waitExit(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if !supervisor.PIDAlive(pid) || isZombie(pid) {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+// isZombie reports a process that has exited but not been reaped (it can
+// happen when the stopping process is also the hub's parent, as in tests).
+func isZombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the ")" closing the command name.
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == ')' {
+			return i+2 < len(b) && b[i+2] == 'Z'
+		}
+	}
+	return false
+}

@@ -1,0 +1,46 @@
+package hub
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// WriteJSON answers with v as JSON, Content-Type application/json and
+// Cache-Control no-store (answers carry session state and must not be cached).
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"ok":false,"error":"internal","message":"cannot encode answer"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// ReadJSONBody decodes a JSON body of at most limit bytes into v. An empty
+// body decodes as nothing. The error says what was wrong, for the caller to
+// answer with 400 (or 413 when errors.Is(err, ErrBodyTooLarge)).
+func ReadJSONBody(r *http.Request, limit int64, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return fmt.Errorf("reading body: %w", err)
+	}
+	if int64(len(b)) > limit {
+		return fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, limit)
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("body is not valid JSON: %v", err)
+	}
+	return nil
+}
+
+// ErrBodyTooLarge marks a request body over its limit.
+var ErrBodyTooLarge = errors.New("body too large")

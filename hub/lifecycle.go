@@ -1,0 +1,161 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// ErrIdle is returned (wrapped in an *IdleError) when an idle rule ends a
+// process or adapter. It is a clean exit, not a crash.
+var ErrIdle = errors.New("idle exit")
+
+// IdleError says which idle rule fired.
+type IdleError struct{ Reason string }
+
+func (e *IdleError) Error() string { return "idle exit: " + e.Reason }
+func (e *IdleError) Unwrap() error { return ErrIdle }
+
+// IdleRules are the two ways an unused bridge goes away. Zero disables a rule.
+type IdleRules struct {
+	// NoPageWithin: exit if no page has ever attached this long after start.
+	NoPageWithin time.Duration
+	// AgentIdle: exit after this long without any agent activity (control
+	// plane request, MCP message, shell command), even with a page attached.
+	AgentIdle time.Duration
+}
+
+// Activity is what the lifecycle knows about one adapter.
+type Activity struct {
+	PageEverAttached bool      `json:"pageEverAttached"`
+	LastPage         time.Time `json:"lastPage,omitzero"`
+	LastAgent        time.Time `json:"lastAgent,omitzero"`
+}
+
+// Lifecycle records page attachments and agent activity and owns the idle
+// rules. An MCP client that sent initialize owns the process (Own), which
+// switches both rules off: that client will end the process itself.
+type Lifecycle struct {
+	rules   IdleRules
+	started time.Time
+
+	mu        sync.Mutex
+	pageEver  bool
+	lastAgent time.Time
+	owned     bool
+	per       map[string]*Activity
+	changed   chan struct{}
+}
+
+// NewLifecycle starts the clock for rules now.
+func NewLifecycle(rules IdleRules) *Lifecycle {
+	now := time.Now()
+	return &Lifecycle{rules: rules, started: now, lastAgent: now, per: map[string]*Activity{}, changed: make(chan struct{}, 1)}
+}
+
+func (l *Lifecycle) activity(name string) *Activity {
+	a := l.per[name]
+	if a == nil {
+		a = &Activity{}
+		l.per[name] = a
+	}
+	return a
+}
+
+func (l *Lifecycle) poke() {
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+}
+
+// PageAttached records that a page authenticated on adapter name.
+func (l *Lifecycle) PageAttached(name string) {
+	l.mu.Lock()
+	now := time.Now()
+	a := l.activity(name)
+	a.PageEverAttached, a.LastPage = true, now
+	l.pageEver = true
+	l.mu.Unlock()
+	l.poke()
+}
+
+// AgentActivity records that an agent used adapter name.
+func (l *Lifecycle) AgentActivity(name string) {
+	l.mu.Lock()
+	now := time.Now()
+	l.activity(name).LastAgent = now
+	l.lastAgent = now
+	l.mu.Unlock()
+	l.poke()
+}
+
+// Own marks the process as owned by an MCP client: idle rules stop applying.
+func (l *Lifecycle) Own() {
+	l.mu.Lock()
+	l.owned = true
+	l.mu.Unlock()
+	l.poke()
+}
+
+// Activity returns a copy of what is known about adapter name.
+func (l *Lifecycle) Activity(name string) Activity {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if a := l.per[name]; a != nil {
+		return *a
+	}
+	return Activity{}
+}
+
+// next returns the time the next rule would fire and why, or ok=false when
+// no rule can fire any more.
+func (l *Lifecycle) next() (at time.Time, reason string, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.owned {
+		return time.Time{}, "", false
+	}
+	if l.rules.NoPageWithin > 0 && !l.pageEver {
+		at, reason, ok = l.started.Add(l.rules.NoPageWithin),
+			fmt.Sprintf("no page attached within %s of start", l.rules.NoPageWithin), true
+	}
+	if l.rules.AgentIdle > 0 {
+		t := l.lastAgent.Add(l.rules.AgentIdle)
+		if !ok || t.Before(at) {
+			at, reason, ok = t, fmt.Sprintf("no agent activity for %s", l.rules.AgentIdle), true
+		}
+	}
+	return at, reason, ok
+}
+
+// Wait blocks until an idle rule fires, returning an *IdleError, or until
+// ctx is done, returning ctx.Err().
+func (l *Lifecycle) Wait(ctx context.Context) error {
+	for {
+		at, reason, ok := l.next()
+		var fire <-chan time.Time
+		var t *time.Timer
+		if ok {
+			d := time.Until(at)
+			if d <= 0 {
+				return &IdleError{Reason: reason}
+			}
+			t = time.NewTimer(d)
+			fire = t.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-l.changed:
+		case <-fire:
+		}
+		if t != nil {
+			t.Stop()
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}

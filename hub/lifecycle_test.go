@@ -1,0 +1,107 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// waitResult runs l.Wait in the background and returns its channel.
+func waitResult(ctx context.Context, l *Lifecycle) <-chan error {
+	c := make(chan error, 1)
+	go func() { c <- l.Wait(ctx) }()
+	return c
+}
+
+func TestLifecycleNoPage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := NewLifecycle(IdleRules{NoPageWithin: 30 * time.Minute})
+		start := time.Now()
+		err := <-waitResult(t.Context(), l)
+		var idle *IdleError
+		if !errors.As(err, &idle) || !errors.Is(err, ErrIdle) {
+			t.Fatalf("err = %v, want IdleError", err)
+		}
+		if d := time.Since(start); d != 30*time.Minute {
+			t.Fatalf("fired after %v, want 30m", d)
+		}
+		if !strings.Contains(idle.Reason, "no page attached") {
+			t.Fatalf("reason %q", idle.Reason)
+		}
+	})
+}
+
+func TestLifecyclePageCancelsNoPageRule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := NewLifecycle(IdleRules{NoPageWithin: 30 * time.Minute})
+		ctx, cancel := context.WithCancel(t.Context())
+		res := waitResult(ctx, l)
+		time.Sleep(10 * time.Minute)
+		l.PageAttached("stitchslop")
+		time.Sleep(10 * time.Hour)
+		synctest.Wait()
+		select {
+		case err := <-res:
+			t.Fatalf("exited after a page attached: %v", err)
+		default:
+		}
+		cancel()
+		if err := <-res; !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
+		if a := l.Activity("stitchslop"); !a.PageEverAttached || a.LastPage.IsZero() {
+			t.Fatalf("activity not recorded: %+v", a)
+		}
+	})
+}
+
+func TestLifecycleAgentIdleEvenWithPage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := NewLifecycle(IdleRules{NoPageWithin: 30 * time.Minute, AgentIdle: 2 * time.Hour})
+		start := time.Now()
+		res := waitResult(t.Context(), l)
+		l.PageAttached("aiui")
+		time.Sleep(90 * time.Minute)
+		l.AgentActivity("aiui") // pushes the agent rule to 3h30m
+		err := <-res
+		if d := time.Since(start); d != 210*time.Minute {
+			t.Fatalf("fired after %v, want 3h30m", d)
+		}
+		if !strings.Contains(err.Error(), "no agent activity") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestLifecycleOwnedNeverIdles(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := NewLifecycle(IdleRules{NoPageWithin: time.Minute, AgentIdle: time.Minute})
+		ctx, cancel := context.WithCancel(t.Context())
+		res := waitResult(ctx, l)
+		time.Sleep(30 * time.Second)
+		l.Own()
+		time.Sleep(24 * time.Hour)
+		synctest.Wait()
+		select {
+		case err := <-res:
+			t.Fatalf("owned process idled: %v", err)
+		default:
+		}
+		cancel()
+		<-res
+	})
+}
+
+func TestLifecycleDisabledRules(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := NewLifecycle(IdleRules{})
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Hour)
+		defer cancel()
+		if err := l.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want the context's deadline", err)
+		}
+	})
+}

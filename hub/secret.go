@@ -1,0 +1,123 @@
+package hub
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// SecretStore keeps credentials as 0600 files under one 0700 directory.
+type SecretStore struct {
+	Dir string
+}
+
+// EnsureDir creates the store directory with mode 0700 and tightens an
+// existing one, so a secret never lands in a directory others can list.
+func (s *SecretStore) EnsureDir() error {
+	return EnsurePrivateDir(s.Dir)
+}
+
+// Path is the full path of a named secret file.
+func (s *SecretStore) Path(name string) string { return filepath.Join(s.Dir, name) }
+
+// Write atomically replaces the named file with data (mode 0600).
+func (s *SecretStore) Write(name string, data []byte) error {
+	if err := s.EnsureDir(); err != nil {
+		return err
+	}
+	return WriteFileAtomic(s.Path(name), data, 0o600)
+}
+
+// Read returns the named file's contents.
+func (s *SecretStore) Read(name string) ([]byte, error) {
+	return os.ReadFile(s.Path(name))
+}
+
+// EnsurePrivateDir creates dir (and parents) and sets it to mode 0700.
+func EnsurePrivateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o700)
+}
+
+// WriteFileAtomic writes data to path so that readers see either the old or
+// the new contents, never a torn file: temp file in the same directory →
+// chmod → write → fsync → rename → fsync the directory.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(perm); err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// RandomBytes returns n bytes from crypto/rand.
+func RandomBytes(n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err)) // never happens on Linux
+	}
+	return b
+}
+
+// RandomToken returns n random bytes encoded as unpadded base64url.
+func RandomToken(n int) string {
+	return base64.RawURLEncoding.EncodeToString(RandomBytes(n))
+}
+
+// RandomHex returns n random bytes as upper-case hex.
+func RandomHex(n int) string {
+	return fmt.Sprintf("%X", RandomBytes(n))
+}
+
+// HashSecret returns the hex SHA-256 of a secret: the only form in which a
+// spent one-time token is remembered.
+func HashSecret(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// SecretEqual compares two secrets in constant time. Both sides are hashed to
+// a fixed width first, so values of different lengths neither panic nor leak
+// their length through timing. An empty secret never matches.
+func SecretEqual(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	ha := sha256.Sum256([]byte(a))
+	hb := sha256.Sum256([]byte(b))
+	return subtle.ConstantTimeCompare(ha[:], hb[:]) == 1
+}

@@ -1,0 +1,160 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
+)
+
+// Files in the hub's state directory.
+const (
+	StateFileName = "hub.json" // 0600: pid, control endpoint, key, adapters
+	LockFileName  = "hub.lock" // flock held for the life of a running hub
+	LogFileName   = "hub.log"  // 0600: JSON lines of a detached hub
+)
+
+// State is what a running hub publishes for `hub status` and `hub stop`.
+type State struct {
+	PID      int               `json:"pid"`
+	Control  string            `json:"control"` // base URL of the control endpoint
+	Key      string            `json:"key,omitempty"`
+	Started  time.Time         `json:"started"`
+	Config   string            `json:"config"`
+	Version  string            `json:"version"`
+	Adapters []adapters.Status `json:"adapters"`
+}
+
+// ErrAlreadyRunning is wrapped by AcquireLock when another hub holds the lock.
+var ErrAlreadyRunning = errors.New("already running")
+
+// Lock is the running hub's hold on the state directory.
+type Lock struct{ f *os.File }
+
+// AcquireLock takes the state directory's lock without blocking. If another
+// hub holds it, the error says "already running (pid N)".
+func AcquireLock(dir string) (*Lock, error) {
+	if err := hub.EnsurePrivateDir(dir); err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", dir, errors.Unwrap(err))
+	}
+	f, err := os.OpenFile(filepath.Join(dir, LockFileName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", dir, errors.Unwrap(err))
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			if st, rerr := ReadState(dir); rerr == nil {
+				return nil, fmt.Errorf("%w (pid %d)", ErrAlreadyRunning, st.PID)
+			}
+			return nil, ErrAlreadyRunning
+		}
+		return nil, fmt.Errorf("locking %s: %v", f.Name(), err)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release drops the lock (idempotent).
+func (l *Lock) Release() {
+	if l != nil && l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+}
+
+// lockHeld reports whether some process holds the state dir's lock.
+func lockHeld(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, LockFileName))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}
+
+// WriteState publishes st atomically with mode 0600.
+func WriteState(dir string, st *State) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return hub.WriteFileAtomic(filepath.Join(dir, StateFileName), append(b, '\n'), 0o600)
+}
+
+// ReadState reads the state file. It does not say whether the hub is alive;
+// use Probe for that.
+func ReadState(dir string) (*State, error) {
+	b, err := os.ReadFile(filepath.Join(dir, StateFileName))
+	if err != nil {
+		return nil, err
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("state file %s is corrupt: %v", filepath.Join(dir, StateFileName), err)
+	}
+	if st.PID <= 0 || !strings.HasPrefix(st.Control, "http://127.0.0.1:") {
+		return nil, fmt.Errorf("state file %s is corrupt: bad pid or control address", filepath.Join(dir, StateFileName))
+	}
+	return &st, nil
+}
+
+// RemoveStateIfOurs deletes the state file only if it still names pid, so
+// a hub never deletes a newer hub's file.
+func RemoveStateIfOurs(dir string, pid int) {
+	if st, err := ReadState(dir); err == nil && st.PID == pid {
+		os.Remove(filepath.Join(dir, StateFileName))
+	}
+}
+
+// Liveness is what Probe found.
+type Liveness int
+
+const (
+	NotRunning Liveness = iota // no state file
+	Running                    // state file, live pid, lock held
+	Stale                      // a state file nobody stands behind
+)
+
+// Probe reads the state file and decides, without trusting it, whether a
+// hub is running: the pid must exist (signal 0) and the lock must be held
+// (a recycled pid does not hold our lock). For Stale, the message says why.
+func Probe(dir string) (*State, Liveness, string) {
+	st, err := ReadState(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if lockHeld(dir) {
+			return nil, Stale, "the hub lock is held but there is no state file (a hub is starting or stopping)"
+		}
+		return nil, NotRunning, "not running"
+	}
+	if err != nil {
+		return nil, Stale, err.Error()
+	}
+	if !PIDAlive(st.PID) {
+		return st, Stale, fmt.Sprintf("stale state file: pid %d is not running (it was killed or crashed)", st.PID)
+	}
+	if !lockHeld(dir) {
+		return st, Stale, fmt.Sprintf("stale state file: pid %d is alive but is not a hub holding %s", st.PID, LockFileName)
+	}
+	return st, Running, "running (pid " + strconv.Itoa(st.PID) + ")"
+}
+
+// PIDAlive tests existence with signal 0, which sends nothing.
+func PIDAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
