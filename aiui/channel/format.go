@@ -1,0 +1,84 @@
+package channel
+
+import (
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/hubdev/hub/aiui/frame"
+)
+
+// Prompt is what a thread delivers into the session.
+type Prompt struct {
+	// Text is the notification content, exactly as delivered.
+	Text string `json:"text"`
+	// Meta are identifier-keyed string attributes (kind excluded; the
+	// delivery layer adds it).
+	Meta map[string]string `json:"meta,omitempty"`
+	// Root is the hello's source root, used to route between agent faces.
+	Root string `json:"-"`
+}
+
+// MessageMeta is what a processor learns about a frame besides its payload.
+type MessageMeta struct {
+	Fin   bool
+	Chunk *frame.ChunkDescriptor
+}
+
+// Processor handles one thread's decoded payloads. Calls are serialized per
+// connection; an error rejects that frame (non-fatal) without closing the
+// thread.
+type Processor interface {
+	OnMessage(payload any, meta MessageMeta) error
+}
+
+// Abandoner is implemented by processors that hold resources: OnAbandon
+// runs when the connection drops before the thread closed.
+type Abandoner interface {
+	OnAbandon()
+}
+
+// ThreadContext is handed to a format's processor factory.
+type ThreadContext struct {
+	ThreadID string
+	// Hello is the connection's hello meta (nil when the client sent none).
+	Hello *frame.HelloMeta
+	// Format is the connection's format name.
+	Format string
+	// TraceID names the thread's trace (and its blob directory).
+	TraceID string
+	// Close marks the thread closed; the ack of the current frame then
+	// carries closed: true.
+	Close func()
+	// SendPrompt delivers a prompt into the session.
+	SendPrompt func(Prompt) error
+	// Push sends an out-of-band message to the client; it must carry a
+	// kind field (acks never do).
+	Push func(v any) error
+	// Trace records a lowering stage on the thread's trace.
+	Trace func(stage string, detail any)
+	// MaxTextBytes bounds accumulated text.
+	MaxTextBytes int
+	Log          *slog.Logger
+}
+
+// Format pairs a codec with a processor factory.
+type Format struct {
+	Codec frame.Codec
+	New   func(ctx *ThreadContext) Processor
+}
+
+// Registry maps format names to formats. Reload rebuilds it.
+type Registry map[string]Format
+
+// Names are the known format names, sorted.
+func (r Registry) Names() []string {
+	names := make([]string, 0, len(r))
+	for n := range r {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (r Registry) known() string { return strings.Join(r.Names(), ", ") }
