@@ -1,0 +1,513 @@
+package intent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hubdev/hub/aiui/channel"
+	"github.com/hubdev/hub/aiui/frame"
+)
+
+// Deps are the server-side seams and settings the intent-v1 processor uses.
+type Deps struct {
+	// NewOpenAI returns the REST client for one thread (the key is read
+	// from the environment at thread open).
+	NewOpenAI func() *OpenAI
+	// TranscribeModel and CorrectionModel are used when the hello's intent
+	// config names none.
+	TranscribeModel string
+	CorrectionModel string
+	RealtimeModel   string
+	// BlobDir returns (creating it) the thread's trace blob directory.
+	BlobDir func(ctx *channel.ThreadContext) (string, error)
+	// FinWait bounds how long fin waits for in-flight transcriptions and
+	// corrections before composing (default 10 s).
+	FinWait time.Duration
+	// Realtime dials the upstream realtime transcriber; nil means none.
+	Realtime RealtimeDialer
+}
+
+// Format is the intent-v1 format: raw codec, chunk-tagged payloads.
+func Format(d *Deps) channel.Format {
+	return channel.Format{Codec: frame.Raw, New: func(ctx *channel.ThreadContext) channel.Processor { return newProcessor(ctx, d) }}
+}
+
+var attachmentID = regexp.MustCompile(`^(shot|seg)_([1-9][0-9]{0,5})$`)
+
+// Processor lowers one intent-v1 thread.
+type Processor struct {
+	ctx    *channel.ThreadContext
+	deps   *Deps
+	cfg    Config
+	cfgErr error
+	oa     *OpenAI
+
+	seamCtx    context.Context
+	seamCancel context.CancelFunc
+	inflight   sync.WaitGroup
+
+	mu        sync.Mutex
+	events    []Event
+	mutations int
+	cache     *Composed
+	cacheAt   int
+	blobs     map[string]string // attachment id → absolute path
+	audio     map[int]*os.File  // streamed realtime segments
+	pushed    map[string]bool   // server-produced events, to drop client echoes
+	selection string
+	rt        RealtimeSession
+	rtErr     error
+	done      bool
+}
+
+func newProcessor(ctx *channel.ThreadContext, d *Deps) *Processor {
+	p := &Processor{ctx: ctx, deps: d, blobs: map[string]string{}, audio: map[int]*os.File{}, pushed: map[string]bool{}}
+	p.seamCtx, p.seamCancel = context.WithCancel(context.Background())
+	var raw json.RawMessage
+	if ctx.Hello != nil {
+		raw = ctx.Hello.Intent
+	}
+	p.cfg, p.cfgErr = ParseConfig(raw)
+	if d.NewOpenAI != nil {
+		p.oa = d.NewOpenAI()
+	}
+	ctx.Trace("client context", ctx.Hello)
+	ctx.Trace("prompt preamble", channel.Preamble(ctx.Hello, ""))
+	if p.cfgErr == nil && p.cfg.Transcriber == TranscriberRealtime {
+		p.openRealtime()
+	}
+	return p
+}
+
+// OnMessage handles one chunk.
+func (p *Processor) OnMessage(payload any, meta channel.MessageMeta) error {
+	if p.cfgErr != nil {
+		return p.cfgErr
+	}
+	b, _ := payload.([]byte)
+	if meta.Chunk == nil {
+		if len(b) > 0 {
+			return errors.New("intent-v1 data with a payload needs a chunk descriptor")
+		}
+	} else if err := p.chunk(meta.Chunk, b); err != nil {
+		return err
+	}
+	if meta.Fin {
+		return p.fin()
+	}
+	return nil
+}
+
+func (p *Processor) chunk(c *frame.ChunkDescriptor, b []byte) error {
+	switch c.Kind {
+	case "events":
+		ev, err := ParseBatch(b)
+		if err != nil {
+			return err
+		}
+		return p.addEvents(ev)
+	case "attachment":
+		return p.attachment(c, b)
+	case "audio":
+		return p.audioFrame(c, b)
+	case "context":
+		var ctx struct {
+			Selection json.RawMessage `json:"selection"`
+		}
+		if err := json.Unmarshal(b, &ctx); err != nil {
+			return fmt.Errorf("context chunk is not { selection? }: %v", err)
+		}
+		p.mu.Lock()
+		p.selection = selectionText(ctx.Selection)
+		p.mutations++
+		p.mu.Unlock()
+		p.ctx.Trace("context", p.selection)
+		return nil
+	}
+	return fmt.Errorf("unknown chunk kind %q", c.Kind)
+}
+
+// selectionText accepts a string or an object with a text field.
+func selectionText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(raw, &o)
+	return o.Text
+}
+
+func (p *Processor) addEvents(ev []Event) error {
+	p.mu.Lock()
+	if len(p.events)+len(ev) > MaxEventsPerTurn {
+		p.mu.Unlock()
+		return fmt.Errorf("turn exceeds %d events", MaxEventsPerTurn)
+	}
+	var requests []int
+	var talkEnds []int
+	for _, e := range ev {
+		if k, _ := json.Marshal(e); p.pushed[string(k)] {
+			continue // the client echoed an event this server produced
+		}
+		if e.Type == TypeShot && e.Path == "" {
+			e.Path = p.blobs[e.Marker]
+		}
+		p.events = append(p.events, e)
+		if e.Type == TypeCorrection && e.Patch == "" && p.cfg.Corrector == "openai" {
+			requests = append(requests, len(p.events)-1)
+		}
+		if e.Type == TypeTalkEnd && p.cfg.Transcriber == TranscriberRealtime {
+			talkEnds = append(talkEnds, e.Segment)
+		}
+	}
+	p.mutations++
+	p.speculate()
+	p.mu.Unlock()
+	for _, i := range requests {
+		p.correct(i)
+	}
+	for _, seg := range talkEnds {
+		p.commitRealtime(seg)
+	}
+	return nil
+}
+
+// speculate recomposes eagerly (pure, cheap) and caches the result keyed
+// by the mutation counter. Caller holds mu.
+func (p *Processor) speculate() {
+	p.cache, p.cacheAt = Compose(p.events, p.cfg.Policy()), p.mutations
+	p.ctx.Trace("speculative compose", p.cache)
+}
+
+func (p *Processor) blobPath(name string) (string, error) {
+	if p.deps.BlobDir == nil {
+		return "", errors.New("no blob store configured")
+	}
+	dir, err := p.deps.BlobDir(p.ctx)
+	if err != nil {
+		return "", fmt.Errorf("trace blob store: %v", err)
+	}
+	return filepath.Join(dir, name), nil
+}
+
+func (p *Processor) attachment(c *frame.ChunkDescriptor, b []byte) error {
+	m := attachmentID.FindStringSubmatch(c.ID)
+	if m == nil {
+		return fmt.Errorf("attachment id must look like shot_N or seg_N, got %q", c.ID)
+	}
+	path, err := p.blobPath(c.ID + "." + ExtForMime(c.Mime))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("saving %s: %v", c.ID, err)
+	}
+	n, _ := strconv.Atoi(m[2])
+	if m[1] == "shot" {
+		p.mu.Lock()
+		p.blobs[c.ID] = path
+		for i := range p.events {
+			if p.events[i].Type == TypeShot && p.events[i].Marker == c.ID {
+				p.events[i].Path = path
+			}
+		}
+		p.mutations++
+		p.mu.Unlock()
+		p.condition(c.ID, path, PassDownscale)
+		return nil
+	}
+	p.condition(c.ID, path, PassSilenceTrim)
+	if p.cfg.Transcriber == TranscriberOpenAI {
+		p.transcribe(n, c.ID+"."+ExtForMime(c.Mime), append([]byte(nil), b...))
+	}
+	return nil
+}
+
+// condition runs a condition pass on arrival (identity today).
+func (p *Processor) condition(id, path, pass string) {
+	p.ctx.Trace("condition", map[string]any{"id": id, "path": path, "pass": pass, "enabled": p.cfg.PassOn(pass), "identity": true})
+}
+
+func (p *Processor) audioFrame(c *frame.ChunkDescriptor, b []byte) error {
+	m := attachmentID.FindStringSubmatch(c.ID)
+	if m == nil || m[1] != "seg" {
+		return fmt.Errorf("audio id must look like seg_N, got %q", c.ID)
+	}
+	if c.Seq == nil || *c.Seq < 0 {
+		return errors.New("audio chunk needs a non-negative seq")
+	}
+	n, _ := strconv.Atoi(m[2])
+	p.mu.Lock()
+	f := p.audio[n]
+	p.mu.Unlock()
+	if f == nil {
+		path, err := p.blobPath(c.ID + "." + ExtForMime(c.Mime))
+		if err != nil {
+			return err
+		}
+		if f, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+			return fmt.Errorf("saving %s: %v", c.ID, err)
+		}
+		p.mu.Lock()
+		p.audio[n] = f
+		p.blobs[c.ID] = path
+		p.mu.Unlock()
+	}
+	if _, err := f.Write(b); err != nil {
+		return fmt.Errorf("saving %s: %v", c.ID, err)
+	}
+	p.mu.Lock()
+	rt := p.rt
+	p.mu.Unlock()
+	if rt != nil {
+		if err := rt.Append(b); err != nil {
+			p.mu.Lock()
+			p.rtErr = err
+			p.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+func (p *Processor) fin() error {
+	p.mu.Lock()
+	cancelled := p.cache != nil && p.cache.Cancelled
+	p.mu.Unlock()
+	defer p.teardown()
+	p.ctx.Close()
+	if cancelled {
+		p.ctx.Trace("cancelled", "thread-close reason cancel: nothing sent")
+		return nil
+	}
+	p.waitSeams()
+	p.mu.Lock()
+	if p.cache == nil || p.cacheAt != p.mutations {
+		p.cache, p.cacheAt = Compose(p.events, p.cfg.Policy()), p.mutations
+		p.ctx.Trace("composed intent", p.cache)
+	} else {
+		p.ctx.Trace("composed intent", "speculative compose reused")
+	}
+	c, sel := p.cache, p.selection
+	p.done = true
+	p.mu.Unlock()
+	if c.Cancelled {
+		p.ctx.Trace("cancelled", "thread-close reason cancel: nothing sent")
+		return nil
+	}
+	pr, ok := Lower(c, channel.Preamble(p.ctx.Hello, sel))
+	if !ok {
+		p.ctx.Trace("lowered prompt", "empty turn: nothing sent")
+		return nil
+	}
+	meta := channel.MetaAttributes(p.ctx.Hello)
+	for k, v := range pr.Meta {
+		meta[k] = v
+	}
+	out := channel.Prompt{Text: pr.Content, Meta: meta}
+	if p.ctx.Hello != nil && p.ctx.Hello.Source != nil {
+		out.Root = p.ctx.Hello.Source.Root
+	}
+	p.ctx.Trace("lowered prompt", out)
+	return p.ctx.SendPrompt(out)
+}
+
+func (p *Processor) waitSeams() {
+	wait := p.deps.FinWait
+	if wait <= 0 {
+		wait = 10 * time.Second
+	}
+	done := make(chan struct{})
+	go func() { p.inflight.Wait(); close(done) }()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		p.ctx.Trace("seams", fmt.Sprintf("in-flight transcription/correction still running after %s; composing without it", wait))
+	}
+}
+
+// OnAbandon drops the per-thread state when the socket closes before fin.
+func (p *Processor) OnAbandon() {
+	p.mu.Lock()
+	p.done = true
+	p.mu.Unlock()
+	p.teardown()
+}
+
+func (p *Processor) teardown() {
+	p.seamCancel()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for n, f := range p.audio {
+		f.Close()
+		delete(p.audio, n)
+	}
+	if p.rt != nil {
+		p.rt.Close()
+		p.rt = nil
+	}
+}
+
+// pushLowered merges a server-produced event into the log and pushes it to
+// the client as { kind: "lowered" }. It never runs after fin or abandon.
+func (p *Processor) pushLowered(e Event, replace int) {
+	p.mu.Lock()
+	if p.done {
+		p.mu.Unlock()
+		return
+	}
+	if replace >= 0 && replace < len(p.events) {
+		p.events[replace] = e
+	} else {
+		p.events = append(p.events, e)
+	}
+	k, _ := json.Marshal(e)
+	p.pushed[string(k)] = true
+	p.mutations++
+	p.speculate()
+	p.mu.Unlock()
+	p.ctx.Trace("merged events", e)
+	p.ctx.Push(map[string]any{"kind": "lowered", "threadId": p.ctx.ThreadID, "events": []Event{e}})
+}
+
+func nowMS() float64 { return float64(time.Now().UnixNano()) / 1e6 }
+
+func (p *Processor) transcribeModel() string {
+	if p.cfg.Model != "" {
+		return p.cfg.Model
+	}
+	return p.deps.TranscribeModel
+}
+
+// transcribe runs the REST transcription of one segment in the background;
+// a keyless or failing call degrades loudly to an empty final with a note.
+func (p *Processor) transcribe(seg int, filename string, audio []byte) {
+	model := p.transcribeModel()
+	p.inflight.Add(1)
+	go func() {
+		defer p.inflight.Done()
+		start := time.Now()
+		var text string
+		err := errors.New("no transcription client configured")
+		if p.oa != nil {
+			text, err = p.oa.Transcribe(p.seamCtx, model, filename, audio)
+		}
+		e := Event{At: nowMS(), Type: TypeTranscriptFinal, Segment: seg, Text: StrPtr(text), Model: model,
+			LatencyMS: float64(time.Since(start).Microseconds()) / 1000}
+		if err != nil {
+			e.Text = StrPtr("")
+			e.Note = "transcription failed: " + err.Error()
+			p.ctx.Log.Warn("intent-v1 transcription degraded", "segment", seg, "cause", err)
+		}
+		p.pushLowered(e, -1)
+	}()
+}
+
+// correct runs the server-side correction diff for the request at index i.
+func (p *Processor) correct(i int) {
+	p.mu.Lock()
+	req := p.events[i]
+	doc := Compose(p.events[:i], p.cfg.Policy()).Transcript()
+	p.mu.Unlock()
+	model := p.cfg.CorrectionModel
+	if model == "" {
+		model = p.deps.CorrectionModel
+	}
+	p.inflight.Add(1)
+	go func() {
+		defer p.inflight.Done()
+		start := time.Now()
+		done := req
+		done.Model = model
+		var patch string
+		err := errors.New("no correction client configured")
+		if p.oa != nil {
+			patch, err = p.oa.Correct(p.seamCtx, model, doc, req.Original, req.Instruction)
+		}
+		if err == nil {
+			if _, aerr := ApplyPatch(doc, patch); aerr != nil {
+				err = fmt.Errorf("diff does not apply: %v", aerr)
+			}
+		}
+		done.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
+		if err != nil {
+			done.Note = "correction diff failed: " + err.Error()
+			p.ctx.Log.Warn("intent-v1 correction diff degraded; client falls back to plain replacement", "cause", err)
+		} else {
+			done.Patch = patch
+		}
+		p.pushLowered(done, i)
+	}()
+}
+
+func (p *Processor) openRealtime() {
+	model := p.cfg.RealtimeModel
+	if model == "" {
+		model = p.deps.RealtimeModel
+	}
+	switch {
+	case p.oa == nil || p.oa.Key == "":
+		p.rtErr = fmt.Errorf("realtime transcription unavailable: %v", (&OpenAI{KeyEnv: p.keyEnv()}).noKey())
+	case p.deps.Realtime == nil:
+		p.rtErr = errors.New("realtime transcription unavailable: this channel has no realtime upstream")
+	default:
+		rt, err := p.deps.Realtime(p.seamCtx, p.oa.Key, model, p.cfg.RealtimeDelay, RealtimeEvents{
+			Delta: func(seg int, text string) {
+				p.ctx.Push(map[string]any{"kind": "lowered", "threadId": p.ctx.ThreadID,
+					"events": []Event{{At: nowMS(), Type: TypeTranscriptDelta, Segment: seg, Text: StrPtr(text)}}})
+			},
+			Final: func(seg int, text string, err error) {
+				e := Event{At: nowMS(), Type: TypeTranscriptFinal, Segment: seg, Text: StrPtr(text), Model: model}
+				if err != nil {
+					e.Text, e.Note = StrPtr(""), "realtime transcription failed: "+err.Error()
+				}
+				p.pushLowered(e, -1)
+				p.inflight.Done()
+			},
+		})
+		if err != nil {
+			p.rtErr = fmt.Errorf("realtime transcription unavailable: %v", err)
+		}
+		p.rt = rt
+	}
+	if p.rtErr != nil {
+		p.ctx.Log.Warn("intent-v1 realtime transcription degraded", "cause", p.rtErr)
+	}
+}
+
+func (p *Processor) keyEnv() string {
+	if p.oa != nil && p.oa.KeyEnv != "" {
+		return p.oa.KeyEnv
+	}
+	return "OPENAI_API_KEY"
+}
+
+// commitRealtime commits a segment upstream, or degrades loudly.
+func (p *Processor) commitRealtime(seg int) {
+	p.mu.Lock()
+	rt, rtErr := p.rt, p.rtErr
+	p.mu.Unlock()
+	if rt != nil && rtErr == nil {
+		p.inflight.Add(1)
+		if err := rt.Commit(seg); err == nil {
+			return
+		} else {
+			p.inflight.Done()
+			rtErr = err
+		}
+	}
+	p.pushLowered(Event{At: nowMS(), Type: TypeTranscriptFinal, Segment: seg, Text: StrPtr(""), Model: "openai-realtime",
+		Note: rtErr.Error()}, -1)
+}

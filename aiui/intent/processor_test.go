@@ -1,0 +1,361 @@
+package intent
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hubdev/hub/aiui/channel"
+	"github.com/hubdev/hub/aiui/frame"
+)
+
+type host struct {
+	t       *testing.T
+	dir     string
+	mu      sync.Mutex
+	prompts []channel.Prompt
+	pushes  []map[string]any
+	stages  []string
+}
+
+func (h *host) NewThread(ctx *channel.ThreadContext) {
+	ctx.TraceID = "trace1"
+	ctx.SendPrompt = func(p channel.Prompt) error { h.mu.Lock(); h.prompts = append(h.prompts, p); h.mu.Unlock(); return nil }
+	ctx.Push = func(v any) error {
+		b, _ := json.Marshal(v)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		h.mu.Lock()
+		h.pushes = append(h.pushes, m)
+		h.mu.Unlock()
+		return nil
+	}
+	ctx.Trace = func(stage string, _ any) { h.mu.Lock(); h.stages = append(h.stages, stage); h.mu.Unlock() }
+	ctx.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func setup(t *testing.T, intentCfg string, oa *OpenAI) (*channel.Conn, *host) {
+	h := &host{t: t, dir: t.TempDir()}
+	deps := &Deps{
+		NewOpenAI:       func() *OpenAI { return oa },
+		TranscribeModel: "whisper-test",
+		CorrectionModel: "fix-test",
+		BlobDir:         func(*channel.ThreadContext) (string, error) { return h.dir, nil },
+		FinWait:         5 * time.Second,
+	}
+	c := channel.NewConn(channel.Registry{"intent-v1": Format(deps)}, h, slog.Default())
+	env := frame.Envelope{V: 1, Kind: "hello", Format: "intent-v1", Meta: &frame.HelloMeta{Source: &frame.SourceInfo{Root: "/repo"}}}
+	if intentCfg != "" {
+		env.Meta.Intent = json.RawMessage(intentCfg)
+	}
+	b, _ := frame.Encode(env, nil)
+	if r := c.Handle(true, b); !r.OK {
+		t.Fatalf("hello: %+v", r)
+	}
+	return c, h
+}
+
+func send(t *testing.T, c *channel.Conn, chunk *frame.ChunkDescriptor, payload []byte, fin bool) frame.Response {
+	t.Helper()
+	b, _ := frame.Encode(frame.Envelope{V: 1, Kind: "data", ThreadID: "th", Fin: fin, Chunk: chunk}, payload)
+	return c.Handle(true, b)
+}
+
+func events(t *testing.T, c *channel.Conn, ev ...Event) {
+	t.Helper()
+	b, _ := json.Marshal(Batch{Events: ev})
+	if r := send(t, c, &frame.ChunkDescriptor{Kind: "events"}, b, false); !r.OK {
+		t.Fatalf("events: %+v", r)
+	}
+}
+
+func loadFixture(t *testing.T, name string) []Event {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev []Event
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func TestProcessorFullTurnWithShot(t *testing.T) {
+	c, h := setup(t, `{"transcriber":"mock"}`, &OpenAI{})
+	ev := loadFixture(t, "full-turn-send.json")
+	events(t, c, ev[:17]...) // up to and including the shot event
+	png := []byte("\x89PNG fake image bytes")
+	if r := send(t, c, &frame.ChunkDescriptor{Kind: "attachment", ID: "shot_1", Mime: "image/png"}, png, false); !r.OK {
+		t.Fatalf("attachment: %+v", r)
+	}
+	path := filepath.Join(h.dir, "shot_1.png")
+	if b, err := os.ReadFile(path); err != nil || string(b) != string(png) {
+		t.Fatalf("blob not saved on arrival: %v", err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("blob mode %v", fi.Mode())
+	}
+	events(t, c, ev[17:]...)
+	send(t, c, &frame.ChunkDescriptor{Kind: "context"}, []byte(`{"selection":"legend"}`), false)
+	if r := send(t, c, nil, nil, true); !r.OK || !r.Closed {
+		t.Fatalf("fin: %+v", r)
+	}
+	if len(h.prompts) != 1 {
+		t.Fatalf("prompts = %d", len(h.prompts))
+	}
+	p := h.prompts[0]
+	if p.Meta["shot_1"] != path || p.Root != "/repo" || !strings.Contains(p.Text, "{shot_1} region") || !strings.Contains(p.Text, `Selected text: "legend"`) {
+		t.Fatalf("prompt = %+v", p)
+	}
+	if strings.Contains(p.Text, path) {
+		t.Fatal("the body must carry the {shot_1} token, not the path")
+	}
+}
+
+func TestProcessorCancelAndAbandon(t *testing.T) {
+	c, h := setup(t, "", nil)
+	events(t, c, loadFixture(t, "cancel-turn.json")...)
+	if r := send(t, c, nil, nil, true); !r.OK || !r.Closed {
+		t.Fatalf("fin: %+v", r)
+	}
+	c2, h2 := setup(t, "", nil)
+	events(t, c2, loadFixture(t, "plain-dictation.json")...)
+	c2.Abandon()
+	if len(h.prompts)+len(h2.prompts) != 0 {
+		t.Fatal("a cancelled or abandoned turn sent a prompt")
+	}
+}
+
+type fakeOpenAI struct {
+	mu          sync.Mutex
+	auth        []string
+	models      []string
+	files       []string
+	status      int
+	transcript  string
+	patchAnswer string
+}
+
+func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.auth = append(f.auth, r.Header.Get("Authorization"))
+	if f.status != 0 {
+		w.WriteHeader(f.status)
+		w.Write([]byte(`{"error":{"message":"quota exceeded"}}`))
+		return
+	}
+	switch r.URL.Path {
+	case "/v1/audio/transcriptions":
+		r.ParseMultipartForm(1 << 20)
+		f.models = append(f.models, r.FormValue("model"))
+		_, fh, _ := r.FormFile("file")
+		if fh != nil {
+			f.files = append(f.files, fh.Filename)
+		}
+		json.NewEncoder(w).Encode(map[string]string{"text": f.transcript})
+	case "/v1/chat/completions":
+		var req struct {
+			Model       string  `json:"model"`
+			Temperature float64 `json:"temperature"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		f.models = append(f.models, req.Model)
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]string{"content": f.patchAnswer}}}})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func fakeServer(t *testing.T, f *fakeOpenAI) *OpenAI {
+	srv := httptest.NewServer(f) // listens on 127.0.0.1
+	t.Cleanup(srv.Close)
+	return &OpenAI{BaseURL: srv.URL + "/v1", Key: "sk-test", KeyEnv: "TEST_KEY"}
+}
+
+func TestProcessorRESTTranscription(t *testing.T) {
+	fake := &fakeOpenAI{transcript: "reaction diffusion on the GPU"}
+	c, h := setup(t, `{"transcriber":"openai","model":"gpt-test"}`, fakeServer(t, fake))
+	events(t, c, Event{Type: TypeTalkStart, Segment: 1}, Event{Type: TypeTalkEnd, Segment: 1})
+	if r := send(t, c, &frame.ChunkDescriptor{Kind: "attachment", ID: "seg_1", Mime: "audio/webm;codecs=opus"}, []byte("OPUS"), false); !r.OK {
+		t.Fatalf("seg: %+v", r)
+	}
+	send(t, c, nil, nil, true)
+	if len(h.prompts) != 1 || !strings.HasSuffix(h.prompts[0].Text, "reaction diffusion on the GPU") {
+		t.Fatalf("prompts = %+v", h.prompts)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if fake.auth[0] != "Bearer sk-test" || fake.models[0] != "gpt-test" || fake.files[0] != "seg_1.webm" {
+		t.Fatalf("upstream saw auth=%v models=%v files=%v", fake.auth, fake.models, fake.files)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.pushes) != 1 || h.pushes[0]["kind"] != "lowered" || h.pushes[0]["threadId"] != "th" {
+		t.Fatalf("pushes = %v", h.pushes)
+	}
+	e := h.pushes[0]["events"].([]any)[0].(map[string]any)
+	if e["type"] != "transcript-final" || e["segment"].(float64) != 1 || e["text"] != "reaction diffusion on the GPU" || e["model"] != "gpt-test" {
+		t.Fatalf("pushed event = %v", e)
+	}
+	if _, ok := e["latencyMs"]; !ok {
+		t.Fatal("no latencyMs")
+	}
+}
+
+func TestProcessorTranscriptionDegradesLoudly(t *testing.T) {
+	tests := []struct {
+		name string
+		oa   func(t *testing.T) *OpenAI
+		note string
+	}{
+		{"keyless", func(*testing.T) *OpenAI { return &OpenAI{BaseURL: "http://127.0.0.1:1", KeyEnv: "TEST_KEY"} }, "TEST_KEY is empty"},
+		{"upstream error", func(t *testing.T) *OpenAI { return fakeServer(t, &fakeOpenAI{status: 429}) }, "upstream answered 429: quota exceeded"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, h := setup(t, `{"transcriber":"openai"}`, tt.oa(t))
+			events(t, c, Event{Type: TypeTalkStart, Segment: 1})
+			send(t, c, &frame.ChunkDescriptor{Kind: "attachment", ID: "seg_1", Mime: "audio/wav"}, []byte("RIFF"), false)
+			send(t, c, nil, nil, true)
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if len(h.pushes) != 1 {
+				t.Fatalf("pushes = %v", h.pushes)
+			}
+			e := h.pushes[0]["events"].([]any)[0].(map[string]any)
+			if e["type"] != "transcript-final" || e["text"] != "" || !strings.Contains(e["note"].(string), tt.note) {
+				t.Fatalf("degraded event = %v", e)
+			}
+			if len(h.prompts) != 1 || !strings.Contains(h.prompts[0].Text, tt.note) {
+				t.Fatalf("the prompt must name the cause: %+v", h.prompts)
+			}
+		})
+	}
+}
+
+func TestProcessorCorrectionDiff(t *testing.T) {
+	patch := "*** Begin Patch\n*** Update File: transcript\n@@\n-make the base line curb\n+make the baseline curve\n*** End Patch"
+	tests := []struct {
+		name      string
+		answer    string
+		wantPatch bool
+		want      string
+	}{
+		{"diff applies", patch, true, "make the baseline curve"},
+		{"diff does not apply: plain replacement", "*** Begin Patch\n@@\n-nope\n+x\n*** End Patch", false, "make the baseline curb"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &fakeOpenAI{patchAnswer: tt.answer}
+			c, h := setup(t, `{"corrector":"openai","correctionModel":"fixer"}`, fakeServer(t, fake))
+			events(t, c, final(1, "make the base line curb"),
+				Event{Type: TypeCorrection, From: ip(9), To: ip(18), Original: "base line", Instruction: "baseline", Via: "typed"})
+			send(t, c, nil, nil, true)
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if len(h.pushes) != 1 {
+				t.Fatalf("pushes = %v", h.pushes)
+			}
+			e := h.pushes[0]["events"].([]any)[0].(map[string]any)
+			_, hasPatch := e["patch"]
+			if e["type"] != "correction" || hasPatch != tt.wantPatch || e["model"] != "fixer" || e["original"] != "base line" || e["via"] != "typed" {
+				t.Fatalf("pushed correction = %v", e)
+			}
+			if len(h.prompts) != 1 || !strings.HasSuffix(h.prompts[0].Text, tt.want) {
+				t.Fatalf("prompt = %+v", h.prompts)
+			}
+		})
+	}
+}
+
+// TestProcessorRealtimeTurn replays the recorded realtime wire sequence:
+// audio frames are saved in seq order and, with no upstream, talk-end takes
+// the loud degraded path.
+func TestProcessorRealtimeTurn(t *testing.T) {
+	b, err := os.ReadFile("testdata/streaming/realtime-turn.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Config json.RawMessage `json:"config"`
+		Steps  []struct {
+			Dir    string                 `json:"dir"`
+			Chunk  *frame.ChunkDescriptor `json:"chunk"`
+			Events []Event                `json:"events"`
+			Bytes  []byte                 `json:"-"`
+			RawB   []int                  `json:"bytes"`
+			Repeat int                    `json:"repeat"`
+			Fin    bool                   `json:"fin"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	c, h := setup(t, string(fx.Config), &OpenAI{KeyEnv: "TEST_KEY"})
+	var audio []byte
+	for _, s := range fx.Steps {
+		if s.Dir != "c2s" {
+			continue
+		}
+		var payload []byte
+		switch {
+		case s.Chunk != nil && s.Chunk.Kind == "events":
+			payload, _ = json.Marshal(Batch{Events: s.Events})
+		case s.Chunk != nil && s.Chunk.Kind == "audio":
+			for range s.Repeat {
+				for _, x := range s.RawB {
+					payload = append(payload, byte(x))
+				}
+			}
+			audio = append(audio, payload...)
+		}
+		if r := send(t, c, s.Chunk, payload, s.Fin); !r.OK {
+			t.Fatalf("step: %+v", r)
+		}
+	}
+	got, err := os.ReadFile(filepath.Join(h.dir, "seg_1.pcm"))
+	if err != nil || string(got) != string(audio) {
+		t.Fatalf("streamed audio not saved in order: %v (%d bytes, want %d)", err, len(got), len(audio))
+	}
+	if len(h.prompts) != 1 || !strings.Contains(h.prompts[0].Text, "segment 1 not transcribed: realtime transcription unavailable") {
+		t.Fatalf("prompt = %+v", h.prompts)
+	}
+}
+
+func TestProcessorRejects(t *testing.T) {
+	c, _ := setup(t, "", nil)
+	tests := []struct {
+		name    string
+		chunk   *frame.ChunkDescriptor
+		payload string
+		want    string
+	}{
+		{"payload without chunk", nil, "x", "needs a chunk descriptor"},
+		{"bad attachment id", &frame.ChunkDescriptor{Kind: "attachment", ID: "../etc"}, "x", "shot_N or seg_N"},
+		{"bad events", &frame.ChunkDescriptor{Kind: "events"}, "{", "events chunk"},
+		{"unknown chunk", &frame.ChunkDescriptor{Kind: "video"}, "", "unknown chunk kind"},
+		{"audio without seq", &frame.ChunkDescriptor{Kind: "audio", ID: "seg_1"}, "x", "seq"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := send(t, c, tt.chunk, []byte(tt.payload), false)
+			if r.OK || r.Fatal || !strings.Contains(r.Error, tt.want) {
+				t.Fatalf("got %+v, want error with %q", r, tt.want)
+			}
+		})
+	}
+	c2, _ := setup(t, `{"transcriber":"carrier-pigeon"}`, nil)
+	if r := send(t, c2, nil, nil, false); r.OK || !strings.Contains(r.Error, "intent.transcriber") {
+		t.Fatalf("bad config: %+v", r)
+	}
+}
