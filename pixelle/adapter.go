@@ -1,6 +1,39 @@
 package pixelle
 
-import "github.com/hubdev/hub/adapters"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lxzan/gws"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
+)
+
+// ProtocolVersion is the compatibility version /health reports. The
+// frontend checks this exact value, so it only changes with the contract.
+const ProtocolVersion = "0.2.0"
+
+// Contract defaults (the spec's reference values).
+const (
+	DefaultAuthTimeout    = 5 * time.Second
+	DefaultCommandTimeout = 12 * time.Second
+	DefaultPairCodeTTL    = 5 * time.Minute
+	DefaultSessionTTL     = time.Hour
+	DefaultRateWindow     = time.Minute
+	DefaultRateLimit      = 12
+	DefaultMaxSessions    = 100
+	DefaultMaxInFlight    = 20
+	DefaultMaxMessage     = 2 << 20
+	DefaultPairBodyLimit  = 1 << 10
+	DefaultMaxRatePeers   = 1024
+	MaxRequestIDLen       = 100
+)
 
 // Factory registers the pixelle adapter.
 func Factory() adapters.Factory {
@@ -8,6 +41,166 @@ func Factory() adapters.Factory {
 		Name:      "pixelle",
 		Summary:   "Pixelle canvas relay (pixelle-relay/0.2)",
 		NewConfig: NewConfig,
-		New:       func(adapters.Config) (adapters.Adapter, error) { return nil, adapters.ErrNotImplemented },
+		New: func(c adapters.Config) (adapters.Adapter, error) {
+			cfg, ok := c.(*Config)
+			if !ok {
+				return nil, fmt.Errorf("pixelle: unexpected config type %T", c)
+			}
+			return New(cfg.Website, cfg.Port)
+		},
 	}
 }
+
+var _ adapters.Adapter = (*Server)(nil)
+
+// Server is the pixelle-relay/0.2 relay. The exported duration and limit
+// fields default to the contract's values; tests shorten them before Serve.
+type Server struct {
+	// Website is the one browser origin allowed (normalised).
+	Website string
+	// Port is the port to bind (0 = any free port).
+	Port int
+
+	AuthTimeout    time.Duration // hello must arrive within this
+	CommandTimeout time.Duration // a routed command fails OUTCOME_UNKNOWN after this
+	PairCodeTTL    time.Duration // pairing code lifetime
+	SessionTTL     time.Duration // a session without a live browser expires after this
+	RateWindow     time.Duration // pair attempts are counted over this window
+	RateLimit      int           // pair attempts per window per loopback peer
+	MaxRatePeers   int           // bound on rate-limit tracking entries
+	MaxSessions    int
+	MaxInFlight    int // pending commands per session
+	MaxMessage     int // WebSocket message limit in bytes
+	PairBodyLimit  int64
+	// Now is the clock for code expiry and rate limiting (default time.Now).
+	Now func() time.Time
+
+	policy *hub.OriginPolicy
+
+	mu       sync.Mutex
+	log      *slog.Logger
+	env      *adapters.Env
+	running  bool // between Ready and the end of Serve
+	closed   bool // set at shutdown: no new timers or sessions
+	port     int
+	sessions map[string]*session // by session id
+	peers    map[*peer]struct{}  // every upgraded connection
+	rate     *rateLimiter
+	nextReq  uint64
+	nextSess uint64
+	lastAct  time.Time
+}
+
+// New builds a relay for website on port with the contract's defaults.
+func New(website string, port int) (*Server, error) {
+	w, ok := hub.NormalizeOrigin(website)
+	if !ok {
+		return nil, fmt.Errorf("website: must be an exact origin like https://pixelle.example, got %q", website)
+	}
+	if err := adapters.ValidatePort("port", port); err != nil {
+		return nil, err
+	}
+	return &Server{
+		Website:        w,
+		Port:           port,
+		AuthTimeout:    DefaultAuthTimeout,
+		CommandTimeout: DefaultCommandTimeout,
+		PairCodeTTL:    DefaultPairCodeTTL,
+		SessionTTL:     DefaultSessionTTL,
+		RateWindow:     DefaultRateWindow,
+		RateLimit:      DefaultRateLimit,
+		MaxRatePeers:   DefaultMaxRatePeers,
+		MaxSessions:    DefaultMaxSessions,
+		MaxInFlight:    DefaultMaxInFlight,
+		MaxMessage:     DefaultMaxMessage,
+		PairBodyLimit:  DefaultPairBodyLimit,
+		Now:            time.Now,
+	}, nil
+}
+
+// Name is the registry name.
+func (s *Server) Name() string { return "pixelle" }
+
+// RelayURL is the RELAY value for the bound port.
+func (s *Server) RelayURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.relayURLLocked()
+}
+
+func (s *Server) relayURLLocked() string {
+	return "http://" + hub.LoopbackHost + ":" + strconv.Itoa(s.port)
+}
+
+// Serve binds 127.0.0.1:Port, reports Ready and relays until ctx is done.
+// All sessions live in memory: a restart invalidates every credential.
+func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
+	ln, port, err := hub.Listen([]int{s.Port})
+	if err != nil {
+		return err
+	}
+	s.policy = hub.NewOriginPolicy(s.Website)
+	var conns hub.ConnSet
+	var loops sync.WaitGroup
+	s.mu.Lock()
+	s.log, s.env, s.port = env.Log, env, port
+	s.sessions = map[string]*session{}
+	s.peers = map[*peer]struct{}{}
+	s.rate = newRateLimiter(s.RateLimit, s.RateWindow, s.MaxRatePeers)
+	s.running, s.closed = true, false
+	s.mu.Unlock()
+
+	upgrader := gws.NewUpgrader(&relayEvents{s: s}, &gws.ServerOption{
+		ReadMaxPayloadSize: s.MaxMessage,
+		CheckUtf8Enabled:   true,
+		Recovery:           gws.Recovery,
+	})
+	h := &httpHandler{s: s, upgrader: upgrader, conns: &conns, loops: &loops}
+	env.Log.Info("pixelle relay listening", "relay", s.RelayURL(), "website", s.Website)
+	env.Ready(port)
+	err = hub.ServeHTTP(ctx, ln, h, &conns, env.Log)
+	loops.Wait()
+	s.shutdown()
+	return err
+}
+
+// shutdown clears every timer and forgets every session.
+func (s *Server) shutdown() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed, s.running = true, false
+	for _, sess := range s.sessions {
+		sess.stopTimers()
+	}
+	s.sessions = map[string]*session{}
+	for p := range s.peers {
+		p.stopTimers()
+	}
+	s.peers = map[*peer]struct{}{}
+}
+
+// Status is the snapshot `hub status` shows.
+func (s *Server) Status() adapters.Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := adapters.Status{LastActivity: s.lastAct}
+	if s.running {
+		st.Ports = []int{s.port}
+	}
+	for _, sess := range s.sessions {
+		if sess.browser != nil {
+			st.PageAttached = true
+		}
+		st.AgentSessions += len(sess.agents)
+	}
+	if s.running && !st.PageAttached {
+		st.Note = "waiting for the Pixelle page: click Connect locally with relay " + s.relayURLLocked()
+	}
+	return st
+}
+
+// touch records activity for Status (caller holds s.mu).
+func (s *Server) touchLocked() { s.lastAct = time.Now() }
+
+// errClosed reports a server that is shutting down.
+var errClosed = errors.New("relay is shutting down")

@@ -1,0 +1,229 @@
+package pixelle
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/lxzan/gws"
+
+	"github.com/hubdev/hub/hub"
+)
+
+// httpHandler serves /health, /api/sessions, /api/pair and the /relay
+// upgrade. Every request passes the Host and Origin checks first.
+type httpHandler struct {
+	s        *Server
+	upgrader *gws.Upgrader
+	conns    *hub.ConnSet
+	loops    *sync.WaitGroup
+}
+
+// errorBody is the relay's HTTP error shape: {"error":"CODE"}, plus a
+// human message where it helps.
+type errorBody struct {
+	Error   string `json:"error"`
+	Message string `json:"message,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	hub.WriteJSON(w, status, errorBody{Error: code, Message: msg})
+}
+
+// hostAllowed is stricter than hub.HostAllowed: the relay listens on
+// 127.0.0.1 only and RELAY is always written with that host, so the Host
+// header must be exactly 127.0.0.1:<bound port> — "localhost" names a
+// different origin the browser UI never uses.
+func hostAllowed(r *http.Request, port int) bool {
+	return r.Host == hub.LoopbackHost+":"+strconv.Itoa(port)
+}
+
+func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s := h.s
+	w.Header().Add("Vary", "Origin")
+	s.mu.Lock()
+	port := s.port
+	s.mu.Unlock()
+	if !hostAllowed(r, port) {
+		writeError(w, http.StatusForbidden, "HOST_NOT_ALLOWED", "Host must be "+hub.LoopbackHost+":"+strconv.Itoa(port))
+		return
+	}
+	origins := r.Header.Values("Origin")
+	browser := false
+	if len(origins) > 0 {
+		if !s.policy.AllowedRequest(r) {
+			writeError(w, http.StatusForbidden, "ORIGIN_NOT_ALLOWED", "")
+			return
+		}
+		browser = true
+		w.Header().Set("Access-Control-Allow-Origin", s.Website)
+	}
+	known := r.URL.Path == "/health" || r.URL.Path == "/api/sessions" || r.URL.Path == "/api/pair"
+	if r.Method == http.MethodOptions && r.URL.Path != "/relay" {
+		if !known {
+			writeError(w, http.StatusNotFound, "NOT_FOUND", "")
+			return
+		}
+		if !browser {
+			writeError(w, http.StatusForbidden, "ORIGIN_NOT_ALLOWED", "preflight requires the allowed Origin")
+			return
+		}
+		hd := w.Header()
+		hd.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+		hd.Set("Access-Control-Allow-Headers", "Content-Type")
+		hd.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	switch r.URL.Path {
+	case "/health":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			methodNotAllowed(w, "GET, HEAD, OPTIONS")
+			return
+		}
+		hub.WriteJSON(w, http.StatusOK, struct {
+			OK      bool   `json:"ok"`
+			Version string `json:"version"`
+		}{true, ProtocolVersion})
+	case "/api/sessions":
+		if r.Method != http.MethodPost {
+			methodNotAllowed(w, "POST, OPTIONS")
+			return
+		}
+		h.createSession(w, r, browser)
+	case "/api/pair":
+		if r.Method != http.MethodPost {
+			methodNotAllowed(w, "POST, OPTIONS")
+			return
+		}
+		h.pair(w, r)
+	case "/relay":
+		h.upgrade(w, r)
+	default:
+		writeError(w, http.StatusNotFound, "NOT_FOUND", "")
+	}
+}
+
+func methodNotAllowed(w http.ResponseWriter, allow string) {
+	w.Header().Set("Allow", allow)
+	writeError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "")
+}
+
+// createSession is POST /api/sessions: browsers only (allowed Origin).
+func (h *httpHandler) createSession(w http.ResponseWriter, r *http.Request, browser bool) {
+	if !browser {
+		writeError(w, http.StatusForbidden, "ORIGIN_REQUIRED", "sessions are created by the Pixelle page")
+		return
+	}
+	// The body is empty; tolerate a small one but never read an unbounded one.
+	var ignored any
+	if err := hub.ReadJSONBody(r, h.s.PairBodyLimit, &ignored); errors.Is(err, hub.ErrBodyTooLarge) {
+		writeError(w, http.StatusRequestEntityTooLarge, "BODY_TOO_LARGE", "")
+		return
+	}
+	id, tok, err := h.s.newSession(h.s.Website)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "TOO_MANY_SESSIONS", err.Error())
+		return
+	}
+	hub.WriteJSON(w, http.StatusCreated, struct {
+		ID           string `json:"id"`
+		BrowserToken string `json:"browserToken"`
+	}{id, tok})
+}
+
+// pair is POST /api/pair: native agents exchange a code for an agent token.
+func (h *httpHandler) pair(w http.ResponseWriter, r *http.Request) {
+	s := h.s
+	peerKey := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		peerKey = host
+	}
+	s.mu.Lock()
+	ok := s.rate.allow(peerKey, s.Now())
+	s.mu.Unlock()
+	if !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(s.RateWindow.Seconds()+0.999)))
+		writeError(w, http.StatusTooManyRequests, "RATE_LIMITED", "too many pairing attempts; wait a minute")
+		return
+	}
+	var body struct {
+		Code *string `json:"code"`
+	}
+	if err := hub.ReadJSONBody(r, s.PairBodyLimit, &body); err != nil {
+		if errors.Is(err, hub.ErrBodyTooLarge) {
+			writeError(w, http.StatusRequestEntityTooLarge, "BODY_TOO_LARGE", "the pairing body is limited to 1 KiB")
+			return
+		}
+		writeError(w, http.StatusBadRequest, "INVALID_REQUEST", `send {"code":"CODE"}`)
+		return
+	}
+	if body.Code == nil {
+		writeError(w, http.StatusBadRequest, "INVALID_REQUEST", `send {"code":"CODE"}`)
+		return
+	}
+	res, err := s.pairCode(*body.Code)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "INVALID_OR_EXPIRED_CODE", "")
+		return
+	}
+	hub.WriteJSON(w, http.StatusOK, res)
+}
+
+// normalizeCode uppercases ASCII hex and rejects anything that is not 12
+// hex digits. Surrounding ASCII spaces (a sloppy paste) are trimmed.
+func normalizeCode(code string) (string, bool) {
+	code = strings.Trim(code, " \t\r\n")
+	if len(code) != 2*pairCodeBytes {
+		return "", false
+	}
+	b := []byte(code)
+	for i, c := range b {
+		switch {
+		case c >= '0' && c <= '9', c >= 'A' && c <= 'F':
+		case c >= 'a' && c <= 'f':
+			b[i] = c - 'a' + 'A'
+		default:
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
+// upgrade is GET /relay. Host and Origin were checked by ServeHTTP; a
+// plain GET gets 426.
+func (h *httpHandler) upgrade(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		methodNotAllowed(w, "GET")
+		return
+	}
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		w.Header().Set("Upgrade", "websocket")
+		writeError(w, http.StatusUpgradeRequired, "UPGRADE_REQUIRED", "connect with a WebSocket")
+		return
+	}
+	origin, _ := hub.NormalizeOrigin(r.Header.Get("Origin"))
+	conn, err := h.upgrader.Upgrade(w, r)
+	if err != nil {
+		return // gws has answered the bad handshake
+	}
+	if !h.conns.Add(conn) {
+		conn.WriteClose(1001, []byte("server shutting down"))
+		return
+	}
+	p := h.s.attach(conn, origin)
+	if p == nil {
+		h.conns.Remove(conn)
+		conn.WriteClose(1001, []byte("server shutting down"))
+		return
+	}
+	h.loops.Add(1)
+	go func() {
+		defer h.loops.Done()
+		defer h.conns.Remove(conn)
+		conn.ReadLoop()
+	}()
+}

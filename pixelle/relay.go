@@ -1,0 +1,336 @@
+package pixelle
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/lxzan/gws"
+
+	"github.com/hubdev/hub/hub"
+)
+
+// WebSocket close codes the relay uses.
+const (
+	closePolicy    = 1008 // invalid credentials, malformed JSON, auth timeout, revoked
+	closeTryLater  = 1013 // a second browser for a session that already has one
+	closeGoingAway = 1001
+)
+
+// outbox collects frames and closes decided under Server.mu and performs
+// them after the lock is released, so a slow peer never stalls the relay.
+type outbox []func()
+
+func (o *outbox) send(p *peer, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	o.sendRaw(p, b)
+}
+
+func (o *outbox) sendRaw(p *peer, b []byte) {
+	c := p.conn
+	*o = append(*o, func() { _ = c.WriteMessage(gws.OpcodeText, b) })
+}
+
+func (o *outbox) close(p *peer, code uint16, reason string) {
+	c := p.conn
+	*o = append(*o, func() { _ = c.WriteClose(code, []byte(reason)) })
+}
+
+func (o outbox) flush() {
+	for _, f := range o {
+		f()
+	}
+}
+
+// errorObject is the error payload of a relay-made result.
+type errorObject struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// resultError is {"type":"result","id":...,"error":{...}} for the agent.
+type resultError struct {
+	Type  string      `json:"type"`
+	ID    *string     `json:"id"`
+	Error errorObject `json:"error"`
+}
+
+func newResultError(id string, code, msg string) resultError {
+	return resultError{Type: "result", ID: &id, Error: errorObject{code, msg}}
+}
+
+// notice is {"type":"error","error":{...}}: an answer to a frame the relay
+// will not act on, for frames that have no request id to answer.
+type notice struct {
+	Type  string      `json:"type"`
+	Error errorObject `json:"error"`
+}
+
+func newNotice(code, msg string) notice {
+	return notice{Type: "error", Error: errorObject{code, msg}}
+}
+
+// Messages an agent receives when the relay gives up on a command.
+const (
+	msgOffline        = "no Pixelle browser is connected to this session; ask the person to open Pixelle and click Connect locally"
+	msgBusy           = "too many commands in flight for this session; wait for results and retry"
+	msgUnknownBrowser = "the browser disconnected before answering; the command may have been applied — read state, or retry with the same operationId"
+	msgUnknownTimeout = "no result from the browser in time; the command may have been applied — read state, or retry with the same operationId"
+	msgUnknownRevoked = "pairing was revoked before the browser answered; the command may have been applied"
+)
+
+// relayEvents is the gws event handler for /relay connections.
+type relayEvents struct{ s *Server }
+
+const peerKey = "peer"
+
+func peerOf(c *gws.Conn) *peer {
+	v, ok := c.Session().Load(peerKey)
+	if !ok {
+		return nil
+	}
+	p, _ := v.(*peer)
+	return p
+}
+
+func (e *relayEvents) OnOpen(*gws.Conn) {}
+
+func (e *relayEvents) OnClose(c *gws.Conn, _ error) {
+	p := peerOf(c)
+	if p == nil {
+		return
+	}
+	var o outbox
+	e.s.mu.Lock()
+	e.s.detachLocked(p, &o)
+	delete(e.s.peers, p)
+	e.s.mu.Unlock()
+	o.flush()
+}
+
+func (e *relayEvents) OnPing(c *gws.Conn, payload []byte) {
+	if p := peerOf(c); p != nil && p.hb != nil {
+		p.hb.Seen()
+	}
+	_ = c.WritePong(payload)
+}
+
+func (e *relayEvents) OnPong(c *gws.Conn, _ []byte) {
+	if p := peerOf(c); p != nil && p.hb != nil {
+		p.hb.Seen()
+	}
+}
+
+func (e *relayEvents) OnMessage(c *gws.Conn, m *gws.Message) {
+	defer m.Close()
+	p := peerOf(c)
+	if p == nil {
+		return
+	}
+	if p.hb != nil {
+		p.hb.Seen()
+	}
+	if m.Opcode != gws.OpcodeText {
+		e.s.closePeer(p, closePolicy, "messages must be JSON text")
+		return
+	}
+	e.s.handle(p, m.Bytes())
+}
+
+// attach registers a freshly upgraded connection and arms its
+// authentication timer and heartbeat. It returns nil during shutdown.
+func (s *Server) attach(conn *gws.Conn, origin string) *peer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.nextSess++
+	p := &peer{conn: conn, origin: origin, label: "c" + itoa(s.nextSess)}
+	conn.Session().Store(peerKey, p)
+	s.peers[p] = struct{}{}
+	p.auth = time.AfterFunc(s.AuthTimeout, func() { s.authTimeout(p) })
+	p.hb = hub.StartHeartbeat(s.env.Heartbeat, conn, func() {
+		// A silent peer takes the close path (OnClose → detach).
+		conn.NetConn().Close()
+	})
+	return p
+}
+
+func (s *Server) authTimeout(p *peer) {
+	s.mu.Lock()
+	expired := !p.authed && !p.gone
+	s.mu.Unlock()
+	if expired {
+		s.log.Info("closing unauthenticated connection", "conn", p.label)
+		s.closePeer(p, closePolicy, "authentication timeout")
+	}
+}
+
+// closePeer detaches p and closes it with code.
+func (s *Server) closePeer(p *peer, code uint16, reason string) {
+	var o outbox
+	s.mu.Lock()
+	s.closeLocked(p, code, reason, &o)
+	s.mu.Unlock()
+	o.flush()
+}
+
+// closeLocked detaches p at once (so no command is routed to a closing
+// socket) and queues its close frame.
+func (s *Server) closeLocked(p *peer, code uint16, reason string, o *outbox) {
+	s.detachLocked(p, o)
+	o.close(p, code, reason)
+}
+
+// detachLocked removes p from its session. A browser leaving fails its
+// session's pending commands with OUTCOME_UNKNOWN and starts the session's
+// expiry clock; an agent leaving drops its own pending entries (never
+// rerouted). Idempotent.
+func (s *Server) detachLocked(p *peer, o *outbox) {
+	if p.gone {
+		return
+	}
+	p.gone = true
+	p.stopTimers()
+	if !p.authed || p.sess == nil {
+		return
+	}
+	sess := p.sess
+	switch p.role {
+	case "browser":
+		if sess.browser != p {
+			return
+		}
+		sess.browser = nil
+		for id, pe := range sess.pending {
+			pe.timer.Stop()
+			delete(sess.pending, id)
+			o.send(pe.agent, newResultError(pe.clientID, "OUTCOME_UNKNOWN", msgUnknownBrowser))
+		}
+		s.log.Info("browser disconnected", "session", sess.label, "conn", p.label)
+		s.armExpiryLocked(sess)
+	case "agent":
+		delete(sess.agents, p)
+		for id, pe := range sess.pending {
+			if pe.agent == p {
+				pe.timer.Stop()
+				delete(sess.pending, id)
+			}
+		}
+		s.log.Info("agent disconnected", "session", sess.label, "conn", p.label)
+	}
+}
+
+// handle processes one text frame from p.
+func (s *Server) handle(p *peer, data []byte) {
+	m, err := parseMessage(data)
+	var o outbox
+	s.mu.Lock()
+	switch {
+	case p.gone:
+	case err != nil:
+		s.log.Info("closing connection after malformed JSON", "conn", p.label)
+		s.closeLocked(p, closePolicy, "malformed JSON", &o)
+	case !p.authed:
+		s.helloLocked(p, m, &o)
+	case m.Type == "hello":
+		s.closeLocked(p, closePolicy, "already authenticated; roles cannot change", &o)
+	case p.role == "browser":
+		s.browserMessageLocked(p, m, &o)
+	default:
+		s.agentMessageLocked(p, m, &o)
+	}
+	s.mu.Unlock()
+	o.flush()
+}
+
+// helloLocked authenticates p from its first frame.
+func (s *Server) helloLocked(p *peer, m *message, o *outbox) {
+	if m.Type != "hello" || m.Problem != "" {
+		s.log.Info("closing connection: first message is not a valid hello", "conn", p.label)
+		s.closeLocked(p, closePolicy, "expected hello", o)
+		return
+	}
+	sess := s.sessions[m.SessionID]
+	switch m.Role {
+	case "browser":
+		if sess == nil || !hub.SecretEqual(m.Token, sess.browserToken) || p.origin == "" || p.origin != sess.origin {
+			s.log.Info("browser authentication failed", "conn", p.label)
+			s.closeLocked(p, closePolicy, "invalid credentials", o)
+			return
+		}
+		if sess.browser != nil {
+			s.log.Info("refusing a second browser for a session", "session", sess.label, "conn", p.label)
+			o.send(p, newNotice("BROWSER_ALREADY_CONNECTED", "another tab is connected to this session"))
+			s.closeLocked(p, closeTryLater, "browser already connected", o)
+			return
+		}
+		sess.browser = p
+		if sess.expiry != nil {
+			sess.expiry.Stop()
+			sess.expiry = nil
+		}
+		if s.env.Lifecycle != nil {
+			s.env.Lifecycle.PageAttached(s.Name())
+		}
+	case "agent":
+		if sess == nil || sess.agentToken == "" || !hub.SecretEqual(m.Token, sess.agentToken) {
+			s.log.Info("agent authentication failed", "conn", p.label)
+			s.closeLocked(p, closePolicy, "invalid credentials", o)
+			return
+		}
+		sess.agents[p] = struct{}{}
+		if s.env.Lifecycle != nil {
+			s.env.Lifecycle.AgentActivity(s.Name())
+		}
+	default:
+		s.closeLocked(p, closePolicy, "invalid credentials", o)
+		return
+	}
+	p.auth.Stop()
+	p.authed, p.role, p.sess = true, m.Role, sess
+	s.touchLocked()
+	s.log.Info("authenticated", "role", m.Role, "session", sess.label, "conn", p.label)
+	o.send(p, struct {
+		Type   string `json:"type"`
+		Role   string `json:"role"`
+		Paired bool   `json:"paired"`
+	}{"ready", m.Role, sess.agentToken != ""})
+}
+
+// armExpiryLocked starts the one-hour clock of a session with no browser.
+func (s *Server) armExpiryLocked(sess *session) {
+	if s.closed || s.sessions[sess.id] != sess {
+		return
+	}
+	if sess.expiry != nil {
+		sess.expiry.Stop()
+	}
+	sess.expiry = time.AfterFunc(s.SessionTTL, func() { s.expire(sess) })
+}
+
+// expire forgets a session whose browser stayed away for SessionTTL and
+// closes its agents: their credentials die with it.
+func (s *Server) expire(sess *session) {
+	var o outbox
+	s.mu.Lock()
+	if s.sessions[sess.id] == sess && sess.browser == nil {
+		delete(s.sessions, sess.id)
+		sess.expiry = nil
+		for a := range sess.agents {
+			s.closeLocked(a, closePolicy, "session expired", &o)
+		}
+		sess.stopTimers()
+		s.log.Info("session expired", "session", sess.label)
+	}
+	s.mu.Unlock()
+	o.flush()
+}
+
+func itoa(n uint64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

@@ -1,0 +1,456 @@
+package pixelle
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubdev/hub/adapters/adaptertest"
+)
+
+func TestBrowserAuth(t *testing.T) {
+	r := startRelay(t, nil)
+	id, tok := r.createSession(t)
+	for _, tc := range []struct {
+		name   string
+		origin string
+		frame  string
+	}{
+		{"wrong token", website, fmt.Sprintf(`{"type":"hello","role":"browser","sessionId":%q,"token":"x"}`, id)},
+		{"unknown session", website, fmt.Sprintf(`{"type":"hello","role":"browser","sessionId":"nope","token":%q}`, tok)},
+		{"no origin", "", fmt.Sprintf(`{"type":"hello","role":"browser","sessionId":%q,"token":%q}`, id, tok)},
+		{"browser token as agent", "", fmt.Sprintf(`{"type":"hello","role":"agent","sessionId":%q,"token":%q}`, id, tok)},
+		{"unknown role", website, fmt.Sprintf(`{"type":"hello","role":"admin","sessionId":%q,"token":%q}`, id, tok)},
+		{"wrong field types", website, `{"type":"hello","role":"browser","sessionId":1,"token":true}`},
+		{"not hello first", website, `{"type":"pair.create"}`},
+		{"malformed JSON", website, `{"type":`},
+		{"not an object", website, `["hello"]`},
+		{"empty", website, ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := r.dial(t, tc.origin, nil)
+			if err := c.SendText(tc.frame); err != nil {
+				t.Fatal(err)
+			}
+			closedWith(t, c, 1008)
+		})
+	}
+	t.Run("binary frame", func(t *testing.T) {
+		c := r.dial(t, website, nil)
+		c.SendBinary([]byte(`{"type":"hello"}`))
+		closedWith(t, c, 1008)
+	})
+	// The real browser still authenticates afterwards.
+	b := r.browser(t, id, tok)
+	_ = b
+}
+
+func TestAuthTimeout(t *testing.T) {
+	r := startRelay(t, func(s *Server) { s.AuthTimeout = 100 * time.Millisecond })
+	c := r.dial(t, website, nil)
+	closedWith(t, c, 1008)
+	if _, reason := c.CloseCode(); !strings.Contains(reason, "timeout") {
+		t.Errorf("reason %q", reason)
+	}
+}
+
+func TestDuplicateBrowserRejected(t *testing.T) {
+	r := startRelay(t, nil)
+	id, tok := r.createSession(t)
+	b := r.browser(t, id, tok)
+	dup := r.dial(t, website, map[string]string{"type": "hello", "role": "browser", "sessionId": id, "token": tok})
+	if m := next(t, dup); errCode(m) != "BROWSER_ALREADY_CONNECTED" {
+		t.Fatalf("duplicate got %v", m)
+	}
+	closedWith(t, dup, 1013)
+	// The first browser is untouched.
+	code(t, b)
+}
+
+func TestRoleCannotChange(t *testing.T) {
+	r := startRelay(t, nil)
+	p := r.paired(t)
+	sendJSON(t, p.a, map[string]string{"type": "hello", "role": "browser", "sessionId": p.id, "token": p.browserToken})
+	closedWith(t, p.a, 1008)
+	sendJSON(t, p.b, map[string]string{"type": "hello", "role": "agent", "sessionId": p.id, "token": p.creds.Token})
+	closedWith(t, p.b, 1008)
+}
+
+func TestMalformedAfterAuthCloses(t *testing.T) {
+	r := startRelay(t, nil)
+	p := r.paired(t)
+	p.a.SendText(`{"type":"command",`)
+	closedWith(t, p.a, 1008)
+	p.b.SendText(`42`)
+	closedWith(t, p.b, 1008)
+}
+
+func TestRouting(t *testing.T) {
+	r := startRelay(t, nil)
+	p := r.paired(t)
+	cmd := `{"method":"state.read"}`
+	p.a.SendText(cmdMsg("client-1", cmd))
+	fwd := next(t, p.b)
+	relayID, _ := fwd["id"].(string)
+	if fwd["type"] != "command" || fwd["actor"] != "agent" || relayID == "" || relayID == "client-1" {
+		t.Fatalf("browser got %v", fwd)
+	}
+	if c, _ := fwd["command"].(map[string]any); c["method"] != "state.read" {
+		t.Fatalf("command changed: %v", fwd["command"])
+	}
+	result := `{"projectId":"example","title":"Example","revision":0,"selection":[],"nodes":[],"edges":[]}`
+	p.b.SendText(fmt.Sprintf(`{"type":"result","id":%q,"result":%s}`, relayID, result))
+	got := nextRaw(t, p.a)
+	if want := `{"type":"result","id":"client-1","result":` + result + `}`; got != want {
+		t.Fatalf("agent got %s\nwant %s", got, want)
+	}
+	// Error payloads pass through unchanged.
+	p.a.SendText(cmdMsg("client-2", `{"method":"nodes.delete","expectedRevision":0,"operationId":"d1","params":{"ids":["x"]}}`))
+	relayID = next(t, p.b)["id"].(string)
+	errPayload := `{"code":"REVISION_CONFLICT","message":"Read state and rebase.","currentRevision":1}`
+	p.b.SendText(fmt.Sprintf(`{"type":"result","id":%q,"error":%s}`, relayID, errPayload))
+	if got := nextRaw(t, p.a); got != `{"type":"result","id":"client-2","error":`+errPayload+`}` {
+		t.Fatalf("agent got %s", got)
+	}
+	// A result is accepted once only.
+	p.b.SendText(fmt.Sprintf(`{"type":"result","id":%q,"result":{}}`, relayID))
+	if m := next(t, p.b); errCode(m) != "UNKNOWN_REQUEST" {
+		t.Fatalf("duplicate result answered %v", m)
+	}
+	quiet(t, p.a)
+}
+
+func TestSameClientIDFromTwoAgents(t *testing.T) {
+	r := startRelay(t, nil)
+	p := r.paired(t)
+	a2 := r.agent(t, p.creds.SessionID, p.creds.Token)
+	p.a.SendText(cmdMsg("same", `{"method":"state.read"}`))
+	id1 := next(t, p.b)["id"].(string)
+	a2.SendText(cmdMsg("same", `{"method":"selection.read"}`))
+	id2 := next(t, p.b)["id"].(string)
+	if id1 == id2 {
+		t.Fatal("relay ids repeat for the same client id")
+	}
+	// Answer in reverse order; each agent gets its own answer.
+	p.b.SendText(fmt.Sprintf(`{"type":"result","id":%q,"result":{"who":2}}`, id2))
+	p.b.SendText(fmt.Sprintf(`{"type":"result","id":%q,"result":{"who":1}}`, id1))
+	if got := nextRaw(t, a2); got != `{"type":"result","id":"same","result":{"who":2}}` {
+		t.Fatalf("agent 2 got %s", got)
+	}
+	if got := nextRaw(t, p.a); got != `{"type":"result","id":"same","result":{"who":1}}` {
+		t.Fatalf("agent 1 got %s", got)
+	}
+}
+
+func TestSessionsIsolated(t *testing.T) {
+	r := startRelay(t, nil)
+	p1 := r.paired(t)
+	p2 := r.paired(t)
+	p1.a.SendText(cmdMsg("q", `{"method":"state.read"}`))
+	id1 := next(t, p1.b)["id"].(string)
+	quiet(t, p2.b)
+	// Session 2's browser cannot answer session 1's request.
+	p2.b.SendText(fmt.Sprintf(`{"type":"result","id":%q,"result":{"leak":true}}`, id1))
+	if m := next(t, p2.b); errCode(m) != "UNKNOWN_REQUEST" {
+		t.Fatalf("foreign result answered %v", m)
+	}
+	quiet(t, p1.a)
+	quiet(t, p2.a)
+	// Session 1's agent token does not open session 2.
+	c := r.dial(t, "", map[string]string{"type": "hello", "role": "agent", "sessionId": p2.id, "token": p1.creds.Token})
+	closedWith(t, c, 1008)
+	// An agent cannot inject results.
+	p2.a.SendText(fmt.Sprintf(`{"type":"result","id":%q,"result":{}}`, id1))
+	if m := next(t, p2.a); errCode(m) != "UNKNOWN_TYPE" {
+		t.Fatalf("agent result answered %v", m)
+	}
+	quiet(t, p1.a)
+	// The real answer still arrives.
+	p1.b.SendText(fmt.Sprintf(`{"type":"result","id":%q,"result":{"ok":1}}`, id1))
+	if got := nextRaw(t, p1.a); got != `{"type":"result","id":"q","result":{"ok":1}}` {
+		t.Fatalf("agent got %s", got)
+	}
+}
+
+func TestCommandValidation(t *testing.T) {
+	r := startRelay(t, nil)
+	p := r.paired(t)
+	long := strings.Repeat("x", 101)
+	for _, tc := range []struct {
+		frame string
+		id    any
+	}{
+		{cmdMsg(long, `{"method":"state.read"}`), nil},
+		{`{"type":"command","id":7,"command":{"method":"state.read"}}`, nil},
+		{`{"type":"command","command":{"method":"state.read"}}`, nil},
+		{`{"type":"command","id":"","command":{}}`, nil},
+		{`{"type":"command","id":"a","command":"state.read"}`, "a"},
+		{`{"type":"command","id":"a","command":null}`, "a"},
+		{`{"type":"command","id":"a"}`, "a"},
+	} {
+		p.a.SendText(tc.frame)
+		m := next(t, p.a)
+		if m["type"] != "result" || errCode(m) != "INVALID_REQUEST" || m["id"] != tc.id {
+			t.Errorf("%s answered %v", tc.frame, m)
+		}
+	}
+	quiet(t, p.b)
+	// 100 characters is fine.
+	p.a.SendText(cmdMsg(strings.Repeat("y", 100), `{"method":"state.read"}`))
+	next(t, p.b)
+	// Unknown agent message types get a notice, not a close.
+	p.a.SendText(`{"type":"pair.create"}`)
+	if m := next(t, p.a); errCode(m) != "UNKNOWN_TYPE" {
+		t.Fatalf("got %v", m)
+	}
+	// Bad browser results are answered, not routed.
+	for _, f := range []string{`{"type":"result","id":"r1"}`, `{"type":"result","id":"r1","result":1,"error":2}`, `{"type":"result","id":5,"result":1}`} {
+		p.b.SendText(f)
+		if m := next(t, p.b); errCode(m) != "INVALID_RESULT" {
+			t.Errorf("%s answered %v", f, m)
+		}
+	}
+	p.b.SendText(`{"type":"command","id":"x","command":{}}`)
+	if m := next(t, p.b); errCode(m) != "NOT_ALLOWED" {
+		t.Errorf("browser command answered %v", m)
+	}
+}
+
+func TestBrowserOffline(t *testing.T) {
+	r := startRelay(t, nil)
+	p := r.paired(t)
+	p.b.Close()
+	<-p.b.Closed()
+	deadline := time.Now().Add(wait)
+	for {
+		p.a.SendText(cmdMsg("c", `{"method":"state.read"}`))
+		m := next(t, p.a)
+		if errCode(m) == "BROWSER_OFFLINE" && m["id"] == "c" {
+			break
+		}
+		if errCode(m) != "OUTCOME_UNKNOWN" || time.Now().After(deadline) {
+			t.Fatalf("got %v", m)
+		}
+	}
+}
+
+func TestBusy(t *testing.T) {
+	r := startRelay(t, nil)
+	p := r.paired(t)
+	for i := range 20 {
+		p.a.SendText(cmdMsg(fmt.Sprint("c", i), `{"method":"state.read"}`))
+		next(t, p.b)
+	}
+	p.a.SendText(cmdMsg("c20", `{"method":"state.read"}`))
+	if m := next(t, p.a); errCode(m) != "BUSY" || m["id"] != "c20" {
+		t.Fatalf("21st command: %v", m)
+	}
+	quiet(t, p.b)
+}
+
+func TestOutcomeUnknownOnBrowserDisconnect(t *testing.T) {
+	r := startRelay(t, nil)
+	p := r.paired(t)
+	p.a.SendText(cmdMsg("w", `{"method":"nodes.delete","expectedRevision":3,"operationId":"op","params":{"ids":["a"]}}`))
+	next(t, p.b)
+	p.b.Close()
+	m := next(t, p.a)
+	if errCode(m) != "OUTCOME_UNKNOWN" || m["id"] != "w" {
+		t.Fatalf("got %v", m)
+	}
+	if msg := m["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "operationId") {
+		t.Errorf("message lacks recovery advice: %q", msg)
+	}
+}
+
+func TestOutcomeUnknownOnTimeout(t *testing.T) {
+	r := startRelay(t, func(s *Server) { s.CommandTimeout = 100 * time.Millisecond })
+	p := r.paired(t)
+	p.a.SendText(cmdMsg("slow", `{"method":"state.read"}`))
+	id := next(t, p.b)["id"].(string)
+	if m := next(t, p.a); errCode(m) != "OUTCOME_UNKNOWN" || m["id"] != "slow" {
+		t.Fatalf("got %v", m)
+	}
+	// A late answer is not forwarded: the entry and its timer are gone.
+	p.b.SendText(fmt.Sprintf(`{"type":"result","id":%q,"result":{}}`, id))
+	if m := next(t, p.b); errCode(m) != "UNKNOWN_REQUEST" {
+		t.Fatalf("late result answered %v", m)
+	}
+	quiet(t, p.a)
+	r.s.mu.Lock()
+	n := 0
+	for _, sess := range r.s.sessions {
+		n += len(sess.pending)
+	}
+	r.s.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d pending entries left", n)
+	}
+}
+
+func TestAgentDisconnectDropsPending(t *testing.T) {
+	r := startRelay(t, nil)
+	p := r.paired(t)
+	a2 := r.agent(t, p.creds.SessionID, p.creds.Token)
+	p.a.SendText(cmdMsg("c", `{"method":"state.read"}`))
+	id := next(t, p.b)["id"].(string)
+	p.a.Close()
+	<-p.a.Closed()
+	r.waitFor(t, "the agent's close", func() bool { return r.agents() == 1 })
+	p.b.SendText(fmt.Sprintf(`{"type":"result","id":%q,"result":{"x":1}}`, id))
+	if m := next(t, p.b); errCode(m) != "UNKNOWN_REQUEST" {
+		t.Fatalf("result for a departed agent answered %v", m)
+	}
+	// Never rerouted to the other agent of the session.
+	quiet(t, a2)
+}
+
+func TestRevoke(t *testing.T) {
+	r := startRelay(t, nil)
+	p := r.paired(t)
+	c := code(t, p.b) // an outstanding code dies too
+	p.a.SendText(cmdMsg("w", `{"method":"state.read"}`))
+	next(t, p.b)
+	sendJSON(t, p.b, map[string]string{"type": "revoke"})
+	if m := next(t, p.b); m["type"] != "revoked" {
+		t.Fatalf("revoke answered %v", m)
+	}
+	if m := next(t, p.a); errCode(m) != "OUTCOME_UNKNOWN" {
+		t.Fatalf("pending after revoke: %v", m)
+	}
+	closedWith(t, p.a, 1008)
+	again := r.dial(t, "", map[string]string{"type": "hello", "role": "agent", "sessionId": p.id, "token": p.creds.Token})
+	closedWith(t, again, 1008)
+	if st, _ := pairStatus(r, `{"code":"`+c+`"}`); st != 400 {
+		t.Fatalf("code after revoke: %d", st)
+	}
+	// The browser stays connected and unpaired; it can pair again.
+	res := r.pair(t, code(t, p.b))
+	r.agent(t, res.SessionID, res.Token)
+}
+
+func TestReadyReportsPaired(t *testing.T) {
+	r := startRelay(t, nil)
+	p := r.paired(t)
+	p.b.Close()
+	<-p.b.Closed()
+	deadline := time.Now().Add(wait)
+	for {
+		b := r.dial(t, website, map[string]string{"type": "hello", "role": "browser", "sessionId": p.id, "token": p.browserToken})
+		m, err := b.Next(wait)
+		if err == nil {
+			var v map[string]any
+			mustUnmarshal(t, m.Data, &v)
+			if v["type"] == "ready" {
+				if v["paired"] != true {
+					t.Fatalf("ready %v, want paired", v)
+				}
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("browser could not reconnect")
+		}
+	}
+}
+
+func TestMessageLimit(t *testing.T) {
+	r := startRelay(t, func(s *Server) { s.MaxMessage = 64 << 10 })
+	p := r.paired(t)
+	big := cmdMsg("big", `{"method":"state.read","pad":"`+strings.Repeat("a", 64<<10)+`"}`)
+	p.a.SendText(big)
+	closedWith(t, p.a, 1009)
+	quiet(t, p.b)
+}
+
+func TestDefaultMessageLimit(t *testing.T) {
+	r := startRelay(t, nil)
+	c := r.dial(t, website, nil)
+	c.SendText(`{"type":"hello","pad":"` + strings.Repeat("a", 2<<20) + `"}`)
+	closedWith(t, c, 1009)
+}
+
+func TestSessionExpiry(t *testing.T) {
+	r := startRelay(t, func(s *Server) { s.SessionTTL = 200 * time.Millisecond })
+	p := r.paired(t)
+	// A browser back within the TTL keeps the session.
+	p.b.Close()
+	<-p.b.Closed()
+	time.Sleep(20 * time.Millisecond)
+	b := r.browser(t, p.id, p.browserToken)
+	time.Sleep(300 * time.Millisecond)
+	code(t, b)
+	// Gone for longer than the TTL: the session and its agents go.
+	b.Close()
+	closedWith(t, p.a, 1008)
+	again := r.dial(t, website, map[string]string{"type": "hello", "role": "browser", "sessionId": p.id, "token": p.browserToken})
+	closedWith(t, again, 1008)
+	// A session whose browser never connected expires too.
+	r.createSession(t)
+	deadline := time.Now().Add(wait)
+	for {
+		r.s.mu.Lock()
+		n := len(r.s.sessions)
+		r.s.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions never expired", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestShutdownClosesEverything(t *testing.T) {
+	r := startRelay(t, nil)
+	p := r.paired(t)
+	p.a.SendText(cmdMsg("w", `{"method":"state.read"}`))
+	next(t, p.b)
+	if err := r.Stop(); err != nil {
+		t.Fatalf("Serve returned %v", err)
+	}
+	closedWith(t, p.b, 1001)
+	<-p.a.Closed()
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	if len(r.s.sessions) != 0 || len(r.s.peers) != 0 {
+		t.Fatalf("state left after shutdown: %d sessions, %d peers", len(r.s.sessions), len(r.s.peers))
+	}
+}
+
+func TestStatusAndLifecycle(t *testing.T) {
+	r := startRelay(t, nil)
+	st := r.s.Status()
+	if len(st.Ports) != 1 || st.Ports[0] != r.Port() || st.PageAttached || st.Note == "" {
+		t.Fatalf("status before a page: %+v", st)
+	}
+	p := r.paired(t)
+	st = r.s.Status()
+	if !st.PageAttached || st.AgentSessions != 1 || st.LastActivity.IsZero() || st.Note != "" {
+		t.Fatalf("status with a page and an agent: %+v", st)
+	}
+	act := r.Env.Lifecycle.Activity("pixelle")
+	if !act.PageEverAttached || act.LastAgent.IsZero() {
+		t.Fatalf("lifecycle %+v", act)
+	}
+	_ = p
+}
+
+func TestHeartbeatDropsSilentBrowser(t *testing.T) {
+	s, err := New(website, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := adaptertest.Start(t, s, adaptertest.Options{Heartbeat: hubHeartbeat(50*time.Millisecond, 200*time.Millisecond)})
+	r := &relay{Harness: h, s: s}
+	id, tok := r.createSession(t)
+	b := r.MustDial("/relay", adaptertest.DialOptions{Origin: website, NoPong: true})
+	sendJSON(t, b, map[string]string{"type": "hello", "role": "browser", "sessionId": id, "token": tok})
+	next(t, b)
+	<-b.Closed()
+	if b.Pings() == 0 {
+		t.Fatal("no pings before the drop")
+	}
+}

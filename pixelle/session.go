@@ -1,0 +1,93 @@
+package pixelle
+
+import (
+	"time"
+
+	"github.com/lxzan/gws"
+
+	"github.com/hubdev/hub/hub"
+)
+
+// Credential sizes: 32 random bytes (256 bits) for session ids and tokens,
+// above the contract's 192-bit floor; 6 bytes for pairing codes.
+const (
+	secretBytes   = 32
+	pairCodeBytes = 6
+)
+
+// session is one browser tab's relay state. All fields are guarded by
+// Server.mu.
+type session struct {
+	id           string
+	label        string // "s<N>": the only session name that reaches logs
+	browserToken string
+	agentToken   string // "" while unpaired or after revoke
+	origin       string // normalised Origin recorded at creation
+
+	browser *peer
+	agents  map[*peer]struct{}
+
+	code        string // current pairing code, "" if none
+	codeExpires time.Time
+
+	pending map[string]*pending // by relay request id
+	expiry  *time.Timer         // runs while no browser is connected
+}
+
+// pending is one routed command waiting for the browser's result.
+type pending struct {
+	relayID  string
+	clientID string
+	agent    *peer
+	timer    *time.Timer
+}
+
+// peer is one upgraded WebSocket connection. Fields after conn are guarded
+// by Server.mu.
+type peer struct {
+	conn   *gws.Conn
+	origin string // normalised Origin of the upgrade, "" if none
+	label  string // "c<N>" for logs
+
+	authed bool
+	role   string
+	sess   *session
+	auth   *time.Timer
+	hb     *hub.Heartbeat
+	gone   bool // OnClose ran or the relay closed it
+}
+
+func newSession(id, label, browserToken, origin string) *session {
+	return &session{
+		id: id, label: label, browserToken: browserToken, origin: origin,
+		agents:  map[*peer]struct{}{},
+		pending: map[string]*pending{},
+	}
+}
+
+// stopTimers stops the expiry and every pending timer.
+func (sess *session) stopTimers() {
+	if sess.expiry != nil {
+		sess.expiry.Stop()
+		sess.expiry = nil
+	}
+	for id, p := range sess.pending {
+		p.timer.Stop()
+		delete(sess.pending, id)
+	}
+}
+
+func (p *peer) stopTimers() {
+	if p.auth != nil {
+		p.auth.Stop()
+	}
+	if p.hb != nil {
+		p.hb.Stop()
+	}
+}
+
+// pairCodeValid reports whether code (already normalised) is the session's
+// live, unexpired code. Constant time in the code's contents.
+func (sess *session) pairCodeValid(code string, now time.Time) bool {
+	return sess.code != "" && now.Before(sess.codeExpires) && hub.SecretEqual(code, sess.code)
+}
