@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -150,11 +151,25 @@ func Probe(dir string) (*State, Liveness, string) {
 	return st, Running, "running (pid " + strconv.Itoa(st.PID) + ")"
 }
 
-// PIDAlive tests existence with signal 0, which sends nothing.
+// PIDAlive tests existence with signal 0, which sends nothing. A zombie
+// (exited, not yet reaped) counts as dead.
 func PIDAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	return !isZombie(pid)
+}
+
+// isZombie reads the process state from /proc/<pid>/stat.
+func isZombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state letter follows the ")" that closes the command name.
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }

@@ -62,26 +62,10 @@ func stopCommand() *cli.Command {
 func waitExit(pid int, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if !supervisor.PIDAlive(pid) || isZombie(pid) {
+		if !supervisor.PIDAlive(pid) {
 			return true
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-	return false
-}
-
-// isZombie reports a process that has exited but not been reaped (it can
-// happen when the stopping process is also the hub's parent, as in tests).
-func isZombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the ")" closing the command name.
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == ')' {
-			return i+2 < len(b) && b[i+2] == 'Z'
-		}
 	}
 	return false
 }

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/configs"
+	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/pixelle"
+	"github.com/hubdev/hub/stitchslop"
+	"github.com/hubdev/hub/supervisor"
+)
+
+// realRegistry is the binary's registry, so config tests see every real key.
+func realRegistry() *adapters.Registry { return registry() }
+
+func TestConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want string
+	}{
+		{"unknown top-level key", "log:\n  level: info\nlogging: {}\n", `hub.yaml:3: unknown key "logging"`},
+		{"unknown adapter key", "adapters:\n  pixelle:\n    port: 4317\n    websit: https://a.example\n", `hub.yaml:4: unknown key "adapters.pixelle.websit"`},
+		{"duplicate key", "adapters:\n  aiui:\n    port: 1\n    port: 2\n", `hub.yaml:4: mapping key "port" already defined at line 3`},
+		{"wrong type", "adapters:\n  aiui:\n    port: lots\n", "hub.yaml:3: cannot construct !!str `lots` into int"},
+		{"unknown adapter", "adapters:\n  telnet:\n    enabled: true\n", "hub.yaml:3: adapters.telnet: unknown adapter (known: aiui, geturl, pixelle, stitchslop)"},
+		{"port out of range", "adapters:\n  aiui:\n    port: 70000\n", "hub.yaml:3: adapters.aiui.port: must be a port in 1..65535 (or 0 for any free port), got 70000"},
+		{"negative port in list", "adapters:\n  stitchslop:\n    ports: [8787, -1]\n", "hub.yaml:3: adapters.stitchslop.ports: must be a port in 1..65535"},
+		{"non-loopback address", "adapters:\n  aiui:\n    address: 0.0.0.0\n", `hub.yaml:3: adapters.aiui.address: must be 127.0.0.1 (hub listens on loopback only), got "0.0.0.0"`},
+		{"website not an origin", "adapters:\n  pixelle:\n    website: example.com\n", `hub.yaml:3: adapters.pixelle.website: must be an origin like https://example.com, got "example.com"`},
+		{"origin with a path", "adapters:\n  stitchslop:\n    origin: https://a.example/app\n", `adapters.stitchslop.origin: must be an origin like https://example.com, got "https://a.example/app"`},
+		{"bad log level", "log:\n  level: loud\n", `hub.yaml: log.level: must be one of debug, info, warn, error, got "loud"`},
+		{"negative idle", "lifecycle:\n  agent_idle_minutes: -5\n", "lifecycle.agent_idle_minutes: must be 0 (disabled) or more, got -5"},
+		{"malformed yaml", "adapters: [\n", "hub.yaml"},
+		{"not a mapping", "- a\n- b\n", "hub.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := supervisor.ParseConfig([]byte(tt.yaml), "hub.yaml", realRegistry())
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error:\n%v\nwant it to contain:\n%s", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "goroutine") || strings.Contains(err.Error(), "struct {") {
+				t.Fatalf("error leaks internals: %v", err)
+			}
+		})
+	}
+}
+
+func TestConfigOverlaysDefaults(t *testing.T) {
+	cfg, err := supervisor.ParseConfig([]byte("adapters:\n  pixelle:\n    website: https://pixelle.example\n  aiui:\n    enabled: false\n"), "f", realRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	px, _ := cfg.Section("pixelle")
+	pc := px.Config.(*pixelle.Config)
+	if pc.Website != "https://pixelle.example" || pc.Port != pixelle.DefaultPort || pc.NeedsUser() != "" {
+		t.Fatalf("pixelle = %+v", pc)
+	}
+	ai, _ := cfg.Section("aiui")
+	if ai.Config.Common().Enabled {
+		t.Fatal("aiui still enabled")
+	}
+	st, _ := cfg.Section("stitchslop")
+	if got := st.Config.(*stitchslop.Config).Ports; !reflect.DeepEqual(got, stitchslop.DefaultPorts) {
+		t.Fatalf("untouched section lost its defaults: %v", got)
+	}
+	if cfg.Lifecycle.NoPageMinutes != 30 || cfg.Lifecycle.AgentIdleMinutes != 120 {
+		t.Fatalf("lifecycle defaults: %+v", cfg.Lifecycle)
+	}
+}
+
+// The embedded default and the documented example must both load and
+// describe exactly the built-in defaults.
+func TestShippedConfigsMatchDefaults(t *testing.T) {
+	builtin, err := supervisor.ParseConfig(nil, "builtin", realRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"default.yaml": configs.Default, "example.yaml": configs.Example} {
+		cfg, err := supervisor.ParseConfig(data, name, realRegistry())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(cfg.Log, builtin.Log) || !reflect.DeepEqual(cfg.Lifecycle, builtin.Lifecycle) {
+			t.Errorf("%s: log/lifecycle differ from the built-in defaults", name)
+		}
+		for i, s := range cfg.Adapters {
+			got, _ := yaml.Marshal(s.Config)
+			want, _ := yaml.Marshal(builtin.Adapters[i].Config)
+			if string(got) != string(want) {
+				t.Errorf("%s: adapters.%s = %+v, built-in default %+v", name, s.Name, s.Config, builtin.Adapters[i].Config)
+			}
+		}
+	}
+}
+
+func TestConfigPath(t *testing.T) {
+	dir := t.TempDir()
+	dirs := hub.Dirs{Config: filepath.Join(dir, "hub")}
+	if p, err := supervisor.ConfigPath("", dirs); err != nil || p != "" {
+		t.Fatalf("no file: %q, %v; want the embedded default", p, err)
+	}
+	if _, err := supervisor.ConfigPath(filepath.Join(dir, "missing.yaml"), dirs); err == nil || !strings.Contains(err.Error(), "missing.yaml: no such file or directory") {
+		t.Fatalf("missing --config: %v", err)
+	}
+	os.MkdirAll(dirs.Config, 0o700)
+	os.WriteFile(filepath.Join(dirs.Config, "hub.yaml"), []byte("log: {level: debug}\n"), 0o600)
+	p, err := supervisor.ConfigPath("", dirs)
+	if err != nil || p != filepath.Join(dirs.Config, "hub.yaml") {
+		t.Fatalf("XDG file: %q, %v", p, err)
+	}
+	cfg, err := supervisor.LoadConfig(p, realRegistry())
+	if err != nil || cfg.Log.Level != "debug" || cfg.Source != p {
+		t.Fatalf("LoadConfig = %+v, %v", cfg, err)
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add(configs.Default)
+	f.Add(configs.Example)
+	f.Add([]byte("adapters:\n  pixelle:\n    website: example.com\n"))
+	f.Add([]byte("adapters: {a: 1, a: 2}\n"))
+	f.Add([]byte("&a [*a]"))
+	f.Add([]byte("lifecycle: {no_page_minutes: 99999999999999999999}"))
+	reg := realRegistry()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := supervisor.ParseConfig(data, "fuzz.yaml", reg)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		// Anything accepted is fully valid.
+		for _, s := range cfg.Adapters {
+			if err := s.Config.Validate(); err != nil {
+				t.Fatalf("accepted an invalid section %s: %v", s.Name, err)
+			}
+		}
+		if cfg.Lifecycle.ShutdownSeconds < 1 {
+			t.Fatal("accepted shutdown_seconds < 1")
+		}
+	})
+}
