@@ -1,0 +1,358 @@
+package tools
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hubdev/hub/aiui/frame"
+)
+
+// Defaults from the spec.
+const (
+	DefaultCallTimeout = 15 * time.Second
+	DefaultDebounce    = 500 * time.Millisecond
+)
+
+// Limits on what a page may declare.
+const (
+	MaxNamespaces  = 64
+	MaxToolsPerNS  = 256
+	MaxNameBytes   = 128
+	MaxDescBytes   = 8 << 10
+	MaxSchemaBytes = 64 << 10
+	MaxPending     = 256
+)
+
+// Tool is one page-declared tool.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+}
+
+// Registration is one namespace's full tool set on one connection.
+type Registration struct {
+	ClientID     string            `json:"clientId"`
+	NS           string            `json:"ns"`
+	URL          string            `json:"url,omitempty"`
+	Tab          *frame.TabInfo    `json:"tab,omitempty"`
+	Source       *frame.SourceInfo `json:"source,omitempty"`
+	Hash         string            `json:"hash"`
+	Tools        []Tool            `json:"tools"`
+	RegisteredAt time.Time         `json:"registeredAt"`
+	ActiveTab    bool              `json:"activeTab,omitempty"`
+	seq          uint64
+}
+
+// Summary is the cheap /health view.
+type Summary struct {
+	Clients    int `json:"clients"`
+	Namespaces int `json:"namespaces"`
+	Tools      int `json:"tools"`
+}
+
+// Change is the debounced change signal.
+type Change struct {
+	Text          string         `json:"text"`
+	Registrations []Registration `json:"registrations"`
+}
+
+// Client is one /tools connection.
+type Client struct {
+	ID      string
+	send    func(v any) error
+	regs    map[string]*Registration
+	pending map[string]chan result
+	gone    bool
+}
+
+type result struct {
+	value json.RawMessage
+	err   error
+}
+
+// Directory is the in-memory registry of page tools.
+type Directory struct {
+	// CallTimeout bounds a routed call (default 15 s).
+	CallTimeout time.Duration
+	// Debounce is the change-signal window (default 500 ms).
+	Debounce time.Duration
+	// OnChange receives the debounced signal when the signature changed.
+	OnChange func(Change)
+	Log      *slog.Logger
+
+	mu       sync.Mutex
+	clients  map[string]*Client
+	active   map[int64]int64 // windowId → chromeTabId
+	logged   map[string]string
+	nextID   uint64
+	seq      uint64
+	timer    *time.Timer
+	lastSig  string
+	closed   bool
+}
+
+// NewDirectory returns an empty directory with the spec's defaults.
+func NewDirectory(log *slog.Logger) *Directory {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Directory{CallTimeout: DefaultCallTimeout, Debounce: DefaultDebounce, Log: log,
+		clients: map[string]*Client{}, active: map[int64]int64{}, logged: map[string]string{}}
+}
+
+// Connect adds a connection; send writes one JSON text frame to it.
+func (d *Directory) Connect(send func(v any) error) *Client {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.nextID++
+	c := &Client{ID: fmt.Sprintf("c%d", d.nextID), send: send, regs: map[string]*Registration{}, pending: map[string]chan result{}}
+	d.clients[c.ID] = c
+	return c
+}
+
+// Disconnect drops the connection's registrations and rejects its
+// in-flight calls (pages get no chance to run code when they die).
+func (d *Directory) Disconnect(c *Client) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if c.gone {
+		return
+	}
+	c.gone = true
+	delete(d.clients, c.ID)
+	for id, ch := range c.pending {
+		ch <- result{err: fmt.Errorf("page disconnected before answering (client %s)", c.ID)}
+		delete(c.pending, id)
+	}
+	if len(c.regs) > 0 {
+		c.regs = nil
+		d.touch()
+	}
+}
+
+// Close stops the debounce timer; later changes are not signalled.
+func (d *Directory) Close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+}
+
+type inMsg struct {
+	V      int               `json:"v"`
+	Type   string            `json:"type"`
+	NS     string            `json:"ns"`
+	URL    string            `json:"url"`
+	Tab    *frame.TabInfo    `json:"tab"`
+	Source *frame.SourceInfo `json:"source"`
+	Hash   string            `json:"hash"`
+	Tools  []Tool            `json:"tools"`
+	CallID string            `json:"callId"`
+	OK     bool              `json:"ok"`
+	Value  json.RawMessage   `json:"value"`
+	Error  string            `json:"error"`
+	Active *bool             `json:"active"`
+}
+
+// Handle processes one text frame from c. Malformed messages are answered
+// with { type: "error" } and the socket stays open.
+func (d *Directory) Handle(c *Client, data []byte) {
+	var m inMsg
+	if err := json.Unmarshal(data, &m); err != nil {
+		c.send(errMsg("message is not a JSON object: " + err.Error()))
+		return
+	}
+	var err error
+	switch m.Type {
+	case "register":
+		err = d.register(c, &m)
+	case "result":
+		err = d.result(c, &m)
+	case "activation":
+		err = d.activation(c, &m)
+	default:
+		err = fmt.Errorf("unknown message type %q (register, result, activation)", m.Type)
+	}
+	if err != nil {
+		c.send(errMsg(err.Error()))
+	}
+}
+
+func errMsg(s string) map[string]any { return map[string]any{"v": 1, "type": "error", "error": s} }
+
+func validate(m *inMsg) error {
+	if m.NS == "" || len(m.NS) > MaxNameBytes {
+		return fmt.Errorf("register needs an ns of 1..%d bytes", MaxNameBytes)
+	}
+	if len(m.Tools) > MaxToolsPerNS {
+		return fmt.Errorf("register declares %d tools (max %d)", len(m.Tools), MaxToolsPerNS)
+	}
+	seen := map[string]bool{}
+	for i, t := range m.Tools {
+		switch {
+		case t.Name == "" || len(t.Name) > MaxNameBytes:
+			return fmt.Errorf("tools[%d] needs a name of 1..%d bytes", i, MaxNameBytes)
+		case seen[t.Name]:
+			return fmt.Errorf("tool %q declared twice in ns %q", t.Name, m.NS)
+		case len(t.Description) > MaxDescBytes:
+			return fmt.Errorf("tool %q description longer than %d bytes", t.Name, MaxDescBytes)
+		case len(t.InputSchema) > MaxSchemaBytes:
+			return fmt.Errorf("tool %q inputSchema longer than %d bytes", t.Name, MaxSchemaBytes)
+		}
+		if len(t.InputSchema) > 0 && string(t.InputSchema) != "null" {
+			var obj map[string]any
+			if json.Unmarshal(t.InputSchema, &obj) != nil {
+				return fmt.Errorf("tool %q inputSchema must be a JSON object", t.Name)
+			}
+		}
+		seen[t.Name] = true
+	}
+	return nil
+}
+
+// contentHash is used when a page sends no hash of its own.
+func contentHash(tools []Tool) string {
+	b, _ := json.Marshal(tools)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:4])
+}
+
+func (d *Directory) register(c *Client, m *inMsg) error {
+	if err := validate(m); err != nil {
+		return err
+	}
+	hash := m.Hash
+	if hash == "" {
+		hash = contentHash(m.Tools)
+	}
+	d.mu.Lock()
+	if c.gone {
+		d.mu.Unlock()
+		return nil
+	}
+	if _, ok := c.regs[m.NS]; !ok && len(c.regs) >= MaxNamespaces {
+		d.mu.Unlock()
+		return fmt.Errorf("too many namespaces on this connection (max %d)", MaxNamespaces)
+	}
+	d.seq++
+	prev := c.regs[m.NS]
+	r := &Registration{ClientID: c.ID, NS: m.NS, URL: m.URL, Tab: m.Tab, Source: m.Source, Hash: hash,
+		Tools: m.Tools, RegisteredAt: time.Now().UTC(), seq: d.seq}
+	if prev != nil {
+		r.seq = prev.seq // a re-registration keeps its place in the natural order
+	}
+	if r.Tools == nil {
+		r.Tools = []Tool{}
+	}
+	c.regs[m.NS] = r
+	logIt := d.logged[m.NS] != hash
+	d.logged[m.NS] = hash
+	d.touch()
+	d.mu.Unlock()
+	if logIt {
+		names := make([]string, len(m.Tools))
+		for i, t := range m.Tools {
+			names[i] = t.Name
+		}
+		d.Log.Info("page tools registered", "ns", m.NS, "hash", hash, "client", c.ID, "tools", strings.Join(names, ","))
+	}
+	return c.send(map[string]any{"v": 1, "type": "registered", "ns": m.NS, "hash": hash})
+}
+
+func (d *Directory) result(c *Client, m *inMsg) error {
+	d.mu.Lock()
+	ch, ok := c.pending[m.CallID]
+	delete(c.pending, m.CallID)
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("no call %q is pending on this connection", m.CallID)
+	}
+	if m.OK {
+		v := m.Value
+		if len(v) == 0 {
+			v = json.RawMessage("null")
+		}
+		ch <- result{value: v}
+	} else {
+		msg := m.Error
+		if msg == "" {
+			msg = "page tool failed without a message"
+		}
+		ch <- result{err: &ToolError{Msg: msg}}
+	}
+	return nil
+}
+
+func (d *Directory) activation(c *Client, m *inMsg) error {
+	if m.Tab == nil || m.Tab.WindowID == nil || m.Tab.ChromeTabID == nil || m.Active == nil {
+		return fmt.Errorf("activation needs tab.chromeTabId, tab.windowId and active")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w, tab := *m.Tab.WindowID, *m.Tab.ChromeTabID
+	if *m.Active {
+		d.active[w] = tab
+	} else if cur, ok := d.active[w]; ok && cur == tab {
+		// only a deactivation of the current tab clears the slot, so a
+		// stale deactivation cannot clobber a newer activation
+		delete(d.active, w)
+	}
+	d.touch()
+	return nil
+}
+
+// isActive reports whether r's tab is its window's active tab. Caller holds mu.
+func (d *Directory) isActive(r *Registration) bool {
+	if r.Tab == nil || r.Tab.WindowID == nil || r.Tab.ChromeTabID == nil {
+		return false
+	}
+	t, ok := d.active[*r.Tab.WindowID]
+	return ok && t == *r.Tab.ChromeTabID
+}
+
+// list returns copies in natural (registration) order. Caller holds mu.
+func (d *Directory) list() []Registration {
+	var out []Registration
+	for _, c := range d.clients {
+		for _, r := range c.regs {
+			cp := *r
+			cp.Tools = slices.Clone(r.Tools)
+			cp.ActiveTab = d.isActive(r)
+			out = append(out, cp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
+// List is the directory as page_tools_list shows it.
+func (d *Directory) List() []Registration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.list()
+}
+
+// Summary counts connections, namespaces and tools.
+func (d *Directory) Summary() Summary {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := Summary{Clients: len(d.clients)}
+	for _, c := range d.clients {
+		s.Namespaces += len(c.regs)
+		for _, r := range c.regs {
+			s.Tools += len(r.Tools)
+		}
+	}
+	return s
+}

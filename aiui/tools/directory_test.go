@@ -1,0 +1,249 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// page is a fake /tools connection that records what the server sent.
+type page struct {
+	mu   sync.Mutex
+	sent []map[string]any
+	c    *Client
+	d    *Directory
+}
+
+func (p *page) send(v any) error {
+	b, _ := json.Marshal(v)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	p.mu.Lock()
+	p.sent = append(p.sent, m)
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *page) last() map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.sent) == 0 {
+		return nil
+	}
+	return p.sent[len(p.sent)-1]
+}
+
+func connect(d *Directory) *page {
+	p := &page{d: d}
+	p.c = d.Connect(p.send)
+	return p
+}
+
+func (p *page) msg(s string) { p.d.Handle(p.c, []byte(s)) }
+
+func (p *page) register(ns, hash string, tab string, tools ...string) {
+	var ts []string
+	for _, t := range tools {
+		ts = append(ts, fmt.Sprintf(`{"name":%q,"description":"d"}`, t))
+	}
+	if tab == "" {
+		tab = "null"
+	}
+	p.msg(fmt.Sprintf(`{"v":1,"type":"register","ns":%q,"hash":%q,"url":"http://localhost:5173/","tab":%s,"tools":[%s]}`, ns, hash, tab, strings.Join(ts, ",")))
+}
+
+// answer replies to the latest call with value.
+func (p *page) answerLoop(t *testing.T, value string) {
+	go func() {
+		for range 200 {
+			if m := p.last(); m != nil && m["type"] == "call" {
+				p.msg(fmt.Sprintf(`{"v":1,"type":"result","callId":%q,"ok":true,"value":%s}`, m["callId"], value))
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func TestRegisterReplacesNamespace(t *testing.T) {
+	d := NewDirectory(quiet())
+	p := connect(d)
+	p.register("morpho", "h1", "", "a", "b")
+	if m := p.last(); m["type"] != "registered" || m["ns"] != "morpho" || m["hash"] != "h1" {
+		t.Fatalf("ack = %v", m)
+	}
+	p.register("morpho", "h2", "", "c")
+	p.register("aztec", "h3", "", "d")
+	l := d.List()
+	if len(l) != 2 || l[0].NS != "morpho" || l[0].Hash != "h2" || len(l[0].Tools) != 1 || l[1].NS != "aztec" {
+		t.Fatalf("list = %+v", l)
+	}
+	if s := d.Summary(); s != (Summary{Clients: 1, Namespaces: 2, Tools: 2}) {
+		t.Fatalf("summary = %+v", s)
+	}
+	d.Disconnect(p.c)
+	if len(d.List()) != 0 {
+		t.Fatal("registrations survived the socket close")
+	}
+}
+
+func TestBadMessages(t *testing.T) {
+	d := NewDirectory(quiet())
+	p := connect(d)
+	for _, tt := range []struct{ msg, want string }{
+		{`nope`, "not a JSON object"},
+		{`{"type":"zap"}`, "unknown message type"},
+		{`{"type":"register","ns":""}`, "needs an ns"},
+		{`{"type":"register","ns":"a","tools":[{"name":"x"},{"name":"x"}]}`, "declared twice"},
+		{`{"type":"register","ns":"a","tools":[{"name":"x","inputSchema":[1]}]}`, "must be a JSON object"},
+		{`{"type":"result","callId":"nope","ok":true}`, "no call"},
+		{`{"type":"activation","tab":{}}`, "activation needs"},
+	} {
+		p.msg(tt.msg)
+		if m := p.last(); m["type"] != "error" || !strings.Contains(m["error"].(string), tt.want) {
+			t.Errorf("%s → %v, want error with %q", tt.msg, m, tt.want)
+		}
+	}
+}
+
+func TestCallRouting(t *testing.T) {
+	tab := func(tabID, win int) string { return fmt.Sprintf(`{"title":"t%d","chromeTabId":%d,"windowId":%d}`, tabID, tabID, win) }
+	d := NewDirectory(quiet())
+	ctx := context.Background()
+	var re *RouteError
+	if _, err := d.Call(ctx, CallRequest{Name: "x"}); !errors.As(err, &re) || !strings.Contains(err.Error(), "no page is connected") {
+		t.Fatalf("no page: %v", err)
+	}
+	a, b := connect(d), connect(d)
+	a.register("morpho", "h", tab(10, 1), "set", "only-a")
+	b.register("morpho", "h", tab(11, 1), "set")
+	if _, err := d.Call(ctx, CallRequest{Name: "missing"}); !errors.As(err, &re) || !strings.Contains(err.Error(), `no page tool named "missing"`) {
+		t.Fatalf("no match: %v", err)
+	}
+	a.answerLoop(t, `"from-a"`)
+	if v, err := d.Call(ctx, CallRequest{Name: "only-a", Args: json.RawMessage(`{"k":1}`)}); err != nil || string(v) != `"from-a"` {
+		t.Fatalf("single match: %s %v", v, err)
+	}
+	_, err := d.Call(ctx, CallRequest{Name: "set"})
+	if !errors.As(err, &re) || len(re.Candidates) != 2 || !strings.Contains(err.Error(), "clientId="+a.c.ID) || !strings.Contains(err.Error(), "clientId="+b.c.ID) {
+		t.Fatalf("ambiguous: %v", err)
+	}
+	b.answerLoop(t, `"from-b"`)
+	if v, err := d.Call(ctx, CallRequest{Name: "set", ClientID: b.c.ID}); err != nil || string(v) != `"from-b"` {
+		t.Fatalf("narrowed by clientId: %s %v", v, err)
+	}
+	// an activation reporter makes b's tab active: the active-tab rung engages
+	ext := connect(d)
+	ext.msg(`{"v":1,"type":"activation","tab":{"chromeTabId":11,"windowId":1},"active":true}`)
+	b.answerLoop(t, `"active-b"`)
+	if v, err := d.Call(ctx, CallRequest{Name: "set"}); err != nil || string(v) != `"active-b"` {
+		t.Fatalf("active tab wins: %s %v", v, err)
+	}
+	// a stale deactivation of another tab does not clobber the slot
+	ext.msg(`{"v":1,"type":"activation","tab":{"chromeTabId":10,"windowId":1},"active":false}`)
+	if l := d.List(); !l[1].ActiveTab {
+		t.Fatalf("stale deactivation cleared the active tab: %+v", l)
+	}
+	ext.msg(`{"v":1,"type":"activation","tab":{"chromeTabId":11,"windowId":1},"active":false}`)
+	if l := d.List(); l[1].ActiveTab {
+		t.Fatal("deactivation of the active tab did not clear it")
+	}
+	// the page's own error comes back as a ToolError
+	a.mu.Lock()
+	a.sent = nil
+	a.mu.Unlock()
+	go func() {
+		for range 200 {
+			if m := a.last(); m != nil && m["type"] == "call" && m["name"] == "only-a" {
+				a.msg(fmt.Sprintf(`{"v":1,"type":"result","callId":%q,"ok":false,"error":"bad params"}`, m["callId"]))
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	var te *ToolError
+	if _, err := d.Call(ctx, CallRequest{Name: "only-a"}); !errors.As(err, &te) || te.Msg != "bad params" {
+		t.Fatalf("tool error: %v", err)
+	}
+}
+
+func TestCallTimeoutAndDisconnect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := NewDirectory(quiet())
+		p := connect(d)
+		p.register("ns", "h", "", "slow")
+		start := time.Now()
+		var te *ToolError
+		if _, err := d.Call(context.Background(), CallRequest{Name: "slow"}); !errors.As(err, &te) || !strings.Contains(te.Msg, "did not answer within 15s") {
+			t.Fatalf("timeout: %v", err)
+		}
+		if got := time.Since(start); got != 15*time.Second {
+			t.Fatalf("timed out after %s, want the 15 s default", got)
+		}
+		errc := make(chan error, 1)
+		go func() { _, err := d.Call(context.Background(), CallRequest{Name: "slow"}); errc <- err }()
+		synctest.Wait()
+		d.Disconnect(p.c)
+		if err := <-errc; err == nil || !strings.Contains(err.Error(), "page disconnected") {
+			t.Fatalf("in-flight call after disconnect: %v", err)
+		}
+	})
+}
+
+func TestDebouncedChangeSignal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := NewDirectory(quiet())
+		var mu sync.Mutex
+		var texts []string
+		d.OnChange = func(c Change) { mu.Lock(); texts = append(texts, c.Text); mu.Unlock() }
+		got := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), texts...) }
+		defer d.Close()
+		p := connect(d)
+		p.register("morpho", "h1", `{"title":"Morpho","chromeTabId":1,"windowId":1}`, "set")
+		p.register("morpho", "h1", `{"title":"Morpho","chromeTabId":1,"windowId":1}`, "set")
+		time.Sleep(499 * time.Millisecond)
+		synctest.Wait()
+		if g := got(); len(g) != 0 {
+			t.Fatalf("signal before the 500 ms window: %v", g)
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if g := got(); len(g) != 1 || g[0] != "page tools changed: morpho/set" {
+			t.Fatalf("after window: %v", g)
+		}
+		// same-hash re-registration: silent
+		p.register("morpho", "h1", `{"title":"Morpho","chromeTabId":1,"windowId":1}`, "set")
+		// reload: close + reconnect restoring an identical set within the window nets to nothing
+		d.Disconnect(p.c)
+		q := connect(d)
+		q.register("morpho", "h1", `{"title":"Morpho","chromeTabId":1,"windowId":1}`, "set")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if g := got(); len(g) != 1 {
+			t.Fatalf("identical set signalled again: %v", g)
+		}
+		// an activation flip re-flags the entry
+		q.msg(`{"v":1,"type":"activation","tab":{"chromeTabId":1,"windowId":1},"active":true}`)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if g := got(); len(g) != 2 || g[1] != "page tools changed: morpho/set (active tab: Morpho)" {
+			t.Fatalf("activation: %v", g)
+		}
+		d.Disconnect(q.c)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if g := got(); len(g) != 3 || g[2] != "page tools changed: none" {
+			t.Fatalf("loss: %v", g)
+		}
+	})
+}
