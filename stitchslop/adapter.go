@@ -1,6 +1,18 @@
 package stitchslop
 
-import "github.com/hubdev/hub/adapters"
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/lxzan/gws"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
+)
 
 // Factory registers the stitchslop adapter.
 func Factory() adapters.Factory {
@@ -8,6 +20,263 @@ func Factory() adapters.Factory {
 		Name:      "stitchslop",
 		Summary:   "Stitch Slop bridge (page WebSocket, pairing, control plane)",
 		NewConfig: NewConfig,
-		New:       func(adapters.Config) (adapters.Adapter, error) { return nil, adapters.ErrNotImplemented },
+		New: func(c adapters.Config) (adapters.Adapter, error) {
+			cfg, ok := c.(*Config)
+			if !ok {
+				return nil, fmt.Errorf("stitchslop: unexpected config type %T", c)
+			}
+			return New(Options{Origin: cfg.Origin, Ports: cfg.Ports, ConfigDir: cfg.ConfigDir})
+		},
 	}
+}
+
+var _ adapters.Adapter = (*Server)(nil)
+
+// Server is one Stitch Slop bridge: the page WebSocket, pairing, the control
+// plane on the same port, and the state the MCP face reads.
+type Server struct {
+	opts     Options
+	origin   string // normalised --origin
+	policy   *hub.OriginPolicy
+	refusals refusalLog
+	upgrader *gws.Upgrader
+	conns    *hub.ConnSet
+
+	// authMu serialises handshake decisions (busy vs take over, redeem).
+	authMu sync.Mutex
+
+	mu           sync.Mutex
+	log          *slog.Logger
+	env          *adapters.Env
+	pairings     *pairingStore
+	configDir    string
+	running      bool
+	port         int
+	key          string
+	armed        string // the one-time token currently armed, if any
+	page         *pageConn
+	tools        []PageTool
+	dropped      []DroppedTool
+	attachedCh   chan struct{} // closed while a page is attached
+	pending      map[int64]*pendingCall
+	nextID       int64
+	listeners    map[int]func()
+	nextListener int
+	sessions     int
+	lastActivity time.Time
+}
+
+// New builds a bridge from opts; it binds nothing until Serve.
+func New(opts Options) (*Server, error) {
+	opts.defaults()
+	origin, ok := hub.NormalizeOrigin(opts.Origin)
+	if !ok {
+		return nil, fmt.Errorf("origin: must be an origin like https://example.com, got %q", opts.Origin)
+	}
+	s := &Server{
+		opts:       opts,
+		origin:     origin,
+		policy:     hub.NewOriginPolicy(origin),
+		armed:      opts.Token,
+		attachedCh: make(chan struct{}),
+		pending:    map[int64]*pendingCall{},
+		listeners:  map[int]func(){},
+		log:        slog.New(slog.DiscardHandler),
+	}
+	s.upgrader = gws.NewUpgrader(s, &gws.ServerOption{
+		ParallelEnabled:    false,
+		ReadMaxPayloadSize: opts.MaxFrame,
+		CheckUtf8Enabled:   true,
+		Recovery:           gws.Recovery,
+	})
+	return s, nil
+}
+
+// Name is the adapter's registry name.
+func (s *Server) Name() string { return "stitchslop" }
+
+// Origin is the normalised allowed origin.
+func (s *Server) Origin() string { return s.origin }
+
+// ConfigDir resolves the config dir against home.
+func (s *Server) resolveConfigDir(home string) string {
+	return hub.ExpandHome(s.opts.ConfigDir, home)
+}
+
+// Serve binds 127.0.0.1 on the first free port, writes the session file,
+// reports Ready and serves the page WebSocket and the control plane until
+// ctx is done. It closes every page socket and fails every pending call
+// before returning.
+func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
+	log := env.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	dir := s.resolveConfigDir(env.Dirs.Home)
+	if err := hub.EnsurePrivateDir(dir); err != nil {
+		return fmt.Errorf("config dir %s: %w", dir, err)
+	}
+	store := &pairingStore{dir: dir}
+	if _, err := store.load(); err != nil {
+		log.Warn("pairing.json unreadable; treating it as empty (it is moved aside on the next pairing)", "err", err)
+	}
+	ln, port, err := hub.Listen(s.opts.Ports)
+	if err != nil {
+		return err
+	}
+	key := hub.RandomToken(32)
+	sess := sessionFile{Port: port, Key: key, Origin: s.origin, PID: os.Getpid(), Protocol: ProtocolVersion, StartedAt: time.Now().UTC()}
+	if err := writeSession(dir, sess); err != nil {
+		ln.Close()
+		return fmt.Errorf("writing the session file: %w", err)
+	}
+	defer removeSession(dir, port, os.Getpid())
+
+	s.mu.Lock()
+	s.log, s.env, s.pairings, s.configDir = log, env, store, dir
+	s.port, s.key, s.running = port, key, true
+	conns := &hub.ConnSet{}
+	s.conns = conns
+	s.mu.Unlock()
+
+	log.Info("stitchslop bridge listening", "addr", fmt.Sprintf("%s:%d", hub.LoopbackHost, port),
+		"origin", s.origin, "pid", os.Getpid(), "configDir", dir)
+	if note := s.note(); note != "" {
+		log.Warn(note)
+	}
+	if env.Ready != nil {
+		env.Ready(port)
+	}
+	err = hub.ServeHTTP(ctx, ln, s, conns, log)
+
+	s.mu.Lock()
+	s.running = false
+	p := s.page
+	s.mu.Unlock()
+	if p != nil {
+		s.detach(p, "bridge stopped")
+	}
+	return err
+}
+
+// Status is the adapter's snapshot for `hub status`.
+func (s *Server) Status() adapters.Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := adapters.Status{PageAttached: s.page != nil, AgentSessions: s.sessions, LastActivity: s.lastActivity}
+	if s.running {
+		st.Ports = []int{s.port}
+	}
+	st.Note = s.noteLocked()
+	return st
+}
+
+// note says what the user must do, if anything.
+func (s *Server) note() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.noteLocked()
+}
+
+func (s *Server) noteLocked() string {
+	if s.armed != "" || s.pairings == nil {
+		return ""
+	}
+	if s.pairings.Paired(s.origin) {
+		return ""
+	}
+	return "needs a token: run 'hub stitchslop pair' (token from STITCHSLOP_TOKEN or stdin)"
+}
+
+// touch records agent activity for status and the lifecycle.
+func (s *Server) agentActivity() {
+	s.mu.Lock()
+	s.lastActivity = time.Now()
+	env := s.env
+	s.mu.Unlock()
+	if env != nil && env.Lifecycle != nil {
+		env.Lifecycle.AgentActivity(s.Name())
+	}
+}
+
+// Subscribe registers fn to run whenever the tool list changes (page attach,
+// revised list, detach). It returns the cancel function.
+func (s *Server) Subscribe(fn func()) func() {
+	s.mu.Lock()
+	id := s.nextListener
+	s.nextListener++
+	s.listeners[id] = fn
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.listeners, id)
+		s.mu.Unlock()
+	}
+}
+
+func (s *Server) notifyToolsChanged() {
+	s.mu.Lock()
+	fns := make([]func(), 0, len(s.listeners))
+	for _, fn := range s.listeners {
+		fns = append(fns, fn)
+	}
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// Attached returns a channel that is closed while a page is attached, and
+// whether one is attached now.
+func (s *Server) attached() (<-chan struct{}, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.attachedCh, s.page != nil
+}
+
+// Tools returns a copy of the page's sanitised tool list.
+func (s *Server) Tools() ([]PageTool, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]PageTool(nil), s.tools...), s.page != nil
+}
+
+// Port is the bound port (0 before Serve).
+func (s *Server) Port() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.port
+}
+
+// Key is the control-plane key of this run.
+func (s *Server) Key() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.key
+}
+
+// ArmToken arms a one-time token at run time (control plane /pair, MCP pair,
+// `hub stitchslop pair`). A token already redeemed is refused.
+func (s *Server) ArmToken(token string) error {
+	if token == "" || len(token) > 512 {
+		return fmt.Errorf("token must be 1..512 characters")
+	}
+	s.mu.Lock()
+	store := s.pairings
+	s.mu.Unlock()
+	if store != nil && store.Spent(token) {
+		return errTokenSpent
+	}
+	s.mu.Lock()
+	s.armed = token
+	s.mu.Unlock()
+	s.log.Info("one-time token armed", "origin", s.origin)
+	return nil
+}
+
+// sessionAdd counts an MCP session for status.
+func (s *Server) sessionAdd(d int) {
+	s.mu.Lock()
+	s.sessions += d
+	s.mu.Unlock()
 }

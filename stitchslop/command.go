@@ -1,18 +1,267 @@
 package stitchslop
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/hubdev/hub/hub"
 )
 
-// Command is the `hub stitchslop` command group.
+// Command is the `hub stitchslop` command group: with flags it runs a
+// standalone bridge (§1); a bare word selects the shell client (§4.4).
 func Command() *cli.Command {
 	return &cli.Command{
-		Name:  "stitchslop",
-		Usage: "the stitchslop bridge (not implemented yet)",
-		Action: func(*cli.Context) error {
-			return cli.Exit(fmt.Sprintf("hub stitchslop: not implemented yet"), 1)
+		Name:      "stitchslop",
+		Usage:     "run a standalone Stitch Slop bridge, or drive a running one from a shell",
+		UsageText: "hub stitchslop --origin URL [--port N] [--config-dir DIR] [--agent-idle-minutes M]   (token in STITCHSLOP_TOKEN)\n   hub stitchslop status | tools | wait [SECONDS] | call <command> [JSON-ARGS] [--out FILE] [--port N] [--config-dir DIR]\n   hub stitchslop pair [--port N] [--config-dir DIR]   (token from STITCHSLOP_TOKEN or stdin)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "origin", Usage: "the only site allowed to connect, e.g. https://www.stitchslop.com"},
+			&cli.IntFlag{Name: "port", Usage: "pin one port instead of scanning 8787-8790"},
+			&cli.StringFlag{Name: "config-dir", Value: "~/.stitchslop", Usage: "where pairings and session files live"},
+			&cli.IntFlag{Name: "agent-idle-minutes", Value: DefaultAgentIdleMinutes, Usage: "exit after this long with no agent activity"},
+			&cli.BoolFlag{Name: "version", Usage: "print the version and protocol number"},
+		},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return cli.Exit("hub stitchslop: "+err.Error(), ExitUsage)
+		},
+		Subcommands: []*cli.Command{
+			clientCommand("status", "show the running bridge's state (JSON)", "status"),
+			clientCommand("tools", "list the attached tab's tools (JSON)", "tools"),
+			clientCommand("wait", "wait [SECONDS] until a tab attaches (default 90)", "wait"),
+			clientCommand("call", "call <command> [JSON-ARGS] [--out FILE]: run a page command", "call"),
+			clientCommand("pair", "arm a one-time token on the running bridge (STITCHSLOP_TOKEN or stdin)", "pair"),
+		},
+		Action: runBridgeCommand,
+	}
+}
+
+func runBridgeCommand(c *cli.Context) error {
+	if c.Bool("version") {
+		fmt.Fprintf(c.App.Writer, "%s %s (protocol %d)\n", ServerName, Version, ProtocolVersion)
+		return nil
+	}
+	if c.Args().Present() {
+		return cli.Exit(fmt.Sprintf("hub stitchslop: unknown command %q (want status, tools, wait, call or pair)", c.Args().First()), ExitUsage)
+	}
+	if c.String("origin") == "" {
+		return cli.Exit("hub stitchslop: --origin is required (the only site allowed to connect)", ExitUsage)
+	}
+	if p := c.Int("port"); p < 0 || p > 65535 {
+		return cli.Exit(fmt.Sprintf("hub stitchslop: --port must be 1..65535, got %d", p), ExitUsage)
+	}
+	if m := c.Int("agent-idle-minutes"); m <= 0 {
+		return cli.Exit("hub stitchslop: --agent-idle-minutes must be positive", ExitUsage)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := RunStandalone(ctx, StandaloneOptions{
+		Origin:    c.String("origin"),
+		Port:      c.Int("port"),
+		ConfigDir: c.String("config-dir"),
+		Token:     os.Getenv("STITCHSLOP_TOKEN"),
+		AgentIdle: time.Duration(c.Int("agent-idle-minutes")) * time.Minute,
+		Stdin:     os.Stdin,
+		Stdout:    c.App.Writer,
+		Stderr:    c.App.ErrWriter,
+	})
+	if err != nil {
+		return cli.Exit("hub stitchslop: "+err.Error(), ExitFailed)
+	}
+	return nil
+}
+
+// clientArgs are a shell-client command line, flags accepted anywhere.
+type clientArgs struct {
+	pos       []string
+	port      int
+	configDir string
+	out       string
+}
+
+func parseClientArgs(args []string, allowOut bool) (clientArgs, error) {
+	var ca clientArgs
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			ca.pos = append(ca.pos, a)
+			continue
+		}
+		if a == "--" {
+			ca.pos = append(ca.pos, args[i+1:]...)
+			break
+		}
+		if !hasVal {
+			if name != "port" && name != "config-dir" && name != "out" {
+				return ca, fmt.Errorf("unknown flag %s", a)
+			}
+			if i+1 >= len(args) {
+				return ca, fmt.Errorf("flag %s needs a value", a)
+			}
+			i++
+			val = args[i]
+		}
+		switch name {
+		case "port":
+			p, err := strconv.Atoi(val)
+			if err != nil || p < 1 || p > 65535 {
+				return ca, fmt.Errorf("--port must be 1..65535, got %q", val)
+			}
+			ca.port = p
+		case "config-dir":
+			ca.configDir = val
+		case "out":
+			if !allowOut {
+				return ca, errors.New("--out only applies to call")
+			}
+			ca.out = val
+		default:
+			return ca, fmt.Errorf("unknown flag %s", a)
+		}
+	}
+	return ca, nil
+}
+
+func clientCommand(name, usage, kind string) *cli.Command {
+	return &cli.Command{
+		Name:            name,
+		Usage:           usage,
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			return runClient(c, kind)
 		},
 	}
+}
+
+func usageErr(format string, a ...any) error {
+	return cli.Exit("hub stitchslop: "+fmt.Sprintf(format, a...), ExitUsage)
+}
+
+func runClient(c *cli.Context, kind string) error {
+	ca, err := parseClientArgs(c.Args().Slice(), kind == "call")
+	if err != nil {
+		return usageErr("%s %v", kind+":", err)
+	}
+	for _, a := range ca.pos {
+		if a == "-h" || a == "--help" || a == "help" {
+			return cli.ShowSubcommandHelp(c)
+		}
+	}
+	// Flags given to the group (`hub stitchslop --port 8788 status`) apply too.
+	if parent := c.Lineage()[1]; parent != nil {
+		if ca.port == 0 && parent.IsSet("port") {
+			ca.port = parent.Int("port")
+		}
+		if ca.configDir == "" && parent.IsSet("config-dir") {
+			ca.configDir = parent.String("config-dir")
+		}
+	}
+	if ca.configDir == "" {
+		ca.configDir = "~/.stitchslop"
+	}
+	dirs, err := hub.DirsFromEnv()
+	if err != nil {
+		return cli.Exit(err.Error(), ExitFailed)
+	}
+	sc := &shellClient{ConfigDir: hub.ExpandHome(ca.configDir, dirs.Home), Port: ca.port, Stdout: c.App.Writer, Stderr: c.App.ErrWriter}
+
+	switch kind {
+	case "status", "tools":
+		if len(ca.pos) > 0 {
+			return usageErr("%s takes no arguments", kind)
+		}
+		out, err := sc.do(methodFor(kind), "/"+kind, nil, 30*time.Second)
+		if err != nil {
+			return err
+		}
+		return sc.emit(out)
+	case "wait":
+		secs := float64(DefaultWaitSeconds)
+		if len(ca.pos) > 1 {
+			return usageErr("wait takes at most one argument: SECONDS")
+		}
+		if len(ca.pos) == 1 {
+			v, err := strconv.ParseFloat(ca.pos[0], 64)
+			if err != nil || v < 0 || v > MaxControlWaitSeconds {
+				return usageErr("wait: SECONDS must be a number in 0..%d, got %q", MaxControlWaitSeconds, ca.pos[0])
+			}
+			secs = v
+		}
+		out, err := sc.do("POST", "/wait", map[string]any{"seconds": secs}, time.Duration(secs*float64(time.Second))+30*time.Second)
+		if err != nil {
+			return err
+		}
+		return sc.emit(out)
+	case "call":
+		if len(ca.pos) < 1 || len(ca.pos) > 2 {
+			return usageErr("usage: hub stitchslop call <command> [JSON-ARGS] [--out FILE]")
+		}
+		args := json.RawMessage(`{}`)
+		if len(ca.pos) == 2 {
+			if !json.Valid([]byte(ca.pos[1])) {
+				return usageErr("call: JSON-ARGS is not valid JSON: %s", clip(ca.pos[1], 80))
+			}
+			if !isJSONObject(json.RawMessage(ca.pos[1])) {
+				return usageErr("call: JSON-ARGS must be a JSON object, like '{\"limit\":5}'")
+			}
+			args = json.RawMessage(ca.pos[1])
+		}
+		out, err := sc.do("POST", "/call", map[string]any{"command": ca.pos[0], "args": args}, DefaultCallTimeout+30*time.Second)
+		if err != nil {
+			return err
+		}
+		if ca.out != "" {
+			if out, err = saveImage(out, ca.out, sc.Stderr); err != nil {
+				return err
+			}
+		}
+		return sc.emit(out)
+	case "pair":
+		if len(ca.pos) > 0 {
+			return usageErr("pair takes no arguments: pass the token in STITCHSLOP_TOKEN or on stdin, never on the command line (every process can read argv)")
+		}
+		token, err := readToken(os.Getenv("STITCHSLOP_TOKEN"), c.App.Reader)
+		if err != nil {
+			return usageErr("pair: %v", err)
+		}
+		out, err := sc.do("POST", "/pair", map[string]any{"token": token}, 30*time.Second)
+		if err != nil {
+			return err
+		}
+		return sc.emit(out)
+	}
+	return usageErr("unknown command %q", kind)
+}
+
+func methodFor(kind string) string { return "GET" }
+
+// readToken takes the token from the environment, else the first line of
+// stdin.
+func readToken(env string, stdin io.Reader) (string, error) {
+	if t := strings.TrimSpace(env); t != "" {
+		return t, nil
+	}
+	if stdin == nil {
+		stdin = os.Stdin
+	}
+	line, err := bufio.NewReader(io.LimitReader(stdin, 4<<10)).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return "", err
+	}
+	if t := strings.TrimSpace(line); t != "" {
+		return t, nil
+	}
+	return "", errors.New("no token: set STITCHSLOP_TOKEN or pipe the token on stdin")
 }

@@ -1,0 +1,104 @@
+package stitchslop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Call outcomes that are not a page reply.
+var (
+	// ErrNoPage: no page is attached.
+	ErrNoPage   = errors.New("no Stitch Slop tab is connected")
+	errPageGone = errors.New("the page disconnected while the command was pending")
+	errTimeout  = errors.New("the page did not answer in time")
+)
+
+type callResult struct {
+	data []byte
+	err  error
+}
+
+// pendingCall is one command waiting for the page's reply.
+type pendingCall struct {
+	page *pageConn
+	done chan callResult // buffered 1
+}
+
+func (pc *pendingCall) reply(b []byte) { pc.done <- callResult{data: b} }
+func (pc *pendingCall) fail(err error) { pc.done <- callResult{err: err} }
+
+// Call sends {id, command, args} to the page and returns the page's reply
+// envelope verbatim. When no page is attached it returns ErrNoPage. A reply
+// that never comes (CallTimeout) or a page that goes away mid-call yields an
+// ok:false envelope saying the command may or may not have run.
+func (s *Server) Call(ctx context.Context, command string, args json.RawMessage) ([]byte, error) {
+	if command == "" || len(command) > 256 {
+		return nil, fmt.Errorf("command must be 1..256 characters")
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	} else if !isJSONObject(args) {
+		return nil, fmt.Errorf("args must be a JSON object")
+	}
+	s.mu.Lock()
+	p := s.page
+	if p == nil {
+		s.mu.Unlock()
+		return nil, ErrNoPage
+	}
+	s.nextID++
+	id := s.nextID
+	pc := &pendingCall{page: p, done: make(chan callResult, 1)}
+	s.pending[id] = pc
+	timeout := s.opts.CallTimeout
+	s.mu.Unlock()
+
+	frame, err := json.Marshal(struct {
+		ID      int64           `json:"id"`
+		Command string          `json:"command"`
+		Args    json.RawMessage `json:"args"`
+	}{id, command, args})
+	if err == nil {
+		err = p.write(frame)
+	}
+	if err != nil {
+		s.forget(id)
+		return uncertain(command, "the command could not be sent to the page ("+err.Error()+")"), nil
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case r := <-pc.done:
+		if r.err != nil {
+			return uncertain(command, r.err.Error()), nil
+		}
+		return r.data, nil
+	case <-t.C:
+		s.forget(id)
+		s.log.Warn("page call timed out", "command", clip(command, 64), "after", timeout)
+		return uncertain(command, fmt.Sprintf("%s (%s)", errTimeout, timeout)), nil
+	case <-ctx.Done():
+		s.forget(id)
+		return uncertain(command, "the caller gave up: "+ctx.Err().Error()), nil
+	}
+}
+
+func (s *Server) forget(id int64) {
+	s.mu.Lock()
+	delete(s.pending, id)
+	s.mu.Unlock()
+}
+
+// uncertain is the ok:false envelope for a call whose fate is unknown.
+func uncertain(command, why string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"ok":    false,
+		"error": "uncertain",
+		"message": fmt.Sprintf("%s: %s. The command %q may or may not have run; describe the scene (scene.describe) before retrying.",
+			"No answer from the Stitch Slop tab", why, clip(command, 64)),
+	})
+	return b
+}

@@ -1,0 +1,174 @@
+package stitchslop
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// bridgeTools are the MCP tools the bridge itself provides.
+var bridgeTools = []map[string]any{
+	{
+		"name": toolWait,
+		"description": "Block until the user's Stitch Slop tab attaches (it polls and connects on its own), then return a greeting " +
+			"with the live scene (scene.describe). Returns at once when already connected. A timeout is a normal result: call again.",
+		"inputSchema": json.RawMessage(`{"type":"object","properties":{"timeoutSeconds":{"type":"number","description":"how long to wait, default 90, at most 120"}}}`),
+	},
+	{
+		"name":        toolStatus,
+		"description": "Report the bridge's connection state: connected, origin, port, paired, connection attempts, recent refusals and other live bridges.",
+		"inputSchema": json.RawMessage(`{"type":"object","properties":{}}`),
+	},
+	{
+		"name": toolPair,
+		"description": "Arm a one-time pairing token for this bridge's origin at run time (the token the Stitch Slop panel shows), " +
+			"so the tab can pair without restarting the bridge.",
+		"inputSchema": json.RawMessage(`{"type":"object","properties":{"token":{"type":"string"}},"required":["token"]}`),
+	},
+}
+
+// mcpTools is tools/list: the bridge's tools, plus the page's when a page
+// is attached (never invented ones, §3.3).
+func (s *Server) mcpTools() []any {
+	out := make([]any, 0, len(bridgeTools)+8)
+	for _, t := range bridgeTools {
+		out = append(out, t)
+	}
+	if tools, ok := s.Tools(); ok {
+		for _, t := range tools {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// toolResult is a tools/call result.
+type toolResult struct {
+	Content []map[string]any `json:"content"`
+	IsError bool             `json:"isError"`
+}
+
+func textResult(text string, isError bool) toolResult {
+	return toolResult{Content: []map[string]any{{"type": "text", "text": text}}, IsError: isError}
+}
+
+// callTool runs one tools/call: the bridge's own tools locally, anything
+// else translated to a page command (name → command, arguments → args).
+func (s *Server) callTool(ctx context.Context, name string, args json.RawMessage) toolResult {
+	switch name {
+	case toolWait:
+		return s.waitTool(ctx, args)
+	case toolStatus:
+		b, _ := json.MarshalIndent(s.Report(), "", "  ")
+		return textResult(string(b), false)
+	case toolPair:
+		var p struct {
+			Token string `json:"token"`
+		}
+		json.Unmarshal(args, &p)
+		if err := s.ArmToken(p.Token); err != nil {
+			return textResult("Could not arm the token: "+err.Error()+". Ask the user to reopen the Stitch Slop panel for a fresh token.", true)
+		}
+		return textResult("Token armed for "+s.origin+". The tab pairs with it the next time it connects; call wait_for_connection.", false)
+	}
+	env, err := s.Call(ctx, name, args)
+	if errors.Is(err, ErrNoPage) {
+		return textResult(noPageText(s.Port()), true)
+	}
+	if err != nil {
+		return textResult("The call was not sent: "+err.Error(), true)
+	}
+	return envelopeResult(env)
+}
+
+// waitTool is wait_for_connection (§3.4).
+func (s *Server) waitTool(ctx context.Context, args json.RawMessage) toolResult {
+	var p struct {
+		TimeoutSeconds *float64 `json:"timeoutSeconds"`
+	}
+	json.Unmarshal(args, &p)
+	secs := float64(DefaultWaitSeconds)
+	if p.TimeoutSeconds != nil && *p.TimeoutSeconds >= 0 {
+		secs = min(*p.TimeoutSeconds, MaxWaitSeconds)
+	}
+	_, already := s.attached()
+	if !s.waitAttached(ctx, time.Duration(secs*float64(time.Second))) {
+		r := s.Report()
+		text := fmt.Sprintf("Still waiting: no Stitch Slop tab has attached to this bridge (port %d) in %gs. "+
+			"The page polls and attaches on its own, so call wait_for_connection again. ", r.Port, secs)
+		if r.Attempts == 0 {
+			text += "No browser has tried to connect yet. If waiting again does not help, ask the user whether their Allow agent connections switch is on " +
+				"(and, if it is, to check the browser console for a Content-Security-Policy block)."
+		} else if len(r.Refusals) > 0 {
+			text += fmt.Sprintf("The browser did try and was refused (most recent reason: %s); connection_status has the details.", r.Refusals[0].Reason)
+		}
+		return textResult(text, false)
+	}
+	greeting := fmt.Sprintf("Connected: the Stitch Slop tab at %s is attached to this bridge (port %d).", s.origin, s.Port())
+	if already {
+		greeting = fmt.Sprintf("Already connected: the Stitch Slop tab at %s is attached to this bridge (port %d).", s.origin, s.Port())
+	}
+	env, err := s.Call(ctx, "scene.describe", nil)
+	if err != nil {
+		return textResult(greeting+"\n\nscene.describe could not run: "+err.Error(), false)
+	}
+	res := envelopeResult(env)
+	text, _ := res.Content[0]["text"].(string)
+	res.Content[0]["text"] = greeting + "\n\nscene.describe answered:\n" + text
+	res.IsError = false
+	return res
+}
+
+// envelopeResult renders a page envelope as MCP content (§3.5): one text
+// block with the envelope as JSON minus the transport id, led by its `say`
+// line; a dataUrl becomes an image block and leaves the text; ok:false is
+// isError.
+func envelopeResult(env []byte) toolResult {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(env, &m); err != nil || m == nil {
+		return textResult("The page answered with something that is not a JSON object: "+clip(string(env), 200), true)
+	}
+	delete(m, "id")
+	isError := string(m["ok"]) == "false"
+	var image map[string]any
+	if raw, ok := m["dataUrl"]; ok {
+		var du string
+		if json.Unmarshal(raw, &du) == nil {
+			if mime, data, ok := parseDataURL(du); ok {
+				image = map[string]any{"type": "image", "data": data, "mimeType": mime}
+				delete(m, "dataUrl")
+			}
+		}
+	}
+	body, _ := json.Marshal(m)
+	text := string(body)
+	var say string
+	if raw, ok := m["say"]; ok && json.Unmarshal(raw, &say) == nil && strings.TrimSpace(say) != "" {
+		text = say + "\n" + text
+	}
+	res := textResult(text, isError)
+	if image != nil {
+		res.Content = append(res.Content, image)
+	}
+	return res
+}
+
+// parseDataURL splits data:<mime>;base64,<data>, checking the base64.
+func parseDataURL(s string) (mime, data string, ok bool) {
+	rest, found := strings.CutPrefix(s, "data:")
+	if !found {
+		return "", "", false
+	}
+	mime, data, found = strings.Cut(rest, ";base64,")
+	if !found || mime == "" || strings.ContainsAny(mime, " ,;") || data == "" {
+		return "", "", false
+	}
+	if _, err := base64.StdEncoding.DecodeString(data); err != nil {
+		return "", "", false
+	}
+	return mime, data, true
+}

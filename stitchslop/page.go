@@ -1,0 +1,480 @@
+package stitchslop
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lxzan/gws"
+
+	"github.com/hubdev/hub/hub"
+)
+
+// pageConn is one page socket, authenticated or not.
+type pageConn struct {
+	s      *Server
+	conn   *gws.Conn
+	conns  *hub.ConnSet
+	authed bool // read-loop goroutine only
+	closed atomic.Bool
+	seen   chan struct{} // signalled on every received frame (probe)
+	gone   chan struct{} // closed when the page detaches or closes
+
+	mu        sync.Mutex
+	hb        *hub.Heartbeat
+	authTimer *time.Timer
+	goneOnce  sync.Once
+}
+
+func (p *pageConn) markSeen() {
+	p.mu.Lock()
+	hb := p.hb
+	p.mu.Unlock()
+	if hb != nil {
+		hb.Seen()
+	}
+	select {
+	case p.seen <- struct{}{}:
+	default:
+	}
+}
+
+// write sends one text frame with a write deadline, so a page that stopped
+// reading cannot wedge a caller.
+func (p *pageConn) write(b []byte) error {
+	if p.closed.Load() {
+		return gws.ErrConnClosed
+	}
+	p.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	return p.conn.WriteMessage(gws.OpcodeText, b)
+}
+
+// close sends a close frame and drops the socket; OnClose does the rest.
+func (p *pageConn) close(code uint16, reason string) {
+	p.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	if err := p.conn.WriteClose(code, []byte(reason)); err != nil {
+		p.conn.NetConn().Close()
+	}
+}
+
+func (p *pageConn) stopTimers() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hb != nil {
+		p.hb.Stop()
+	}
+	if p.authTimer != nil {
+		p.authTimer.Stop()
+	}
+}
+
+// reachable probes an incumbent page: a socket the OS has not buried yet is
+// not a live tab (§2.6), so it must answer a ping within timeout.
+func (p *pageConn) reachable(timeout time.Duration) bool {
+	if p.closed.Load() {
+		return false
+	}
+	select {
+	case <-p.seen:
+	default:
+	}
+	p.conn.SetWriteDeadline(time.Now().Add(timeout))
+	if err := p.conn.WritePing(nil); err != nil {
+		return false
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-p.seen:
+		return !p.closed.Load()
+	case <-p.gone:
+		return false
+	case <-t.C:
+		return false
+	}
+}
+
+func isUpgrade(r *http.Request) bool {
+	return strings.EqualFold(strings.TrimSpace(r.Header.Get("Upgrade")), "websocket")
+}
+
+// serveUpgrade runs the Host and Origin checks before anything is hijacked,
+// so refusals are real 403s (§2.2), then hands the socket to gws.
+func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
+	s.refusals.attempt()
+	s.mu.Lock()
+	port, log, conns := s.port, s.log, s.conns
+	s.mu.Unlock()
+	if !hub.HostAllowed(r, port) {
+		s.refusals.add(ReasonHost, r.Host)
+		log.Warn("refused page upgrade: Host is not this loopback bridge", "host", clip(r.Host, 120))
+		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_host", "message": "Host must be 127.0.0.1 or localhost with this port"})
+		return
+	}
+	if !s.policy.AllowedRequest(r) {
+		got := "(none)"
+		if v := r.Header.Values("Origin"); len(v) > 0 {
+			got = strings.Join(v, ", ")
+		}
+		s.refusals.add(ReasonOrigin, got)
+		log.Warn("refused page upgrade: origin mismatch", "origin", clip(got, 120), "allowed", s.origin)
+		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_origin", "message": "this bridge only accepts " + s.origin})
+		return
+	}
+	conn, err := s.upgrader.Upgrade(w, r)
+	if err != nil {
+		log.Debug("upgrade failed", "err", err)
+		return
+	}
+	p := &pageConn{s: s, conn: conn, conns: conns, seen: make(chan struct{}, 1), gone: make(chan struct{})}
+	conn.Session().Store("page", p)
+	if !conns.Add(conn) {
+		conn.NetConn().Close()
+		return
+	}
+	p.mu.Lock()
+	p.authTimer = time.AfterFunc(s.opts.AuthTimeout, func() {
+		s.refusals.add(ReasonAuthTimeout, "")
+		log.Warn("page did not authenticate in time; closing", "timeout", s.opts.AuthTimeout)
+		p.writeError("auth_timeout", "no handshake within "+s.opts.AuthTimeout.String(), false)
+		p.close(1008, "authentication timeout")
+	})
+	p.mu.Unlock()
+	log.Debug("page socket upgraded", "remote", conn.RemoteAddr().String())
+	go conn.ReadLoop()
+}
+
+func pageOf(c *gws.Conn) *pageConn {
+	v, _ := c.Session().Load("page")
+	p, _ := v.(*pageConn)
+	return p
+}
+
+// OnOpen implements gws.Event.
+func (s *Server) OnOpen(*gws.Conn) {}
+
+// OnClose implements gws.Event: a close and a dead heartbeat end here alike.
+func (s *Server) OnClose(c *gws.Conn, err error) {
+	p := pageOf(c)
+	if p == nil {
+		return
+	}
+	p.closed.Store(true)
+	p.stopTimers()
+	p.conns.Remove(c)
+	s.detach(p, "page closed")
+}
+
+// OnPing implements gws.Event.
+func (s *Server) OnPing(c *gws.Conn, payload []byte) {
+	if p := pageOf(c); p != nil {
+		p.markSeen()
+	}
+	c.WritePong(payload)
+}
+
+// OnPong implements gws.Event.
+func (s *Server) OnPong(c *gws.Conn, _ []byte) {
+	if p := pageOf(c); p != nil {
+		p.markSeen()
+	}
+}
+
+// OnMessage implements gws.Event.
+func (s *Server) OnMessage(c *gws.Conn, m *gws.Message) {
+	defer m.Close()
+	p := pageOf(c)
+	if p == nil {
+		return
+	}
+	p.markSeen()
+	if !p.authed {
+		s.handshake(p, m.Opcode, m.Bytes())
+		return
+	}
+	if m.Opcode != gws.OpcodeText {
+		s.log.Warn("ignoring a binary frame from the page", "bytes", m.Data.Len())
+		return
+	}
+	s.pageFrame(p, m.Bytes())
+}
+
+// writeError sends {"error":code,"message":msg[,"busy":true]}.
+func (p *pageConn) writeError(code, msg string, busy bool) {
+	v := map[string]any{"error": code, "message": msg}
+	if busy {
+		v["busy"] = true
+	}
+	b, _ := json.Marshal(v)
+	p.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	p.conn.WriteMessage(gws.OpcodeText, b)
+}
+
+// handshakeFrame is the page's first frame (§2.3).
+type handshakeFrame struct {
+	Token  string
+	Secret string
+}
+
+var errBadHandshake = errors.New("bad handshake")
+
+// parseHandshake decodes the first frame: a JSON object whose token and
+// secret, when present, are strings; at least one must be non-empty.
+func parseHandshake(b []byte) (handshakeFrame, error) {
+	var hf handshakeFrame
+	if len(b) > MaxFirstFrame {
+		return hf, errors.New("first frame larger than 4 KiB")
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		return hf, errors.New("first frame is not a JSON object")
+	}
+	for key, dst := range map[string]*string{"token": &hf.Token, "secret": &hf.Secret} {
+		raw, ok := m[key]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(raw, dst); err != nil {
+			return hf, errors.New(key + " must be a string")
+		}
+		if len(*dst) > 1024 {
+			return hf, errors.New(key + " is too long")
+		}
+	}
+	if hf.Token == "" && hf.Secret == "" {
+		return hf, errors.New("first frame carries neither token nor secret")
+	}
+	return hf, nil
+}
+
+// refuse logs a refused handshake, tells the page why and closes.
+func (s *Server) refuse(p *pageConn, reason, detail, code, msg string) {
+	s.refusals.add(reason, detail)
+	s.log.Warn("refused page handshake", "reason", reason)
+	p.writeError(code, msg, code == "busy")
+	if code == "busy" {
+		p.close(1013, "busy")
+		return
+	}
+	p.close(1008, code)
+}
+
+// handshake authenticates the first frame (§2.3), applies the two-tab rule
+// (§2.6), mints a pairing on a token handshake (§2.4) and attaches the page.
+func (s *Server) handshake(p *pageConn, op gws.Opcode, data []byte) {
+	p.mu.Lock()
+	if p.authTimer != nil {
+		p.authTimer.Stop()
+	}
+	p.mu.Unlock()
+	if op != gws.OpcodeText {
+		s.refuse(p, ReasonBadFrame, "binary first frame", "bad_credential", "the first frame must be a JSON text frame carrying token and/or secret")
+		return
+	}
+	hf, err := parseHandshake(data)
+	if err != nil {
+		reason := ReasonBadFrame
+		if strings.Contains(err.Error(), "neither") {
+			reason = ReasonNoCred
+		}
+		s.refuse(p, reason, err.Error(), "bad_credential", err.Error())
+		return
+	}
+
+	s.authMu.Lock()
+	defer s.authMu.Unlock()
+	s.mu.Lock()
+	store, armed, port := s.pairings, s.armed, s.port
+	s.mu.Unlock()
+
+	secretOK := hf.Secret != "" && store.Verify(s.origin, hf.Secret)
+	tokenOK, tokenSpent := false, false
+	if hf.Token != "" {
+		switch {
+		case store.Spent(hf.Token):
+			tokenSpent = true
+		case armed != "" && hub.SecretEqual(hf.Token, armed):
+			tokenOK = true
+		}
+	}
+	if !secretOK && !tokenOK {
+		switch {
+		case tokenSpent:
+			s.refuse(p, ReasonSpentToken, "", "bad_credential", "This token was already redeemed; tokens are one-time. Reopen the panel for a fresh one.")
+		case hf.Secret != "":
+			s.refuse(p, ReasonWrongPair, "", "bad_credential", "The stored pairing does not match this bridge. Reopen the panel for a fresh token.")
+		default:
+			s.refuse(p, ReasonUnknownTok, "", "bad_credential", "This token is not the one this bridge was started with.")
+		}
+		return
+	}
+
+	if inc := s.currentPage(); inc != nil && inc != p {
+		if inc.reachable(s.opts.ProbeTimeout) {
+			s.refuse(p, ReasonBusy, "", "busy", "This connector is already serving another Stitch Slop tab. Close the other tab, or start another bridge; this tab will find a free one on its own.")
+			return
+		}
+		s.log.Info("the attached page is unreachable; the new page takes over")
+		s.displace(inc)
+	}
+
+	var pairingSecret string
+	if !secretOK { // a token handshake mints a pairing and spends the token
+		pairingSecret = hub.RandomToken(32)
+		if err := store.Redeem(s.origin, hf.Token, pairingSecret); err != nil {
+			if errors.Is(err, errTokenSpent) {
+				s.refuse(p, ReasonSpentToken, "", "bad_credential", "This token was already redeemed; tokens are one-time. Reopen the panel for a fresh one.")
+				return
+			}
+			s.log.Error("cannot store the pairing", "err", err)
+			p.writeError("internal", "the bridge could not store the pairing: "+err.Error(), false)
+			p.close(1011, "internal error")
+			return
+		}
+		s.mu.Lock()
+		if s.armed != "" && hub.SecretEqual(s.armed, hf.Token) {
+			s.armed = ""
+		}
+		s.mu.Unlock()
+		s.log.Info("paired a new page; token spent", "origin", s.origin)
+	}
+	hello := map[string]any{"hello": ServerName, "protocol": ProtocolVersion, "port": port}
+	if pairingSecret != "" {
+		hello["pairingSecret"] = pairingSecret
+	}
+	b, _ := json.Marshal(hello)
+	if err := p.write(b); err != nil {
+		p.close(1011, "write failed")
+		return
+	}
+	p.authed = true
+	s.attach(p)
+}
+
+// currentPage is the attached page, if any.
+func (s *Server) currentPage() *pageConn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.page
+}
+
+// attach makes p the page: heartbeat on, waiters woken, MCP notified.
+func (s *Server) attach(p *pageConn) {
+	s.mu.Lock()
+	env := s.env
+	hbCfg := hub.HeartbeatConfig{}
+	if env != nil {
+		hbCfg = env.Heartbeat
+	}
+	s.page = p
+	s.tools, s.dropped = nil, nil
+	close(s.attachedCh)
+	s.lastActivity = time.Now()
+	s.mu.Unlock()
+
+	hb := hub.StartHeartbeat(hbCfg, p.conn, func() {
+		s.log.Warn("page silent past the heartbeat deadline; treating it as gone")
+		p.conn.NetConn().Close()
+	})
+	p.mu.Lock()
+	p.hb = hb
+	p.mu.Unlock()
+	if p.closed.Load() {
+		hb.Stop()
+	}
+	if env != nil && env.Lifecycle != nil {
+		env.Lifecycle.PageAttached(s.Name())
+	}
+	s.log.Info("page attached", "origin", s.origin)
+	s.notifyToolsChanged()
+}
+
+// detach forgets p if it is the page: tools dropped, pending calls failed,
+// MCP notified. It is idempotent.
+func (s *Server) detach(p *pageConn, why string) {
+	p.goneOnce.Do(func() { close(p.gone) })
+	s.mu.Lock()
+	if s.page != p {
+		s.mu.Unlock()
+		return
+	}
+	s.page = nil
+	s.tools, s.dropped = nil, nil
+	s.attachedCh = make(chan struct{})
+	var failed []*pendingCall
+	for id, pc := range s.pending {
+		if pc.page == p {
+			failed = append(failed, pc)
+			delete(s.pending, id)
+		}
+	}
+	s.mu.Unlock()
+	for _, pc := range failed {
+		pc.fail(errPageGone)
+	}
+	s.log.Info("page detached", "why", why, "failedCalls", len(failed))
+	s.notifyToolsChanged()
+}
+
+// displace tells a stale incumbent it lost the connection, then drops it
+// (§2.6: never swap silently).
+func (s *Server) displace(old *pageConn) {
+	b, _ := json.Marshal(map[string]any{"displaced": true,
+		"message": "Another Stitch Slop tab has taken over this connector because this tab stopped answering."})
+	old.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	old.conn.WriteMessage(gws.OpcodeText, b)
+	old.close(1000, "displaced")
+	s.detach(old, "displaced")
+}
+
+// pageFrame handles an authenticated frame: a reply matched by id, or a
+// (possibly revised) tool list. Anything else is logged and ignored.
+func (s *Server) pageFrame(p *pageConn, data []byte) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil || m == nil {
+		s.log.Warn("ignoring a malformed frame from the page", "bytes", len(data))
+		return
+	}
+	if raw, ok := m["id"]; ok && string(raw) != "null" {
+		var id int64
+		if err := json.Unmarshal(raw, &id); err != nil {
+			s.log.Warn("ignoring a reply with a non-integer id", "id", clip(string(raw), 40))
+			return
+		}
+		s.mu.Lock()
+		pc := s.pending[id]
+		if pc != nil && pc.page == p {
+			delete(s.pending, id)
+		} else {
+			pc = nil
+		}
+		s.mu.Unlock()
+		if pc == nil {
+			s.log.Warn("ignoring a reply with an unknown id", "id", id)
+			return
+		}
+		pc.reply(append([]byte(nil), data...))
+		return
+	}
+	if raw, ok := m["tools"]; ok {
+		tools, dropped := sanitizeTools(raw)
+		for _, d := range dropped {
+			s.log.Warn("dropped a page tool", "name", d.Name, "reason", d.Reason)
+		}
+		s.mu.Lock()
+		if s.page != p {
+			s.mu.Unlock()
+			return
+		}
+		s.tools, s.dropped = tools, dropped
+		s.mu.Unlock()
+		s.log.Info("page tool list received", "tools", len(tools), "dropped", len(dropped))
+		s.notifyToolsChanged()
+		return
+	}
+	s.log.Debug("ignoring a page frame with neither id nor tools")
+}

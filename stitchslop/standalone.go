@@ -1,0 +1,140 @@
+package stitchslop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
+)
+
+// Standalone idle rules (§2.7, §2.8).
+const (
+	NoPageWithin            = 30 * time.Minute
+	DefaultAgentIdleMinutes = 120
+)
+
+// StandaloneOptions configure `hub stitchslop --origin …`.
+type StandaloneOptions struct {
+	Origin    string
+	Port      int    // 0: scan 8787..8790
+	ConfigDir string // default ~/.stitchslop
+	Token     string // from STITCHSLOP_TOKEN
+	AgentIdle time.Duration
+	// NoPageWithin overrides §2.7's 30 minutes (tests only).
+	NoPageWithin time.Duration
+
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// errNoCredential is the §1 startup refusal.
+var errNoCredential = errors.New("no credential")
+
+// RunStandalone runs one bridge as its own process: the page WebSocket and
+// control plane on loopback, MCP over stdin/stdout, and the idle rules of
+// §2.7/§2.8. It returns nil for every clean exit (idle, agent gone, signal)
+// and an error for a refusal to start (no credential, ports busy).
+func RunStandalone(ctx context.Context, o StandaloneOptions) error {
+	log, err := hub.NewLogger(o.Stderr, hub.LogOptions{})
+	if err != nil {
+		return err
+	}
+	dirs, err := hub.DirsFromEnv()
+	if err != nil {
+		return err
+	}
+	if o.ConfigDir == "" {
+		o.ConfigDir = "~/.stitchslop"
+	}
+	dir := hub.ExpandHome(o.ConfigDir, dirs.Home)
+	origin, ok := hub.NormalizeOrigin(o.Origin)
+	if !ok {
+		return fmt.Errorf("--origin must be an origin like https://www.stitchslop.com, got %q", o.Origin)
+	}
+	store := &pairingStore{dir: dir}
+	paired := store.Paired(origin)
+	token := o.Token
+	if token != "" && store.Spent(token) {
+		if !paired {
+			return fmt.Errorf("%w: the token in STITCHSLOP_TOKEN was already redeemed (tokens are one-time) and %s holds no pairing for %s; reopen the Stitch Slop panel for a fresh token",
+				errNoCredential, dir, origin)
+		}
+		log.Warn("the token in STITCHSLOP_TOKEN was already redeemed; ignoring it (the stored pairing still works)")
+		token = ""
+	}
+	if token == "" && !paired {
+		return fmt.Errorf("%w: neither STITCHSLOP_TOKEN nor a stored pairing for %s in %s, so no page could authenticate; set STITCHSLOP_TOKEN to the token the Stitch Slop panel shows",
+			errNoCredential, origin, dir)
+	}
+	ports := DefaultPorts
+	if o.Port != 0 {
+		ports = []int{o.Port}
+	}
+	srv, err := New(Options{Origin: origin, Ports: ports, ConfigDir: dir, Token: token})
+	if err != nil {
+		return err
+	}
+	if o.AgentIdle <= 0 {
+		o.AgentIdle = DefaultAgentIdleMinutes * time.Minute
+	}
+	if o.NoPageWithin <= 0 {
+		o.NoPageWithin = NoPageWithin
+	}
+	lc := hub.NewLifecycle(hub.IdleRules{NoPageWithin: o.NoPageWithin, AgentIdle: o.AgentIdle})
+	ready := make(chan struct{})
+	env := &adapters.Env{Log: log, Dirs: dirs, Lifecycle: lc, Ready: func(...int) { close(ready) }}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, env) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ready:
+	}
+
+	type mcpEnd struct {
+		initialized bool
+		err         error
+	}
+	mcpDone := make(chan mcpEnd, 1)
+	go func() {
+		in, err := srv.ServeMCP(ctx, NewLineConn(o.Stdin, o.Stdout), lc.Own)
+		mcpDone <- mcpEnd{in, err}
+	}()
+	idle := make(chan error, 1)
+	go func() { idle <- lc.Wait(ctx) }()
+
+	const kept = "the pairing is kept, so starting again needs no token"
+	for {
+		select {
+		case err := <-served:
+			return err
+		case err := <-idle:
+			var ie *hub.IdleError
+			if errors.As(err, &ie) {
+				log.Info(fmt.Sprintf("exiting: %s; %s", ie.Reason, kept))
+			}
+			cancel()
+			return <-served
+		case end := <-mcpDone:
+			mcpDone = nil
+			if !end.initialized {
+				log.Debug("stdin closed before any MCP initialize; carrying on (started in the background?)")
+				continue
+			}
+			log.Info("exiting: the MCP client closed stdin, so the agent that owned this bridge is gone; " + kept)
+			cancel()
+			return <-served
+		case <-ctx.Done():
+			log.Info("exiting on request; " + kept)
+			return <-served
+		}
+	}
+}
