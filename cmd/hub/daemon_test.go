@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
@@ -20,6 +21,7 @@ func TestDaemonScripts(t *testing.T) {
 	p := scriptParams("testdata/script")
 	p.Cmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"exits":    cmdExits,
+		"expand":   cmdExpand,
 		"holdport": cmdHoldPort,
 		"killhub":  cmdKillHub,
 	}
@@ -47,6 +49,16 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// expand SRC DST copies SRC to DST replacing $VAR references with the
+// script's environment (txtar files are not expanded by themselves).
+func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: expand SRC DST")
+	}
+	data := ts.ReadFile(args[0])
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(data, ts.Getenv)), 0o600))
 }
 
 // holdport VAR binds a free loopback port for the rest of the script, as
