@@ -110,6 +110,9 @@ func runHub(c *cli.Context) error {
 	defer stopSignals()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// After the first signal, restore the default action so a second Ctrl-C
+	// kills a shutdown that hangs.
+	go func() { <-ctx.Done(); stopSignals() }()
 
 	started := time.Now()
 	state := &supervisor.State{

@@ -80,6 +80,7 @@ func spawnDetached(cfgPath, logPath string) (*readyMsg, error) {
 	if err != nil {
 		return nil, err
 	}
+	rotateLog(logPath)
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
@@ -136,6 +137,17 @@ func spawnDetached(cfgPath, logPath string) (*readyMsg, error) {
 	case <-time.After(startTimeout):
 		cmd.Process.Signal(syscall.SIGTERM)
 		return nil, fmt.Errorf("not ready after %s (pid %d was sent SIGTERM)", startTimeout, cmd.Process.Pid)
+	}
+}
+
+// maxLogSize is the log size at which `hub start` keeps one old generation
+// (hub.log.1) and begins a fresh file, so the log never grows without bound
+// across restarts.
+const maxLogSize = 10 << 20
+
+func rotateLog(path string) {
+	if fi, err := os.Stat(path); err == nil && fi.Size() > maxLogSize {
+		os.Rename(path, path+".1")
 	}
 }
 
