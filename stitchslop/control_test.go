@@ -1,0 +1,358 @@
+package stitchslop
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/hub"
+)
+
+// §4.1 the session file.
+
+func TestSessionFileWrittenFreshAndRemoved(t *testing.T) {
+	b := startBridge(t, nil)
+	path := sessionPath(b.configDir(), b.Port())
+	if m := fileMode(t, path); m != 0o600 {
+		t.Fatalf("session file mode %o, want 600", m)
+	}
+	s, err := readSession(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Port != b.Port() || s.PID != os.Getpid() || s.Protocol != 1 || s.Origin != testOrigin || s.StartedAt.IsZero() {
+		t.Fatalf("session file %+v", s)
+	}
+	if len(s.Key) < 43 || s.Key != b.S.Key() {
+		t.Fatalf("key %q is not 32 random bytes base64url or not the live key", s.Key)
+	}
+	if err := b.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("session file left after exit: %v", err)
+	}
+}
+
+func TestSessionKeyMintedPerStart(t *testing.T) {
+	keys := map[string]bool{}
+	for range 2 {
+		b := startBridge(t, nil)
+		keys[b.S.Key()] = true
+		b.Stop()
+	}
+	if len(keys) != 2 {
+		t.Fatal("the key was reused across starts")
+	}
+}
+
+func TestSessionFileOfAnotherPidKept(t *testing.T) {
+	b := startBridge(t, nil)
+	path := sessionPath(b.configDir(), b.Port())
+	other := sessionFile{Port: b.Port(), Key: "k", Origin: testOrigin, PID: os.Getpid() + 1, Protocol: 1}
+	if err := writeSession(b.configDir(), other); err != nil {
+		t.Fatal(err)
+	}
+	b.Stop()
+	if s, err := readSession(path); err != nil || s.PID != other.PID {
+		t.Fatalf("another bridge's session file was removed or changed: %+v %v", s, err)
+	}
+}
+
+// §4.2/§4.3 endpoints and the two checks.
+
+func TestControlPlaneChecks(t *testing.T) {
+	b := startBridge(t, nil)
+	key := b.S.Key()
+	cases := []struct {
+		name   string
+		method string
+		path   string
+		header http.Header
+		host   string
+		want   int
+	}{
+		{"good key", "GET", "/status", http.Header{KeyHeader: {key}}, "", 200},
+		{"missing key", "GET", "/status", nil, "", 401},
+		{"wrong key", "GET", "/status", http.Header{KeyHeader: {"nope"}}, "", 401},
+		{"longer wrong key", "GET", "/tools", http.Header{KeyHeader: {key + "x"}}, "", 401},
+		{"origin before key (good key)", "GET", "/status", http.Header{KeyHeader: {key}, "Origin": {testOrigin}}, "", 403},
+		{"origin before key (no key)", "POST", "/call", http.Header{"Origin": {"null"}}, "", 403},
+		{"foreign host", "GET", "/status", http.Header{KeyHeader: {key}}, "evil.example", 403},
+		{"unknown route", "GET", "/nope", http.Header{KeyHeader: {key}}, "", 426},
+		{"wrong method", "GET", "/call", http.Header{KeyHeader: {key}}, "", 426},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := b.Do(adaptertest.Request{Method: tc.method, Path: tc.path, Header: tc.header, Host: tc.host})
+			if r.Status != tc.want {
+				t.Fatalf("%s %s = %d %s, want %d", tc.method, tc.path, r.Status, r.Body, tc.want)
+			}
+		})
+	}
+}
+
+func TestControlStatusToolsWaitCall(t *testing.T) {
+	b := startBridge(t, nil)
+	st := mustJSON(t, b.control("GET", "/status", "").Body)
+	for _, k := range []string{"ok", "connected", "port", "origin", "protocol", "pid", "paired", "tools", "message", "attempts", "refusals"} {
+		if _, ok := st[k]; !ok {
+			t.Errorf("/status lacks %q: %v", k, st)
+		}
+	}
+	if st["connected"] != false || st["port"] != float64(b.Port()) || st["protocol"] != float64(1) || st["paired"] != false {
+		t.Fatalf("/status = %v", st)
+	}
+	if !strings.Contains(st["message"].(string), "never tried") && !strings.Contains(st["message"].(string), "no browser has tried") {
+		t.Errorf("message does not say the browser never tried: %v", st["message"])
+	}
+	tools := mustJSON(t, b.control("GET", "/tools", "").Body)
+	if tools["ok"] != false {
+		t.Fatalf("/tools without a tab = %v", tools)
+	}
+	w := mustJSON(t, b.control("POST", "/wait", `{"seconds":0.05}`).Body)
+	if w["ok"] != false || w["error"] != "timeout" {
+		t.Fatalf("/wait timeout = %v", w)
+	}
+	c := mustJSON(t, b.control("POST", "/call", `{"command":"scene.describe"}`).Body)
+	if c["ok"] != false || c["error"] != "no_page" {
+		t.Fatalf("/call without a tab = %v", c)
+	}
+
+	// /wait wakes when a tab attaches.
+	done := make(chan map[string]any, 1)
+	go func() {
+		r, _ := adaptertest.Do(b.URL("/wait"), adaptertest.Request{Method: "POST", Body: []byte(`{"seconds":10}`), Header: http.Header{KeyHeader: {b.S.Key()}}})
+		var m map[string]any
+		json.Unmarshal(r.Body, &m)
+		done <- m
+	}()
+	time.Sleep(20 * time.Millisecond)
+	p, _ := b.attach(map[string]any{"token": testToken})
+	select {
+	case m := <-done:
+		if m["ok"] != true {
+			t.Fatalf("/wait = %v", m)
+		}
+	case <-time.After(frameWait):
+		t.Fatal("/wait did not wake on attach")
+	}
+	p.send(map[string]any{"tools": []any{map[string]any{"name": "render"}, map[string]any{"name": "bad name"}}})
+	waitFor(t, func() bool { tl, _ := b.S.Tools(); return len(tl) == 1 })
+	st = mustJSON(t, b.control("GET", "/status", "").Body)
+	if st["connected"] != true || st["paired"] != true || len(st["tools"].([]any)) != 1 || st["tools"].([]any)[0] != "render" {
+		t.Fatalf("/status after attach = %v", st)
+	}
+	if d, _ := st["droppedTools"].([]any); len(d) != 1 {
+		t.Fatalf("dropped tools not reported: %v", st)
+	}
+	tools = mustJSON(t, b.control("GET", "/tools", "").Body)
+	if tools["ok"] != true || len(tools["tools"].([]any)) != 1 {
+		t.Fatalf("/tools = %v", tools)
+	}
+	// The envelope comes back verbatim.
+	p.serve(func(cmd string, args map[string]any) map[string]any {
+		return map[string]any{"ok": true, "say": "hi", "nested": map[string]any{"a": []any{1, 2}}}
+	})
+	c = mustJSON(t, b.control("POST", "/call", `{"command":"scene.describe","args":{}}`).Body)
+	if c["ok"] != true || c["say"] != "hi" || c["nested"] == nil {
+		t.Fatalf("/call = %v", c)
+	}
+}
+
+func TestControlBadBodies(t *testing.T) {
+	b := startBridge(t, nil)
+	b.attach(map[string]any{"token": testToken})
+	cases := []struct{ path, body string }{
+		{"/call", `{`},
+		{"/call", `{"command":""}`},
+		{"/call", `{"command":"x","args":[1]}`},
+		{"/call", `{"command":"x","args":"s"}`},
+		{"/wait", `[]`},
+		{"/pair", `{"token":""}`},
+	}
+	for _, tc := range cases {
+		r := b.control("POST", tc.path, tc.body)
+		m := mustJSON(t, r.Body)
+		if m["ok"] != false {
+			t.Errorf("POST %s %s = %d %s, want ok:false", tc.path, tc.body, r.Status, r.Body)
+		}
+	}
+}
+
+// The refusal log tells "never tried" from "tried and refused" (§5).
+func TestRefusalLogDeduplicated(t *testing.T) {
+	b := startBridge(t, nil)
+	for range 3 {
+		c, _ := b.Dial("/", adaptertest.DialOptions{Origin: "https://evil.example"})
+		_ = c
+	}
+	p := b.dialPage(adaptertest.DialOptions{})
+	p.send(map[string]any{"token": "tok_wrong"})
+	p.next()
+	st := b.S.Report()
+	if st.Attempts != 4 {
+		t.Fatalf("attempts = %d, want 4", st.Attempts)
+	}
+	byReason := map[string]Refusal{}
+	for _, r := range st.Refusals {
+		byReason[r.Reason] = r
+	}
+	if r := byReason[ReasonOrigin]; r.Count != 3 || r.Detail != "https://evil.example" || r.First.IsZero() || r.Last.Before(r.First) {
+		t.Fatalf("origin refusals %+v", r)
+	}
+	if byReason[ReasonUnknownTok].Count != 1 {
+		t.Fatalf("refusals %+v", st.Refusals)
+	}
+	if !strings.Contains(st.Message, "refused") {
+		t.Fatalf("message %q does not say the browser was refused", st.Message)
+	}
+}
+
+// `pair` at run time: a bridge with neither token nor pairing keeps
+// listening, says it needs a token, and pairs once armed.
+func TestNeedsTokenThenPairAtRunTime(t *testing.T) {
+	b := startBridge(t, func(o *Options) { o.Token = "" })
+	if note := b.S.Status().Note; !strings.Contains(note, "needs a token") || !strings.Contains(note, "hub stitchslop pair") {
+		t.Fatalf("note = %q", note)
+	}
+	r := mustJSON(t, b.control("POST", "/pair", `{"token":"tok_late"}`).Body)
+	if r["ok"] != true {
+		t.Fatalf("/pair = %v", r)
+	}
+	if b.S.Status().Note != "" {
+		t.Fatal("note kept after arming a token")
+	}
+	_, hello := b.attach(map[string]any{"token": "tok_late"})
+	if hello["pairingSecret"] == nil {
+		t.Fatal("no pairing minted")
+	}
+	// Re-arming a spent token is refused.
+	r = mustJSON(t, b.control("POST", "/pair", `{"token":"tok_late"}`).Body)
+	if r["ok"] != false || r["error"] != "spent_token" {
+		t.Fatalf("re-arming a spent token = %v", r)
+	}
+}
+
+// Control-plane requests count as agent activity for the idle rules.
+func TestControlPlaneIsAgentActivity(t *testing.T) {
+	lc := hub.NewLifecycle(hub.IdleRules{})
+	b := startBridge(t, nil, adaptertest.Options{Lifecycle: lc})
+	if !lc.Activity("stitchslop").LastAgent.IsZero() {
+		t.Fatal("activity before any request")
+	}
+	b.control("GET", "/status", "")
+	if lc.Activity("stitchslop").LastAgent.IsZero() {
+		t.Fatal("a control request was not reported as agent activity")
+	}
+	b.attach(map[string]any{"token": testToken})
+	if !lc.Activity("stitchslop").PageEverAttached {
+		t.Fatal("page attach not reported")
+	}
+}
+
+// Bad input on disk.
+
+func TestPairingFileConcurrentBridges(t *testing.T) {
+	dir := t.TempDir()
+	const n = 16
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Separate stores = separate bridges sharing one config dir.
+			st := &pairingStore{dir: dir}
+			if err := st.Redeem("https://o"+itoa(i%3)+".example", "tok_"+itoa(i), "secret_"+itoa(i)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	pf, err := (&pairingStore{dir: dir}).load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pf.SpentTokens) != n {
+		t.Fatalf("%d spent tokens recorded, want %d (a write was lost)", len(pf.SpentTokens), n)
+	}
+	st := &pairingStore{dir: dir}
+	for i := range n {
+		if !st.Verify("https://o"+itoa(i%3)+".example", "secret_"+itoa(i)) && i >= n-3*maxSecretsPerOrigin {
+			t.Errorf("pairing %d lost", i)
+		}
+	}
+	// The same token redeemed twice: exactly one wins.
+	var wins sync.WaitGroup
+	ok := make(chan bool, 8)
+	for i := range 8 {
+		wins.Add(1)
+		go func() {
+			defer wins.Done()
+			ok <- (&pairingStore{dir: dir}).Redeem(testOrigin, "tok_race", "s"+itoa(i)) == nil
+		}()
+	}
+	wins.Wait()
+	close(ok)
+	count := 0
+	for v := range ok {
+		if v {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Fatalf("one token redeemed %d times", count)
+	}
+}
+
+func TestGarbagePairingFile(t *testing.T) {
+	b := startBridge(t, func(o *Options) {})
+	path := filepath.Join(b.configDir(), "pairing.json")
+	if err := os.WriteFile(path, []byte("\x00garbage{{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, hello := b.attach(map[string]any{"token": testToken})
+	if hello["pairingSecret"] == nil {
+		t.Fatal("no pairing with a garbage file present")
+	}
+	if _, err := (&pairingStore{dir: b.configDir()}).load(); err != nil {
+		t.Fatalf("pairing.json still unreadable: %v", err)
+	}
+	aside, _ := filepath.Glob(path + ".corrupt-*")
+	if len(aside) != 1 {
+		t.Fatalf("the corrupt file was not kept aside: %v", aside)
+	}
+}
+
+func TestGarbageSessionFilesIgnored(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "session-1.json"), []byte("garbage"), 0o600)
+	os.WriteFile(filepath.Join(dir, "session-2.json"), []byte(`{"port":2}`), 0o600)
+	writeSession(dir, sessionFile{Port: 3, Key: "k", PID: 1 << 30})
+	scan := scanSessions(dir)
+	if len(scan.Live) != 0 || len(scan.Bad) != 2 || len(scan.Stale) != 1 {
+		t.Fatalf("scan = %+v", scan)
+	}
+}
+
+func TestServeReturnsCleanlyOnCancel(t *testing.T) {
+	s, _ := New(Options{Origin: testOrigin, Ports: []int{0}, ConfigDir: t.TempDir()})
+	env := testEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	env.Ready = func(...int) { close(ready) }
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, env) }()
+	<-ready
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve after cancel = %v, want nil", err)
+	}
+}
