@@ -1,18 +1,352 @@
 package pixelle
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
 )
 
-// Command is the `hub pixelle` command group.
+// Command is the `hub pixelle` command group: the standalone relay and the
+// agent command client. Client commands print JSON on stdout (the result,
+// or an error object {"code","message",...}) and human text on stderr; they
+// exit 0 ok, 1 error result, 3 relay not reachable, 64 usage.
 func Command() *cli.Command {
+	relayFlag := &cli.StringFlag{Name: "relay", Usage: "relay URL (default: $PIXELLE_RELAY, else the paired relay, else " + DefaultRelay + ")"}
 	return &cli.Command{
 		Name:  "pixelle",
-		Usage: "the pixelle bridge (not implemented yet)",
-		Action: func(*cli.Context) error {
-			return cli.Exit(fmt.Sprintf("hub pixelle: not implemented yet"), 1)
+		Usage: "the Pixelle canvas relay (pixelle-relay/0.2) and its agent command client",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "serve",
+				Usage:     "run a standalone relay on 127.0.0.1 (logs on stderr)",
+				ArgsUsage: " ",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "website", Usage: "the exact Pixelle origin, e.g. https://pixelle.example", Required: true},
+					&cli.IntFlag{Name: "port", Value: DefaultPort, Usage: "loopback port (RELAY = http://127.0.0.1:PORT)"},
+				},
+				Action: serveAction,
+			},
+			{
+				Name:      "workspace",
+				Usage:     "verify pixelle.workspace.json in the working directory and print the absolute directory",
+				ArgsUsage: " ",
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "expect", Usage: "the workspace ID from the Pixelle prompt"}},
+				Action: func(c *cli.Context) error {
+					args, err := positional(c, "expect")
+					if err != nil {
+						return fail(c, err)
+					}
+					if len(args) != 0 {
+						return fail(c, usageErr("USAGE", "workspace takes no arguments"))
+					}
+					ws, err := VerifyWorkspace(".", c.String("expect"))
+					if err != nil {
+						return fail(c, err)
+					}
+					emit(c.App.Writer, ws)
+					fmt.Fprintf(c.App.ErrWriter, "workspace %s verified: %s\n", ws.WorkspaceID, ws.Directory)
+					return nil
+				},
+			},
+			{
+				Name:      "health",
+				Usage:     "check that the relay speaks pixelle-relay/0.2 and permits the website origin",
+				ArgsUsage: " ",
+				Flags:     []cli.Flag{relayFlag, &cli.StringFlag{Name: "website", Usage: "send Origin: WEBSITE and require the relay to permit it"}},
+				Action:    healthAction,
+			},
+			{
+				Name:      "pair",
+				Usage:     "pair with the code Pixelle shows; credentials are stored privately, never printed",
+				ArgsUsage: "CODE",
+				Flags:     []cli.Flag{relayFlag},
+				Action:    pairAction,
+			},
+			{
+				Name:      "call",
+				Usage:     "send one canvas command and print its result or error object",
+				ArgsUsage: "'<command JSON>' | -",
+				Flags:     []cli.Flag{relayFlag},
+				Action: func(c *cli.Context) error {
+					args, err := positional(c, "relay")
+					if err != nil {
+						return fail(c, err)
+					}
+					if len(args) != 1 {
+						return fail(c, usageErr("USAGE", `call takes one command JSON, e.g. '{"method":"state.read"}', or - to read it from stdin`))
+					}
+					raw := []byte(args[0])
+					if args[0] == "-" {
+						b, err := io.ReadAll(io.LimitReader(os.Stdin, maxCommandBytes+1))
+						if err != nil {
+							return fail(c, usageErr("USAGE", "reading the command from stdin: %v", err))
+						}
+						raw = b
+					}
+					return callAction(c, raw)
+				},
+			},
+			{
+				Name:      "state",
+				Usage:     "shorthand for call '{\"method\":\"state.read\"}'",
+				ArgsUsage: " ",
+				Flags:     []cli.Flag{relayFlag},
+				Action:    shorthand(`{"method":"state.read"}`),
+			},
+			{
+				Name:      "selection",
+				Usage:     "shorthand for call '{\"method\":\"selection.read\"}'",
+				ArgsUsage: " ",
+				Flags:     []cli.Flag{relayFlag},
+				Action:    shorthand(`{"method":"selection.read"}`),
+			},
 		},
 	}
+}
+
+// shorthand is a read command with no arguments.
+func shorthand(command string) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		args, err := positional(c, "relay")
+		if err != nil {
+			return fail(c, err)
+		}
+		if len(args) != 0 {
+			return fail(c, usageErr("USAGE", "%s takes no arguments", c.Command.Name))
+		}
+		return callAction(c, []byte(command))
+	}
+}
+
+// emit prints v as one JSON line on stdout.
+func emit(w io.Writer, v any) {
+	b, _ := json.Marshal(v)
+	fmt.Fprintf(w, "%s\n", b)
+}
+
+// fail prints the error object on stdout and returns the exit for run()
+// to print on stderr.
+func fail(c *cli.Context, err error) error {
+	var ce *ClientError
+	if !errors.As(err, &ce) {
+		ce = failErr("FAILED", "%v", err)
+	}
+	emit(c.App.Writer, ce)
+	return cli.Exit("hub pixelle: "+ce.Message, ce.Exit)
+}
+
+// positional splits c's arguments into positionals and flags given after
+// them ("pair CODE --relay URL"): urfave/cli v2 stops parsing flags at the
+// first positional. Only the named string flags are recognised; the values
+// are set on c so later c.String calls see them.
+func positional(c *cli.Context, names ...string) ([]string, error) {
+	args := c.Args().Slice()
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || a == "-" || !slices.Contains(names, name) {
+			pos = append(pos, a)
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				return nil, usageErr("USAGE", "flag --%s needs a value", name)
+			}
+			i++
+			value = args[i]
+		}
+		if err := c.Set(name, value); err != nil {
+			return nil, usageErr("USAGE", "flag --%s: %v", name, err)
+		}
+	}
+	return pos, nil
+}
+
+// resolveRelay picks --relay, else $PIXELLE_RELAY, else stored, else the
+// default; it must be a loopback URL.
+func resolveRelay(c *cli.Context, stored string) (string, bool, error) {
+	if v := c.String("relay"); v != "" {
+		u, err := ParseRelayURL(v)
+		return u, true, err
+	}
+	if v := os.Getenv("PIXELLE_RELAY"); v != "" {
+		u, err := ParseRelayURL(v)
+		return u, true, err
+	}
+	if stored != "" {
+		u, err := ParseRelayURL(stored)
+		return u, false, err
+	}
+	return DefaultRelay, false, nil
+}
+
+func dirsOrFail(c *cli.Context) (hub.Dirs, error) {
+	d, err := hub.DirsFromEnv()
+	if err != nil {
+		return d, fail(c, failErr("NO_HOME", "%v", err))
+	}
+	return d, nil
+}
+
+func healthAction(c *cli.Context) error {
+	args, err := positional(c, "relay", "website")
+	if err != nil {
+		return fail(c, err)
+	}
+	if len(args) != 0 {
+		return fail(c, usageErr("USAGE", "health takes no arguments"))
+	}
+	stored := ""
+	if d, err := hub.DirsFromEnv(); err == nil {
+		if cr, err := NewCredentialStore(d).Load(); err == nil {
+			stored = cr.URL
+		}
+	}
+	relay, _, err := resolveRelay(c, stored)
+	if err != nil {
+		return fail(c, err)
+	}
+	rep, err := (&Client{Relay: relay}).Health(c.Context, c.String("website"))
+	if err != nil {
+		return fail(c, err)
+	}
+	emit(c.App.Writer, rep)
+	if !rep.OK {
+		return cli.Exit("hub pixelle: "+rep.Message, ExitFailed)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", relay, rep.Message)
+	return nil
+}
+
+func pairAction(c *cli.Context) error {
+	args, err := positional(c, "relay")
+	if err != nil {
+		return fail(c, err)
+	}
+	if len(args) != 1 {
+		return fail(c, usageErr("USAGE", "pair takes exactly one CODE (12 hexadecimal characters from Pixelle)"))
+	}
+	d, err := dirsOrFail(c)
+	if err != nil {
+		return err
+	}
+	store := NewCredentialStore(d)
+	stored := ""
+	if cr, err := store.Load(); err == nil {
+		stored = cr.URL
+	}
+	relay, _, err := resolveRelay(c, stored)
+	if err != nil {
+		return fail(c, err)
+	}
+	cr, err := (&Client{Relay: relay}).Pair(c.Context, args[0])
+	if err != nil {
+		return fail(c, err)
+	}
+	if err := store.Save(cr); err != nil {
+		return fail(c, failErr("STORE_FAILED", "paired, but cannot store the credentials: %v", err))
+	}
+	emit(c.App.Writer, struct {
+		OK          bool   `json:"ok"`
+		Paired      bool   `json:"paired"`
+		Relay       string `json:"relay"`
+		Credentials string `json:"credentials"`
+	}{true, true, cr.URL, store.Path()})
+	fmt.Fprintf(c.App.ErrWriter, "paired with %s; credentials stored privately in %s\n", cr.URL, store.Path())
+	return nil
+}
+
+func callAction(c *cli.Context, raw []byte) error {
+	cmd, err := ValidateCommand(raw)
+	if err != nil {
+		return fail(c, usageErr("INVALID_COMMAND", "%v", err))
+	}
+	d, err := dirsOrFail(c)
+	if err != nil {
+		return err
+	}
+	cr, err := NewCredentialStore(d).Load()
+	if errors.Is(err, errNotPaired) {
+		return fail(c, failErr("NOT_PAIRED", "not paired yet: run `hub pixelle pair CODE` with the code Pixelle shows after Connect locally"))
+	}
+	if err != nil {
+		return fail(c, failErr("CREDENTIALS_UNREADABLE", "%v", err))
+	}
+	relay, explicit, err := resolveRelay(c, cr.URL)
+	if err != nil {
+		return fail(c, err)
+	}
+	if storedURL, _ := ParseRelayURL(cr.URL); explicit && storedURL != "" && storedURL != relay {
+		return fail(c, failErr("RELAY_MISMATCH", "the stored pairing belongs to %s, not %s: pair again against that relay", storedURL, relay))
+	}
+	out, err := (&Client{Relay: relay}).Call(c.Context, cr, cmd)
+	if err != nil {
+		return fail(c, err)
+	}
+	if out.Error != nil {
+		fmt.Fprintf(c.App.Writer, "%s\n", out.Error)
+		code := out.ErrorCode()
+		msg := "hub pixelle: the command failed: " + code
+		switch code {
+		case "OUTCOME_UNKNOWN":
+			msg += " — the command may have been applied: read state (hub pixelle state), or retry the exact same command with the same operationId; do not invent a new operationId"
+		case "REVISION_CONFLICT":
+			msg += " — read state and rebase onto the current revision"
+		case "BROWSER_OFFLINE":
+			msg += " — ask the person to open Pixelle and click Connect locally"
+		case "BUSY":
+			msg += " — wait for earlier commands to finish and retry"
+		}
+		return cli.Exit(msg, ExitFailed)
+	}
+	fmt.Fprintf(c.App.Writer, "%s\n", out.Result)
+	return nil
+}
+
+func serveAction(c *cli.Context) error {
+	if c.NArg() != 0 {
+		return cli.Exit("hub pixelle serve: unexpected arguments; use --website ORIGIN [--port N]", ExitUsage)
+	}
+	srv, err := New(c.String("website"), c.Int("port"))
+	if err != nil {
+		return cli.Exit("hub pixelle serve: "+err.Error(), ExitUsage)
+	}
+	log, err := hub.NewLogger(c.App.ErrWriter, hub.LogOptions{})
+	if err != nil {
+		return cli.Exit(err.Error(), ExitFailed)
+	}
+	dirs, err := hub.DirsFromEnv()
+	if err != nil {
+		return cli.Exit(err.Error(), ExitFailed)
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := &adapters.Env{
+		Log:       log.With("adapter", "pixelle"),
+		Dirs:      dirs,
+		Lifecycle: hub.NewLifecycle(hub.IdleRules{}),
+		Ready: func(ports ...int) {
+			log.Info("relay ready; stop it with Ctrl-C", "relay", fmt.Sprintf("http://%s:%d", hub.LoopbackHost, ports[0]), "website", srv.Website)
+		},
+	}
+	if err := srv.Serve(ctx, env); err != nil {
+		return cli.Exit(fmt.Sprintf("hub pixelle serve: %v\nIf another relay holds the port, check it with `hub pixelle health --relay http://127.0.0.1:%d --website %s` and reuse it when compatible; never stop an unknown process — choose another --port instead.", err, c.Int("port"), srv.Website), ExitFailed)
+	}
+	return nil
 }

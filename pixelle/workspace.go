@@ -1,0 +1,81 @@
+package pixelle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// MarkerFile is the workspace marker Pixelle writes into the project folder.
+const MarkerFile = "pixelle.workspace.json"
+
+// maxMarkerBytes bounds how much of the marker is read.
+const maxMarkerBytes = 64 << 10
+
+// Workspace is the verified working directory.
+type Workspace struct {
+	OK          bool   `json:"ok"`
+	Directory   string `json:"directory"`
+	WorkspaceID string `json:"workspaceId"`
+}
+
+// VerifyWorkspace reads MarkerFile in dir (read-only: it never creates,
+// copies or edits it) and requires version 1 and exactly expect as the
+// workspaceId. This is a consistency check, not authentication.
+func VerifyWorkspace(dir, expect string) (Workspace, error) {
+	if expect == "" {
+		return Workspace{}, usageErr("USAGE", "--expect WORKSPACE_ID is required (it is in the Pixelle prompt)")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Workspace{}, failErr("WORKSPACE_UNREADABLE", "cannot resolve the working directory: %v", err)
+	}
+	path := filepath.Join(abs, MarkerFile)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Workspace{}, failErr("WORKSPACE_MARKER_MISSING", "%s has no %s: open the folder you selected in Pixelle and run this again there", abs, MarkerFile)
+	}
+	if err != nil {
+		return Workspace{}, failErr("WORKSPACE_UNREADABLE", "cannot read %s: %v", path, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return Workspace{}, failErr("WORKSPACE_MARKER_INVALID", "%s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxMarkerBytes+1))
+	if err != nil {
+		return Workspace{}, failErr("WORKSPACE_UNREADABLE", "cannot read %s: %v", path, err)
+	}
+	if len(data) > maxMarkerBytes {
+		return Workspace{}, failErr("WORKSPACE_MARKER_INVALID", "%s is larger than %d bytes; it is not a Pixelle marker", path, maxMarkerBytes)
+	}
+	var m struct {
+		Version     json.RawMessage `json:"version"`
+		WorkspaceID json.RawMessage `json:"workspaceId"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return Workspace{}, failErr("WORKSPACE_MARKER_INVALID", "%s is not valid JSON: %v", path, err)
+	}
+	if !bytes.Equal(bytes.TrimSpace(m.Version), []byte("1")) {
+		return Workspace{}, failErr("WORKSPACE_MARKER_INVALID", "%s has version %s; this client understands version 1", path, orMissing(m.Version))
+	}
+	var id string
+	if len(m.WorkspaceID) == 0 || json.Unmarshal(m.WorkspaceID, &id) != nil || bytes.Equal(m.WorkspaceID, []byte("null")) {
+		return Workspace{}, failErr("WORKSPACE_MARKER_INVALID", "%s has no string workspaceId", path)
+	}
+	if id != expect {
+		return Workspace{}, failErr("WORKSPACE_MISMATCH", "%s belongs to workspace %q, not %q: open the folder you selected in Pixelle (do not edit the marker)", abs, id, expect)
+	}
+	return Workspace{OK: true, Directory: abs, WorkspaceID: expect}, nil
+}
+
+func orMissing(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "missing"
+	}
+	return string(raw)
+}
