@@ -1,6 +1,18 @@
 package aiui
 
-import "github.com/hubdev/hub/adapters"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/aiui/channel"
+	"github.com/hubdev/hub/aiui/intent"
+	"github.com/hubdev/hub/hub"
+)
 
 // Factory registers the aiui adapter.
 func Factory() adapters.Factory {
@@ -8,6 +20,111 @@ func Factory() adapters.Factory {
 		Name:      "aiui",
 		Summary:   "aiui channel backend (/ws, /tools, /prompt, /health)",
 		NewConfig: NewConfig,
-		New:       func(adapters.Config) (adapters.Adapter, error) { return nil, adapters.ErrNotImplemented },
+		New: func(c adapters.Config) (adapters.Adapter, error) {
+			cfg, ok := c.(*Config)
+			if !ok {
+				return nil, fmt.Errorf("aiui: config is %T, want *aiui.Config", c)
+			}
+			return New(cfg, KindHub), nil
+		},
 	}
+}
+
+// Registry-file kinds: who started the backend.
+const (
+	KindHub   = "hub"
+	KindServe = "serve"
+	KindMCP   = "mcp"
+)
+
+// LoadFormats builds the format registry; reload calls it again. It is the
+// seam for custom formats (Go cannot re-import code, so a reload rebuilds
+// the registry from what the binary holds and still cycles the sockets).
+type LoadFormats func(d *intent.Deps) channel.Registry
+
+// DefaultFormats are text-concat and intent-v1.
+func DefaultFormats(d *intent.Deps) channel.Registry {
+	return channel.Registry{"text-concat": channel.TextConcat(), "intent-v1": intent.Format(d)}
+}
+
+// Server is the aiui channel backend adapter.
+type Server struct {
+	cfg  *Config
+	kind string
+	// Formats is the format-registry seam (default DefaultFormats).
+	Formats LoadFormats
+	// FallbackAnyPort lets Serve take an OS-assigned port when cfg.Port is
+	// busy (used by `hub aiui mcp` when it starts its own backend).
+	FallbackAnyPort bool
+	// FinWait overrides intent-v1's bounded wait for in-flight seams.
+	FinWait time.Duration
+	// Realtime is the upstream realtime dialer (nil: none).
+	Realtime intent.RealtimeDialer
+
+	cur atomic.Pointer[backend]
+	mu  sync.Mutex
+	st  adapters.Status
+}
+
+var _ adapters.Adapter = (*Server)(nil)
+
+// New builds the adapter; kind goes into the registry file.
+func New(cfg *Config, kind string) *Server {
+	return &Server{cfg: cfg, kind: kind, Formats: DefaultFormats}
+}
+
+// Name is "aiui".
+func (s *Server) Name() string { return "aiui" }
+
+// Serve binds the backend and serves until ctx is done.
+func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
+	ports := []int{s.cfg.Port}
+	if s.FallbackAnyPort && s.cfg.Port != 0 {
+		ports = append(ports, 0)
+	}
+	ln, port, err := hub.Listen(ports)
+	if err != nil {
+		return err
+	}
+	b, err := newBackend(s, env, port)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.cur.Store(b)
+	defer s.cur.Store(nil)
+	s.mu.Lock()
+	s.st = adapters.Status{Name: "aiui", Ports: []int{port}}
+	s.mu.Unlock()
+	env.Log.Info("aiui channel backend listening", "port", port, "generation", 0)
+	env.Ready(port)
+	err = hub.ServeHTTP(ctx, ln, b.handler(), b.conns, env.Log)
+	b.shutdown()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// Status is a cheap snapshot.
+func (s *Server) Status() adapters.Status {
+	s.mu.Lock()
+	st := s.st
+	s.mu.Unlock()
+	st.Name = "aiui"
+	if b := s.cur.Load(); b != nil {
+		sum := b.dir.Summary()
+		st.PageAttached = sum.Clients > 0 || b.wsCount() > 0
+		st.AgentSessions = b.outbox.FaceCount()
+		st.LastActivity = b.lastActivity()
+	}
+	return st
+}
+
+// Port is the bound port while serving (0 otherwise).
+func (s *Server) Port() int {
+	if b := s.cur.Load(); b != nil {
+		return b.port
+	}
+	return 0
 }

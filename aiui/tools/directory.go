@@ -89,15 +89,15 @@ type Directory struct {
 	OnChange func(Change)
 	Log      *slog.Logger
 
-	mu       sync.Mutex
-	clients  map[string]*Client
-	active   map[int64]int64 // windowId → chromeTabId
-	logged   map[string]string
-	nextID   uint64
-	seq      uint64
-	timer    *time.Timer
-	lastSig  string
-	closed   bool
+	mu      sync.Mutex
+	clients map[string]*Client
+	active  map[int64]int64 // windowId → chromeTabId
+	logged  map[string]string
+	nextID  uint64
+	seq     uint64
+	timer   *time.Timer
+	lastSig string
+	closed  bool
 }
 
 // NewDirectory returns an empty directory with the spec's defaults.

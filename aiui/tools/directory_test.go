@@ -117,7 +117,9 @@ func TestBadMessages(t *testing.T) {
 }
 
 func TestCallRouting(t *testing.T) {
-	tab := func(tabID, win int) string { return fmt.Sprintf(`{"title":"t%d","chromeTabId":%d,"windowId":%d}`, tabID, tabID, win) }
+	tab := func(tabID, win int) string {
+		return fmt.Sprintf(`{"title":"t%d","chromeTabId":%d,"windowId":%d}`, tabID, tabID, win)
+	}
 	d := NewDirectory(quiet())
 	ctx := context.Background()
 	var re *RouteError

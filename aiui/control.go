@@ -1,0 +1,202 @@
+package aiui
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hubdev/hub/aiui/tools"
+	"github.com/hubdev/hub/hub"
+)
+
+// FaceHeader names the attached face a control request comes from, so its
+// activity counts for routing.
+const FaceHeader = "X-Aiui-Face"
+
+// streamKeepalive is how often an idle event stream writes a ping line, so
+// a dead face is noticed and its prompts re-routed.
+var streamKeepalive = 15 * time.Second
+
+// control is the authenticated local control route the shell and MCP faces
+// use. A request carrying any Origin header is refused before the key is
+// looked at (pages always send one; shells and agents never do), so page
+// tools are never callable by an unauthenticated or browser request.
+func (b *backend) control() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /control/info", func(w http.ResponseWriter, r *http.Request) { hub.WriteJSON(w, 200, b.info()) })
+	mux.HandleFunc("GET /control/tools", func(w http.ResponseWriter, r *http.Request) {
+		hub.WriteJSON(w, 200, map[string]any{"ok": true, "registrations": nonNil(b.dir.List())})
+	})
+	mux.HandleFunc("POST /control/call", b.controlCall)
+	mux.HandleFunc("POST /control/reload", func(w http.ResponseWriter, r *http.Request) { hub.WriteJSON(w, 200, b.reload()) })
+	mux.HandleFunc("GET /control/prompts", b.controlPrompts)
+	mux.HandleFunc("GET /control/events", b.controlEvents)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hub.HasOrigin(r) {
+			hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "control requests must not carry an Origin header"})
+			return
+		}
+		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || !hub.SecretEqual(key, b.key) {
+			hub.WriteJSON(w, http.StatusUnauthorized, map[string]any{"ok": false, "error": "missing or wrong control key"})
+			return
+		}
+		b.agentActivity()
+		if id := r.Header.Get(FaceHeader); id != "" {
+			b.outbox.Touch(id)
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func nonNil(l []tools.Registration) []tools.Registration {
+	if l == nil {
+		return []tools.Registration{}
+	}
+	return l
+}
+
+// CallResult is the control route's answer to a call.
+type CallResult struct {
+	OK         bool              `json:"ok"`
+	Value      json.RawMessage   `json:"value,omitempty"`
+	Error      string            `json:"error,omitempty"`
+	ErrorKind  string            `json:"errorKind,omitempty"` // route | tool
+	Candidates []tools.Candidate `json:"candidates,omitempty"`
+}
+
+func (b *backend) controlCall(w http.ResponseWriter, r *http.Request) {
+	var req tools.CallRequest
+	if err := hub.ReadJSONBody(r, int64(b.cfg.MaxMessageBytes), &req); err != nil {
+		hub.WriteJSON(w, http.StatusBadRequest, CallResult{Error: err.Error(), ErrorKind: "usage"})
+		return
+	}
+	v, err := b.dir.Call(r.Context(), req)
+	if err != nil {
+		res := CallResult{Error: err.Error(), ErrorKind: "tool"}
+		var re *tools.RouteError
+		if errors.As(err, &re) {
+			res.ErrorKind, res.Candidates = "route", re.Candidates
+		}
+		hub.WriteJSON(w, http.StatusOK, res)
+		return
+	}
+	hub.WriteJSON(w, http.StatusOK, CallResult{OK: true, Value: v})
+}
+
+// ndjson starts a streamed answer of JSON lines.
+func ndjson(w http.ResponseWriter) (func(v any) error, bool) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		return nil, false
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return func(v any) error {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		fl.Flush()
+		return nil
+	}, true
+}
+
+func (b *backend) controlPrompts(w http.ResponseWriter, r *http.Request) {
+	follow := r.URL.Query().Get("follow") == "1"
+	snap, f := b.outbox.Follow(follow)
+	write, ok := ndjson(w)
+	if !ok {
+		return
+	}
+	for _, rec := range snap {
+		if write(rec) != nil {
+			return
+		}
+	}
+	if f == nil {
+		return
+	}
+	defer b.outbox.Unfollow(f)
+	tick := time.NewTicker(streamKeepalive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case rec := <-f.ch:
+			if write(rec) != nil {
+				return
+			}
+		case <-tick.C:
+			if _, err := w.Write([]byte("\n")); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+// controlEvents is an attached face's stream: pending prompts first, then
+// every prompt routed to it and every page-tools change.
+func (b *backend) controlEvents(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("id")
+	if id == "" || len(id) > 128 {
+		hub.WriteJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error": "events needs ?id=<face id>"})
+		return
+	}
+	write, ok := ndjson(w)
+	if !ok {
+		return
+	}
+	f := b.outbox.Attach(id, r.URL.Query().Get("cwd"))
+	b.log.Info("agent face attached", "face", id, "cwd", f.cwd)
+	confirmed := map[int64]bool{}
+	defer func() {
+		var unconfirmed []int64
+	drain:
+		for {
+			select {
+			case ev := <-f.ch:
+				if ev.Prompt != nil {
+					unconfirmed = append(unconfirmed, ev.Prompt.Seq)
+				}
+			default:
+				break drain
+			}
+		}
+		b.outbox.mu.Lock()
+		for seq := range f.assigned {
+			if !confirmed[seq] {
+				unconfirmed = append(unconfirmed, seq)
+			}
+		}
+		b.outbox.mu.Unlock()
+		b.outbox.Detach(f, unconfirmed)
+		b.log.Info("agent face detached", "face", id)
+	}()
+	tick := time.NewTicker(streamKeepalive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case ev := <-f.ch:
+			if write(ev) != nil {
+				return
+			}
+			if ev.Prompt != nil {
+				confirmed[ev.Prompt.Seq] = true
+			}
+		case <-tick.C:
+			if write(FaceEvent{Type: "ping"}) != nil {
+				return
+			}
+		}
+	}
+}

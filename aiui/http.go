@@ -1,0 +1,164 @@
+package aiui
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/hubdev/hub/aiui/channel"
+	"github.com/hubdev/hub/hub"
+)
+
+// routes is the backend's HTTP surface. Every request and upgrade passes
+// the Host check (DNS rebinding) first.
+func (b *backend) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", b.health)
+	mux.HandleFunc("/prompt", b.browser(b.prompt))
+	mux.HandleFunc("GET /ws", b.browser(b.upgradeWS))
+	mux.HandleFunc("GET /tools", b.browser(b.upgradeTools))
+	mux.HandleFunc("/debug/api/info", b.browser(b.debugInfo))
+	mux.HandleFunc("/debug/api/reload", b.browser(b.debugReload))
+	mux.HandleFunc("/debug/api/traces", b.browser(b.debugTraces))
+	mux.Handle("/control/", b.control())
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hub.HostAllowed(r, b.port) {
+			hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "host not allowed"})
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// originAllowed is the allow-list for browser-facing routes: loopback
+// origins on any port plus the configured app origins. A request without
+// an Origin header is a non-browser client (curl, a CLI) and passes.
+func (b *backend) originAllowed(r *http.Request) bool {
+	vals := r.Header.Values("Origin")
+	if len(vals) == 0 {
+		return true
+	}
+	if len(vals) != 1 {
+		return false
+	}
+	n, ok := hub.NormalizeOrigin(vals[0])
+	if !ok {
+		return false
+	}
+	if isLoopbackOrigin(n) {
+		return true
+	}
+	return hub.NewOriginPolicy(b.cfg.Origins...).Allowed(n)
+}
+
+func isLoopbackOrigin(n string) bool {
+	rest, ok := strings.CutPrefix(n, "http://")
+	if !ok {
+		rest, ok = strings.CutPrefix(n, "https://")
+	}
+	if !ok {
+		return false
+	}
+	host := rest
+	if strings.HasPrefix(rest, "[") {
+		host = rest[:strings.Index(rest, "]")+1]
+	} else if i := strings.LastIndex(rest, ":"); i >= 0 {
+		host = rest[:i]
+	}
+	switch host {
+	case "127.0.0.1", "localhost", "[::1]":
+		return true
+	}
+	return false
+}
+
+// browser wraps a browser-facing route: origin check, CORS echo, preflight.
+func (b *backend) browser(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !b.originAllowed(r) {
+			hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "origin not allowed"})
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" {
+			w.Header().Add("Vary", "Origin")
+			w.Header().Set("Access-Control-Allow-Origin", o)
+		}
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+			w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (b *backend) health(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	hub.WriteJSON(w, http.StatusOK, map[string]any{
+		"ok": true, "pid": b.pid, "port": b.port, "generation": b.gen.Load(), "pageTools": b.dir.Summary(),
+	})
+}
+
+type promptBody struct {
+	Text string `json:"text"`
+	Meta *struct {
+		Tab    any `json:"tab"`
+		Source *struct {
+			Root string `json:"root"`
+		} `json:"source"`
+	} `json:"meta,omitempty"`
+}
+
+func (b *backend) prompt(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST, OPTIONS")
+		hub.WriteJSON(w, http.StatusMethodNotAllowed, map[string]any{"ok": false, "error": "use POST"})
+		return
+	}
+	var body promptBody
+	if err := hub.ReadJSONBody(r, int64(b.cfg.MaxMessageBytes), &body); err != nil {
+		status := http.StatusBadRequest
+		if errors.Is(err, hub.ErrBodyTooLarge) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		hub.WriteJSON(w, status, map[string]any{"ok": false, "error": err.Error()})
+		return
+	}
+	if strings.TrimSpace(body.Text) == "" {
+		hub.WriteJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error": `body must be {"text": "<non-empty prompt>"}`})
+		return
+	}
+	p := channel.Prompt{Text: body.Text, Meta: map[string]string{"source": "http"}}
+	if body.Meta != nil && body.Meta.Source != nil {
+		p.Root = body.Meta.Source.Root
+	}
+	rec := b.outbox.Deliver(p)
+	b.touch()
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "seq": rec.Seq})
+}
+
+func (b *backend) debugInfo(w http.ResponseWriter, r *http.Request) {
+	hub.WriteJSON(w, http.StatusOK, b.info())
+}
+
+func (b *backend) info() map[string]any {
+	return map[string]any{
+		"ok": true, "pid": b.pid, "port": b.port, "generation": b.gen.Load(), "kind": b.s.kind,
+		"startedAt": b.started, "formats": b.formats.Load().Names(), "pageTools": b.dir.Summary(),
+		"faces": b.outbox.FaceCount(), "pendingPrompts": b.outbox.Pending(), "cwd": b.cwd,
+	}
+}
+
+func (b *backend) debugReload(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST, OPTIONS")
+		hub.WriteJSON(w, http.StatusMethodNotAllowed, map[string]any{"ok": false, "error": "use POST"})
+		return
+	}
+	hub.WriteJSON(w, http.StatusOK, b.reload())
+}
+
+func (b *backend) debugTraces(w http.ResponseWriter, r *http.Request) {
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"traces": b.traces.list()})
+}
