@@ -23,11 +23,11 @@ var ErrNoBackend = errors.New("no aiui backend is running")
 
 // Client talks to a running backend over its authenticated control route.
 type Client struct {
-	Base   string // http://127.0.0.1:<port>
-	Key    string
-	Face   string // face id sent with every request, if attached
-	PID    int
-	HTTP   *http.Client
+	Base       string // http://127.0.0.1:<port>
+	Key        string
+	Face       string // face id sent with every request, if attached
+	PID        int
+	HTTP       *http.Client
 	streamHTTP *http.Client
 }
 

@@ -1,0 +1,154 @@
+package aiui
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/aiui/channel"
+	"github.com/hubdev/hub/aiui/frame"
+	"github.com/hubdev/hub/aiui/intent"
+)
+
+func newTestOutbox(t *testing.T, limit int) *Outbox {
+	dirs := adaptertest.TempDirs(t)
+	o, err := openOutbox(dirs, limit, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func next(t *testing.T, f *face) FaceEvent {
+	t.Helper()
+	select {
+	case ev := <-f.ch:
+		return ev
+	case <-time.After(time.Second):
+		t.Fatal("no event")
+	}
+	return FaceEvent{}
+}
+
+func TestOutboxPendingUntilAFaceAttaches(t *testing.T) {
+	o := newTestOutbox(t, 10)
+	o.Deliver(channel.Prompt{Text: "early"})
+	if o.Pending() != 1 {
+		t.Fatal("prompt with no face is not pending")
+	}
+	f := o.Attach("f1", "/repo")
+	if ev := next(t, f); ev.Prompt == nil || ev.Prompt.Text != "early" || ev.Prompt.Meta["kind"] != "prompt" {
+		t.Fatalf("event = %+v", ev)
+	}
+	if o.Pending() != 0 {
+		t.Fatal("still pending after attach")
+	}
+}
+
+func TestOutboxRouting(t *testing.T) {
+	o := newTestOutbox(t, 10)
+	app := o.Attach("app", "/work/app")
+	other := o.Attach("other", "/work/other")
+	root := o.Attach("root", "/work")
+	tests := []struct {
+		root string
+		want *face
+	}{
+		{"/work/app", app},
+		{"/work/app/src", app},
+		{"/work/other", other},
+		{"/work/third", root},
+		{"/elsewhere", root}, // most recently active (attached last)
+		{"", root},
+	}
+	for _, tt := range tests {
+		o.Deliver(channel.Prompt{Text: tt.root, Root: tt.root})
+		if ev := next(t, tt.want); ev.Prompt.Text != tt.root {
+			t.Fatalf("root %q went elsewhere", tt.root)
+		}
+	}
+	o.Touch("other")
+	o.Deliver(channel.Prompt{Text: "x", Root: "/elsewhere"})
+	if ev := next(t, other); ev.Prompt.Text != "x" {
+		t.Fatal("most recently active face did not get the prompt")
+	}
+	// a face that detaches without confirming hands its prompt back
+	o.Deliver(channel.Prompt{Text: "lost", Root: "/work/app"})
+	ev := next(t, app)
+	o.Detach(app, []int64{ev.Prompt.Seq})
+	if ev := next(t, root); ev.Prompt.Text != "lost" {
+		t.Fatalf("re-routed to %+v", ev)
+	}
+}
+
+func TestOutboxRecordIsBoundedAndPersistent(t *testing.T) {
+	o := newTestOutbox(t, 3)
+	for _, s := range []string{"1", "2", "3", "4"} {
+		o.Deliver(channel.Prompt{Text: s})
+	}
+	recs := ReadRecord(o.path)
+	if len(recs) != 3 || recs[0].Text != "2" || recs[2].Seq != 4 {
+		t.Fatalf("record = %+v", recs)
+	}
+	snap, _ := o.Follow(false)
+	if len(snap) != 3 || snap[0].DeliveredTo != "shell" || o.Pending() != 0 {
+		t.Fatalf("shell read did not take the pending prompts: %+v", snap)
+	}
+}
+
+// TestIntentV1OverWS drives a full intent-v1 turn over a real socket: the
+// shot is saved under the trace blob store on arrival and the prompt's
+// meta maps shot_1 to that absolute path.
+func TestIntentV1OverWS(t *testing.T) {
+	h, _ := start(t, nil)
+	c := h.MustDial("/ws", adaptertest.DialOptions{})
+	root := "/repo/workbench"
+	if r := sendAck(t, c, mustFrame(t, frame.Envelope{V: 1, Kind: "hello", Format: "intent-v1",
+		Meta: &frame.HelloMeta{Source: &frame.SourceInfo{Root: root}, Intent: json.RawMessage(`{"transcriber":"mock"}`)}}, nil)); !r.OK {
+		t.Fatalf("hello: %+v", r)
+	}
+	b, _ := os.ReadFile("intent/testdata/ink-and-region-shot.json")
+	var ev []intent.Event
+	json.Unmarshal(b, &ev)
+	batch, _ := json.Marshal(intent.Batch{Events: ev})
+	if r := sendAck(t, c, mustFrame(t, frame.Envelope{V: 1, Kind: "data", ThreadID: "turn", Chunk: &frame.ChunkDescriptor{Kind: "events"}}, batch)); !r.OK {
+		t.Fatalf("events: %+v", r)
+	}
+	png := []byte("\x89PNG\r\n\x1a\nfake")
+	if r := sendAck(t, c, mustFrame(t, frame.Envelope{V: 1, Kind: "data", ThreadID: "turn", Chunk: &frame.ChunkDescriptor{Kind: "attachment", ID: "shot_1", Mime: "image/png"}}, png)); !r.OK {
+		t.Fatalf("attachment: %+v", r)
+	}
+	if r := sendAck(t, c, mustFrame(t, frame.Envelope{V: 1, Kind: "data", ThreadID: "turn", Fin: true}, nil)); !r.OK || !r.Closed {
+		t.Fatalf("fin: %+v", r)
+	}
+	recs := records(t, h)
+	if len(recs) != 1 {
+		t.Fatalf("records = %+v", recs)
+	}
+	path := recs[0].Meta["shot_1"]
+	wantDir := projectDir(h.Dirs.Home, root)
+	if !strings.HasPrefix(path, filepath.Join(wantDir, "traces")+"/") || !strings.HasSuffix(path, "/shot_1.png") {
+		t.Fatalf("shot path %q not under %s/traces", path, wantDir)
+	}
+	if got, _ := os.ReadFile(path); string(got) != string(png) {
+		t.Fatal("shot bytes not saved")
+	}
+	if !strings.Contains(recs[0].Text, "{shot_1} region") || recs[0].Meta["format"] != "intent-v1" {
+		t.Fatalf("prompt = %+v", recs[0])
+	}
+	// the trace shows the lowering stages
+	r := h.Do(adaptertest.Request{Path: "/debug/api/traces"})
+	for _, stage := range []string{"client context", "speculative compose", "condition", "composed intent", "lowered prompt"} {
+		if !strings.Contains(string(r.Body), `"stage":"`+stage+`"`) {
+			t.Errorf("trace lacks stage %q", stage)
+		}
+	}
+	_ = context.Background
+}
