@@ -1,0 +1,228 @@
+package stitchslop
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hubdev/hub/adapters/adaptertest"
+)
+
+// syncBuffer is a goroutine-safe stderr.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// standalone runs RunStandalone in-process with pipes for stdio.
+type standalone struct {
+	t      *testing.T
+	port   int
+	dir    string
+	stdin  *io.PipeWriter
+	stdout *syncBuffer
+	stderr *syncBuffer
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startStandalone(t *testing.T, mod func(*StandaloneOptions)) *standalone {
+	t.Helper()
+	dirs := adaptertest.TempDirs(t)
+	inR, inW := io.Pipe()
+	s := &standalone{t: t, port: freePort(t), dir: filepath.Join(dirs.Home, ".stitchslop"), stdin: inW,
+		stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	o := StandaloneOptions{Origin: testOrigin, Port: s.port, Token: testToken, Stdin: inR, Stdout: s.stdout, Stderr: s.stderr}
+	if mod != nil {
+		mod(&o)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	go func() { s.done <- RunStandalone(ctx, o) }()
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+		}
+	})
+	return s
+}
+
+// ready waits for the session file and returns it.
+func (s *standalone) ready() sessionFile {
+	s.t.Helper()
+	deadline := time.Now().Add(frameWait)
+	for time.Now().Before(deadline) {
+		if sf, err := readSession(sessionPath(s.dir, s.port)); err == nil {
+			return sf
+		}
+		select {
+		case err := <-s.done:
+			s.t.Fatalf("bridge exited early: %v\n%s", err, s.stderr)
+		default:
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.t.Fatal("bridge never wrote its session file")
+	return sessionFile{}
+}
+
+func (s *standalone) exited(within time.Duration) (error, bool) {
+	select {
+	case err := <-s.done:
+		s.done <- err
+		return err, true
+	case <-time.After(within):
+		return nil, false
+	}
+}
+
+func (s *standalone) status(key string) int {
+	r, err := adaptertest.Do("http://127.0.0.1:"+itoa(s.port)+"/status", adaptertest.Request{Header: http.Header{KeyHeader: {key}}})
+	if err != nil {
+		return 0
+	}
+	return r.Status
+}
+
+func TestStandaloneRefusesWithoutCredential(t *testing.T) {
+	s := startStandalone(t, func(o *StandaloneOptions) { o.Token = "" })
+	err, ok := s.exited(frameWait)
+	if !ok || err == nil || !strings.Contains(err.Error(), "neither STITCHSLOP_TOKEN nor a stored pairing") {
+		t.Fatalf("exit = %v, %v", err, ok)
+	}
+}
+
+func TestStandaloneRefusesSpentTokenWithoutPairing(t *testing.T) {
+	dirs := adaptertest.TempDirs(t)
+	dir := filepath.Join(dirs.Home, ".stitchslop")
+	// Spent for a different origin, so this origin has no pairing.
+	if err := (&pairingStore{dir: dir}).Redeem("https://other.example", testToken, "s"); err != nil {
+		t.Fatal(err)
+	}
+	err := RunStandalone(t.Context(), StandaloneOptions{Origin: testOrigin, Port: freePort(t), Token: testToken, ConfigDir: dir,
+		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "already redeemed") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestStandalonePortBusyFails(t *testing.T) {
+	busy := listenOn(t, 0)
+	s := startStandalone(t, func(o *StandaloneOptions) { o.Port = busy })
+	err, ok := s.exited(frameWait)
+	if !ok || err == nil || !strings.Contains(err.Error(), "cannot listen") {
+		t.Fatalf("exit = %v, %v", err, ok)
+	}
+}
+
+// §2.8: stdin closing before initialize is ignored.
+func TestStandaloneStdinCloseBeforeInitializeIgnored(t *testing.T) {
+	s := startStandalone(t, nil)
+	sf := s.ready()
+	s.stdin.Close()
+	if err, gone := s.exited(300 * time.Millisecond); gone {
+		t.Fatalf("exited on stdin close before initialize: %v", err)
+	}
+	if st := s.status(sf.Key); st != 200 {
+		t.Fatalf("control plane after stdin close = %d", st)
+	}
+	s.cancel()
+	if err, ok := s.exited(frameWait); !ok || err != nil {
+		t.Fatalf("exit after cancel = %v %v", err, ok)
+	}
+	if _, err := os.Stat(sessionPath(s.dir, s.port)); !os.IsNotExist(err) {
+		t.Fatal("session file left behind")
+	}
+}
+
+// §2.8: stdin closing after initialize ends the bridge with exit 0.
+func TestStandaloneStdinCloseAfterInitializeExits(t *testing.T) {
+	s := startStandalone(t, nil)
+	s.ready()
+	io.WriteString(s.stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`+"\n")
+	waitFor(t, func() bool { return strings.Contains(s.stdout.String(), `"id":1`) })
+	s.stdin.Close()
+	err, ok := s.exited(frameWait)
+	if !ok || err != nil {
+		t.Fatalf("exit = %v %v", err, ok)
+	}
+	if e := s.stderr.String(); !strings.Contains(e, "closed stdin") || !strings.Contains(e, "pairing is kept") {
+		t.Fatalf("stderr does not say why and that the pairing is kept:\n%s", e)
+	}
+}
+
+// §2.7: no page within the window → exit 0; an MCP initialize cancels it.
+func TestStandaloneNoPageIdleExit(t *testing.T) {
+	s := startStandalone(t, func(o *StandaloneOptions) { o.NoPageWithin = 150 * time.Millisecond })
+	s.ready()
+	err, ok := s.exited(frameWait)
+	if !ok || err != nil {
+		t.Fatalf("exit = %v %v", err, ok)
+	}
+	if e := s.stderr.String(); !strings.Contains(e, "no page attached") || !strings.Contains(e, "pairing is kept") {
+		t.Fatalf("stderr:\n%s", e)
+	}
+}
+
+func TestStandaloneInitializeCancelsIdleExit(t *testing.T) {
+	s := startStandalone(t, func(o *StandaloneOptions) {
+		o.NoPageWithin = 150 * time.Millisecond
+		o.AgentIdle = 150 * time.Millisecond
+	})
+	s.ready()
+	io.WriteString(s.stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`+"\n")
+	if err, gone := s.exited(500 * time.Millisecond); gone {
+		t.Fatalf("idle exit despite an MCP owner: %v\n%s", err, s.stderr)
+	}
+}
+
+// §2.8 standalone: no agent activity → exit, even with a page attached.
+func TestStandaloneAgentIdleWithPageAttached(t *testing.T) {
+	s := startStandalone(t, func(o *StandaloneOptions) { o.AgentIdle = time.Second })
+	sf := s.ready()
+	c, err := adaptertest.Dial("ws://127.0.0.1:"+itoa(s.port)+"/", adaptertest.DialOptions{Origin: testOrigin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SendText(`{"token":"` + testToken + `"}`)
+	if m, err := c.Next(frameWait); err != nil || !strings.Contains(m.Text(), "hello") {
+		t.Fatalf("handshake: %v %s", err, m.Text())
+	}
+	// Agent activity postpones the exit.
+	for range 3 {
+		time.Sleep(300 * time.Millisecond)
+		if st := s.status(sf.Key); st != 200 {
+			t.Fatalf("status = %d", st)
+		}
+	}
+	err, ok := s.exited(frameWait)
+	if !ok || err != nil {
+		t.Fatalf("exit = %v %v", err, ok)
+	}
+	if e := s.stderr.String(); !strings.Contains(e, "no agent activity") || !strings.Contains(e, "pairing is kept") {
+		t.Fatalf("stderr:\n%s", e)
+	}
+}
