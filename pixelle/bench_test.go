@@ -46,7 +46,7 @@ func benchRoundTrip(b *testing.B, conc int) {
 			}
 			var m struct{ ID string }
 			json.Unmarshal(msg.Data, &m)
-			if br.SendText(`{"type":"result","id":"` + m.ID + `","result":` + stateFixture + `}`) != nil {
+			if br.SendText(`{"type":"result","id":"`+m.ID+`","result":`+stateFixture+`}`) != nil {
 				return
 			}
 		}
