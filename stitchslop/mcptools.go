@@ -87,14 +87,7 @@ func (s *Server) callTool(ctx context.Context, name string, args json.RawMessage
 
 // waitTool is wait_for_connection (§3.4).
 func (s *Server) waitTool(ctx context.Context, args json.RawMessage) toolResult {
-	var p struct {
-		TimeoutSeconds *float64 `json:"timeoutSeconds"`
-	}
-	json.Unmarshal(args, &p)
-	secs := float64(DefaultWaitSeconds)
-	if p.TimeoutSeconds != nil && *p.TimeoutSeconds >= 0 {
-		secs = min(*p.TimeoutSeconds, MaxWaitSeconds)
-	}
+	secs := waitSeconds(args)
 	_, already := s.attached()
 	if !s.waitAttached(ctx, time.Duration(secs*float64(time.Second))) {
 		r := s.Report()
@@ -121,6 +114,18 @@ func (s *Server) waitTool(ctx context.Context, args json.RawMessage) toolResult 
 	res.Content[0]["text"] = greeting + "\n\nscene.describe answered:\n" + text
 	res.IsError = false
 	return res
+}
+
+// waitSeconds reads timeoutSeconds: default 90, capped at 120; anything
+// that is not a non-negative number means the default.
+func waitSeconds(args json.RawMessage) float64 {
+	var p struct {
+		TimeoutSeconds *float64 `json:"timeoutSeconds"`
+	}
+	if json.Unmarshal(args, &p) != nil || p.TimeoutSeconds == nil || *p.TimeoutSeconds < 0 {
+		return DefaultWaitSeconds
+	}
+	return min(*p.TimeoutSeconds, MaxWaitSeconds)
 }
 
 // envelopeResult renders a page envelope as MCP content (§3.5): one text

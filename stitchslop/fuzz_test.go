@@ -1,0 +1,149 @@
+package stitchslop
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func FuzzParseHandshake(f *testing.F) {
+	for _, s := range []string{
+		`{"token":"tok_x"}`, `{"secret":"s"}`, `{"secret":"s","token":"t"}`, `{"token":null}`, `{"token":5}`,
+		`{}`, `[]`, `null`, `{"token":"` + strings.Repeat("a", 2000) + `"}`, "\x00\xff", `{"token":"\ud800"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		hf, err := parseHandshake(b)
+		if err != nil {
+			return
+		}
+		if hf.Token == "" && hf.Secret == "" {
+			t.Fatal("accepted a frame with no credential")
+		}
+		if len(hf.Token) > 1024 || len(hf.Secret) > 1024 || len(b) > MaxFirstFrame {
+			t.Fatal("limits not enforced")
+		}
+	})
+}
+
+// FuzzPageFrame feeds authenticated page frames (replies, tool lists,
+// junk) to the frame handler: nothing may panic, and a pending call gets
+// at most its own reply.
+func FuzzPageFrame(f *testing.F) {
+	for _, s := range []string{
+		`{"id":1,"ok":true}`, `{"id":"1"}`, `{"id":1.5}`, `{"id":null,"tools":[]}`,
+		`{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`, `{"tools":[{"name":"wait_for_connection"}]}`,
+		`{"tools":5}`, `[]`, `{`, `{"id":99999999999999999999}`,
+	} {
+		f.Add([]byte(s))
+	}
+	s, err := New(Options{Origin: testOrigin})
+	if err != nil {
+		f.Fatal(err)
+	}
+	s.log = slog.New(slog.DiscardHandler)
+	p := &pageConn{s: s, gone: make(chan struct{})}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s.mu.Lock()
+		s.page = p
+		pc := &pendingCall{page: p, done: make(chan callResult, 1)}
+		s.pending = map[int64]*pendingCall{1: pc}
+		s.mu.Unlock()
+		s.pageFrame(p, b)
+		select {
+		case r := <-pc.done:
+			var m struct {
+				ID int64 `json:"id"`
+			}
+			if json.Unmarshal(r.data, &m) != nil || m.ID != 1 {
+				t.Fatalf("pending call 1 got a reply that is not id 1: %s", r.data)
+			}
+		default:
+		}
+		tools, _ := s.Tools()
+		for _, tl := range tools {
+			if !toolNameRE.MatchString(tl.Name) || isBridgeTool(tl.Name) || !isJSONObject(tl.InputSchema) {
+				t.Fatalf("unsanitised tool %+v", tl)
+			}
+		}
+	})
+}
+
+func FuzzEnvelopeResult(f *testing.F) {
+	for _, s := range []string{
+		`{"id":1,"ok":true}`, `{"ok":false,"message":"m"}`, `{"say":"hi","dataUrl":"data:image/png;base64,QUJD"}`,
+		`{"dataUrl":"data:;base64,"}`, `{"dataUrl":5}`, `[]`, `"x"`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := envelopeResult(b)
+		if len(r.Content) == 0 || r.Content[0]["type"] != "text" {
+			t.Fatal("no leading text block")
+		}
+		if strings.Contains(r.Content[0]["text"].(string), `"id":`) {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(b, &m) == nil && m != nil {
+				text := r.Content[0]["text"].(string)
+				if i := strings.LastIndex(text, "\n{"); i >= 0 {
+					text = text[i+1:]
+				}
+				var out map[string]json.RawMessage
+				if json.Unmarshal([]byte(text), &out) == nil {
+					if _, has := out["id"]; has {
+						t.Fatal("transport id kept")
+					}
+				}
+			}
+		}
+	})
+}
+
+// FuzzMCPStream feeds arbitrary stdin to the MCP face: every output line
+// must be one JSON object, and nothing may panic or hang.
+func FuzzMCPStream(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait_for_connection","arguments":{"timeoutSeconds":120}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"scene.describe"}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{`, "\n\n", `{"id":{},"method":"ping"}`, `{"id":null,"method":"x"}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`,
+	} {
+		f.Add(s)
+	}
+	s, err := New(Options{Origin: testOrigin})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var out syncBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		s.ServeMCP(ctx, NewLineConn(strings.NewReader(in), &out), nil)
+		for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+			if line == "" {
+				continue
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil || m["jsonrpc"] != "2.0" {
+				t.Fatalf("output line is not JSON-RPC: %q", line)
+			}
+		}
+	})
+}
+
+func FuzzParseClientArgs(f *testing.F) {
+	for _, s := range []string{"scene.describe {} --out x.png", "--port 8787 status", "--port=0", "--config-dir", "-- --out"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ca, err := parseClientArgs(strings.Fields(s), true)
+		if err == nil && (ca.port < 0 || ca.port > 65535) {
+			t.Fatal("port out of range accepted")
+		}
+	})
+}
