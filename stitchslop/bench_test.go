@@ -1,0 +1,183 @@
+package stitchslop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkRoundTrip measures agent → page → agent through the control
+// plane (POST /call) and through MCP tools/call (the SDK client over the
+// in-memory transport), at concurrency 1 and 16, with a page that answers
+// every command at once over a real loopback WebSocket.
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, face := range []string{"control", "mcp", "mcp-stdio"} {
+		for _, conc := range []int{1, 16} {
+			b.Run(face+"/c"+itoa(conc), func(b *testing.B) {
+				br := startBridge(b, nil)
+				p, _ := br.attach(map[string]any{"token": testToken})
+				p.serve(func(cmd string, _ map[string]any) map[string]any {
+					return map[string]any{"ok": true, "say": "ok", "objects": 3}
+				})
+				var call func() error
+				switch face {
+				case "control":
+					hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc}}
+					b.Cleanup(hc.CloseIdleConnections)
+					url, key := br.URL("/call"), br.S.Key()
+					body := []byte(`{"command":"scene.describe","args":{"limit":5}}`)
+					call = func() error {
+						req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+						req.Header.Set(KeyHeader, key)
+						resp, err := hc.Do(req)
+						if err != nil {
+							return err
+						}
+						var buf bytes.Buffer
+						buf.ReadFrom(resp.Body)
+						resp.Body.Close()
+						if !bytes.Contains(buf.Bytes(), []byte(`"ok":true`)) {
+							b.Errorf("answer %s", buf.Bytes())
+						}
+						return nil
+					}
+				case "mcp":
+					cs := connectSDKBench(b, br)
+					call = func() error {
+						res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "scene.describe", Arguments: map[string]any{"limit": 5}})
+						if err == nil && res.IsError {
+							b.Errorf("isError result")
+						}
+						return err
+					}
+				case "mcp-stdio":
+					call = stdioCaller(b, br)
+				}
+				lat := make([]time.Duration, b.N)
+				var next atomic.Int64
+				b.ResetTimer()
+				start := time.Now()
+				var wg sync.WaitGroup
+				for range conc {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							i := next.Add(1) - 1
+							if i >= int64(b.N) {
+								return
+							}
+							t0 := time.Now()
+							if err := call(); err != nil {
+								b.Error(err)
+								return
+							}
+							lat[i] = time.Since(t0)
+						}
+					}()
+				}
+				wg.Wait()
+				elapsed := time.Since(start)
+				b.StopTimer()
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(lat[(len(lat)*99)/100].Microseconds()), "p99-µs")
+				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+			})
+		}
+	}
+}
+
+// stdioCaller drives ServeMCP over newline-delimited pipes, as a real MCP
+// client does over stdio, matching answers to callers by id.
+func stdioCaller(b *testing.B, br *bridge) func() error {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		br.S.ServeMCP(context.Background(), NewLineConn(inR, outW), nil)
+		outW.Close()
+	}()
+	var mu sync.Mutex
+	waiting := map[int64]chan []byte{}
+	go func() {
+		lc := NewLineConn(outR, io.Discard)
+		for {
+			line, err := lc.Read(context.Background())
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID *int64 `json:"id"`
+			}
+			if json.Unmarshal(line, &m) != nil || m.ID == nil {
+				continue
+			}
+			mu.Lock()
+			ch := waiting[*m.ID]
+			delete(waiting, *m.ID)
+			mu.Unlock()
+			if ch != nil {
+				ch <- append([]byte(nil), line...)
+			}
+		}
+	}()
+	b.Cleanup(func() { inW.Close(); <-done })
+	var wmu sync.Mutex
+	var ids atomic.Int64
+	return func() error {
+		id := ids.Add(1)
+		ch := make(chan []byte, 1)
+		mu.Lock()
+		waiting[id] = ch
+		mu.Unlock()
+		msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"scene.describe","arguments":{"limit":5}}}`+"\n", id)
+		wmu.Lock()
+		_, err := io.WriteString(inW, msg)
+		wmu.Unlock()
+		if err != nil {
+			return err
+		}
+		if r := <-ch; !bytes.Contains(r, []byte(`"isError":false`)) {
+			return fmt.Errorf("answer %s", r)
+		}
+		return nil
+	}
+}
+
+// connectSDKBench is connectSDK for benchmarks.
+func connectSDKBench(b *testing.B, br *bridge) *mcp.ClientSession {
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	conn, err := st.Connect(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		br.S.ServeMCP(ctx, sdkConn{conn}, nil)
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cs.Close()
+		conn.Close()
+		cancel()
+		<-done
+	})
+	return cs
+}
