@@ -195,3 +195,35 @@ func TestNormalizeCode(t *testing.T) {
 		}
 	}
 }
+
+func TestPairConsumesAtomically(t *testing.T) {
+	r := startRelay(t, nil)
+	id, tok := r.createSession(t)
+	b := r.browser(t, id, tok)
+	c := code(t, b)
+	const n = 8
+	statuses := make(chan int, n)
+	for range n {
+		go func() {
+			resp, err := adaptertest.Do(r.URL("/api/pair"), adaptertest.Request{Method: "POST", Body: []byte(`{"code":"` + c + `"}`)})
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			statuses <- resp.Status
+		}()
+	}
+	ok := 0
+	for range n {
+		switch st := <-statuses; st {
+		case 200:
+			ok++
+		case 400:
+		default:
+			t.Errorf("concurrent pair: %d", st)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d of %d concurrent pairings with one code succeeded, want 1", ok, n)
+	}
+}

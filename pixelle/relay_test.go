@@ -121,6 +121,30 @@ func TestRouting(t *testing.T) {
 	quiet(t, p.a)
 }
 
+func TestTimerClearedOnCompletion(t *testing.T) {
+	r := startRelay(t, nil)
+	p := r.paired(t)
+	p.a.SendText(cmdMsg("done", `{"method":"state.read"}`))
+	id := next(t, p.b)["id"].(string)
+	r.s.mu.Lock()
+	var pe *pending
+	for _, sess := range r.s.sessions {
+		if sess.pending[id] != nil {
+			pe = sess.pending[id]
+		}
+	}
+	r.s.mu.Unlock()
+	if pe == nil {
+		t.Fatal("no pending entry for a routed command")
+	}
+	p.b.SendText(fmt.Sprintf(`{"type":"result","id":%q,"result":{}}`, id))
+	next(t, p.a)
+	// The 12 s timer cannot have fired yet, so false means it was stopped.
+	if pe.timer.Stop() {
+		t.Fatal("the command timer was still running after the result")
+	}
+}
+
 func TestSameClientIDFromTwoAgents(t *testing.T) {
 	r := startRelay(t, nil)
 	p := r.paired(t)
