@@ -60,7 +60,7 @@ func TestRealChromiumPage(t *testing.T) {
 
 	b := startBridge(t, func(o *Options) { o.Origin = site.URL }, adaptertest.Options{
 		// A fast heartbeat proves the browser answers pings by itself.
-		Heartbeat:   hub.HeartbeatConfig{Interval: 50 * time.Millisecond, DeadAfter: 400 * time.Millisecond},
+		Heartbeat: hub.HeartbeatConfig{Interval: 50 * time.Millisecond, DeadAfter: 400 * time.Millisecond},
 	})
 	bridgePort = b.Port()
 
