@@ -41,9 +41,38 @@ func TestBrowserAuth(t *testing.T) {
 		c.SendBinary([]byte(`{"type":"hello"}`))
 		closedWith(t, c, 1008)
 	})
-	// The real browser still authenticates afterwards.
-	b := r.browser(t, id, tok)
-	_ = b
+	// The real browser still authenticates afterwards; unpaired so far.
+	b := r.dial(t, website, map[string]string{"type": "hello", "role": "browser", "sessionId": id, "token": tok})
+	if m := next(t, b); m["type"] != "ready" || m["role"] != "browser" || m["paired"] != false {
+		t.Fatalf("ready %v", m)
+	}
+}
+
+func TestFactory(t *testing.T) {
+	f := Factory()
+	cfg := f.NewConfig().(*Config)
+	if cfg.Port != DefaultPort || !cfg.Enabled || cfg.NeedsUser() == "" {
+		t.Fatalf("defaults %+v", cfg)
+	}
+	cfg.Website, cfg.Port = website, 0
+	if err := cfg.Validate(); err != nil || cfg.NeedsUser() != "" {
+		t.Fatalf("configured: %v %q", err, cfg.NeedsUser())
+	}
+	a, err := f.New(cfg)
+	if err != nil || a.Name() != "pixelle" {
+		t.Fatalf("New: %v", err)
+	}
+	h := adaptertest.Start(t, a, adaptertest.Options{})
+	resp := h.Do(adaptertest.Request{Path: "/health", Header: browserHeader()})
+	if resp.Status != 200 || resp.Header.Get("Access-Control-Allow-Origin") != website {
+		t.Fatalf("health through the factory-built relay: %d", resp.Status)
+	}
+	if err := h.Stop(); err != nil {
+		t.Fatalf("clean shutdown returned %v", err)
+	}
+	if st := a.Status(); len(st.Ports) != 0 {
+		t.Fatalf("ports reported after shutdown: %v", st.Ports)
+	}
 }
 
 func TestAuthTimeout(t *testing.T) {
