@@ -24,6 +24,7 @@ type pageConn struct {
 	seen   chan struct{} // signalled on every received frame (probe)
 	gone   chan struct{} // closed when the page detaches or closes
 
+	wmu       sync.Mutex // serialises writes and their deadlines
 	mu        sync.Mutex
 	hb        *hub.Heartbeat
 	authTimer *time.Timer
@@ -43,18 +44,39 @@ func (p *pageConn) markSeen() {
 	}
 }
 
-// write sends one text frame with a write deadline, so a page that stopped
-// reading cannot wedge a caller.
-func (p *pageConn) write(b []byte) error {
+// writeTimeout bounds one frame write, so a page that stopped reading
+// cannot wedge a caller.
+const writeTimeout = 10 * time.Second
+
+// writeFrame writes one frame under a deadline that is cleared afterwards:
+// a deadline left on the socket would fail every later write (the next
+// heartbeat ping included). Writes are serialised so one writer's deadline
+// never leaks onto another's frame.
+func (p *pageConn) writeFrame(op gws.Opcode, b []byte, timeout time.Duration) error {
 	if p.closed.Load() {
 		return gws.ErrConnClosed
 	}
-	p.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	return p.conn.WriteMessage(gws.OpcodeText, b)
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	p.conn.SetWriteDeadline(time.Now().Add(timeout))
+	err := p.conn.WriteMessage(op, b)
+	p.conn.SetWriteDeadline(time.Time{})
+	return err
+}
+
+// write sends one text frame.
+func (p *pageConn) write(b []byte) error { return p.writeFrame(gws.OpcodeText, b, writeTimeout) }
+
+// WritePing makes pageConn the heartbeat's Pinger, so pings share the
+// write discipline.
+func (p *pageConn) WritePing(payload []byte) error {
+	return p.writeFrame(gws.OpcodePing, payload, writeTimeout)
 }
 
 // close sends a close frame and drops the socket; OnClose does the rest.
 func (p *pageConn) close(code uint16, reason string) {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
 	p.conn.SetWriteDeadline(time.Now().Add(time.Second))
 	if err := p.conn.WriteClose(code, []byte(reason)); err != nil {
 		p.conn.NetConn().Close()
@@ -82,8 +104,7 @@ func (p *pageConn) reachable(timeout time.Duration) bool {
 	case <-p.seen:
 	default:
 	}
-	p.conn.SetWriteDeadline(time.Now().Add(timeout))
-	if err := p.conn.WritePing(nil); err != nil {
+	if err := p.writeFrame(gws.OpcodePing, nil, timeout); err != nil {
 		return false
 	}
 	t := time.NewTimer(timeout)
@@ -130,6 +151,13 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		log.Debug("upgrade failed", "err", err)
 		return
 	}
+	s.adopt(conn, conns)
+}
+
+// adopt starts serving an upgraded page socket: the authentication
+// deadline, then gws's read loop.
+func (s *Server) adopt(conn *gws.Conn, conns *hub.ConnSet) {
+	log := s.log
 	p := &pageConn{s: s, conn: conn, conns: conns, seen: make(chan struct{}, 1), gone: make(chan struct{})}
 	conn.Session().Store("page", p)
 	if !conns.Add(conn) {
@@ -173,6 +201,8 @@ func (s *Server) OnClose(c *gws.Conn, err error) {
 func (s *Server) OnPing(c *gws.Conn, payload []byte) {
 	if p := pageOf(c); p != nil {
 		p.markSeen()
+		p.writeFrame(gws.OpcodePong, payload, writeTimeout)
+		return
 	}
 	c.WritePong(payload)
 }
@@ -210,8 +240,7 @@ func (p *pageConn) writeError(code, msg string, busy bool) {
 		v["busy"] = true
 	}
 	b, _ := json.Marshal(v)
-	p.conn.SetWriteDeadline(time.Now().Add(time.Second))
-	p.conn.WriteMessage(gws.OpcodeText, b)
+	p.writeFrame(gws.OpcodeText, b, time.Second)
 }
 
 // handshakeFrame is the page's first frame (§2.3).
@@ -376,7 +405,7 @@ func (s *Server) attach(p *pageConn) {
 	s.lastActivity = time.Now()
 	s.mu.Unlock()
 
-	hb := hub.StartHeartbeat(hbCfg, p.conn, func() {
+	hb := hub.StartHeartbeat(hbCfg, p, func() {
 		s.log.Warn("page silent past the heartbeat deadline; treating it as gone")
 		p.conn.NetConn().Close()
 	})
@@ -425,8 +454,7 @@ func (s *Server) detach(p *pageConn, why string) {
 func (s *Server) displace(old *pageConn) {
 	b, _ := json.Marshal(map[string]any{"displaced": true,
 		"message": "Another Stitch Slop tab has taken over this connector because this tab stopped answering."})
-	old.conn.SetWriteDeadline(time.Now().Add(time.Second))
-	old.conn.WriteMessage(gws.OpcodeText, b)
+	old.writeFrame(gws.OpcodeText, b, time.Second)
 	old.close(1000, "displaced")
 	s.detach(old, "displaced")
 }

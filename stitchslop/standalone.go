@@ -32,6 +32,13 @@ type StandaloneOptions struct {
 	Stderr io.Writer
 }
 
+// standaloneRules are §2.7 (no page ever attached within noPage) and §2.8
+// (no agent activity for agentIdle, even with a page attached). An MCP
+// initialize switches both off through Lifecycle.Own.
+func standaloneRules(noPage, agentIdle time.Duration) hub.IdleRules {
+	return hub.IdleRules{NoPageWithin: noPage, AgentIdle: agentIdle}
+}
+
 // errNoCredential is the §1 startup refusal.
 var errNoCredential = errors.New("no credential")
 
@@ -85,7 +92,7 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	if o.NoPageWithin <= 0 {
 		o.NoPageWithin = NoPageWithin
 	}
-	lc := hub.NewLifecycle(hub.IdleRules{NoPageWithin: o.NoPageWithin, AgentIdle: o.AgentIdle})
+	lc := hub.NewLifecycle(standaloneRules(o.NoPageWithin, o.AgentIdle))
 	ready := make(chan struct{})
 	env := &adapters.Env{Log: log, Dirs: dirs, Lifecycle: lc, Ready: func(...int) { close(ready) }}
 
