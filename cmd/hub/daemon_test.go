@@ -24,6 +24,7 @@ func TestDaemonScripts(t *testing.T) {
 		"expand":   cmdExpand,
 		"holdport": cmdHoldPort,
 		"killhub":  cmdKillHub,
+		"needport": cmdNeedPort,
 	}
 	testscript.Run(t, p)
 }
@@ -82,6 +83,23 @@ func cmdHoldPort(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}()
 	ts.Setenv(args[0], strconv.Itoa(port))
+}
+
+// needport PORT... skips the script when a fixed port is taken by another
+// process (for instance another package's tests running in parallel): the
+// script would then test that process, not the hub.
+func cmdNeedPort(ts *testscript.TestScript, neg bool, args []string) {
+	for _, a := range args {
+		p, err := strconv.Atoi(a)
+		if err != nil {
+			ts.Fatalf("needport: bad port %q", a)
+		}
+		ln, _, err := hub.Listen([]int{p})
+		if err != nil {
+			ts.Skip("port " + a + " is busy: " + err.Error())
+		}
+		ln.Close()
+	}
 }
 
 // killhub sends SIGKILL to the hub named in the state file and waits for
