@@ -150,14 +150,14 @@ func usageErr(format string, a ...any) error {
 }
 
 func runClient(c *cli.Context, kind string) error {
+	for _, a := range c.Args().Slice() {
+		if a == "-h" || a == "--help" {
+			return cli.ShowSubcommandHelp(c)
+		}
+	}
 	ca, err := parseClientArgs(c.Args().Slice(), kind == "call")
 	if err != nil {
 		return usageErr("%s %v", kind+":", err)
-	}
-	for _, a := range ca.pos {
-		if a == "-h" || a == "--help" || a == "help" {
-			return cli.ShowSubcommandHelp(c)
-		}
 	}
 	// Flags given to the group (`hub stitchslop --port 8788 status`) apply too.
 	if parent := c.Lineage()[1]; parent != nil {
@@ -182,7 +182,7 @@ func runClient(c *cli.Context, kind string) error {
 		if len(ca.pos) > 0 {
 			return usageErr("%s takes no arguments", kind)
 		}
-		out, err := sc.do(methodFor(kind), "/"+kind, nil, 30*time.Second)
+		out, err := sc.do("GET", "/"+kind, nil, 30*time.Second)
 		if err != nil {
 			return err
 		}
@@ -244,8 +244,6 @@ func runClient(c *cli.Context, kind string) error {
 	}
 	return usageErr("unknown command %q", kind)
 }
-
-func methodFor(kind string) string { return "GET" }
 
 // readToken takes the token from the environment, else the first line of
 // stdin.

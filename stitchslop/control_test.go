@@ -356,3 +356,28 @@ func TestServeReturnsCleanlyOnCancel(t *testing.T) {
 		t.Fatalf("Serve after cancel = %v, want nil", err)
 	}
 }
+
+// Two bridges sharing one config dir: both pairings land in pairing.json,
+// and each lists the other as a live bridge.
+func TestTwoBridgesShareConfigDir(t *testing.T) {
+	shared := filepath.Join(t.TempDir(), "shared")
+	b1 := startBridge(t, func(o *Options) { o.ConfigDir = shared; o.Token = "tok_one" })
+	b2 := startBridge(t, func(o *Options) { o.ConfigDir = shared; o.Token = "tok_two" })
+	_, h1 := b1.attach(map[string]any{"token": "tok_one"})
+	_, h2 := b2.attach(map[string]any{"token": "tok_two"})
+	store := &pairingStore{dir: shared}
+	if !store.Verify(testOrigin, h1["pairingSecret"].(string)) || !store.Verify(testOrigin, h2["pairingSecret"].(string)) {
+		t.Fatal("a bridge lost the other's pairing")
+	}
+	if !store.Spent("tok_one") || !store.Spent("tok_two") {
+		t.Fatal("a spent token was lost")
+	}
+	others := b1.S.Report().OtherBridges
+	if len(others) != 1 || others[0]["port"] != b2.Port() {
+		t.Fatalf("b1 sees other bridges %v, want port %d", others, b2.Port())
+	}
+	st := b1.S.Status()
+	if !st.PageAttached || st.LastActivity.IsZero() || st.Note != "" {
+		t.Fatalf("Status() = %+v", st)
+	}
+}
