@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -24,8 +25,8 @@ func TestDaemonScripts(t *testing.T) {
 		"expand":   cmdExpand,
 		"holdport": cmdHoldPort,
 		"killhub":  cmdKillHub,
-		"needport": cmdNeedPort,
 	}
+	p.Condition = portFree
 	testscript.Run(t, p)
 }
 
@@ -85,21 +86,25 @@ func cmdHoldPort(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], strconv.Itoa(port))
 }
 
-// needport PORT... skips the script when a fixed port is taken by another
-// process (for instance another package's tests running in parallel): the
-// script would then test that process, not the hub.
-func cmdNeedPort(ts *testscript.TestScript, neg bool, args []string) {
-	for _, a := range args {
-		p, err := strconv.Atoi(a)
-		if err != nil {
-			ts.Fatalf("needport: bad port %q", a)
-		}
-		ln, _, err := hub.Listen([]int{p})
-		if err != nil {
-			ts.Skip("port " + a + " is busy: " + err.Error())
-		}
-		ln.Close()
+// portFree is the script condition [portfree:N]: true when no other
+// process holds loopback port N. Scripts that need a fixed port skip when
+// it is taken (for instance by another package's tests running in
+// parallel): they would otherwise test that process, not the hub.
+func portFree(cond string) (bool, error) {
+	arg, ok := strings.CutPrefix(cond, "portfree:")
+	if !ok {
+		return false, fmt.Errorf("unknown condition %q", cond)
 	}
+	p, err := strconv.Atoi(arg)
+	if err != nil {
+		return false, fmt.Errorf("portfree: bad port %q", arg)
+	}
+	ln, _, err := hub.Listen([]int{p})
+	if err != nil {
+		return false, nil
+	}
+	ln.Close()
+	return true, nil
 }
 
 // killhub sends SIGKILL to the hub named in the state file and waits for
