@@ -111,11 +111,29 @@ func (s *Server) ServeMCP(ctx context.Context, conn MsgConn, onInit func()) (ini
 	ctx, cancel := context.WithCancel(ctx)
 	ms := &mcpSession{s: s, conn: conn, onInit: onInit, inflight: map[string]context.CancelFunc{}}
 	s.sessionAdd(1)
+	// Notifications are written by their own goroutine: the page's read
+	// loop that triggers them must never block on a slow MCP client.
+	notes := make(chan struct{}, 64)
 	unsub := s.Subscribe(func() {
-		if ms.initialized.Load() {
-			ms.write(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`))
+		select {
+		case notes <- struct{}{}:
+		default: // 64 pending already say the same thing
 		}
 	})
+	ms.wg.Add(1)
+	go func() {
+		defer ms.wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-notes:
+				if ms.initialized.Load() {
+					ms.write(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`))
+				}
+			}
+		}
+	}()
 	defer func() {
 		unsub()
 		cancel()

@@ -16,13 +16,14 @@ import (
 
 // pageConn is one page socket, authenticated or not.
 type pageConn struct {
-	s      *Server
-	conn   *gws.Conn
-	conns  *hub.ConnSet
-	authed bool // read-loop goroutine only
-	closed atomic.Bool
-	seen   chan struct{} // signalled on every received frame (probe)
-	gone   chan struct{} // closed when the page detaches or closes
+	s       *Server
+	conn    *gws.Conn
+	conns   *hub.ConnSet
+	authed  bool // read-loop goroutine only
+	refused bool // read-loop goroutine only
+	closed  atomic.Bool
+	seen    chan struct{} // signalled on every received frame (probe)
+	gone    chan struct{} // closed when the page detaches or closes
 
 	wmu       sync.Mutex // serialises writes and their deadlines
 	mu        sync.Mutex
@@ -222,6 +223,9 @@ func (s *Server) OnMessage(c *gws.Conn, m *gws.Message) {
 		return
 	}
 	p.markSeen()
+	if p.refused {
+		return // closing: later frames are not another handshake
+	}
 	if !p.authed {
 		s.handshake(p, m.Opcode, m.Bytes())
 		return
@@ -282,6 +286,7 @@ func parseHandshake(b []byte) (handshakeFrame, error) {
 
 // refuse logs a refused handshake, tells the page why and closes.
 func (s *Server) refuse(p *pageConn, reason, detail, code, msg string) {
+	p.refused = true
 	s.refusals.add(reason, detail)
 	s.log.Warn("refused page handshake", "reason", reason)
 	p.writeError(code, msg, code == "busy")
