@@ -47,6 +47,7 @@ type Harness struct {
 	// Ports are the ports the adapter reported to Ready.
 	Ports []int
 
+	logs   *testWriter
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
@@ -69,10 +70,10 @@ func Start(t testing.TB, a adapters.Adapter, opts Options) *Harness {
 	if opts.ReadyTimeout <= 0 {
 		opts.ReadyTimeout = 10 * time.Second
 	}
-	h := &Harness{T: t, Adapter: a, Dirs: dirs, done: make(chan error, 1)}
+	h := &Harness{T: t, Adapter: a, Dirs: dirs, done: make(chan error, 1), logs: newTestWriter(t)}
 	readyc := make(chan []int, 1)
 	h.Env = &adapters.Env{
-		Log:       Logger(t).With("adapter", a.Name()),
+		Log:       h.logs.logger().With("adapter", a.Name()),
 		Dirs:      dirs,
 		Lifecycle: opts.Lifecycle,
 		Heartbeat: opts.Heartbeat,
@@ -164,23 +165,40 @@ func TempDirs(t testing.TB) hub.Dirs {
 	}
 }
 
-// Logger returns a debug-level logger whose lines go to t.Log while the test
-// runs and are dropped after it ends (late goroutines must not panic).
-func Logger(t testing.TB) *slog.Logger {
-	w := &testWriter{t: t}
-	t.Cleanup(func() { w.mu.Lock(); w.done = true; w.mu.Unlock() })
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+// Logs returns everything the adapter has logged so far, for tests that
+// assert on logs (e.g. that no secret ever reaches them).
+func (h *Harness) Logs() string {
+	h.logs.mu.Lock()
+	defer h.logs.mu.Unlock()
+	return h.logs.all.String()
 }
 
+// Logger returns a debug-level logger whose lines go to t.Log while the test
+// runs and are dropped after it ends (late goroutines must not panic).
+func Logger(t testing.TB) *slog.Logger { return newTestWriter(t).logger() }
+
+// testWriter sends log lines to t.Log and keeps a copy for Logs.
 type testWriter struct {
 	mu   sync.Mutex
 	t    testing.TB
 	done bool
+	all  strings.Builder
+}
+
+func newTestWriter(t testing.TB) *testWriter {
+	w := &testWriter{t: t}
+	t.Cleanup(func() { w.mu.Lock(); w.done = true; w.mu.Unlock() })
+	return w
+}
+
+func (w *testWriter) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 func (w *testWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.all.Write(p)
 	if !w.done {
 		w.t.Log(strings.TrimRight(string(p), "\n"))
 	}

@@ -3,6 +3,7 @@ package adaptertest
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,6 +87,9 @@ func TestHarnessEcho(t *testing.T) {
 	m, err := c.Next(5 * time.Second)
 	if err != nil || m.Text() != `{"hi":1}` {
 		t.Fatalf("echo = %q, %v", m.Text(), err)
+	}
+	if !strings.Contains(h.Logs(), "echo listening") || !strings.Contains(h.Logs(), "adapter=echo") {
+		t.Fatalf("logs not captured: %q", h.Logs())
 	}
 }
 
