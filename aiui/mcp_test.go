@@ -1,0 +1,164 @@
+package aiui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hubdev/hub/adapters/adaptertest"
+)
+
+// teeTransport records every notification the client receives.
+type teeTransport struct {
+	inner mcp.Transport
+	ch    chan *jsonrpc.Request
+}
+
+type teeConn struct {
+	mcp.Connection
+	ch chan *jsonrpc.Request
+}
+
+func (t *teeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	return &teeConn{Connection: c, ch: t.ch}, err
+}
+
+func (c *teeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if r, ok := m.(*jsonrpc.Request); ok && !r.IsCall() {
+		select {
+		case c.ch <- r:
+		default:
+		}
+	}
+	return m, err
+}
+
+func waitNote(t *testing.T, ch chan *jsonrpc.Request, method string) map[string]any {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case r := <-ch:
+			if r.Method != method {
+				continue
+			}
+			var p map[string]any
+			json.Unmarshal(r.Params, &p)
+			return p
+		case <-deadline:
+			t.Fatalf("no %s notification", method)
+		}
+	}
+}
+
+func callText(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res.Content[0].(*mcp.TextContent).Text, res.IsError
+}
+
+func TestMCPFaceInMemory(t *testing.T) {
+	for _, version := range []string{"", "2025-06-18"} {
+		t.Run("protocol="+version, func(t *testing.T) { testMCPFace(t, version) })
+	}
+}
+
+func testMCPFace(t *testing.T, version string) {
+	h, _ := start(t, func(c *Config, _ *Server) { c.DebounceMS = 20 })
+	cl := control(t, h)
+	ctx, cancel := context.WithCancel(context.Background())
+	serverT, clientT := mcp.NewInMemoryTransports()
+	var owned sync.WaitGroup
+	owned.Add(1)
+	done := make(chan error, 1)
+	go func() {
+		done <- RunFace(ctx, serverT, cl, FaceOptions{NotifyPageTools: true, CWD: "/repo", OnInitialized: owned.Done})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("RunFace: %v", err)
+		}
+	}()
+	notes := make(chan *jsonrpc.Request, 64)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)
+	cs, err := client.Connect(ctx, &teeTransport{inner: clientT, ch: notes}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned.Wait()
+
+	caps := cs.InitializeResult().Capabilities
+	if _, ok := caps.Experimental["claude/channel"]; !ok || caps.Tools == nil || !caps.Tools.ListChanged {
+		t.Fatalf("capabilities = %+v", caps)
+	}
+	var names []string
+	for _, tool := range lt.Tools {
+		names = append(names, tool.Name)
+	}
+	if strings.Join(names, ",") != "channel_info,channel_reload,page_tools_call,page_tools_list" {
+		t.Fatalf("tools = %v", names)
+	}
+	waitFor(t, "the face to attach", func() bool { return strings.Contains(string(h.Do(adaptertest.Request{Path: "/debug/api/info"}).Body), `"faces":1`) })
+
+	// a prompt from /ws arrives as notifications/claude/channel
+	ws := h.MustDial("/ws", adaptertest.DialOptions{})
+	sendAck(t, ws, helloFrame(t, "text-concat"))
+	sendAck(t, ws, dataFrame(t, "th", true, `{"text":"make it amber"}`))
+	p := waitNote(t, notes, MethodChannel)
+	meta, _ := p["meta"].(map[string]any)
+	if p["content"] != "make it amber" || meta["kind"] != "prompt" || meta["format"] != "text-concat" {
+		t.Fatalf("channel notification = %v", p)
+	}
+	for k := range meta {
+		for _, r := range k {
+			if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+				t.Fatalf("meta key %q is not an identifier", k)
+			}
+		}
+	}
+
+	// a page registers: list_changed and a kind page-tools push
+	toolsPage(t, h, `{"v":1,"type":"register","ns":"morpho","hash":"h1","tools":[{"name":"zoom","description":"zoom in"}]}`,
+		func(call map[string]any) string {
+			return fmt.Sprintf(`{"v":1,"type":"result","callId":%q,"ok":true,"value":{"zoomed":true}}`, call["callId"])
+		})
+	pt := waitNote(t, notes, MethodChannel)
+	if pt["content"] != "page tools changed: morpho/zoom" || pt["meta"].(map[string]any)["kind"] != "page-tools" {
+		t.Fatalf("page-tools push = %v", pt)
+	}
+	waitNote(t, notes, MethodToolsListChanged)
+
+	if txt, isErr := callText(t, cs, "page_tools_list", map[string]any{}); isErr || !strings.Contains(txt, `"ns": "morpho"`) {
+		t.Fatalf("page_tools_list = %s", txt)
+	}
+	if txt, isErr := callText(t, cs, "page_tools_call", map[string]any{"name": "zoom", "args": map[string]any{"f": 2}}); isErr || txt != `{"zoomed":true}` {
+		t.Fatalf("page_tools_call = %s %v", txt, isErr)
+	}
+	if txt, isErr := callText(t, cs, "page_tools_call", map[string]any{"name": "missing"}); !isErr || !strings.Contains(txt, "no page tool named") {
+		t.Fatalf("page_tools_call missing = %s", txt)
+	}
+	if txt, isErr := callText(t, cs, "channel_info", map[string]any{}); isErr || !strings.Contains(txt, `"generation": 0`) {
+		t.Fatalf("channel_info = %s", txt)
+	}
+	if txt, isErr := callText(t, cs, "channel_reload", map[string]any{}); isErr || !strings.Contains(txt, `"generation": 1`) || !strings.Contains(txt, `"reloaded": true`) {
+		t.Fatalf("channel_reload = %s", txt)
+	}
+}
