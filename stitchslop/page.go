@@ -1,6 +1,7 @@
 package stitchslop
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -147,19 +148,39 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_origin", "message": "this bridge only accepts " + s.origin})
 		return
 	}
-	conn, err := s.upgrader.Upgrade(w, r)
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		hub.WriteJSON(w, http.StatusInternalServerError, map[string]any{"error": "internal", "message": "cannot take over the connection"})
+		return
+	}
+	netConn, _, err := hj.Hijack()
+	if err != nil {
+		log.Debug("hijack failed", "err", err)
+		return
+	}
+	g := &guardConn{Conn: netConn}
+	conn, err := s.upgrader.UpgradeFromConn(g, bufio.NewReaderSize(g, 4<<10), r)
 	if err != nil {
 		log.Debug("upgrade failed", "err", err)
 		return
 	}
-	s.adopt(conn, conns)
+	s.adopt(conn, conns, g)
 }
 
-// adopt starts serving an upgraded page socket: the authentication
-// deadline, then gws's read loop.
-func (s *Server) adopt(conn *gws.Conn, conns *hub.ConnSet) {
+// adopt starts serving an upgraded page socket: the pre-auth frame guard
+// (when g is set), the authentication deadline, then gws's read loop.
+func (s *Server) adopt(conn *gws.Conn, conns *hub.ConnSet, g *guardConn) {
 	log := s.log
 	p := &pageConn{s: s, conn: conn, conns: conns, seen: make(chan struct{}, 1), gone: make(chan struct{})}
+	if g != nil {
+		g.onTooBig = func() {
+			p.refused = true
+			s.refusals.add(ReasonBadFrame, errFirstFrameTooLarge.Error())
+			log.Warn("refused page handshake", "reason", ReasonBadFrame, "why", errFirstFrameTooLarge)
+			p.writeError("bad_credential", "the first frame must be at most 4 KiB of JSON carrying token and/or secret", false)
+			p.close(1009, "first frame too large")
+		}
+	}
 	conn.Session().Store("page", p)
 	if !conns.Add(conn) {
 		conn.NetConn().Close()

@@ -76,7 +76,7 @@ func pipeBridge(t *testing.T, pong bool) (*Server, *pipePage, *gws.Conn) {
 		if err != nil {
 			return
 		}
-		s.adopt(conn, conns)
+		s.adopt(conn, conns, nil)
 	}()
 	pg := &pipePage{pong: pong, msgs: make(chan string, 64), closed: make(chan struct{})}
 	hdr := http.Header{"Origin": {testOrigin}}
@@ -167,7 +167,7 @@ func TestAuthDeadlineRealTiming(t *testing.T) {
 			req, _ := http.ReadRequest(br)
 			conn, err := s.upgrader.UpgradeFromConn(srv, br, req)
 			if err == nil {
-				s.adopt(conn, conns)
+				s.adopt(conn, conns, nil)
 			}
 		}()
 		pg := &pipePage{msgs: make(chan string, 8), closed: make(chan struct{})}
