@@ -1,18 +1,332 @@
 package aiui
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/aiui/tools"
+	"github.com/hubdev/hub/hub"
+)
+
+// Exit codes of the shell faces (Stitch Slop §4.4).
+const (
+	exitFailed     = 1
+	exitNotRunning = 3
+	exitUsage      = 64
 )
 
 // Command is the `hub aiui` command group.
 func Command() *cli.Command {
 	return &cli.Command{
 		Name:  "aiui",
-		Usage: "the aiui bridge (not implemented yet)",
-		Action: func(*cli.Context) error {
-			return cli.Exit(fmt.Sprintf("hub aiui: not implemented yet"), 1)
+		Usage: "the aiui channel backend and its MCP and shell faces",
+		Subcommands: []*cli.Command{
+			serveCommand(), mcpCommand(), promptsCommand(), toolsCommand(), callCommand(),
+		},
+	}
+}
+
+func logger(c *cli.Context) (*hub.Dirs, error) {
+	d, err := hub.DirsFromEnv()
+	if err != nil {
+		return nil, cli.Exit("hub aiui: "+err.Error(), exitFailed)
+	}
+	return &d, nil
+}
+
+func stderrLog(level string) adaptersLog {
+	l, err := hub.NewLogger(os.Stderr, hub.LogOptions{Level: level})
+	if err != nil {
+		l, _ = hub.NewLogger(os.Stderr, hub.LogOptions{})
+	}
+	return adaptersLog{l}
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "run a standalone channel backend on 127.0.0.1 (the port is logged on stderr and written to ~/.cache/aiui/mcp/<pid>.json)",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "port", Value: 0, Usage: "port to bind (0 = OS-assigned)"},
+			&cli.StringSliceFlag{Name: "origin", Usage: "extra app origin allowed on /ws, /tools, /prompt, /debug"},
+			&cli.StringFlag{Name: "log-level", Value: "info"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return cli.Exit("hub aiui serve: unexpected arguments", exitUsage)
+			}
+			dirs, err := logger(c)
+			if err != nil {
+				return err
+			}
+			cfg := DefaultConfig()
+			cfg.Port = c.Int("port")
+			cfg.Origins = c.StringSlice("origin")
+			if err := cfg.Validate(); err != nil {
+				return cli.Exit("hub aiui serve: "+err.Error(), exitUsage)
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			log := stderrLog(c.String("log-level")).l
+			s := New(cfg, KindServe)
+			env := &adapters.Env{Log: log.With("adapter", "aiui"), Dirs: *dirs, Lifecycle: hub.NewLifecycle(hub.IdleRules{}), Ready: func(...int) {}}
+			if err := s.Serve(ctx, env); err != nil {
+				return cli.Exit("hub aiui serve: "+err.Error(), exitFailed)
+			}
+			return nil
+		},
+	}
+}
+
+func mcpCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "mcp",
+		Usage: "an MCP stdio server attached to the running backend (or one it starts in-process); stdout carries only JSON-RPC",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "no-page-tools-notify", Usage: "do not push page-tools changes over the channel"},
+			&cli.StringFlag{Name: "log-level", Value: "info"},
+		},
+		Action: func(c *cli.Context) error {
+			dirs, err := logger(c)
+			if err != nil {
+				return err
+			}
+			log := stderrLog(c.String("log-level")).l
+			ctx, cancel := signalContext()
+			defer cancel()
+			lc := hub.NewLifecycle(hub.IdleRules{})
+			cl, err := Locate(ctx, *dirs)
+			var stop func()
+			if err != nil {
+				log.Info("no aiui backend running; starting one in-process", "why", err)
+				cl, stop, err = startInProcess(ctx, *dirs, lc, log)
+				if err != nil {
+					return cli.Exit("hub aiui mcp: "+err.Error(), exitFailed)
+				}
+				defer stop()
+			}
+			cwd, _ := os.Getwd()
+			err = RunFace(ctx, &mcp.StdioTransport{}, cl, FaceOptions{
+				NotifyPageTools: !c.Bool("no-page-tools-notify"), CWD: cwd, Log: log, OnInitialized: lc.Own, Version: "1",
+			})
+			if err != nil && !errors.Is(err, io.EOF) {
+				return cli.Exit("hub aiui mcp: "+err.Error(), exitFailed)
+			}
+			return nil
+		},
+	}
+}
+
+// startInProcess runs a backend inside the MCP process (default port, or
+// any free port when it is taken) and returns a client for it.
+func startInProcess(ctx context.Context, dirs hub.Dirs, lc *hub.Lifecycle, log adaptersLogger) (*Client, func(), error) {
+	s := New(DefaultConfig(), KindMCP)
+	s.FallbackAnyPort = true
+	sctx, cancel := context.WithCancel(ctx)
+	ready := make(chan int, 1)
+	done := make(chan error, 1)
+	env := &adapters.Env{Log: log.With("adapter", "aiui"), Dirs: dirs, Lifecycle: lc, Ready: func(p ...int) { ready <- p[0] }}
+	go func() { done <- s.Serve(sctx, env) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		cancel()
+		return nil, nil, err
+	case <-time.After(10 * time.Second):
+		cancel()
+		return nil, nil, errors.New("in-process backend not ready after 10s")
+	}
+	stop := func() { cancel(); <-done }
+	cl, err := Locate(ctx, dirs)
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return cl, stop, nil
+}
+
+// locate finds the backend for a shell face or exits 3.
+func locate(c *cli.Context) (*Client, error) {
+	dirs, err := logger(c)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := Locate(c.Context, *dirs)
+	if err != nil {
+		return nil, cli.Exit("hub aiui: "+err.Error(), exitNotRunning)
+	}
+	return cl, nil
+}
+
+func promptsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "prompts",
+		Usage: "print every recorded prompt as JSON lines ({seq, at, text, meta}); --follow keeps printing new ones",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}}},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return cli.Exit("hub aiui prompts: unexpected arguments", exitUsage)
+			}
+			dirs, err := logger(c)
+			if err != nil {
+				return err
+			}
+			out := c.App.Writer
+			cl, lerr := Locate(c.Context, *dirs)
+			if lerr != nil {
+				if c.Bool("follow") {
+					return cli.Exit("hub aiui prompts --follow: "+lerr.Error(), exitNotRunning)
+				}
+				// the record outlives the backend: read it directly
+				enc := json.NewEncoder(out)
+				enc.SetEscapeHTML(false)
+				for _, r := range ReadRecord(StateDir(*dirs) + "/prompts.jsonl") {
+					enc.Encode(r)
+				}
+				return nil
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			err = cl.Prompts(ctx, c.Bool("follow"), func(_ Record, line []byte) error {
+				_, err := fmt.Fprintf(out, "%s\n", line)
+				return err
+			})
+			if err != nil && ctx.Err() == nil {
+				return cli.Exit("hub aiui prompts: "+err.Error(), exitFailed)
+			}
+			return nil
+		},
+	}
+}
+
+func toolsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "tools",
+		Usage: "list the page tools browser pages registered (the page_tools_list directory)",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the directory as JSON"}},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return cli.Exit("hub aiui tools: unexpected arguments", exitUsage)
+			}
+			cl, err := locate(c)
+			if err != nil {
+				return err
+			}
+			regs, err := cl.Tools(c.Context)
+			if err != nil {
+				return cli.Exit("hub aiui tools: "+err.Error(), exitNotRunning)
+			}
+			out := c.App.Writer
+			if c.Bool("json") {
+				b, _ := json.MarshalIndent(nonNil(regs), "", "  ")
+				fmt.Fprintf(out, "%s\n", b)
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TOOL\tCLIENT\tACTIVE\tURL\tDESCRIPTION")
+			for _, r := range regs {
+				for _, t := range r.Tools {
+					active := ""
+					if r.ActiveTab {
+						active = "yes"
+					}
+					fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%s\n", r.NS, t.Name, r.ClientID, active, r.URL, t.Description)
+				}
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// callArgs parses `call <name> [JSON-ARGS] [--ns NS] [--client-id ID]`
+// with flags allowed anywhere.
+func callArgs(args []string) (tools.CallRequest, error) {
+	var req tools.CallRequest
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(a, "=")
+		switch name {
+		case "--ns", "-ns", "--client-id", "-client-id":
+			if !hasVal {
+				if i+1 >= len(args) {
+					return req, fmt.Errorf("%s needs a value", name)
+				}
+				i++
+				val = args[i]
+			}
+			if strings.Contains(name, "ns") && !strings.Contains(name, "client") {
+				req.NS = val
+			} else {
+				req.ClientID = val
+			}
+		case "--help", "-h":
+			return req, errors.New("usage")
+		default:
+			if strings.HasPrefix(a, "-") && len(a) > 1 && !json.Valid([]byte(a)) {
+				return req, fmt.Errorf("unknown flag %s", a)
+			}
+			pos = append(pos, a)
+		}
+	}
+	if len(pos) < 1 || len(pos) > 2 || pos[0] == "" {
+		return req, errors.New("want a tool name and optional JSON arguments")
+	}
+	req.Name = pos[0]
+	if len(pos) == 2 {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(pos[1]), &obj); err != nil {
+			return req, fmt.Errorf("JSON-ARGS must be a JSON object: %v", err)
+		}
+		req.Args = json.RawMessage(pos[1])
+	}
+	return req, nil
+}
+
+const callUsage = "usage: hub aiui call <name> [JSON-ARGS] [--ns NS] [--client-id ID]"
+
+func callCommand() *cli.Command {
+	return &cli.Command{
+		Name:            "call",
+		Usage:           "call a page tool (same routing as page_tools_call); JSON on stdout; exit 0 ok, 1 tool or routing error, 3 no backend, 64 usage",
+		ArgsUsage:       "<name> [JSON-ARGS] [--ns NS] [--client-id ID]",
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			req, err := callArgs(c.Args().Slice())
+			if err != nil {
+				return cli.Exit("hub aiui call: "+err.Error()+"\n"+callUsage, exitUsage)
+			}
+			cl, err := locate(c)
+			if err != nil {
+				return err
+			}
+			res, err := cl.Call(c.Context, req)
+			if err != nil {
+				return cli.Exit("hub aiui call: "+err.Error(), exitNotRunning)
+			}
+			b, _ := json.Marshal(res)
+			fmt.Fprintf(c.App.Writer, "%s\n", b)
+			if !res.OK {
+				return cli.Exit("hub aiui call: "+res.Error, exitFailed)
+			}
+			return nil
 		},
 	}
 }
