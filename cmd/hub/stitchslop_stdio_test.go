@@ -146,6 +146,12 @@ func TestStitchslopMCPOverRealStdio(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("bridge kept running after stdin closed\n%s", stderr.String())
 	}
+	// §2.1: port, origin and pid on stderr, for the human watching.
+	for _, want := range []string{fmt.Sprint(port), origin, fmt.Sprintf("pid=%d", cmd.Process.Pid)} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
 	if !strings.Contains(stderr.String(), "pairing is kept") {
 		t.Fatalf("stderr does not say the pairing is kept:\n%s", stderr.String())
 	}
