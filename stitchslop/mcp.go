@@ -321,7 +321,11 @@ func (ms *mcpSession) handle(ctx context.Context, id json.RawMessage, method str
 			ms.writeError(ctx, id, rpcInvalidParams, "tools/call params.arguments must be an object")
 			return
 		}
-		ms.writeResult(ctx, id, ms.s.callTool(ctx, p.Name, p.Arguments))
+		res := ms.s.callTool(ctx, p.Name, p.Arguments)
+		if ctx.Err() != nil {
+			return // cancelled by the client (or the session ended): no answer is due
+		}
+		ms.writeResult(ctx, id, res)
 	default:
 		ms.writeError(ctx, id, rpcMethodNotFound, "method not found: "+clip(method, 80))
 	}

@@ -430,3 +430,35 @@ func mustMarshal(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// notifications/cancelled stops a blocking tools/call, which then gets no
+// answer; the session carries on.
+func TestMCPCancelledCallGetsNoAnswer(t *testing.T) {
+	b := startBridge(t, nil)
+	r := startRaw(t, b)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
+	r.recvRaw()
+	r.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"wait_for_connection","arguments":{"timeoutSeconds":120}}}`)
+	time.Sleep(20 * time.Millisecond)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"user"}}`)
+	r.none(200 * time.Millisecond)
+	// Were the wait still running, a page attaching now would answer it.
+	p, _ := b.attach(map[string]any{"token": testToken})
+	p.serve(func(string, map[string]any) map[string]any { return map[string]any{"ok": true} })
+	deadline := time.After(300 * time.Millisecond)
+	for done := false; !done; {
+		select {
+		case s := <-r.raw:
+			<-r.out
+			if strings.Contains(s, `"id":9`) {
+				t.Fatalf("a cancelled call was answered: %s", s)
+			}
+		case <-deadline:
+			done = true
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":10,"method":"ping"}`)
+	if got := r.recvRaw(); got != `{"jsonrpc":"2.0","id":10,"result":{}}` {
+		t.Fatalf("ping after cancel = %s", got)
+	}
+}
