@@ -98,7 +98,7 @@ func (s *Server) Name() string { return "stitchslop" }
 // Origin is the normalised allowed origin.
 func (s *Server) Origin() string { return s.origin }
 
-// ConfigDir resolves the config dir against home.
+// resolveConfigDir expands the config dir against home.
 func (s *Server) resolveConfigDir(home string) string {
 	return hub.ExpandHome(s.opts.ConfigDir, home)
 }
@@ -188,7 +188,7 @@ func (s *Server) noteLocked() string {
 	return "needs a token: run 'hub stitchslop pair' (token from STITCHSLOP_TOKEN or stdin)"
 }
 
-// touch records agent activity for status and the lifecycle.
+// agentActivity records agent activity for status and the lifecycle.
 func (s *Server) agentActivity() {
 	s.mu.Lock()
 	s.lastActivity = time.Now()
@@ -226,7 +226,7 @@ func (s *Server) notifyToolsChanged() {
 	}
 }
 
-// Attached returns a channel that is closed while a page is attached, and
+// attached returns a channel that is closed while a page is attached, and
 // whether one is attached now.
 func (s *Server) attached() (<-chan struct{}, bool) {
 	s.mu.Lock()
