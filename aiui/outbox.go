@@ -275,6 +275,13 @@ func (o *Outbox) PageToolsChanged(c tools.Change) {
 	}
 }
 
+// FollowerCount is the number of shell followers.
+func (o *Outbox) FollowerCount() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.followers)
+}
+
 // FaceCount is the number of attached faces.
 func (o *Outbox) FaceCount() int {
 	o.mu.Lock()

@@ -60,12 +60,24 @@ func (p *page) register(ns, hash string, tab string, tools ...string) {
 	p.msg(fmt.Sprintf(`{"v":1,"type":"register","ns":%q,"hash":%q,"url":"http://localhost:5173/","tab":%s,"tools":[%s]}`, ns, hash, tab, strings.Join(ts, ",")))
 }
 
-// answer replies to the latest call with value.
+// answerLoop answers the next call sent after now with value.
 func (p *page) answerLoop(t *testing.T, value string) {
+	p.mu.Lock()
+	from := len(p.sent)
+	p.mu.Unlock()
 	go func() {
-		for range 200 {
-			if m := p.last(); m != nil && m["type"] == "call" {
-				p.msg(fmt.Sprintf(`{"v":1,"type":"result","callId":%q,"ok":true,"value":%s}`, m["callId"], value))
+		for range 2000 {
+			p.mu.Lock()
+			var call map[string]any
+			for _, m := range p.sent[from:] {
+				if m["type"] == "call" {
+					call = m
+					break
+				}
+			}
+			p.mu.Unlock()
+			if call != nil {
+				p.msg(fmt.Sprintf(`{"v":1,"type":"result","callId":%q,"ok":true,"value":%s}`, call["callId"], value))
 				return
 			}
 			time.Sleep(time.Millisecond)
@@ -247,5 +259,20 @@ func TestDebouncedChangeSignal(t *testing.T) {
 		if g := got(); len(g) != 3 || g[2] != "page tools changed: none" {
 			t.Fatalf("loss: %v", g)
 		}
+	})
+}
+
+func FuzzHandle(f *testing.F) {
+	f.Add([]byte(`{"v":1,"type":"register","ns":"a","hash":"h","tools":[{"name":"x","inputSchema":{"type":"object"}}]}`))
+	f.Add([]byte(`{"v":1,"type":"activation","tab":{"chromeTabId":1,"windowId":2},"active":true}`))
+	f.Add([]byte(`{"v":1,"type":"result","callId":"c","ok":false}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := NewDirectory(quiet())
+		p := connect(d)
+		p.msg(string(b))
+		d.List()
+		d.Summary()
+		d.Disconnect(p.c)
 	})
 }

@@ -28,6 +28,7 @@ func TestAiuiScripts(t *testing.T) {
 		"aiuipage":   aiuiPage,
 		"aiuiprompt": aiuiPrompt,
 		"aiuinoreg":  aiuiNoRegistry,
+		"aiuiinfo":   aiuiInfo,
 	}
 	testscript.Run(t, p)
 }
@@ -149,4 +150,26 @@ func aiuiPrompt(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("frame refused: %s", m.Data)
 		}
 	}
+}
+
+// aiuiinfo KEY VALUE waits until /debug/api/info reports KEY = VALUE.
+func aiuiInfo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: aiuiinfo KEY VALUE")
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		r, err := adaptertest.Do(fmt.Sprintf("http://127.0.0.1:%d/debug/api/info", aiuiPort(ts)), adaptertest.Request{})
+		if err == nil {
+			var info map[string]any
+			json.Unmarshal(r.Body, &info)
+			last = fmt.Sprint(info[args[0]])
+			if last == args[1] {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("info %s = %s, want %s", args[0], last, args[1])
 }
