@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,7 +39,14 @@ func (h *host) NewThread(ctx *channel.ThreadContext) {
 		h.mu.Unlock()
 		return nil
 	}
-	ctx.Trace = func(stage string, _ any) { h.mu.Lock(); h.stages = append(h.stages, stage); h.mu.Unlock() }
+	ctx.Trace = func(stage string, detail any) {
+		h.mu.Lock()
+		if d, ok := detail.(string); ok && stage == "composed intent" {
+			stage += ": " + d
+		}
+		h.stages = append(h.stages, stage)
+		h.mu.Unlock()
+	}
 	ctx.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
@@ -357,5 +365,24 @@ func TestProcessorRejects(t *testing.T) {
 	c2, _ := setup(t, `{"transcriber":"carrier-pigeon"}`, nil)
 	if r := send(t, c2, nil, nil, false); r.OK || !strings.Contains(r.Error, "intent.transcriber") {
 		t.Fatalf("bad config: %+v", r)
+	}
+}
+
+// TestSpeculativeComposeIsReused: when nothing changed since the last
+// batch, fin reuses the cached compose instead of recomputing.
+func TestSpeculativeComposeIsReused(t *testing.T) {
+	c, h := setup(t, "", nil)
+	events(t, c, loadFixture(t, "plain-dictation.json")...)
+	send(t, c, nil, nil, true)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	composes := 0
+	for _, s := range h.stages {
+		if s == "speculative compose" {
+			composes++
+		}
+	}
+	if composes != 1 || len(h.prompts) != 1 || !slices.Contains(h.stages, "composed intent: speculative compose reused") {
+		t.Fatalf("stages %v", h.stages)
 	}
 }

@@ -276,3 +276,38 @@ func FuzzHandle(f *testing.F) {
 		d.Disconnect(p.c)
 	})
 }
+
+type countHandler struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (h *countHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	h.lines = append(h.lines, r.Message)
+	h.mu.Unlock()
+	return nil
+}
+func (h *countHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestRegistrationLogIsHashGated: the registration line is logged only
+// when a namespace's hash changes, even across reconnects.
+func TestRegistrationLogIsHashGated(t *testing.T) {
+	ch := &countHandler{}
+	d := NewDirectory(slog.New(ch))
+	p := connect(d)
+	p.register("morpho", "h1", "", "a")
+	p.register("morpho", "h1", "", "a")
+	d.Disconnect(p.c)
+	q := connect(d)
+	q.register("morpho", "h1", "", "a")
+	if len(ch.lines) != 1 {
+		t.Fatalf("logged %d lines for an unchanged hash", len(ch.lines))
+	}
+	q.register("morpho", "h2", "", "a", "b")
+	if len(ch.lines) != 2 {
+		t.Fatalf("hash change not logged: %v", ch.lines)
+	}
+}
