@@ -51,6 +51,10 @@ type Heartbeat struct {
 
 // StartHeartbeat begins pinging conn. Call Seen on every frame received from
 // the peer (messages, pings and pongs) and Stop when the connection closes.
+//
+// Pings share the connection's writer: an owner that sets a write deadline
+// for one frame must clear it afterwards, or a later ping fails on the stale
+// deadline and a live peer looks dead.
 func StartHeartbeat(cfg HeartbeatConfig, conn Pinger, onDead func()) *Heartbeat {
 	h := &Heartbeat{cfg: cfg.withDefaults(), conn: conn, onDead: onDead, lastSeen: time.Now()}
 	h.mu.Lock()
