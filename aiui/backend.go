@@ -63,6 +63,9 @@ func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
 		FinWait:         s.FinWait,
 		Realtime:        s.Realtime,
 	}
+	if b.deps.Realtime == nil {
+		b.deps.Realtime = intent.OpenAIRealtime(b.cfg.TranscribeBaseURL)
+	}
 	reg := s.Formats(b.deps)
 	b.formats.Store(&reg)
 	b.dir = tools.NewDirectory(env.Log)

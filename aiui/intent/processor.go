@@ -271,7 +271,7 @@ func (p *Processor) audioFrame(c *frame.ChunkDescriptor, b []byte) error {
 	rt := p.rt
 	p.mu.Unlock()
 	if rt != nil {
-		if err := rt.Append(b); err != nil {
+		if err := rt.Append(n, b); err != nil {
 			p.mu.Lock()
 			p.rtErr = err
 			p.mu.Unlock()

@@ -59,6 +59,11 @@ func setup(t *testing.T, intentCfg string, oa *OpenAI) (*channel.Conn, *host) {
 		BlobDir:         func(*channel.ThreadContext) (string, error) { return h.dir, nil },
 		FinWait:         5 * time.Second,
 	}
+	return newIntentConn(t, h, deps, intentCfg), h
+}
+
+// newIntentConn is a connection that said hello with format intent-v1.
+func newIntentConn(t *testing.T, h *host, deps *Deps, intentCfg string) *channel.Conn {
 	c := channel.NewConn(channel.Registry{"intent-v1": Format(deps)}, h, slog.Default())
 	env := frame.Envelope{V: 1, Kind: "hello", Format: "intent-v1", Meta: &frame.HelloMeta{Source: &frame.SourceInfo{Root: "/repo"}}}
 	if intentCfg != "" {
@@ -68,7 +73,7 @@ func setup(t *testing.T, intentCfg string, oa *OpenAI) (*channel.Conn, *host) {
 	if r := c.Handle(true, b); !r.OK {
 		t.Fatalf("hello: %+v", r)
 	}
-	return c, h
+	return c
 }
 
 func send(t *testing.T, c *channel.Conn, chunk *frame.ChunkDescriptor, payload []byte, fin bool) frame.Response {
@@ -286,21 +291,19 @@ func TestProcessorCorrectionDiff(t *testing.T) {
 	}
 }
 
-// TestProcessorRealtimeTurn replays the recorded realtime wire sequence:
-// audio frames are saved in seq order and, with no upstream, talk-end takes
-// the loud degraded path.
-func TestProcessorRealtimeTurn(t *testing.T) {
+// playRealtimeFixture sends the client steps of the recorded realtime wire
+// sequence (events, seq-ordered PCM frames, bare fin) and returns the PCM.
+func playRealtimeFixture(t *testing.T, c *channel.Conn) []byte {
+	t.Helper()
 	b, err := os.ReadFile("testdata/streaming/realtime-turn.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var fx struct {
-		Config json.RawMessage `json:"config"`
-		Steps  []struct {
+		Steps []struct {
 			Dir    string                 `json:"dir"`
 			Chunk  *frame.ChunkDescriptor `json:"chunk"`
 			Events []Event                `json:"events"`
-			Bytes  []byte                 `json:"-"`
 			RawB   []int                  `json:"bytes"`
 			Repeat int                    `json:"repeat"`
 			Fin    bool                   `json:"fin"`
@@ -309,7 +312,6 @@ func TestProcessorRealtimeTurn(t *testing.T) {
 	if err := json.Unmarshal(b, &fx); err != nil {
 		t.Fatal(err)
 	}
-	c, h := setup(t, string(fx.Config), &OpenAI{KeyEnv: "TEST_KEY"})
 	var audio []byte
 	for _, s := range fx.Steps {
 		if s.Dir != "c2s" {
@@ -331,11 +333,20 @@ func TestProcessorRealtimeTurn(t *testing.T) {
 			t.Fatalf("step: %+v", r)
 		}
 	}
+	return audio
+}
+
+// TestProcessorRealtimeTurn replays the recorded realtime wire sequence
+// keyless: audio frames are saved in seq order and talk-end takes the loud
+// degraded path.
+func TestProcessorRealtimeTurn(t *testing.T) {
+	c, h := setup(t, `{"transcriber":"openai-realtime"}`, &OpenAI{KeyEnv: "TEST_KEY"})
+	audio := playRealtimeFixture(t, c)
 	got, err := os.ReadFile(filepath.Join(h.dir, "seg_1.pcm"))
 	if err != nil || string(got) != string(audio) {
 		t.Fatalf("streamed audio not saved in order: %v (%d bytes, want %d)", err, len(got), len(audio))
 	}
-	if len(h.prompts) != 1 || !strings.Contains(h.prompts[0].Text, "segment 1 not transcribed: realtime transcription unavailable") {
+	if len(h.prompts) != 1 || !strings.Contains(h.prompts[0].Text, "segment 1 not transcribed: realtime transcription unavailable") || !strings.Contains(h.prompts[0].Text, "TEST_KEY") {
 		t.Fatalf("prompt = %+v", h.prompts)
 	}
 }

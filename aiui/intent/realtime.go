@@ -7,7 +7,7 @@ import "context"
 // appended as they arrive; a segment's talk-end commits it. Deltas and the
 // final come back through the callbacks given to the dialer.
 type RealtimeSession interface {
-	Append(pcm []byte) error
+	Append(segment int, pcm []byte) error
 	Commit(segment int) error
 	Close() error
 }
@@ -19,7 +19,9 @@ type RealtimeEvents struct {
 }
 
 // RealtimeDialer opens a realtime session with the key, model and delay.
-// The channel ships without an upstream dialer (nil): a realtime turn then
-// takes the loud degraded path on each talk-end — an empty transcript-final
-// with a note naming the cause — never a silent switch to mock.
+// It must not block on the network: the handshake proceeds in the
+// background while audio queues. With no dialer (nil), no key, or an
+// upstream failure, a realtime turn takes the loud degraded path on each
+// talk-end — an empty transcript-final with a note naming the cause —
+// never a silent switch to mock.
 type RealtimeDialer func(ctx context.Context, key, model, delay string, ev RealtimeEvents) (RealtimeSession, error)

@@ -1,0 +1,280 @@
+package intent
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lxzan/gws"
+)
+
+// realtimeQueue bounds the audio queued while the upstream handshake runs
+// (at 24 kHz PCM16 a browser frame is ~10–100 ms; 4096 frames is minutes).
+const realtimeQueue = 4096
+
+// RealtimeURL derives the GA realtime transcription endpoint from a REST
+// base: https://api.openai.com/v1 → wss://api.openai.com/v1/realtime?intent=transcription.
+func RealtimeURL(base string) string {
+	u := strings.TrimRight(base, "/")
+	switch {
+	case strings.HasPrefix(u, "https://"):
+		u = "wss://" + u[len("https://"):]
+	case strings.HasPrefix(u, "http://"):
+		u = "ws://" + u[len("http://"):]
+	}
+	return u + "/realtime?intent=transcription"
+}
+
+// OpenAIRealtime dials the GA realtime transcription endpoint under base:
+// Bearer auth only (no beta header), one session.update with a nested
+// session.type "transcription" (audio/pcm at 24 kHz, the model and
+// optional delay, turn_detection null), input_audio_buffer.append per
+// audio frame, input_audio_buffer.commit per talk-end, and the
+// .delta/.completed transcription events back, correlated by item_id.
+func OpenAIRealtime(base string) RealtimeDialer {
+	return func(ctx context.Context, key, model, delay string, ev RealtimeEvents) (RealtimeSession, error) {
+		if key == "" {
+			return nil, ErrNoKey
+		}
+		s := &rtSession{ev: ev, out: make(chan []byte, realtimeQueue), items: map[string]int{}, text: map[string]string{},
+			pending: map[int]bool{}, early: map[int]string{}, seen: map[int]bool{}, done: make(chan struct{})}
+		go s.run(ctx, RealtimeURL(base), key, model, delay)
+		return s, nil
+	}
+}
+
+type rtSession struct {
+	ev   RealtimeEvents
+	out  chan []byte
+	done chan struct{}
+
+	mu      sync.Mutex
+	conn    *gws.Conn
+	closed  bool
+	err     error
+	queue   []int          // segments with audio but no upstream item yet
+	seen    map[int]bool   // segments that sent audio
+	items   map[string]int // item_id → segment
+	text    map[string]string
+	pending map[int]bool   // committed, final not yet delivered
+	early   map[int]string // finals that arrived before their commit
+	last    int
+}
+
+func (s *rtSession) enqueue(v any) error {
+	b, _ := json.Marshal(v)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	if s.closed {
+		return errors.New("realtime session closed")
+	}
+	select {
+	case s.out <- b:
+		return nil
+	default:
+		return errors.New("realtime upstream is not keeping up (audio queue full)")
+	}
+}
+
+func (s *rtSession) Append(segment int, pcm []byte) error {
+	s.mu.Lock()
+	if !s.seen[segment] {
+		s.seen[segment] = true
+		s.queue = append(s.queue, segment)
+	}
+	s.last = segment
+	s.mu.Unlock()
+	return s.enqueue(map[string]any{"type": "input_audio_buffer.append", "audio": base64.StdEncoding.EncodeToString(pcm)})
+}
+
+func (s *rtSession) Commit(segment int) error {
+	s.mu.Lock()
+	if s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return err
+	}
+	if text, ok := s.early[segment]; ok {
+		delete(s.early, segment)
+		s.mu.Unlock()
+		s.ev.Final(segment, text, nil)
+		return nil
+	}
+	s.pending[segment] = true
+	s.mu.Unlock()
+	if err := s.enqueue(map[string]any{"type": "input_audio_buffer.commit"}); err != nil {
+		s.mu.Lock()
+		delete(s.pending, segment)
+		s.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// Close closes the upstream socket; it is idempotent.
+func (s *rtSession) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.out)
+	c := s.conn
+	s.mu.Unlock()
+	if c != nil {
+		c.WriteClose(1000, nil)
+		c.NetConn().Close()
+	}
+	return nil
+}
+
+// fail ends every pending segment with err (each gets its loud final).
+func (s *rtSession) fail(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	var segs []int
+	for seg := range s.pending {
+		segs = append(segs, seg)
+	}
+	clear(s.pending)
+	s.mu.Unlock()
+	for _, seg := range segs {
+		s.ev.Final(seg, "", err)
+	}
+}
+
+func (s *rtSession) run(ctx context.Context, url, key, model, delay string) {
+	hdr := http.Header{"Authorization": {"Bearer " + key}}
+	conn, _, err := gws.NewClient(s, &gws.ClientOption{Addr: url, RequestHeader: hdr, HandshakeTimeout: 10 * time.Second,
+		ReadMaxPayloadSize: 1 << 20})
+	if err != nil {
+		s.fail(fmt.Errorf("realtime handshake failed: %v", err))
+		return
+	}
+	s.mu.Lock()
+	s.conn = conn
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		conn.NetConn().Close()
+		return
+	}
+	go conn.ReadLoop()
+	transcription := map[string]any{"model": model}
+	if delay != "" {
+		transcription["delay"] = delay
+	}
+	update, _ := json.Marshal(map[string]any{"type": "session.update", "session": map[string]any{
+		"type": "transcription",
+		"audio": map[string]any{"input": map[string]any{
+			"format":         map[string]any{"type": "audio/pcm", "rate": 24000},
+			"transcription":  transcription,
+			"turn_detection": nil,
+		}},
+	}})
+	if err := conn.WriteMessage(gws.OpcodeText, update); err != nil {
+		s.fail(fmt.Errorf("realtime session.update failed: %v", err))
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			s.Close()
+			return
+		case b, ok := <-s.out:
+			if !ok {
+				return
+			}
+			if err := conn.WriteMessage(gws.OpcodeText, b); err != nil {
+				s.fail(fmt.Errorf("realtime upstream write failed: %v", err))
+				return
+			}
+		}
+	}
+}
+
+// segFor maps an upstream item to the oldest segment with audio and no
+// item yet. Caller holds mu.
+func (s *rtSession) segFor(item string) int {
+	if seg, ok := s.items[item]; ok {
+		return seg
+	}
+	seg := s.last
+	if len(s.queue) > 0 {
+		seg, s.queue = s.queue[0], s.queue[1:]
+	}
+	s.items[item] = seg
+	return seg
+}
+
+// gws.Event for the upstream socket.
+
+func (s *rtSession) OnOpen(*gws.Conn)             {}
+func (s *rtSession) OnPing(c *gws.Conn, p []byte) { c.WritePong(p) }
+func (s *rtSession) OnPong(*gws.Conn, []byte)     {}
+
+func (s *rtSession) OnClose(_ *gws.Conn, err error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if !closed {
+		s.fail(fmt.Errorf("realtime upstream closed: %v", err))
+	}
+}
+
+func (s *rtSession) OnMessage(_ *gws.Conn, m *gws.Message) {
+	defer m.Close()
+	var ev struct {
+		Type       string `json:"type"`
+		ItemID     string `json:"item_id"`
+		Delta      string `json:"delta"`
+		Transcript string `json:"transcript"`
+		Error      *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(m.Bytes(), &ev) != nil {
+		return
+	}
+	switch ev.Type {
+	case "conversation.item.input_audio_transcription.delta":
+		s.mu.Lock()
+		seg := s.segFor(ev.ItemID)
+		s.text[ev.ItemID] += ev.Delta
+		text := s.text[ev.ItemID]
+		s.mu.Unlock()
+		if s.ev.Delta != nil {
+			s.ev.Delta(seg, text)
+		}
+	case "conversation.item.input_audio_transcription.completed":
+		s.mu.Lock()
+		seg := s.segFor(ev.ItemID)
+		pending := s.pending[seg]
+		delete(s.pending, seg)
+		if !pending {
+			s.early[seg] = ev.Transcript
+		}
+		s.mu.Unlock()
+		if pending {
+			s.ev.Final(seg, ev.Transcript, nil)
+		}
+	case "error":
+		msg := "unknown upstream error"
+		if ev.Error != nil && ev.Error.Message != "" {
+			msg = ev.Error.Message
+		}
+		s.fail(fmt.Errorf("realtime upstream error: %s", msg))
+	}
+}
