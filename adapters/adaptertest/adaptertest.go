@@ -59,9 +59,8 @@ type Harness struct {
 // the XDG variables point into t.TempDir() for the test's duration.
 func Start(t testing.TB, a adapters.Adapter, opts Options) *Harness {
 	t.Helper()
-	var leakOpts []goleak.Option
 	if !opts.NoLeakCheck {
-		leakOpts = append([]goleak.Option{goleak.IgnoreCurrent()}, opts.LeakIgnore...)
+		checkLeaksAtEnd(t, opts.LeakIgnore)
 	}
 	dirs := TempDirs(t)
 	if opts.Lifecycle == nil {
@@ -87,14 +86,7 @@ func Start(t testing.TB, a adapters.Adapter, opts Options) *Harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go func() { h.done <- a.Serve(ctx, h.Env) }()
-	t.Cleanup(func() {
-		h.Stop()
-		if len(leakOpts) > 0 {
-			if err := goleak.Find(leakOpts...); err != nil {
-				t.Errorf("goroutine leak after stopping %s: %v", a.Name(), err)
-			}
-		}
-	})
+	t.Cleanup(func() { h.Stop() })
 	select {
 	case h.Ports = <-readyc:
 	case err := <-h.done:
@@ -104,6 +96,27 @@ func Start(t testing.TB, a adapters.Adapter, opts Options) *Harness {
 		t.Fatalf("%s not ready after %s", a.Name(), opts.ReadyTimeout)
 	}
 	return h
+}
+
+// leakChecked remembers the tests whose leak check is already registered.
+var leakChecked sync.Map
+
+// checkLeaksAtEnd registers, once per test, a goleak check that runs after
+// every harness of the test has stopped (cleanups run last-in first-out, so
+// the first registered runs last). One check per test, with the baseline
+// taken before the first harness started, means a second harness in the
+// same test never mistakes the first one's goroutines for leaks.
+func checkLeaksAtEnd(t testing.TB, extra []goleak.Option) {
+	if _, loaded := leakChecked.LoadOrStore(t, true); loaded {
+		return
+	}
+	opts := append([]goleak.Option{goleak.IgnoreCurrent()}, extra...)
+	t.Cleanup(func() {
+		leakChecked.Delete(t)
+		if err := goleak.Find(opts...); err != nil {
+			t.Errorf("goroutine leak after stopping the adapters: %v", err)
+		}
+	})
 }
 
 // Port is the first bound port.
