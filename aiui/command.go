@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -39,7 +40,7 @@ func Command() *cli.Command {
 	}
 }
 
-func logger(c *cli.Context) (*hub.Dirs, error) {
+func dirsFromEnv() (*hub.Dirs, error) {
 	d, err := hub.DirsFromEnv()
 	if err != nil {
 		return nil, cli.Exit("hub aiui: "+err.Error(), exitFailed)
@@ -47,12 +48,13 @@ func logger(c *cli.Context) (*hub.Dirs, error) {
 	return &d, nil
 }
 
-func stderrLog(level string) adaptersLog {
+// stderrLog logs to stderr only: stdout belongs to MCP and JSON output.
+func stderrLog(level string) *slog.Logger {
 	l, err := hub.NewLogger(os.Stderr, hub.LogOptions{Level: level})
 	if err != nil {
 		l, _ = hub.NewLogger(os.Stderr, hub.LogOptions{})
 	}
-	return adaptersLog{l}
+	return l
 }
 
 func signalContext() (context.Context, context.CancelFunc) {
@@ -72,7 +74,7 @@ func serveCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return cli.Exit("hub aiui serve: unexpected arguments", exitUsage)
 			}
-			dirs, err := logger(c)
+			dirs, err := dirsFromEnv()
 			if err != nil {
 				return err
 			}
@@ -84,7 +86,7 @@ func serveCommand() *cli.Command {
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
-			log := stderrLog(c.String("log-level")).l
+			log := stderrLog(c.String("log-level"))
 			s := New(cfg, KindServe)
 			env := &adapters.Env{Log: log.With("adapter", "aiui"), Dirs: *dirs, Lifecycle: hub.NewLifecycle(hub.IdleRules{}), Ready: func(...int) {}}
 			if err := s.Serve(ctx, env); err != nil {
@@ -104,11 +106,11 @@ func mcpCommand() *cli.Command {
 			&cli.StringFlag{Name: "log-level", Value: "info"},
 		},
 		Action: func(c *cli.Context) error {
-			dirs, err := logger(c)
+			dirs, err := dirsFromEnv()
 			if err != nil {
 				return err
 			}
-			log := stderrLog(c.String("log-level")).l
+			log := stderrLog(c.String("log-level"))
 			ctx, cancel := signalContext()
 			defer cancel()
 			lc := hub.NewLifecycle(hub.IdleRules{})
@@ -136,7 +138,7 @@ func mcpCommand() *cli.Command {
 
 // startInProcess runs a backend inside the MCP process (default port, or
 // any free port when it is taken) and returns a client for it.
-func startInProcess(ctx context.Context, dirs hub.Dirs, lc *hub.Lifecycle, log adaptersLogger) (*Client, func(), error) {
+func startInProcess(ctx context.Context, dirs hub.Dirs, lc *hub.Lifecycle, log *slog.Logger) (*Client, func(), error) {
 	s := New(DefaultConfig(), KindMCP)
 	s.FallbackAnyPort = true
 	sctx, cancel := context.WithCancel(ctx)
@@ -164,7 +166,7 @@ func startInProcess(ctx context.Context, dirs hub.Dirs, lc *hub.Lifecycle, log a
 
 // locate finds the backend for a shell face or exits 3.
 func locate(c *cli.Context) (*Client, error) {
-	dirs, err := logger(c)
+	dirs, err := dirsFromEnv()
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +186,7 @@ func promptsCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return cli.Exit("hub aiui prompts: unexpected arguments", exitUsage)
 			}
-			dirs, err := logger(c)
+			dirs, err := dirsFromEnv()
 			if err != nil {
 				return err
 			}
@@ -272,7 +274,7 @@ func callArgs(args []string) (tools.CallRequest, error) {
 				i++
 				val = args[i]
 			}
-			if strings.Contains(name, "ns") && !strings.Contains(name, "client") {
+			if strings.TrimLeft(name, "-") == "ns" {
 				req.NS = val
 			} else {
 				req.ClientID = val

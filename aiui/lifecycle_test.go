@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/aiui/tools"
 	"github.com/hubdev/hub/hub"
@@ -23,8 +22,6 @@ func TestFactory(t *testing.T) {
 	if err != nil || a.Name() != "aiui" {
 		t.Fatalf("New: %v %v", a, err)
 	}
-	var other adapters.Config = &struct{ adapters.Base }{}
-	_ = other
 }
 
 // TestStatusAndLifecycle: page attach and agent activity reach the

@@ -1,7 +1,6 @@
 package aiui
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -150,5 +149,4 @@ func TestIntentV1OverWS(t *testing.T) {
 			t.Errorf("trace lacks stage %q", stage)
 		}
 	}
-	_ = context.Background
 }

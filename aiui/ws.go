@@ -8,7 +8,6 @@ import (
 	"github.com/lxzan/gws"
 
 	"github.com/hubdev/hub/aiui/channel"
-	"github.com/hubdev/hub/aiui/frame"
 	"github.com/hubdev/hub/hub"
 )
 
@@ -128,5 +127,3 @@ func (h *wsHandler) OnMessage(c *gws.Conn, m *gws.Message) {
 		c.NetConn().Close()
 	}
 }
-
-var _ = frame.Response{}

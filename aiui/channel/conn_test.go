@@ -1,7 +1,6 @@
 package channel
 
 import (
-	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
@@ -89,7 +88,7 @@ func TestFirstFrameFatal(t *testing.T) {
 }
 
 func TestNonFatalAfterHello(t *testing.T) {
-	c, h := newConn()
+	c, _ := newConn()
 	if r := c.Handle(true, enc(t, hello("raw-test"), "")); !r.OK {
 		t.Fatalf("hello: %+v", r)
 	}
@@ -117,7 +116,6 @@ func TestNonFatalAfterHello(t *testing.T) {
 	if r := c.Handle(false, []byte("x")); !r.Fatal {
 		t.Fatalf("text frame after hello: %+v, want fatal", r)
 	}
-	_ = h
 }
 
 func TestTextConcat(t *testing.T) {
@@ -200,5 +198,3 @@ func FuzzConn(f *testing.F) {
 		}
 	})
 }
-
-var _ = binary.BigEndian

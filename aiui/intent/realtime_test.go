@@ -13,7 +13,6 @@ import (
 	"github.com/lxzan/gws"
 
 	"github.com/hubdev/hub/aiui/channel"
-	"github.com/hubdev/hub/aiui/frame"
 )
 
 // fakeRealtime is a local stand-in for the GA realtime transcription
@@ -152,5 +151,3 @@ func TestRealtimeURL(t *testing.T) {
 		}
 	}
 }
-
-var _ = frame.Envelope{}
