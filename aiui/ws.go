@@ -46,6 +46,7 @@ func (s *wsConn) writeJSON(v any) error {
 // NewThread implements channel.Host.
 func (s *wsConn) NewThread(ctx *channel.ThreadContext) {
 	tr := s.b.traces.open(ctx.ThreadID, ctx.Format, ctx.Hello)
+	tr.stage("hello", map[string]any{"format": ctx.Format, "meta": ctx.Hello})
 	ctx.TraceID = tr.ID
 	ctx.Trace = tr.stage
 	ctx.Log = s.b.log.With("thread", ctx.ThreadID, "format", ctx.Format)

@@ -498,7 +498,9 @@ func (p *Processor) keyEnv() string {
 func (p *Processor) commitRealtime(seg int) {
 	p.mu.Lock()
 	rt, rtErr := p.rt, p.rtErr
+	path := p.blobs[fmt.Sprintf("seg_%d", seg)]
 	p.mu.Unlock()
+	p.condition(fmt.Sprintf("seg_%d", seg), path, PassSilenceTrim)
 	if rt != nil && rtErr == nil {
 		p.inflight.Add(1)
 		if err := rt.Commit(seg); err == nil {
