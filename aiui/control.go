@@ -193,6 +193,9 @@ func (b *backend) controlEvents(w http.ResponseWriter, r *http.Request) {
 			if ev.Prompt != nil {
 				confirmed[ev.Prompt.Seq] = true
 			}
+			if len(f.ch) == 0 && b.outbox.Pending() > 0 {
+				b.outbox.Retry()
+			}
 		case <-tick.C:
 			if write(FaceEvent{Type: "ping"}) != nil {
 				return

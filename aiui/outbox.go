@@ -131,8 +131,27 @@ func (o *Outbox) Deliver(p channel.Prompt) Record {
 		}
 	}
 	o.route(len(o.records) - 1)
+	if last := &o.records[len(o.records)-1]; last.DeliveredTo == "" && len(o.followers) > 0 {
+		last.DeliveredTo = "shell" // a following shell printed it
+	}
 	o.persist()
-	return r
+	return o.records[len(o.records)-1]
+}
+
+// Retry routes prompts still pending (e.g. after a face's queue was full).
+func (o *Outbox) Retry() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	changed := false
+	for i := range o.records {
+		if o.records[i].DeliveredTo == "" && len(o.faces) > 0 {
+			o.route(i)
+			changed = changed || o.records[i].DeliveredTo != ""
+		}
+	}
+	if changed {
+		o.persist()
+	}
 }
 
 // route hands the record at index i to a face, if one is attached. Caller

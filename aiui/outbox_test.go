@@ -2,6 +2,7 @@ package aiui
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -149,4 +150,32 @@ func TestIntentV1OverWS(t *testing.T) {
 			t.Errorf("trace lacks stage %q", stage)
 		}
 	}
+}
+
+func TestOutboxFullFaceQueueRetries(t *testing.T) {
+	o := newTestOutbox(t, 1000)
+	f := o.Attach("slow", "")
+	for i := range cap(f.ch) + 5 {
+		o.Deliver(channel.Prompt{Text: fmt.Sprint(i)})
+	}
+	if o.Pending() != 5 {
+		t.Fatalf("pending = %d, want the 5 that did not fit", o.Pending())
+	}
+	for range cap(f.ch) {
+		<-f.ch
+	}
+	o.Retry()
+	if o.Pending() != 0 || len(f.ch) != 5 {
+		t.Fatalf("after retry: pending %d queued %d", o.Pending(), len(f.ch))
+	}
+}
+
+func TestOutboxFollowerReadsWhenNoFace(t *testing.T) {
+	o := newTestOutbox(t, 10)
+	_, fl := o.Follow(true)
+	o.Deliver(channel.Prompt{Text: "seen by the shell"})
+	if r := <-fl.ch; r.Text != "seen by the shell" || o.Pending() != 0 {
+		t.Fatalf("follower: %+v pending %d", r, o.Pending())
+	}
+	o.Unfollow(fl)
 }
