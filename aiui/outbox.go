@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,9 @@ import (
 // prints it: text exactly as delivered, its meta (kind "prompt" and the
 // tab/source attributes), and when.
 type Record struct {
+	// ID is unique across backends, so two backends sharing the record
+	// file merge instead of overwriting each other.
+	ID          string            `json:"id"`
 	Seq         int64             `json:"seq"`
 	At          time.Time         `json:"at"`
 	Text        string            `json:"text"`
@@ -71,7 +75,12 @@ func openOutbox(d hub.Dirs, limit int, log *slog.Logger) (*Outbox, error) {
 	}
 	o := &Outbox{path: filepath.Join(StateDir(d), "prompts.jsonl"), limit: limit, log: log,
 		faces: map[string]*face{}, followers: map[*follower]struct{}{}}
-	o.records = ReadRecord(o.path)
+	for _, r := range ReadRecord(o.path) {
+		if r.ID == "" {
+			r.ID = hub.RandomHex(8)
+		}
+		o.records = append(o.records, r)
+	}
 	for _, r := range o.records {
 		o.next = max(o.next, r.Seq)
 	}
@@ -96,8 +105,20 @@ func ReadRecord(path string) []Record {
 	return out
 }
 
-// persist rewrites the record atomically. Caller holds mu.
+// persist merges with what is on disk (another backend may share the
+// file), trims to the limit and rewrites the record atomically. Caller
+// holds mu.
 func (o *Outbox) persist() {
+	mine := map[string]bool{}
+	for _, r := range o.records {
+		mine[r.ID] = true
+	}
+	for _, r := range ReadRecord(o.path) {
+		if r.ID != "" && !mine[r.ID] {
+			o.records = append(o.records, r)
+		}
+	}
+	sort.SliceStable(o.records, func(i, j int) bool { return o.records[i].At.Before(o.records[j].At) })
 	if len(o.records) > o.limit {
 		o.records = append([]Record(nil), o.records[len(o.records)-o.limit:]...)
 	}
@@ -122,7 +143,7 @@ func (o *Outbox) Deliver(p channel.Prompt) Record {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.next++
-	r := Record{Seq: o.next, At: time.Now().UTC(), Text: p.Text, Meta: meta, Root: p.Root}
+	r := Record{ID: hub.RandomHex(8), Seq: o.next, At: time.Now().UTC(), Text: p.Text, Meta: meta, Root: p.Root}
 	o.records = append(o.records, r)
 	for f := range o.followers {
 		select {

@@ -179,3 +179,22 @@ func TestOutboxFollowerReadsWhenNoFace(t *testing.T) {
 	}
 	o.Unfollow(fl)
 }
+
+// TestOutboxSharedRecordMerges: two backends writing the same record file
+// keep each other's prompts.
+func TestOutboxSharedRecordMerges(t *testing.T) {
+	dirs := adaptertest.TempDirs(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, _ := openOutbox(dirs, 10, log)
+	b, _ := openOutbox(dirs, 10, log)
+	a.Deliver(channel.Prompt{Text: "from a"})
+	b.Deliver(channel.Prompt{Text: "from b"})
+	a.Deliver(channel.Prompt{Text: "from a again"})
+	var texts []string
+	for _, r := range ReadRecord(a.path) {
+		texts = append(texts, r.Text)
+	}
+	if strings.Join(texts, "|") != "from a|from b|from a again" {
+		t.Fatalf("record = %q", texts)
+	}
+}
