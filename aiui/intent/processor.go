@@ -40,6 +40,12 @@ func Format(d *Deps) channel.Format {
 	return channel.Format{Codec: frame.Raw, New: func(ctx *channel.ThreadContext) channel.Processor { return newProcessor(ctx, d) }}
 }
 
+// Per-thread bounds on what lands on disk.
+const (
+	MaxAttachments   = 512
+	MaxAudioSegments = 64
+)
+
 var attachmentID = regexp.MustCompile(`^(shot|seg)_([1-9][0-9]{0,5})$`)
 
 // Processor lowers one intent-v1 thread.
@@ -206,6 +212,13 @@ func (p *Processor) attachment(c *frame.ChunkDescriptor, b []byte) error {
 	if m == nil {
 		return fmt.Errorf("attachment id must look like shot_N or seg_N, got %q", c.ID)
 	}
+	p.mu.Lock()
+	_, known := p.blobs[c.ID]
+	full := !known && len(p.blobs) >= MaxAttachments
+	p.mu.Unlock()
+	if full {
+		return fmt.Errorf("turn exceeds %d attachments", MaxAttachments)
+	}
 	path, err := p.blobPath(c.ID + "." + ExtForMime(c.Mime))
 	if err != nil {
 		return err
@@ -214,9 +227,11 @@ func (p *Processor) attachment(c *frame.ChunkDescriptor, b []byte) error {
 		return fmt.Errorf("saving %s: %v", c.ID, err)
 	}
 	n, _ := strconv.Atoi(m[2])
+	p.mu.Lock()
+	p.blobs[c.ID] = path
+	p.mu.Unlock()
 	if m[1] == "shot" {
 		p.mu.Lock()
-		p.blobs[c.ID] = path
 		for i := range p.events {
 			if p.events[i].Type == TypeShot && p.events[i].Marker == c.ID {
 				p.events[i].Path = path
@@ -252,6 +267,12 @@ func (p *Processor) audioFrame(c *frame.ChunkDescriptor, b []byte) error {
 	f := p.audio[n]
 	p.mu.Unlock()
 	if f == nil {
+		p.mu.Lock()
+		full := len(p.audio) >= MaxAudioSegments
+		p.mu.Unlock()
+		if full {
+			return fmt.Errorf("turn exceeds %d streamed audio segments", MaxAudioSegments)
+		}
 		path, err := p.blobPath(c.ID + "." + ExtForMime(c.Mime))
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package intent
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -395,5 +396,21 @@ func TestSpeculativeComposeIsReused(t *testing.T) {
 	}
 	if composes != 1 || len(h.prompts) != 1 || !slices.Contains(h.stages, "composed intent: speculative compose reused") {
 		t.Fatalf("stages %v", h.stages)
+	}
+}
+
+func TestProcessorAttachmentLimit(t *testing.T) {
+	c, _ := setup(t, "", nil)
+	for i := 1; i <= MaxAttachments; i++ {
+		if r := send(t, c, &frame.ChunkDescriptor{Kind: "attachment", ID: fmt.Sprintf("shot_%d", i), Mime: "image/png"}, []byte("x"), false); !r.OK {
+			t.Fatalf("attachment %d: %+v", i, r)
+		}
+	}
+	r := send(t, c, &frame.ChunkDescriptor{Kind: "attachment", ID: "shot_999", Mime: "image/png"}, []byte("x"), false)
+	if r.OK || !strings.Contains(r.Error, "exceeds") {
+		t.Fatalf("attachment over the limit: %+v", r)
+	}
+	if r := send(t, c, &frame.ChunkDescriptor{Kind: "attachment", ID: "shot_1", Mime: "image/png"}, []byte("y"), false); !r.OK {
+		t.Fatalf("re-sending a known attachment: %+v", r)
 	}
 }
