@@ -48,18 +48,44 @@ func (t *aiuiTeeTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	return &aiuiTee{Connection: c, notes: t.notes}, err
 }
 
-// TestAiuiMCPOverRealStdio spawns the real `hub aiui mcp` (no backend
-// running, so it starts one in-process), speaks MCP over its stdio, drives
-// a page over real sockets, and checks that stdout carries only JSON-RPC.
+// TestAiuiMCPOverRealStdio spawns the real `hub aiui mcp`, speaks MCP over
+// its stdio, drives a page over real sockets, and checks that stdout
+// carries only JSON-RPC: once with no backend running (it starts one
+// in-process) and once attached to a running `hub aiui serve`.
 func TestAiuiMCPOverRealStdio(t *testing.T) {
+	t.Run("in-process", func(t *testing.T) { testAiuiMCPStdio(t, false) })
+	t.Run("attached-to-serve", func(t *testing.T) { testAiuiMCPStdio(t, true) })
+}
+
+func testAiuiMCPStdio(t *testing.T, withServe bool) {
 	hubPath, err := exec.LookPath("hub")
 	if err != nil {
 		t.Skip("hub not on PATH (testscript.Main sets it up)")
 	}
 	home := t.TempDir()
-	cmd := exec.Command(hubPath, "aiui", "mcp")
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_STATE_HOME="+filepath.Join(home, ".state"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "NO_COLOR=1")
+	backendPID, wantKind := 0, "mcp"
+	if withServe {
+		serve := exec.Command(hubPath, "aiui", "serve", "--port", "0")
+		serve.Env = env
+		if err := serve.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { serve.Process.Signal(os.Interrupt); serve.Wait() }()
+		backendPID, wantKind = serve.Process.Pid, "serve"
+		ctl := filepath.Join(home, ".state", "hub", "aiui", "control.json")
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(ctl); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("hub aiui serve did not come up")
+			}
+		}
+	}
+	cmd := exec.Command(hubPath, "aiui", "mcp")
+	cmd.Env = env
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
@@ -108,8 +134,11 @@ func TestAiuiMCPOverRealStdio(t *testing.T) {
 		t.Fatal("no experimental claude/channel capability")
 	}
 
-	// the in-process backend wrote its registry file
-	reg := filepath.Join(aiui.RegistryDir(home), fmt.Sprintf("%d.json", cmd.Process.Pid))
+	// the backend's registry file: the in-process one's, or serve's
+	if backendPID == 0 {
+		backendPID = cmd.Process.Pid
+	}
+	reg := filepath.Join(aiui.RegistryDir(home), fmt.Sprintf("%d.json", backendPID))
 	var entry aiui.RegistryEntry
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -122,7 +151,7 @@ func TestAiuiMCPOverRealStdio(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if entry.Kind != "mcp" || entry.Port == 0 || entry.Schema != 1 {
+	if entry.Kind != wantKind || entry.Port == 0 || entry.Schema != 1 {
 		t.Fatalf("registry entry %+v", entry)
 	}
 	base := fmt.Sprintf("ws://127.0.0.1:%d", entry.Port)
@@ -198,8 +227,8 @@ func TestAiuiMCPOverRealStdio(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("hub aiui mcp did not exit when stdin closed")
 	}
-	if _, err := os.Stat(reg); !os.IsNotExist(err) {
-		t.Fatal("registry file left behind")
+	if _, err := os.Stat(reg); (err == nil) != withServe {
+		t.Fatalf("registry file after the face exited: %v (serve still running: %v)", err, withServe)
 	}
 	bmu.Lock()
 	defer bmu.Unlock()
