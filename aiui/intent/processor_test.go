@@ -414,3 +414,52 @@ func TestProcessorAttachmentLimit(t *testing.T) {
 		t.Fatalf("re-sending a known attachment: %+v", r)
 	}
 }
+
+// TestProcessorSeamGating: the mock transcriber never calls upstream, and
+// a correction that already carries a patch passes straight through
+// without a paid diff, even with the openai corrector.
+func TestProcessorSeamGating(t *testing.T) {
+	fake := &fakeOpenAI{transcript: "never"}
+	oa := fakeServer(t, fake)
+	c, h := setup(t, `{"transcriber":"mock","corrector":"openai"}`, oa)
+	events(t, c, loadFixture(t, "dictation-typed-correction.json")...)
+	send(t, c, &frame.ChunkDescriptor{Kind: "attachment", ID: "seg_1", Mime: "audio/webm"}, []byte("OPUS"), false)
+	send(t, c, nil, nil, true)
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if len(fake.auth) != 0 {
+		t.Fatalf("upstream was called %d times", len(fake.auth))
+	}
+	if len(h.prompts) != 1 || !strings.HasSuffix(h.prompts[0].Text, "make the baseline curb a bit thicker and color it ember") {
+		t.Fatalf("prompt = %+v", h.prompts)
+	}
+}
+
+// TestProcessorFinWaitIsBounded: fin waits for an in-flight transcription
+// only up to FinWait, then composes without it.
+func TestProcessorFinWaitIsBounded(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	h := &host{t: t, dir: t.TempDir()}
+	deps := &Deps{NewOpenAI: func() *OpenAI { return &OpenAI{BaseURL: srv.URL, Key: "k"} }, TranscribeModel: "m",
+		BlobDir: func(*channel.ThreadContext) (string, error) { return h.dir, nil }, FinWait: 50 * time.Millisecond}
+	c := newIntentConn(t, h, deps, `{"transcriber":"openai"}`)
+	events(t, c, Event{Type: TypeTalkStart, Segment: 1})
+	send(t, c, &frame.ChunkDescriptor{Kind: "attachment", ID: "seg_1", Mime: "audio/wav"}, []byte("RIFF"), false)
+	if r := send(t, c, nil, nil, true); !r.OK || !r.Closed {
+		t.Fatalf("fin: %+v", r)
+	}
+	if len(h.prompts) != 1 || !strings.Contains(h.prompts[0].Text, "[segment 1 has no final transcript]") {
+		t.Fatalf("prompt = %+v", h.prompts)
+	}
+	if !slices.ContainsFunc(h.stages, func(s string) bool { return s == "seams" }) {
+		t.Fatalf("the bounded wait is not traced: %v", h.stages)
+	}
+}
