@@ -2,12 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -22,38 +19,16 @@ import (
 // TestAiuiScripts drives `hub aiui serve|prompts|tools|call` end to end.
 func TestAiuiScripts(t *testing.T) {
 	p := scriptParams("testdata/aiui")
-	p.Cmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"aiuiexits":  aiuiExits,
+	for name, cmd := range map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"aiuiwait":   aiuiWait,
 		"aiuipage":   aiuiPage,
 		"aiuiprompt": aiuiPrompt,
 		"aiuinoreg":  aiuiNoRegistry,
 		"aiuiinfo":   aiuiInfo,
+	} {
+		p.Cmds[name] = cmd
 	}
 	testscript.Run(t, p)
-}
-
-// aiuiexits CODE PROG ARGS... requires that exact exit status.
-func aiuiExits(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 {
-		ts.Fatalf("usage: aiuiexits CODE PROG [ARGS...]")
-	}
-	want, err := strconv.Atoi(args[0])
-	if err != nil {
-		ts.Fatalf("aiuiexits: bad code %q", args[0])
-	}
-	err = ts.Exec(args[1], args[2:]...)
-	got := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		got = ee.ExitCode()
-	case err != nil:
-		ts.Fatalf("aiuiexits: %v", err)
-	}
-	if got != want {
-		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
-	}
 }
 
 func aiuiDirs(ts *testscript.TestScript) hub.Dirs {

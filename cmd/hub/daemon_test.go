@@ -1,125 +1,13 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
-
-	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/supervisor"
 )
 
 // TestDaemonScripts drives the real CLI end to end: start, status, stop,
 // logs and config, in a private HOME.
 func TestDaemonScripts(t *testing.T) {
-	p := scriptParams("testdata/script")
-	p.Cmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"exits":    cmdExits,
-		"expand":   cmdExpand,
-		"holdport": cmdHoldPort,
-		"killhub":  cmdKillHub,
-	}
-	p.Condition = portFree
-	testscript.Run(t, p)
-}
-
-// exits CODE PROG ARGS... runs PROG and requires that exact exit status.
-func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 {
-		ts.Fatalf("usage: exits CODE PROG [ARGS...]")
-	}
-	want, err := strconv.Atoi(args[0])
-	if err != nil {
-		ts.Fatalf("exits: bad code %q", args[0])
-	}
-	err = ts.Exec(args[1], args[2:]...)
-	got := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		got = ee.ExitCode()
-	case err != nil:
-		ts.Fatalf("exits: %v", err)
-	}
-	if got != want {
-		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
-	}
-}
-
-// expand SRC DST copies SRC to DST replacing $VAR references with the
-// script's environment (txtar files are not expanded by themselves).
-func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: expand SRC DST")
-	}
-	data := ts.ReadFile(args[0])
-	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(data, ts.Getenv)), 0o600))
-}
-
-// holdport VAR binds a free loopback port for the rest of the script, as
-// another process would, and stores its number in $VAR.
-func cmdHoldPort(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: holdport VAR")
-	}
-	ln, port, err := hub.Listen([]int{0})
-	if err != nil {
-		ts.Fatalf("holdport: %v", err)
-	}
-	ts.Defer(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	ts.Setenv(args[0], strconv.Itoa(port))
-}
-
-// portFree is the script condition [portfree:N]: true when no other
-// process holds loopback port N. Scripts that need a fixed port skip when
-// it is taken (for instance by another package's tests running in
-// parallel): they would otherwise test that process, not the hub.
-func portFree(cond string) (bool, error) {
-	arg, ok := strings.CutPrefix(cond, "portfree:")
-	if !ok {
-		return false, fmt.Errorf("unknown condition %q", cond)
-	}
-	p, err := strconv.Atoi(arg)
-	if err != nil {
-		return false, fmt.Errorf("portfree: bad port %q", arg)
-	}
-	ln, _, err := hub.Listen([]int{p})
-	if err != nil {
-		return false, nil
-	}
-	ln.Close()
-	return true, nil
-}
-
-// killhub sends SIGKILL to the hub named in the state file and waits for
-// it to die, leaving the state file behind as a real crash would.
-func cmdKillHub(ts *testscript.TestScript, neg bool, args []string) {
-	dirs := hub.Dirs{State: ts.Getenv("XDG_STATE_HOME") + "/hub"}
-	st, err := supervisor.ReadState(dirs.State)
-	if err != nil {
-		ts.Fatalf("killhub: %v", err)
-	}
-	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
-		ts.Fatalf("killhub: %v", err)
-	}
-	if !waitExit(st.PID, 10e9) {
-		ts.Fatalf("killhub: pid %d survived SIGKILL", st.PID)
-	}
-	ts.Setenv("KILLED_PID", fmt.Sprint(st.PID))
+	testscript.Run(t, scriptParams("testdata/script"))
 }

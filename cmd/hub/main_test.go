@@ -18,11 +18,14 @@ func TestMain(m *testing.M) {
 
 // scriptParams are the shared testscript settings: a private HOME with XDG
 // directories inside it, so scripts never touch the real user's files.
-// Adapter script tests call it with their own testdata folder and add Cmds.
+// Adapter script tests call it with their own testdata folder and add
+// their commands to Cmds.
 func scriptParams(dir string) testscript.Params {
 	return testscript.Params{
 		Dir:                 dir,
 		RequireExplicitExec: true,
+		Cmds:                scriptCmds(),
+		Condition:           portFree,
 		Setup: func(env *testscript.Env) error {
 			home := filepath.Join(env.WorkDir, "home")
 			if err := os.MkdirAll(home, 0o700); err != nil {

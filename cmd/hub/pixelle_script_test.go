@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -33,14 +30,14 @@ const pixelleWebsite = "https://pixelle.example"
 // `hub` process talks to an in-process relay whose browser is scripted.
 func TestPixelleScripts(t *testing.T) {
 	p := scriptParams(filepath.Join("testdata", "pixelle"))
-	p.Cmds = map[string]func(*testscript.TestScript, bool, []string){
+	for name, cmd := range map[string]func(*testscript.TestScript, bool, []string){
 		"pixelle-relay":       cmdPixelleRelay,
 		"pixelle-code":        cmdPixelleCode,
 		"pixelle-browser":     cmdPixelleBrowser,
 		"pixelle-check-store": cmdPixelleCheckStore,
-		"pixelle-freeport":    cmdPixelleFreePort,
 		"pixelle-wait-health": cmdPixelleWaitHealth,
-		"exit-code":           cmdExitCode,
+	} {
+		p.Cmds[name] = cmd
 	}
 	testscript.Run(t, p)
 }
@@ -178,15 +175,6 @@ func cmdPixelleCheckStore(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// pixelle-freeport: sets FREEPORT to a currently free loopback port.
-func cmdPixelleFreePort(ts *testscript.TestScript, neg bool, args []string) {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	ts.Check(err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	ts.Setenv("FREEPORT", strconv.Itoa(port))
-}
-
 // pixelle-wait-health URL: wait until a relay answers /health.
 func cmdPixelleWaitHealth(ts *testscript.TestScript, neg bool, args []string) {
 	deadline := time.Now().Add(10 * time.Second)
@@ -200,27 +188,6 @@ func cmdPixelleWaitHealth(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("no relay at %s: %v", args[0], err)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// exit-code N prog args...: run prog and require exit status N; its
-// stdout and stderr are available to later stdout/stderr checks.
-func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) < 2 {
-		ts.Fatalf("usage: exit-code N prog args...")
-	}
-	want, err := strconv.Atoi(args[0])
-	ts.Check(err)
-	err = ts.Exec(args[1], args[2:]...)
-	got := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		got = ee.ExitCode()
-	} else if err != nil {
-		ts.Fatalf("%v", err)
-	}
-	if got != want {
-		ts.Fatalf("exit status %d, want %d", got, want)
 	}
 }
 

@@ -3,12 +3,7 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"strconv"
 	"testing"
 	"time"
 
@@ -21,76 +16,8 @@ import (
 // standalone and under the supervisor) end to end with testscript.
 func TestStitchslopScripts(t *testing.T) {
 	p := scriptParams("testdata/stitchslop")
-	p.Cmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"ssexits":  ssExits,
-		"ssport":   ssPort,
-		"ssexpand": ssExpand,
-		"sswait":   ssWait,
-		"sspage":   ssPage,
-	}
+	p.Cmds["sspage"] = ssPage
 	testscript.Run(t, p)
-}
-
-// ssexits CODE PROG ARGS... requires that exact exit status.
-func ssExits(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 {
-		ts.Fatalf("usage: ssexits CODE PROG [ARGS...]")
-	}
-	want, err := strconv.Atoi(args[0])
-	if err != nil {
-		ts.Fatalf("ssexits: bad code %q", args[0])
-	}
-	err = ts.Exec(args[1], args[2:]...)
-	got := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		got = ee.ExitCode()
-	case err != nil:
-		ts.Fatalf("ssexits: %v", err)
-	}
-	if got != want {
-		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
-	}
-}
-
-// ssport VAR stores a free loopback port in $VAR.
-func ssPort(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: ssport VAR")
-	}
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	ts.Check(err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	ts.Setenv(args[0], strconv.Itoa(port))
-}
-
-// ssexpand SRC DST copies SRC to DST expanding $VARs.
-func ssExpand(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: ssexpand SRC DST")
-	}
-	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(ts.ReadFile(args[0]), ts.Getenv)), 0o600))
-}
-
-// sswait PORT waits until something listens on PORT.
-func ssWait(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: sswait PORT")
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		c, err := net.Dial("tcp4", "127.0.0.1:"+args[0])
-		if err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("nothing listens on %s", args[0])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // sspage PORT ORIGIN TOKEN attaches a scripted Stitch Slop page for the rest
