@@ -282,15 +282,17 @@ func (ms *mcpSession) handleInitialize(ctx context.Context, id json.RawMessage, 
 	if version == "" {
 		version = "2025-06-18"
 	}
+	// Ownership (§2.7/§2.8) starts at initialize, before the answer goes
+	// out: a client that has its result must find the idle exit cancelled.
+	if !ms.initialized.Swap(true) && ms.onInit != nil {
+		ms.onInit()
+	}
 	ms.writeResult(ctx, id, map[string]any{
 		"protocolVersion": version,
 		"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}},
 		"serverInfo":      map[string]any{"name": ServerName, "version": Version},
 		"instructions":    mcpInstructions,
 	})
-	if !ms.initialized.Swap(true) && ms.onInit != nil {
-		ms.onInit()
-	}
 }
 
 // mcpInstructions tell the model what to do with no page (§3.2): wait,
