@@ -20,18 +20,21 @@ type ConnSet struct {
 	closed bool
 }
 
-// Add tracks c. It returns false once the set is closed; the caller must
-// then close c itself.
+// Add tracks c. Once the set is closed (the server is shutting down), it
+// closes c with 1001 (going away) the way CloseAll would have, and returns
+// false: a connection upgraded during shutdown still gets a proper close.
 func (s *ConnSet) Add(c *gws.Conn) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
+		closeWith(c, 1001, "server shutting down")
 		return false
 	}
 	if s.conns == nil {
 		s.conns = map[*gws.Conn]struct{}{}
 	}
 	s.conns[c] = struct{}{}
+	s.mu.Unlock()
 	return true
 }
 
@@ -58,11 +61,17 @@ func (s *ConnSet) CloseAll(code uint16, reason string) int {
 	s.conns = nil
 	s.mu.Unlock()
 	for c := range conns {
-		c.SetWriteDeadline(time.Now().Add(time.Second))
-		c.WriteClose(code, []byte(reason))
-		c.NetConn().Close()
+		closeWith(c, code, reason)
 	}
 	return len(conns)
+}
+
+// closeWith sends a close frame (bounded by a short write deadline, so a
+// stuck peer cannot hold shutdown) and closes the socket.
+func closeWith(c *gws.Conn, code uint16, reason string) {
+	c.SetWriteDeadline(time.Now().Add(time.Second))
+	c.WriteClose(code, []byte(reason))
+	c.NetConn().Close()
 }
 
 // ShutdownGrace is how long in-flight HTTP requests get after cancellation.

@@ -41,7 +41,6 @@ func TestServeHTTPClosesHijackedConns(t *testing.T) {
 			return
 		}
 		if !conns.Add(c) {
-			c.NetConn().Close()
 			return
 		}
 		go c.ReadLoop()

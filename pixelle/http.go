@@ -211,8 +211,7 @@ func (h *httpHandler) upgrade(w http.ResponseWriter, r *http.Request) {
 		return // gws has answered the bad handshake
 	}
 	if !h.conns.Add(conn) {
-		conn.WriteClose(1001, []byte("server shutting down"))
-		return
+		return // closed with 1001: the relay is shutting down
 	}
 	p := h.s.attach(conn, origin)
 	if p == nil {

@@ -183,8 +183,7 @@ func (s *Server) adopt(conn *gws.Conn, conns *hub.ConnSet, g *guardConn) {
 	}
 	conn.Session().Store("page", p)
 	if !conns.Add(conn) {
-		conn.NetConn().Close()
-		return
+		return // closed with 1001: the bridge is shutting down
 	}
 	p.mu.Lock()
 	p.authTimer = time.AfterFunc(s.opts.AuthTimeout, func() {

@@ -39,7 +39,6 @@ func (e *echo) Serve(ctx context.Context, env *adapters.Env) error {
 			return
 		}
 		if !e.conns.Add(c) {
-			c.NetConn().Close()
 			return
 		}
 		go c.ReadLoop()
