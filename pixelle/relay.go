@@ -2,6 +2,7 @@ package pixelle
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/lxzan/gws"
@@ -97,10 +98,16 @@ func peerOf(c *gws.Conn) *peer {
 
 func (e *relayEvents) OnOpen(*gws.Conn) {}
 
-func (e *relayEvents) OnClose(c *gws.Conn, _ error) {
+func (e *relayEvents) OnClose(c *gws.Conn, err error) {
 	p := peerOf(c)
 	if p == nil {
 		return
+	}
+	// A close the relay itself decided (gws reports it as a status code,
+	// e.g. 1009 for an over-limit message) is worth a line for the operator.
+	var code interface{ Uint16() uint16 }
+	if errors.As(err, &code) && code.Uint16() != 1000 && code.Uint16() != 1001 {
+		e.s.log.Info("connection closed by the relay", "conn", p.label, "code", code.Uint16(), "err", err)
 	}
 	var o outbox
 	e.s.mu.Lock()
