@@ -365,6 +365,12 @@ func TestReload(t *testing.T) {
 	sendAck(t, ws, helloFrame(t, "text-concat"))
 	sendAck(t, ws, dataFrame(t, "mid-turn", false, `{"text":"abandoned"}`))
 	tl := h.MustDial("/tools", adaptertest.DialOptions{})
+	// An answered register proves the server tracks the /tools socket (the
+	// client's dial returns before the server has finished its side).
+	tl.SendText(`{"v":1,"type":"register","ns":"reload","hash":"h","tools":[]}`)
+	if _, err := tl.Next(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
 	r := h.Do(adaptertest.Request{Method: "POST", Path: "/debug/api/reload"})
 	var got struct {
 		Reloaded       bool `json:"reloaded"`
