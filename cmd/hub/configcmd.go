@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v4"
@@ -62,8 +64,14 @@ func loadFromFlags(c *cli.Context) (*supervisor.Config, error) {
 	return cfg, nil
 }
 
-// secretKey matches config keys whose values are credentials.
-var secretKey = regexp.MustCompile(`(?i)(token|secret|password|api_?key)`)
+// secretKey matches config keys whose values are credentials. A key ending
+// in _env names an environment variable (e.g. api_key_env: OPENAI_API_KEY)
+// and holds no secret itself.
+var secretKey = regexp.MustCompile(`(?i)(token|secret|password|passwd|api_?key)`)
+
+func isSecretKey(k string) bool {
+	return secretKey.MatchString(k) && !strings.HasSuffix(strings.ToLower(k), "_env")
+}
 
 // effectiveYAML renders cfg as YAML with every credential-like value
 // replaced by "<redacted>".
@@ -85,19 +93,29 @@ func effectiveYAML(cfg *supervisor.Config) ([]byte, error) {
 	return yaml.Marshal(&node)
 }
 
+// redact replaces credential values, and the password of any URL with
+// userinfo, with "<redacted>".
 func redact(n *yaml.Node) {
-	if n.Kind == yaml.MappingNode {
+	switch n.Kind {
+	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			if secretKey.MatchString(k.Value) && v.Kind == yaml.ScalarNode && v.Value != "" {
+			if isSecretKey(k.Value) && v.Kind == yaml.ScalarNode && v.Value != "" {
 				v.Value, v.Tag, v.Style = "<redacted>", "!!str", 0
 				continue
 			}
 			redact(v)
 		}
-		return
-	}
-	for _, c := range n.Content {
-		redact(c)
+	case yaml.ScalarNode:
+		if u, err := url.Parse(n.Value); err == nil && u.User != nil {
+			if _, hasPassword := u.User.Password(); hasPassword {
+				u.User = url.UserPassword(u.User.Username(), "redacted")
+				n.Value = u.String()
+			}
+		}
+	default:
+		for _, c := range n.Content {
+			redact(c)
+		}
 	}
 }
