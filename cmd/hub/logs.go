@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -50,26 +51,27 @@ func logsCommand() *cli.Command {
 			if _, err := f.Seek(0, io.SeekEnd); err != nil {
 				return cli.Exit("hub: "+err.Error(), exitFailed)
 			}
-			return follow(c, f)
+			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			if err := followFile(ctx, c.App.Writer, f, 200*time.Millisecond); err != nil {
+				return cli.Exit("hub: "+err.Error(), exitFailed)
+			}
+			return nil
 		},
 	}
 }
 
-// follow copies what is appended to f until SIGINT/SIGTERM.
-func follow(c *cli.Context, f *os.File) error {
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	tick := time.NewTicker(200 * time.Millisecond)
+// followFile copies what is appended to f into w, checking every interval,
+// until ctx is done.
+func followFile(ctx context.Context, w io.Writer, f *os.File, interval time.Duration) error {
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
-		if _, err := io.Copy(c.App.Writer, f); err != nil {
-			return cli.Exit("hub: "+err.Error(), exitFailed)
+		if _, err := io.Copy(w, f); err != nil {
+			return err
 		}
 		select {
-		case <-sig:
-			return nil
-		case <-c.Context.Done():
+		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 		}

@@ -55,7 +55,7 @@ func run(args []string) int {
 }
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:                 "hub",
 		Usage:                "run and drive the loopback bridges your browser tools use to talk to a coding agent",
 		HideVersion:          true,
@@ -64,7 +64,11 @@ func newApp() *cli.App {
 		ErrWriter:            os.Stderr,
 		ExitErrHandler:       func(*cli.Context, error) {}, // run() prints and exits
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return cli.Exit("hub: "+err.Error()+"\nRun 'hub --help' for usage.", exitUsage)
+			name := "hub"
+			if c.Command != nil && c.Command.HelpName != "" {
+				name = c.Command.HelpName
+			}
+			return cli.Exit("hub: "+err.Error()+"\nRun '"+name+" --help' for usage.", exitUsage)
 		},
 		Commands: []*cli.Command{
 			runCommand(),
@@ -78,5 +82,21 @@ func newApp() *cli.App {
 			aiui.Command(),
 			pixelle.Command(),
 		},
+	}
+	for _, c := range app.Commands {
+		quietUsageErrors(c, app.OnUsageError)
+	}
+	return app
+}
+
+// quietUsageErrors makes a flag error in any command a one-line message on
+// stderr with exit 64, instead of the command's help on stdout: stdout
+// belongs to JSON output, even when the caller got the flags wrong.
+func quietUsageErrors(c *cli.Command, handler cli.OnUsageErrorFunc) {
+	if c.OnUsageError == nil {
+		c.OnUsageError = handler
+	}
+	for _, sub := range c.Subcommands {
+		quietUsageErrors(sub, handler)
 	}
 }

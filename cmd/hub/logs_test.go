@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestFollowFileCopiesAppendedLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hub.log")
+	os.WriteFile(path, []byte("old line\n"), 0o600)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.Seek(0, 2)
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- followFile(ctx, &out, f, time.Millisecond) }()
+
+	w, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	w.WriteString("new line 1\n")
+	w.WriteString("new line 2\n")
+	w.Close()
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(out.String(), "new line 2"); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("appended lines never followed: %q", out.String())
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != "new line 1\nnew line 2\n" {
+		t.Fatalf("followed %q; want only the appended lines", got)
+	}
+}
+
+func TestLastLines(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"a\nb\nc\n", 2, "b|c"},
+		{"a\nb\nc", 5, "a|b|c"},
+		{"", 3, ""},
+		{"a\n", 0, ""},
+	} {
+		got, err := lastLines(strings.NewReader(tt.in), tt.n)
+		if err != nil || strings.Join(got, "|") != tt.want {
+			t.Errorf("lastLines(%q, %d) = %q, %v; want %q", tt.in, tt.n, got, err, tt.want)
+		}
+	}
+}
