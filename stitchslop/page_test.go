@@ -417,10 +417,15 @@ func TestHeartbeatDeadPageDropsToolsAndFailsPending(t *testing.T) {
 	p.expectClosed()
 }
 
+// A real client's automatic pongs keep the page over a real socket. The
+// dead-after window is wide (50 pings) so a scheduler stall on a loaded
+// machine under -race cannot pass for silence; the exact 30 s/90 s
+// timings are asserted deterministically in TestHeartbeatPongKeepsPage.
 func TestHeartbeatLivePageStays(t *testing.T) {
-	b := startBridge(t, nil, adaptertest.Options{Heartbeat: hub.HeartbeatConfig{Interval: 10 * time.Millisecond, DeadAfter: 60 * time.Millisecond}})
+	const interval, deadAfter = 10 * time.Millisecond, 500 * time.Millisecond
+	b := startBridge(t, nil, adaptertest.Options{Heartbeat: hub.HeartbeatConfig{Interval: interval, DeadAfter: deadAfter}})
 	p, _ := b.attach(map[string]any{"token": testToken})
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(2 * deadAfter) // twice the silence that would drop it
 	if _, ok := b.S.attached(); !ok {
 		t.Fatal("a page answering pings was dropped")
 	}
