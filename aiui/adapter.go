@@ -99,6 +99,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	env.Log.Info("aiui channel backend listening", "port", port, "generation", 0)
 	env.Ready(port)
 	err = hub.ServeHTTP(ctx, ln, b.handler(), b.conns, env.Log)
+	b.loops.Wait() // every socket's close path ran
 	b.shutdown()
 	if errors.Is(err, context.Canceled) {
 		err = nil

@@ -40,6 +40,10 @@ type backend struct {
 	wsUp    *gws.Upgrader
 	toolsUp *gws.Upgrader
 
+	// loops counts the socket read loops, so Serve returns only after
+	// every socket's close path (thread teardown, directory drop) ran.
+	loops sync.WaitGroup
+
 	mu       sync.Mutex
 	sockets  map[*gws.Conn]string // live /ws and /tools sockets → "ws"|"tools"
 	activity time.Time
@@ -103,6 +107,28 @@ func (b *backend) shutdown() {
 	b.outbox.Close()
 	b.removeRegistryFile()
 	b.removeControlFile()
+}
+
+// serveSocket upgrades with up and runs the socket's read loop, counted
+// in b.loops. It is called from the HTTP handler before the hijack, so
+// the count is raised while the server still waits for the request.
+func (b *backend) serveSocket(w http.ResponseWriter, r *http.Request, up *gws.Upgrader, kind string) {
+	b.loops.Add(1)
+	c, err := up.Upgrade(w, r)
+	if err != nil {
+		b.loops.Done()
+		b.log.Debug("/"+kind+" upgrade failed", "err", err)
+		return
+	}
+	if !b.track(c, kind) {
+		b.loops.Done()
+		c.NetConn().Close()
+		return
+	}
+	go func() {
+		defer b.loops.Done()
+		c.ReadLoop()
+	}()
 }
 
 func (b *backend) track(c *gws.Conn, kind string) bool {

@@ -11,16 +11,7 @@ import (
 )
 
 func (b *backend) upgradeTools(w http.ResponseWriter, r *http.Request) {
-	c, err := b.toolsUp.Upgrade(w, r)
-	if err != nil {
-		b.log.Debug("/tools upgrade failed", "err", err)
-		return
-	}
-	if !b.track(c, "tools") {
-		c.NetConn().Close()
-		return
-	}
-	go c.ReadLoop()
+	b.serveSocket(w, r, b.toolsUp, "tools")
 }
 
 type toolsConn struct {

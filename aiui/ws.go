@@ -14,16 +14,7 @@ import (
 const sessionKey = "state"
 
 func (b *backend) upgradeWS(w http.ResponseWriter, r *http.Request) {
-	c, err := b.wsUp.Upgrade(w, r)
-	if err != nil {
-		b.log.Debug("/ws upgrade failed", "err", err)
-		return
-	}
-	if !b.track(c, "ws") {
-		c.NetConn().Close()
-		return
-	}
-	go c.ReadLoop()
+	b.serveSocket(w, r, b.wsUp, "ws")
 }
 
 // wsConn is one /ws socket's state.
