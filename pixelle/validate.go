@@ -271,7 +271,7 @@ func node(raw json.RawMessage, field string) (string, error) {
 			continue
 		}
 		var v float64
-		if err := json.Unmarshal(raw, &v); err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		if err := json.Unmarshal(raw, &v); err != nil || isNull(raw) || math.IsNaN(v) || math.IsInf(v, 0) {
 			return "", fmt.Errorf("%s.%s must be a finite number", field, k)
 		}
 		if math.Abs(v) > maxCoordinate {
@@ -303,6 +303,10 @@ func object(raw json.RawMessage, field string) (map[string]json.RawMessage, erro
 	return m, nil
 }
 
+// isNull reports a JSON null, which json.Unmarshal accepts silently for
+// strings and numbers (leaving the zero value) but the canvas does not.
+func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
+
 func has(m map[string]json.RawMessage, k string) bool { _, ok := m[k]; return ok }
 
 // str reads m[k] as a string; a missing key is an error only if required.
@@ -314,7 +318,7 @@ func str(m map[string]json.RawMessage, k string, dst *string, required bool) err
 		}
 		return nil
 	}
-	if err := json.Unmarshal(raw, dst); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+	if err := json.Unmarshal(raw, dst); err != nil || isNull(raw) {
 		return fmt.Errorf("%s must be a string", k)
 	}
 	return nil
@@ -327,7 +331,7 @@ func revision(m map[string]json.RawMessage) error {
 		return fmt.Errorf("expectedRevision is required for a mutation: read state first and pass its revision")
 	}
 	var v float64
-	if err := json.Unmarshal(raw, &v); err != nil || v < 0 || v != math.Trunc(v) || v > 1<<53 {
+	if err := json.Unmarshal(raw, &v); err != nil || isNull(raw) || v < 0 || v != math.Trunc(v) || v > 1<<53 {
 		return fmt.Errorf("expectedRevision must be a non-negative integer, got %s", raw)
 	}
 	return nil
