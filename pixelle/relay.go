@@ -316,15 +316,20 @@ func (s *Server) armExpiryLocked(sess *session) {
 	if sess.expiry != nil {
 		sess.expiry.Stop()
 	}
-	sess.expiry = time.AfterFunc(s.SessionTTL, func() { s.expire(sess) })
+	sess.expiryGen++
+	gen := sess.expiryGen
+	sess.expiry = time.AfterFunc(s.SessionTTL, func() { s.expire(sess, gen) })
 }
 
 // expire forgets a session whose browser stayed away for SessionTTL and
-// closes its agents: their credentials die with it.
-func (s *Server) expire(sess *session) {
+// closes its agents: their credentials die with it. gen identifies the
+// timer that fired.
+func (s *Server) expire(sess *session, gen uint64) {
 	var o outbox
 	s.mu.Lock()
-	if s.sessions[sess.id] == sess && sess.browser == nil {
+	// Only the current period's timer counts: one that fired while the
+	// browser came back (and perhaps left again) is stale.
+	if s.sessions[sess.id] == sess && sess.browser == nil && sess.expiry != nil && sess.expiryGen == gen {
 		delete(s.sessions, sess.id)
 		sess.expiry = nil
 		for a := range sess.agents {

@@ -522,3 +522,35 @@ func TestHeartbeatDropsSilentBrowser(t *testing.T) {
 		t.Fatal("no pings before the drop")
 	}
 }
+
+// TestStaleExpiryTimerIgnored: a browser that comes back and leaves again
+// restarts the one-hour clock. An expiry timer that had already fired (its
+// callback waiting for the lock) must not cut the new period short.
+func TestStaleExpiryTimerIgnored(t *testing.T) {
+	const ttl = 200 * time.Millisecond
+	r := startRelay(t, func(s *Server) { s.SessionTTL = ttl })
+	id, _ := r.createSession(t)
+	r.s.mu.Lock()
+	sess := r.s.sessions[id]
+	// Hold the lock past the TTL: the creation timer fires and its
+	// callback waits here.
+	time.Sleep(2 * ttl)
+	// Meanwhile the browser came back and left again (what helloLocked
+	// and detachLocked do), so a fresh period starts now.
+	sess.expiry.Stop()
+	sess.expiry = nil
+	r.s.armExpiryLocked(sess)
+	r.s.mu.Unlock()
+	time.Sleep(ttl / 4)
+	r.s.mu.Lock()
+	alive := r.s.sessions[id] == sess
+	r.s.mu.Unlock()
+	if !alive {
+		t.Fatal("a stale expiry timer removed a session inside its fresh TTL")
+	}
+	r.waitFor(t, "the fresh period to end", func() bool {
+		r.s.mu.Lock()
+		defer r.s.mu.Unlock()
+		return r.s.sessions[id] == nil
+	})
+}

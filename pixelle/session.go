@@ -32,6 +32,9 @@ type session struct {
 
 	pending map[string]*pending // by relay request id
 	expiry  *time.Timer         // runs while no browser is connected
+	// expiryGen numbers the armed expiry timer, so a timer that fired
+	// while its period was being replaced recognises itself as stale.
+	expiryGen uint64
 }
 
 // pending is one routed command waiting for the browser's result.
