@@ -145,14 +145,17 @@ func (o *Outbox) Deliver(p channel.Prompt) Record {
 	o.next++
 	r := Record{ID: hub.RandomHex(8), Seq: o.next, At: time.Now().UTC(), Text: p.Text, Meta: meta, Root: p.Root}
 	o.records = append(o.records, r)
+	taken := false
 	for f := range o.followers {
 		select {
 		case f.ch <- r:
+			taken = true
 		default:
+			o.log.Warn("a following shell is not keeping up; it misses this prompt", "seq", r.Seq)
 		}
 	}
 	o.route(len(o.records) - 1)
-	if last := &o.records[len(o.records)-1]; last.DeliveredTo == "" && len(o.followers) > 0 {
+	if last := &o.records[len(o.records)-1]; last.DeliveredTo == "" && taken {
 		last.DeliveredTo = "shell" // a following shell printed it
 	}
 	o.persist()

@@ -198,3 +198,24 @@ func TestOutboxSharedRecordMerges(t *testing.T) {
 		t.Fatalf("record = %q", texts)
 	}
 }
+
+// TestOutboxLaggingFollowerDoesNotSwallowPrompts: a prompt a following
+// shell could not take (its queue is full) is not marked as read by it —
+// it stays pending for the next face or shell read, never silently
+// dropped.
+func TestOutboxLaggingFollowerDoesNotSwallowPrompts(t *testing.T) {
+	o := newTestOutbox(t, 1000)
+	_, fl := o.Follow(true)
+	defer o.Unfollow(fl)
+	n := cap(fl.ch) + 1
+	for i := range n {
+		o.Deliver(channel.Prompt{Text: fmt.Sprint("p", i)})
+	}
+	if p := o.Pending(); p != 1 {
+		t.Fatalf("pending = %d after %d prompts to a follower holding %d, want 1", p, n, cap(fl.ch))
+	}
+	f := o.Attach("late-face", "")
+	if ev := next(t, f); ev.Prompt == nil || ev.Prompt.Text != fmt.Sprint("p", n-1) {
+		t.Fatalf("the prompt the follower missed did not reach the face: %+v", ev)
+	}
+}
