@@ -261,3 +261,15 @@ func TestVerifyWorkspace(t *testing.T) {
 		})
 	}
 }
+
+// TestClientTimeoutOutlastsRelay: agent clients time out later than the
+// relay's 12 s command timer (18 s), so the relay's OUTCOME_UNKNOWN is what
+// a slow browser produces.
+func TestClientTimeoutOutlastsRelay(t *testing.T) {
+	if got := (&Client{}).timeout(); got != 18*time.Second || got <= DefaultCommandTimeout {
+		t.Fatalf("client timeout %s, want 18s (relay: %s)", got, DefaultCommandTimeout)
+	}
+	if got := (&Client{Timeout: time.Second}).timeout(); got != time.Second {
+		t.Fatalf("override ignored: %s", got)
+	}
+}

@@ -554,3 +554,73 @@ func TestStaleExpiryTimerIgnored(t *testing.T) {
 		return r.s.sessions[id] == nil
 	})
 }
+
+// pendingTimer returns the timer of the routed command relayID.
+func (r *relay) pendingTimer(t *testing.T, relayID string) *time.Timer {
+	t.Helper()
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	for _, sess := range r.s.sessions {
+		if pe := sess.pending[relayID]; pe != nil {
+			return pe.timer
+		}
+	}
+	t.Fatalf("no pending entry for %s", relayID)
+	return nil
+}
+
+// TestTimersClearedOnRevokeRepairAndShutdown: the contract clears command
+// timers on completion (TestTimerClearedOnCompletion), revocation and
+// shutdown; a new pairing that closes the earlier agents clears theirs.
+// A timer still armed would Stop() with true.
+func TestTimersClearedOnRevokeRepairAndShutdown(t *testing.T) {
+	r := startRelay(t, nil)
+	p := r.paired(t)
+
+	p.a.SendText(cmdMsg("w1", `{"method":"state.read"}`))
+	tm := r.pendingTimer(t, next(t, p.b)["id"].(string))
+	sendJSON(t, p.b, map[string]string{"type": "revoke"})
+	if m := next(t, p.b); m["type"] != "revoked" {
+		t.Fatalf("revoke answered %v", m)
+	}
+	if tm.Stop() {
+		t.Fatal("revoke left a command timer running")
+	}
+
+	res := r.pair(t, code(t, p.b))
+	next(t, p.b) // paired
+	a := r.agent(t, res.SessionID, res.Token)
+	a.SendText(cmdMsg("w2", `{"method":"state.read"}`))
+	tm = r.pendingTimer(t, next(t, p.b)["id"].(string))
+	r.pair(t, code(t, p.b))
+	next(t, p.b) // paired
+	if tm.Stop() {
+		t.Fatal("a new pairing left the replaced agent's command timer running")
+	}
+	closedWith(t, a, 1008)
+
+	res = r.pair(t, code(t, p.b))
+	next(t, p.b)
+	a = r.agent(t, res.SessionID, res.Token)
+	a.SendText(cmdMsg("w3", `{"method":"state.read"}`))
+	tm = r.pendingTimer(t, next(t, p.b)["id"].(string))
+	r.s.mu.Lock()
+	sessions := make([]*session, 0, len(r.s.sessions))
+	for _, sess := range r.s.sessions {
+		sessions = append(sessions, sess)
+	}
+	r.s.mu.Unlock()
+	if err := r.Stop(); err != nil {
+		t.Fatalf("Serve returned %v", err)
+	}
+	if tm.Stop() {
+		t.Fatal("shutdown left a command timer running")
+	}
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	for _, sess := range sessions {
+		if sess.expiry != nil || len(sess.pending) != 0 {
+			t.Fatalf("shutdown left session timers: expiry %v, %d pending", sess.expiry != nil, len(sess.pending))
+		}
+	}
+}
