@@ -122,6 +122,9 @@ func TestPairBadInput(t *testing.T) {
 		{``, 400, "INVALID_REQUEST"},
 		{`not json`, 400, "INVALID_REQUEST"},
 		{`{"code":"` + strings.Repeat("A", 2000) + `"}`, 413, "BODY_TOO_LARGE"},
+		// The limit is 1 KiB: exactly 1024 bytes is read, 1025 is not.
+		{`{"code":"0123456789AB"}` + strings.Repeat(" ", 1024-len(`{"code":"0123456789AB"}`)), 400, "INVALID_OR_EXPIRED_CODE"},
+		{`{"code":"0123456789AB"}` + strings.Repeat(" ", 1025-len(`{"code":"0123456789AB"}`)), 413, "BODY_TOO_LARGE"},
 	} {
 		st, body := pairStatus(r, tc.body)
 		if st != tc.status || !strings.Contains(body, `"`+tc.code+`"`) {
