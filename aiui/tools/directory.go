@@ -29,6 +29,12 @@ const (
 	MaxDescBytes   = 8 << 10
 	MaxSchemaBytes = 64 << 10
 	MaxPending     = 256
+	// MaxWindows bounds the window → active-tab map; the least recently
+	// activated window is forgotten first (closed windows never send a
+	// deactivation, so their slots would otherwise stay forever).
+	MaxWindows = 1024
+	// maxLogged bounds the per-namespace memory of logged hashes.
+	maxLogged = 4096
 )
 
 // Tool is one page-declared tool.
@@ -91,7 +97,7 @@ type Directory struct {
 
 	mu      sync.Mutex
 	clients map[string]*Client
-	active  map[int64]int64 // windowId → chromeTabId
+	active  map[int64]activeSlot // windowId → its active tab
 	logged  map[string]string
 	nextID  uint64
 	seq     uint64
@@ -100,13 +106,20 @@ type Directory struct {
 	closed  bool
 }
 
+// activeSlot is a window's active tab and when it was activated (a
+// directory sequence number, for eviction).
+type activeSlot struct {
+	tab int64
+	at  uint64
+}
+
 // NewDirectory returns an empty directory with the spec's defaults.
 func NewDirectory(log *slog.Logger) *Directory {
 	if log == nil {
 		log = slog.Default()
 	}
 	return &Directory{CallTimeout: DefaultCallTimeout, Debounce: DefaultDebounce, Log: log,
-		clients: map[string]*Client{}, active: map[int64]int64{}, logged: map[string]string{}}
+		clients: map[string]*Client{}, active: map[int64]activeSlot{}, logged: map[string]string{}}
 }
 
 // Connect adds a connection; send writes one JSON text frame to it.
@@ -257,7 +270,7 @@ func (d *Directory) register(c *Client, m *inMsg) error {
 	}
 	c.regs[m.NS] = r
 	logIt := d.logged[m.NS] != hash
-	d.logged[m.NS] = hash
+	d.remember(m.NS, hash)
 	d.touch()
 	d.mu.Unlock()
 	if logIt {
@@ -302,8 +315,12 @@ func (d *Directory) activation(c *Client, m *inMsg) error {
 	defer d.mu.Unlock()
 	w, tab := *m.Tab.WindowID, *m.Tab.ChromeTabID
 	if *m.Active {
-		d.active[w] = tab
-	} else if cur, ok := d.active[w]; ok && cur == tab {
+		if _, ok := d.active[w]; !ok && len(d.active) >= MaxWindows {
+			d.evictOldestWindow()
+		}
+		d.seq++
+		d.active[w] = activeSlot{tab: tab, at: d.seq}
+	} else if cur, ok := d.active[w]; ok && cur.tab == tab {
 		// only a deactivation of the current tab clears the slot, so a
 		// stale deactivation cannot clobber a newer activation
 		delete(d.active, w)
@@ -312,13 +329,52 @@ func (d *Directory) activation(c *Client, m *inMsg) error {
 	return nil
 }
 
+// evictOldestWindow forgets the least recently activated window. Caller
+// holds mu.
+func (d *Directory) evictOldestWindow() {
+	var oldest int64
+	first := true
+	for w, s := range d.active {
+		if first || s.at < d.active[oldest].at {
+			oldest, first = w, false
+		}
+	}
+	delete(d.active, oldest)
+}
+
+// remember notes the hash logged for ns, keeping the memory bounded: when
+// full, namespaces no connection holds any more are forgotten first.
+// Caller holds mu.
+func (d *Directory) remember(ns, hash string) {
+	if _, ok := d.logged[ns]; !ok && len(d.logged) >= maxLogged {
+		live := map[string]bool{}
+		for _, c := range d.clients {
+			for n := range c.regs {
+				live[n] = true
+			}
+		}
+		for n := range d.logged {
+			if !live[n] {
+				delete(d.logged, n)
+			}
+		}
+		for n := range d.logged {
+			if len(d.logged) < maxLogged {
+				break
+			}
+			delete(d.logged, n)
+		}
+	}
+	d.logged[ns] = hash
+}
+
 // isActive reports whether r's tab is its window's active tab. Caller holds mu.
 func (d *Directory) isActive(r *Registration) bool {
 	if r.Tab == nil || r.Tab.WindowID == nil || r.Tab.ChromeTabID == nil {
 		return false
 	}
-	t, ok := d.active[*r.Tab.WindowID]
-	return ok && t == *r.Tab.ChromeTabID
+	s, ok := d.active[*r.Tab.WindowID]
+	return ok && s.tab == *r.Tab.ChromeTabID
 }
 
 // list returns copies in natural (registration) order. Caller holds mu.

@@ -311,3 +311,34 @@ func TestRegistrationLogIsHashGated(t *testing.T) {
 		t.Fatalf("hash change not logged: %v", ch.lines)
 	}
 }
+
+// TestDirectoryMemoryIsBounded: a hostile /tools client cannot grow the
+// directory's bookkeeping without bound — neither the window → active-tab
+// map (one activation per made-up window) nor the hash-gated logging
+// memory (a fresh namespace name per reconnect). The newest activation
+// still counts.
+func TestDirectoryMemoryIsBounded(t *testing.T) {
+	d := NewDirectory(slog.New(slog.DiscardHandler))
+	p := connect(d)
+	for w := range MaxWindows + 50 {
+		p.msg(fmt.Sprintf(`{"v":1,"type":"activation","tab":{"chromeTabId":%d,"windowId":%d},"active":true}`, w+1000, w))
+	}
+	if n := len(d.active); n > MaxWindows {
+		t.Fatalf("active map holds %d windows, max %d", n, MaxWindows)
+	}
+	last := MaxWindows + 49
+	p.register("ns", "h", fmt.Sprintf(`{"chromeTabId":%d,"windowId":%d}`, last+1000, last), "t")
+	if l := d.List(); len(l) != 1 || !l[0].ActiveTab {
+		t.Fatalf("the newest activation was evicted: %+v", l)
+	}
+	for i := range maxLogged/MaxNamespaces + 2 {
+		q := connect(d)
+		for j := range MaxNamespaces {
+			q.register(fmt.Sprintf("ns-%d-%d", i, j), "h", "", "t")
+		}
+		d.Disconnect(q.c)
+	}
+	if n := len(d.logged); n > maxLogged {
+		t.Fatalf("registration-log memory holds %d namespaces, max %d", n, maxLogged)
+	}
+}
