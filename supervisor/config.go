@@ -133,7 +133,7 @@ func ParseConfig(data []byte, name string, reg *adapters.Registry) (*Config, err
 	fc := defaultConfig()
 	if len(bytes.TrimSpace(data)) > 0 {
 		if err := yaml.Load(data, &fc, yaml.WithKnownFields(), yaml.WithUniqueKeys()); err != nil {
-			return nil, yamlError(name, "", err)
+			return nil, yamlError(name, data, "", err)
 		}
 	}
 	cfg := &Config{Log: fc.Log, Lifecycle: fc.Lifecycle, Source: name}
@@ -165,7 +165,7 @@ func ParseConfig(data []byte, name string, reg *adapters.Registry) (*Config, err
 		node, present := fc.Adapters[n]
 		if present && node.Kind != 0 && node.Tag != "!!null" {
 			if err := node.Load(sec, yaml.WithKnownFields(), yaml.WithUniqueKeys()); err != nil {
-				return nil, yamlError(name, "adapters."+n+".", err)
+				return nil, yamlError(name, data, "adapters."+n+".", err)
 			}
 		}
 		for _, validate := range []func() error{sec.Common().Validate, sec.Validate} {
@@ -205,16 +205,64 @@ func fieldLine(n *yaml.Node, key string) int {
 	return n.Line
 }
 
-var notFound = regexp.MustCompile(`field (\S+) not found in type \S.*`)
+var (
+	notFound    = regexp.MustCompile(`field (\S+) not found in type \S.*`)
+	duplicate   = regexp.MustCompile(`^mapping key ".*" already defined at line (\d+)$`)
+	cannotBuild = regexp.MustCompile("^cannot construct !!(\\w+) (`.*` )?into (\\S+)$")
+)
 
-// yamlError rewrites the decoder's errors as "file:line: message" lines,
-// naming unknown keys plainly.
-func yamlError(name, keyPrefix string, err error) error {
+// yamlKinds names YAML node tags for people.
+var yamlKinds = map[string]string{"str": "a string", "int": "a number", "float": "a number",
+	"bool": "true or false", "seq": "a list", "map": "a mapping", "null": "nothing"}
+
+// wantKind names what a Go destination type expects, without Go syntax.
+func wantKind(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map["), strings.Contains(goType, "."):
+		return "a mapping of keys"
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"), strings.HasPrefix(goType, "float"):
+		return "a number"
+	case goType == "bool":
+		return "true or false"
+	case goType == "string":
+		return "a string"
+	}
+	return goType
+}
+
+// friendlyMessage rewrites a decoder message in the config's own terms.
+func friendlyMessage(msg, keyPrefix string) string {
+	if m := cannotBuild.FindStringSubmatch(msg); m != nil {
+		got := yamlKinds[m[1]]
+		if got == "" {
+			got = "!!" + m[1]
+		}
+		if m[2] != "" {
+			got += " " + strings.TrimSpace(m[2])
+		}
+		return fmt.Sprintf("wrong type: want %s, got %s", wantKind(m[3]), got)
+	}
+	if m := duplicate.FindStringSubmatch(msg); m != nil {
+		return "duplicate key (first defined at line " + m[1] + ")"
+	}
+	return notFound.ReplaceAllString(msg, "unknown key "+`"`+keyPrefix+`$1"`)
+}
+
+// yamlError rewrites the decoder's errors as "file:line: key: message"
+// lines, in the config's own terms rather than Go's.
+func yamlError(name string, data []byte, keyPrefix string, err error) error {
 	var many *yaml.LoadErrors
 	var one *yaml.LoadError
 	var lines []string
+	var root yaml.Node
+	_ = yaml.Load(data, &root) // best effort: only used to name keys
 	add := func(e *yaml.LoadError) {
-		msg := notFound.ReplaceAllString(e.Message, "unknown key "+`"`+keyPrefix+`$1"`)
+		msg := friendlyMessage(e.Message, keyPrefix)
+		if key := keyAtLine(&root, e.Mark.Line, ""); key != "" && !strings.HasPrefix(msg, "unknown key") {
+			msg = key + ": " + msg
+		}
 		lines = append(lines, fmt.Sprintf("%s: %s", locate(name, e.Mark.Line), msg))
 	}
 	switch {
@@ -228,4 +276,35 @@ func yamlError(name, keyPrefix string, err error) error {
 		return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	return errors.New(strings.Join(lines, "\n"))
+}
+
+// keyAtLine returns the dotted path of the mapping key whose value starts
+// on line, or "".
+func keyAtLine(n *yaml.Node, line int, path string) string {
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for _, c := range n.Content {
+			if k := keyAtLine(c, line, path); k != "" {
+				return k
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := k.Value
+			if path != "" {
+				p = path + "." + k.Value
+			}
+			if v.Line == line && v.Kind != yaml.MappingNode {
+				return p
+			}
+			if found := keyAtLine(v, line, p); found != "" {
+				return found
+			}
+			if v.Line == line {
+				return p
+			}
+		}
+	}
+	return ""
 }

@@ -28,8 +28,10 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{"unknown top-level key", "log:\n  level: info\nlogging: {}\n", `hub.yaml:3: unknown key "logging"`},
 		{"unknown adapter key", "adapters:\n  pixelle:\n    port: 4317\n    websit: https://a.example\n", `hub.yaml:4: unknown key "adapters.pixelle.websit"`},
-		{"duplicate key", "adapters:\n  aiui:\n    port: 1\n    port: 2\n", `hub.yaml:4: mapping key "port" already defined at line 3`},
-		{"wrong type", "adapters:\n  aiui:\n    port: lots\n", "hub.yaml:3: cannot construct !!str `lots` into int"},
+		{"duplicate key", "adapters:\n  aiui:\n    port: 1\n    port: 2\n", "hub.yaml:4: adapters.aiui.port: duplicate key (first defined at line 3)"},
+		{"wrong type", "adapters:\n  aiui:\n    port: lots\n", "hub.yaml:3: adapters.aiui.port: wrong type: want a number, got a string `lots`"},
+		{"scalar for a section", "adapters:\n  aiui: 5\n", "hub.yaml:2: adapters.aiui: wrong type: want a mapping of keys, got a number `5`"},
+		{"list for a bool", "log:\n  level: info\nadapters:\n  pixelle:\n    enabled: [yes]\n", "hub.yaml:5: adapters.pixelle.enabled: wrong type: want true or false, got a list"},
 		{"unknown adapter", "adapters:\n  telnet:\n    enabled: true\n", "hub.yaml:3: adapters.telnet: unknown adapter (known: aiui, geturl, pixelle, stitchslop)"},
 		{"port out of range", "adapters:\n  aiui:\n    port: 70000\n", "hub.yaml:3: adapters.aiui.port: must be a port in 1..65535 (or 0 for any free port), got 70000"},
 		{"negative port in list", "adapters:\n  stitchslop:\n    ports: [8787, -1]\n", "hub.yaml:3: adapters.stitchslop.ports: must be a port in 1..65535"},
@@ -39,7 +41,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bad log level", "log:\n  level: loud\n", `hub.yaml: log.level: must be one of debug, info, warn, error, got "loud"`},
 		{"negative idle", "lifecycle:\n  agent_idle_minutes: -5\n", "lifecycle.agent_idle_minutes: must be 0 (disabled) or more, got -5"},
 		{"malformed yaml", "adapters: [\n", "hub.yaml"},
-		{"not a mapping", "- a\n- b\n", "hub.yaml"},
+		{"not a mapping", "- a\n- b\n", "hub.yaml:1: wrong type: want a mapping of keys, got a list"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,7 +52,8 @@ func TestConfigErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error:\n%v\nwant it to contain:\n%s", err, tt.want)
 			}
-			if strings.Contains(err.Error(), "goroutine") || strings.Contains(err.Error(), "struct {") {
+			if strings.Contains(err.Error(), "goroutine") || strings.Contains(err.Error(), "struct {") ||
+				strings.Contains(err.Error(), "supervisor.") || strings.Contains(err.Error(), "[]") {
 				t.Fatalf("error leaks internals: %v", err)
 			}
 		})
