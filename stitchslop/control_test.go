@@ -3,9 +3,11 @@ package stitchslop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -380,4 +382,44 @@ func TestTwoBridgesShareConfigDir(t *testing.T) {
 	if !st.PageAttached || st.LastActivity.IsZero() || st.Note != "" {
 		t.Fatalf("Status() = %+v", st)
 	}
+}
+
+// Reading pairing.json costs what the file holds, not the 4 MiB cap: a
+// page can trigger a read with every handshake (Verify, Spent) and an agent
+// with every status, so a cap-sized buffer per read would turn 30-byte
+// handshakes into megabytes of garbage each.
+func TestPairingReadAllocatesByFileSize(t *testing.T) {
+	store := &pairingStore{dir: t.TempDir()}
+	if err := store.Redeem(testOrigin, "tok_a", "secret-a"); err != nil {
+		t.Fatal(err)
+	}
+	const reads = 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range reads {
+		if !store.Verify(testOrigin, "secret-a") || !store.Spent("tok_a") {
+			t.Fatal("pairing lost")
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if perRead := (after.TotalAlloc - before.TotalAlloc) / (2 * reads); perRead > 64<<10 {
+		t.Fatalf("one read of a %d-byte pairing.json allocates %d bytes", fileSize(t, store.path()), perRead)
+	}
+	// The cap still holds: a file past it is corrupt, even if valid JSON.
+	big := `{"origins":{},"pad":"` + strings.Repeat("x", maxPairingFile) + `"}`
+	if err := os.WriteFile(store.path(), []byte(big), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.load(); !errors.Is(err, errCorrupt) {
+		t.Fatalf("a pairing.json over %d bytes: load = %v, want errCorrupt", maxPairingFile, err)
+	}
+}
+
+func fileSize(t testing.TB, path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

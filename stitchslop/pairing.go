@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -67,13 +68,17 @@ func (p *pairingStore) load() (*pairingFile, error) {
 		return pf, err
 	}
 	defer f.Close()
-	b := make([]byte, maxPairingFile+1)
-	n, _ := readFull(f, b)
-	if n > maxPairingFile {
+	// Read what the file holds (bounded), not a cap-sized buffer: this runs
+	// on every handshake and every status.
+	b, err := io.ReadAll(io.LimitReader(f, maxPairingFile+1))
+	if err != nil {
+		return pf, err
+	}
+	if len(b) > maxPairingFile {
 		return pf, fmt.Errorf("%w: larger than %d bytes", errCorrupt, maxPairingFile)
 	}
 	var got pairingFile
-	if err := json.Unmarshal(b[:n], &got); err != nil {
+	if err := json.Unmarshal(b, &got); err != nil {
 		return pf, fmt.Errorf("%w: %v", errCorrupt, err)
 	}
 	if got.Origins == nil {
@@ -86,18 +91,6 @@ func (p *pairingStore) load() (*pairingFile, error) {
 	}
 	got.Version = 1
 	return &got, nil
-}
-
-func readFull(f *os.File, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := f.Read(b[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 var errCorrupt = errors.New("pairing.json is corrupt")
