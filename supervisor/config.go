@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -143,20 +145,25 @@ func ParseConfig(data []byte, name string, reg *adapters.Registry) (*Config, err
 	if f := strings.ToLower(cfg.Log.Format); f != "text" && f != "json" {
 		return nil, fmt.Errorf("%s: log.format: must be text or json, got %q", name, cfg.Log.Format)
 	}
-	for key, v := range map[string]int{
-		"no_page_minutes": cfg.Lifecycle.NoPageMinutes, "agent_idle_minutes": cfg.Lifecycle.AgentIdleMinutes,
-		"shutdown_seconds": cfg.Lifecycle.ShutdownSeconds,
+	for _, kv := range []struct {
+		key string
+		v   int
+	}{
+		{"no_page_minutes", cfg.Lifecycle.NoPageMinutes},
+		{"agent_idle_minutes", cfg.Lifecycle.AgentIdleMinutes},
+		{"shutdown_seconds", cfg.Lifecycle.ShutdownSeconds},
 	} {
-		if v < 0 {
-			return nil, fmt.Errorf("%s: lifecycle.%s: must be 0 (disabled) or more, got %d", name, key, v)
+		if kv.v < 0 {
+			return nil, fmt.Errorf("%s: lifecycle.%s: must be 0 (disabled) or more, got %d", name, kv.key, kv.v)
 		}
 	}
 	if cfg.Lifecycle.ShutdownSeconds == 0 {
 		return nil, fmt.Errorf("%s: lifecycle.shutdown_seconds: must be at least 1", name)
 	}
-	for key, node := range fc.Adapters {
+	for _, key := range slices.Sorted(maps.Keys(fc.Adapters)) {
 		if _, ok := reg.Lookup(key); !ok {
-			return nil, fmt.Errorf("%s:%d: adapters.%s: unknown adapter (known: %s)", name, keyLine(&node), key, strings.Join(reg.Names(), ", "))
+			node := fc.Adapters[key]
+			return nil, fmt.Errorf("%s:%d: adapters.%s: unknown adapter (known: %s)", name, node.Line, key, strings.Join(reg.Names(), ", "))
 		}
 	}
 	for _, n := range reg.Names() {
@@ -188,9 +195,6 @@ func locate(name string, line int) string {
 	}
 	return name
 }
-
-// keyLine is the best line for a map value node: the yaml value node's line.
-func keyLine(n *yaml.Node) int { return n.Line }
 
 // fieldLine finds the line of key inside a mapping node (0 if absent).
 func fieldLine(n *yaml.Node, key string) int {
