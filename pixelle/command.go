@@ -26,6 +26,14 @@ func Command() *cli.Command {
 	return &cli.Command{
 		Name:  "pixelle",
 		Usage: "the Pixelle canvas relay (pixelle-relay/0.2) and its agent command client",
+		// Without this, urfave/cli answers an unknown subcommand with exit
+		// 3 — which this client reserves for "relay not reachable".
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return fail(c, usageErr("USAGE", "unknown command %q; use serve, workspace, health, pair, call, state or selection", c.Args().First()))
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
 		Subcommands: []*cli.Command{
 			{
 				Name:      "serve",
