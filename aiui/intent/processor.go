@@ -33,6 +33,12 @@ type Deps struct {
 	FinWait time.Duration
 	// Realtime dials the upstream realtime transcriber; nil means none.
 	Realtime RealtimeDialer
+	// MaxTurnEventBytes bounds the bytes of one turn's events chunks
+	// (0: DefaultMaxTurnEventBytes).
+	MaxTurnEventBytes int64
+	// MaxTurnBlobBytes bounds the attachment and streamed-audio bytes one
+	// turn stores in the blob store (0: DefaultMaxTurnBlobBytes).
+	MaxTurnBlobBytes int64
 }
 
 // Format is the intent-v1 format: raw codec, chunk-tagged payloads.
@@ -44,7 +50,25 @@ func Format(d *Deps) channel.Format {
 const (
 	MaxAttachments   = 512
 	MaxAudioSegments = 64
+	// Byte budgets of one turn: counts alone would still let one thread
+	// hold gigabytes (every frame may be MaxFrameBytes).
+	DefaultMaxTurnEventBytes = 16 << 20
+	DefaultMaxTurnBlobBytes  = 512 << 20
 )
+
+func (d *Deps) maxEventBytes() int64 {
+	if d.MaxTurnEventBytes > 0 {
+		return d.MaxTurnEventBytes
+	}
+	return DefaultMaxTurnEventBytes
+}
+
+func (d *Deps) maxBlobBytes() int64 {
+	if d.MaxTurnBlobBytes > 0 {
+		return d.MaxTurnBlobBytes
+	}
+	return DefaultMaxTurnBlobBytes
+}
 
 var attachmentID = regexp.MustCompile(`^(shot|seg)_([1-9][0-9]{0,5})$`)
 
@@ -66,6 +90,9 @@ type Processor struct {
 	cache     *Composed
 	cacheAt   int
 	blobs     map[string]string // attachment id → absolute path
+	blobSize  map[string]int64  // attachment id → bytes stored
+	blobBytes int64             // sum of blobSize
+	evBytes   int64             // bytes of events chunks so far
 	audio     map[int]*os.File  // streamed realtime segments
 	pushed    map[string]bool   // server-produced events, to drop client echoes
 	selection string
@@ -75,7 +102,7 @@ type Processor struct {
 }
 
 func newProcessor(ctx *channel.ThreadContext, d *Deps) *Processor {
-	p := &Processor{ctx: ctx, deps: d, blobs: map[string]string{}, audio: map[int]*os.File{}, pushed: map[string]bool{}}
+	p := &Processor{ctx: ctx, deps: d, blobs: map[string]string{}, blobSize: map[string]int64{}, audio: map[int]*os.File{}, pushed: map[string]bool{}}
 	p.seamCtx, p.seamCancel = context.WithCancel(context.Background())
 	var raw json.RawMessage
 	if ctx.Hello != nil {
@@ -115,11 +142,18 @@ func (p *Processor) OnMessage(payload any, meta channel.MessageMeta) error {
 func (p *Processor) chunk(c *frame.ChunkDescriptor, b []byte) error {
 	switch c.Kind {
 	case "events":
+		if limit := p.deps.maxEventBytes(); p.evBytes+int64(len(b)) > limit {
+			return fmt.Errorf("turn exceeds %d bytes of events", limit)
+		}
 		ev, err := ParseBatch(b)
 		if err != nil {
 			return err
 		}
-		return p.addEvents(ev)
+		if err := p.addEvents(ev); err != nil {
+			return err
+		}
+		p.evBytes += int64(len(b))
+		return nil
 	case "attachment":
 		return p.attachment(c, b)
 	case "audio":
@@ -215,9 +249,13 @@ func (p *Processor) attachment(c *frame.ChunkDescriptor, b []byte) error {
 	p.mu.Lock()
 	_, known := p.blobs[c.ID]
 	full := !known && len(p.blobs) >= MaxAttachments
+	over := p.blobBytes-p.blobSize[c.ID]+int64(len(b)) > p.deps.maxBlobBytes()
 	p.mu.Unlock()
 	if full {
 		return fmt.Errorf("turn exceeds %d attachments", MaxAttachments)
+	}
+	if over {
+		return fmt.Errorf("turn exceeds %d bytes of attachments and audio", p.deps.maxBlobBytes())
 	}
 	path, err := p.blobPath(c.ID + "." + ExtForMime(c.Mime))
 	if err != nil {
@@ -229,6 +267,8 @@ func (p *Processor) attachment(c *frame.ChunkDescriptor, b []byte) error {
 	n, _ := strconv.Atoi(m[2])
 	p.mu.Lock()
 	p.blobs[c.ID] = path
+	p.blobBytes += int64(len(b)) - p.blobSize[c.ID]
+	p.blobSize[c.ID] = int64(len(b))
 	p.mu.Unlock()
 	if m[1] == "shot" {
 		p.mu.Lock()
@@ -265,7 +305,11 @@ func (p *Processor) audioFrame(c *frame.ChunkDescriptor, b []byte) error {
 	n, _ := strconv.Atoi(m[2])
 	p.mu.Lock()
 	f := p.audio[n]
+	over := p.blobBytes+int64(len(b)) > p.deps.maxBlobBytes()
 	p.mu.Unlock()
+	if over {
+		return fmt.Errorf("turn exceeds %d bytes of attachments and audio", p.deps.maxBlobBytes())
+	}
 	if f == nil {
 		p.mu.Lock()
 		full := len(p.audio) >= MaxAudioSegments
@@ -288,6 +332,10 @@ func (p *Processor) audioFrame(c *frame.ChunkDescriptor, b []byte) error {
 	if _, err := f.Write(b); err != nil {
 		return fmt.Errorf("saving %s: %v", c.ID, err)
 	}
+	p.mu.Lock()
+	p.blobBytes += int64(len(b))
+	p.blobSize[c.ID] += int64(len(b))
+	p.mu.Unlock()
 	p.mu.Lock()
 	rt := p.rt
 	p.mu.Unlock()

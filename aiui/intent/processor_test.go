@@ -463,3 +463,45 @@ func TestProcessorFinWaitIsBounded(t *testing.T) {
 		t.Fatalf("the bounded wait is not traced: %v", h.stages)
 	}
 }
+
+// TestProcessorTurnByteBudget: one turn's event log and its stored
+// attachments/audio are bounded in bytes, not only in count, so a hostile
+// client cannot fill memory or the disk through one thread; a frame over
+// the budget is rejected (non-fatal) and the turn still lowers.
+func TestProcessorTurnByteBudget(t *testing.T) {
+	h := &host{t: t, dir: t.TempDir()}
+	deps := &Deps{BlobDir: func(*channel.ThreadContext) (string, error) { return h.dir, nil },
+		MaxTurnEventBytes: 4 << 10, MaxTurnBlobBytes: 8 << 10}
+	c := newIntentConn(t, h, deps, "")
+	big := strings.Repeat("x", 3<<10)
+	events(t, c, Event{Type: TypeTranscriptFinal, Segment: 1, Text: StrPtr("keep this")})
+	batch, _ := json.Marshal(Batch{Events: []Event{{Type: TypeTranscriptFinal, Segment: 2, Text: &big}}})
+	send(t, c, &frame.ChunkDescriptor{Kind: "events"}, batch, false)
+	if r := send(t, c, &frame.ChunkDescriptor{Kind: "events"}, batch, false); r.OK || !strings.Contains(r.Error, "exceeds") {
+		t.Fatalf("events over the byte budget: %+v", r)
+	}
+	blob := make([]byte, 3<<10)
+	for i, want := range []bool{true, true, false} {
+		r := send(t, c, &frame.ChunkDescriptor{Kind: "attachment", ID: fmt.Sprintf("shot_%d", i+1), Mime: "image/png"}, blob, false)
+		if r.OK != want {
+			t.Fatalf("attachment %d: %+v, want ok=%v", i+1, r, want)
+		}
+	}
+	// re-sending a known attachment replaces its bytes in the budget
+	if r := send(t, c, &frame.ChunkDescriptor{Kind: "attachment", ID: "shot_1", Mime: "image/png"}, blob, false); !r.OK {
+		t.Fatalf("re-sent attachment: %+v", r)
+	}
+	seq := int64(0)
+	if r := send(t, c, &frame.ChunkDescriptor{Kind: "audio", ID: "seg_1", Seq: &seq, Mime: "audio/pcm;rate=24000"}, blob, false); r.OK {
+		t.Fatalf("streamed audio over the byte budget: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "shot_3.png")); err == nil {
+		t.Fatal("a rejected attachment was written to disk")
+	}
+	if r := send(t, c, nil, nil, true); !r.OK || !r.Closed {
+		t.Fatalf("fin: %+v", r)
+	}
+	if len(h.prompts) != 1 || !strings.Contains(h.prompts[0].Text, "keep this") {
+		t.Fatalf("prompts = %+v", h.prompts)
+	}
+}
