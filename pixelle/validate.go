@@ -255,7 +255,9 @@ func node(raw json.RawMessage, field string) (string, error) {
 		return "", fmt.Errorf("%s.%v", field, err)
 	}
 	if has(n, "content") {
-		image := kind == "image" || (kind == "" && strings.HasPrefix(content, "data:"))
+		// Without a kind (a patch) only the browser knows the node's kind;
+		// content that claims to be an image is judged as one.
+		image := kind == "image" || (kind == "" && strings.HasPrefix(content, "data:image/"))
 		switch {
 		case image && !imageDataURL.MatchString(content):
 			return "", fmt.Errorf("%s.content: an image must be a PNG, JPEG or WebP base64 data URL (data:image/png;base64,...)", field)

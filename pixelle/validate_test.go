@@ -77,6 +77,10 @@ func TestValidateCommand(t *testing.T) {
 		{upsertNode(`"kind":"image","content":"data:image/gif;base64,R0lG"`), "PNG, JPEG or WebP"},
 		{upsertNode(`"kind":"image","content":"data:image/png;base64,` + strings.Repeat("A", 900000) + `"`), "at most 900000"},
 		{upsertNode(`"content":"data:image/svg+xml;base64,PHN2Zz4="`), "PNG, JPEG or WebP"},
+		// Without a kind, only an image data URL is judged as an image: a
+		// note patched to text that starts with "data:" is fine.
+		{upsertNode(`"content":"data: revenue by quarter"`), ""},
+		{upsertNode(`"kind":"note","content":"data:image/gif;base64,R0lG"`), ""},
 		{upsertNode(`"x":10000,"y":-10000`), ""},
 		{upsertNode(`"x":10000.5`), "within +/-10000"},
 		{upsertNode(`"y":"1"`), "finite number"},
