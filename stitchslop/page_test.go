@@ -2,6 +2,7 @@ package stitchslop
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -53,6 +54,34 @@ func TestListenAllBusyFails(t *testing.T) {
 	err = s.Serve(t.Context(), env)
 	if err == nil || !strings.Contains(err.Error(), "busy") {
 		t.Fatalf("Serve with every port busy = %v, want an error saying so", err)
+	}
+}
+
+// §2.1: the page walks 8787, 8788, 8789, 8790 in that order, so the bridge
+// must scan exactly those by default — standalone, under the supervisor
+// (NewConfig, default.yaml) and when Options leave Ports empty.
+func TestDefaultPortsAreTheSpecsFour(t *testing.T) {
+	want := "[8787 8788 8789 8790]"
+	if got := fmt.Sprint(DefaultPorts); got != want {
+		t.Fatalf("DefaultPorts = %s, want %s", got, want)
+	}
+	s, err := New(Options{Origin: testOrigin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(s.opts.Ports); got != want {
+		t.Fatalf("New with no ports scans %s, want %s", got, want)
+	}
+	cfg := NewConfig().(*Config)
+	if got := fmt.Sprint(cfg.Ports); got != want || cfg.Origin != "https://www.stitchslop.com" || cfg.ConfigDir != "~/.stitchslop" {
+		t.Fatalf("NewConfig = %+v", cfg)
+	}
+	a, err := Factory().New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(a.(*Server).opts.Ports); got != want {
+		t.Fatalf("the supervised adapter scans %s, want %s", got, want)
 	}
 }
 
