@@ -16,6 +16,10 @@ const (
 	// maxClosedRemembered bounds the closed-thread set; the oldest ids are
 	// forgotten first (a client reusing one that old gets a fresh thread).
 	maxClosedRemembered = 8192
+	// DefaultMaxHeldBytes bounds what one connection's open threads hold
+	// in memory together (accumulated text, event logs): per-thread limits
+	// alone would let MaxOpenThreads threads hold gigabytes.
+	DefaultMaxHeldBytes = 64 << 20
 )
 
 // Host is what a connection needs from the server.
@@ -39,12 +43,17 @@ type Conn struct {
 	threads map[string]*thread
 	closed  map[string]struct{}
 	order   []string
+	// MaxHeldBytes bounds the bytes the open threads hold together
+	// (0: DefaultMaxHeldBytes).
+	MaxHeldBytes int64
+	held         int64
 }
 
 type thread struct {
 	proc   Processor
 	ctx    *ThreadContext
 	closed bool
+	held   int64
 }
 
 // NewConn starts a connection that has not said hello yet.
@@ -127,6 +136,7 @@ func (c *Conn) Handle(binary bool, data []byte) frame.Response {
 	}
 	if t.closed {
 		resp.Closed = true
+		c.held -= t.held
 		delete(c.threads, id)
 		c.remember(id)
 	}
@@ -136,6 +146,18 @@ func (c *Conn) Handle(binary bool, data []byte) frame.Response {
 func (c *Conn) open(id string) *thread {
 	t := &thread{}
 	ctx := &ThreadContext{ThreadID: id, Hello: c.hello, Format: c.format, Close: func() { t.closed = true }}
+	ctx.Hold = func(n int64) error {
+		limit := c.MaxHeldBytes
+		if limit <= 0 {
+			limit = DefaultMaxHeldBytes
+		}
+		if c.held+n > limit {
+			return fmt.Errorf("this connection's open threads would hold more than %d bytes", limit)
+		}
+		c.held += n
+		t.held += n
+		return nil
+	}
 	c.host.NewThread(ctx)
 	if ctx.Log == nil {
 		ctx.Log = c.log
@@ -169,6 +191,7 @@ func (c *Conn) Abandon() {
 		}
 		delete(c.threads, id)
 	}
+	c.held = 0
 }
 
 // OpenThreads is the number of threads not yet closed.

@@ -198,3 +198,29 @@ func FuzzConn(f *testing.F) {
 		}
 	})
 }
+
+// TestConnMemoryBudget: the bytes a connection's open threads hold are
+// bounded together, not only per thread — otherwise MaxOpenThreads
+// threads each just under MaxTextBytes hold gigabytes. A chunk over the
+// budget is rejected (non-fatal); a thread that closes returns its bytes.
+func TestConnMemoryBudget(t *testing.T) {
+	c, h := newConn()
+	c.MaxHeldBytes = 100
+	c.Handle(true, enc(t, hello("text-concat"), ""))
+	chunk := `{"text":"` + strings.Repeat("x", 40) + `"}`
+	for i, want := range []bool{true, true, false} {
+		r := c.Handle(true, enc(t, data(string(rune('a'+i)), false), chunk))
+		if r.OK != want || r.Fatal {
+			t.Fatalf("thread %d: %+v, want ok=%v", i, r, want)
+		}
+	}
+	if r := c.Handle(true, enc(t, data("a", true), "")); !r.OK || !r.Closed {
+		t.Fatalf("fin a: %+v", r)
+	}
+	if r := c.Handle(true, enc(t, data("c", false), chunk)); !r.OK {
+		t.Fatalf("budget not returned by a closed thread: %+v", r)
+	}
+	if len(h.prompts) != 1 || len(h.prompts[0].Text) != 40 {
+		t.Fatalf("prompts = %+v", h.prompts)
+	}
+}

@@ -59,7 +59,12 @@ type ThreadContext struct {
 	Trace func(stage string, detail any)
 	// MaxTextBytes bounds accumulated text.
 	MaxTextBytes int
-	Log          *slog.Logger
+	// Hold reserves n more bytes of the connection's memory budget for
+	// this thread (called from OnMessage only); it fails when the
+	// connection's open threads would hold too much. The reservation is
+	// returned when the thread closes or the connection drops.
+	Hold func(n int64) error
+	Log  *slog.Logger
 }
 
 // Format pairs a codec with a processor factory.

@@ -32,6 +32,11 @@ func (p *textConcat) OnMessage(payload any, meta MessageMeta) error {
 			if p.ctx.MaxTextBytes > 0 && p.buf.Len()+len(*chunk.Text) > p.ctx.MaxTextBytes {
 				return fmt.Errorf("thread text would exceed %d bytes", p.ctx.MaxTextBytes)
 			}
+			if p.ctx.Hold != nil {
+				if err := p.ctx.Hold(int64(len(*chunk.Text))); err != nil {
+					return err
+				}
+			}
 			p.buf.WriteString(*chunk.Text)
 		}
 	}

@@ -149,6 +149,11 @@ func (p *Processor) chunk(c *frame.ChunkDescriptor, b []byte) error {
 		if err != nil {
 			return err
 		}
+		if p.ctx.Hold != nil {
+			if err := p.ctx.Hold(int64(len(b))); err != nil {
+				return err
+			}
+		}
 		if err := p.addEvents(ev); err != nil {
 			return err
 		}

@@ -505,3 +505,19 @@ func TestProcessorTurnByteBudget(t *testing.T) {
 		t.Fatalf("prompts = %+v", h.prompts)
 	}
 }
+
+// TestProcessorEventsCountAgainstConnectionBudget: an intent-v1 turn's
+// event log counts against its connection's memory budget, shared with
+// the connection's other open threads.
+func TestProcessorEventsCountAgainstConnectionBudget(t *testing.T) {
+	c, _ := setup(t, "", nil)
+	c.MaxHeldBytes = 5 << 10
+	big := strings.Repeat("x", 3<<10)
+	batch, _ := json.Marshal(Batch{Events: []Event{{Type: TypeTranscriptFinal, Segment: 1, Text: &big}}})
+	for i, want := range []bool{true, false} {
+		b, _ := frame.Encode(frame.Envelope{V: 1, Kind: "data", ThreadID: fmt.Sprint("th", i), Chunk: &frame.ChunkDescriptor{Kind: "events"}}, batch)
+		if r := c.Handle(true, b); r.OK != want || r.Fatal {
+			t.Fatalf("thread %d: %+v, want ok=%v", i, r, want)
+		}
+	}
+}
