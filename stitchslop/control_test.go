@@ -136,7 +136,7 @@ func TestControlStatusToolsWaitCall(t *testing.T) {
 		json.Unmarshal(r.Body, &m)
 		done <- m
 	}()
-	time.Sleep(20 * time.Millisecond)
+	waitBlockedIn(t, "stitchslop.(*Server).waitAttached") // blocking, not already attached
 	p, _ := b.attach(map[string]any{"token": testToken})
 	select {
 	case m := <-done:

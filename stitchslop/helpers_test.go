@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -218,4 +219,16 @@ func netInterfaceAddrs() ([]string, error) {
 func testEnv(t testing.TB) *adapters.Env {
 	dirs := adaptertest.TempDirs(t)
 	return &adapters.Env{Log: adaptertest.Logger(t), Dirs: dirs, Lifecycle: hub.NewLifecycle(hub.IdleRules{}), Ready: func(...int) {}}
+}
+
+// waitBlockedIn waits until some goroutine's stack is inside fn (for
+// instance a wait that must already be blocking before the page attaches),
+// instead of sleeping and hoping the scheduler got there.
+func waitBlockedIn(t testing.TB, fn string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	waitFor(t, func() bool {
+		n := runtime.Stack(buf, true)
+		return strings.Contains(string(buf[:n]), fn)
+	})
 }

@@ -261,7 +261,9 @@ func TestMCPWaitForConnection(t *testing.T) {
 		}
 		done <- out{r, r.Content[0].(*mcp.TextContent).Text}
 	}()
-	time.Sleep(30 * time.Millisecond)
+	// The wait must be blocking before the page attaches, or it would take
+	// the already-connected path this test does not mean.
+	waitBlockedIn(t, "stitchslop.(*Server).waitAttached")
 	p, _ := b.attach(map[string]any{"token": testToken})
 	var described atomic.Int32
 	p.serve(func(cmd string, _ map[string]any) map[string]any {
