@@ -99,7 +99,9 @@ func TestClientOutcomeUnknown(t *testing.T) {
 	})
 	t.Run("client timeout", func(t *testing.T) {
 		_, c, cr, _ := clientSetup(t, nil)
-		c.Timeout = 150 * time.Millisecond
+		// Long enough for dial, hello and ready on a loaded machine, so
+		// the timeout that fires is the one waiting for the result.
+		c.Timeout = time.Second
 		_, err := c.Call(context.Background(), cr, json.RawMessage(`{"method":"nodes.delete","expectedRevision":4,"operationId":"hang","params":{"ids":["a"]}}`))
 		var ce *ClientError
 		if !errors.As(err, &ce) || ce.Code != "OUTCOME_UNKNOWN" || ce.Exit != ExitFailed || !strings.Contains(ce.Message, "same operationId") {

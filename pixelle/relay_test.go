@@ -440,14 +440,16 @@ func TestDefaultMessageLimit(t *testing.T) {
 }
 
 func TestSessionExpiry(t *testing.T) {
-	r := startRelay(t, func(s *Server) { s.SessionTTL = 200 * time.Millisecond })
+	r := startRelay(t, func(s *Server) { s.SessionTTL = 300 * time.Millisecond })
 	p := r.paired(t)
-	// A browser back within the TTL keeps the session.
+	// A browser back within the TTL keeps the session. Closed() only says
+	// the client's socket is gone: wait until the relay has detached the
+	// browser too, or the reconnect is refused as a duplicate.
 	p.b.Close()
 	<-p.b.Closed()
-	time.Sleep(20 * time.Millisecond)
+	r.waitFor(t, "the relay to see the browser leave", func() bool { return !r.s.Status().PageAttached })
 	b := r.browser(t, p.id, p.browserToken)
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	code(t, b)
 	// Gone for longer than the TTL: the session and its agents go.
 	b.Close()
