@@ -61,8 +61,8 @@ func TestPairing(t *testing.T) {
 	if m := next(t, b); m["type"] != "paired" {
 		t.Fatalf("browser got %v", m)
 	}
-	// Used codes fail.
-	if st, body := pairStatus(r, `{"code":"`+c+`"}`); st != 400 || !strings.Contains(body, "INVALID_OR_EXPIRED_CODE") {
+	// Used codes fail, with exactly the contract's body.
+	if st, body := pairStatus(r, `{"code":"`+c+`"}`); st != 400 || strings.TrimSpace(body) != `{"error":"INVALID_OR_EXPIRED_CODE"}` {
 		t.Fatalf("reused code: %d %s", st, body)
 	}
 	a1 := r.agent(t, res.SessionID, res.Token)
