@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -55,6 +56,7 @@ type rtSession struct {
 	done chan struct{}
 
 	mu      sync.Mutex
+	raw     net.Conn // the dialed socket, closed by Close during a handshake
 	conn    *gws.Conn
 	closed  bool
 	err     error
@@ -129,13 +131,39 @@ func (s *rtSession) Close() error {
 	}
 	s.closed = true
 	close(s.out)
-	c := s.conn
+	c, raw := s.conn, s.raw
 	s.mu.Unlock()
 	if c != nil {
 		c.WriteClose(1000, nil)
 		c.NetConn().Close()
+	} else if raw != nil {
+		raw.Close() // unblocks a handshake in progress
 	}
 	return nil
+}
+
+// sessionDialer dials the upstream with ctx and hands the socket to the
+// session, so Close (or ctx) can abort a handshake that hangs on a slow
+// network instead of waiting out the handshake timeout.
+type sessionDialer struct {
+	ctx context.Context
+	s   *rtSession
+}
+
+func (d sessionDialer) Dial(network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(d.ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	d.s.mu.Lock()
+	closed := d.s.closed
+	d.s.raw = c
+	d.s.mu.Unlock()
+	if closed {
+		c.Close()
+		return nil, errors.New("realtime session closed")
+	}
+	return c, nil
 }
 
 // fail ends every pending segment with err (each gets its loud final).
@@ -156,9 +184,19 @@ func (s *rtSession) fail(err error) {
 }
 
 func (s *rtSession) run(ctx context.Context, url, key, model, delay string) {
+	defer close(s.done)
 	hdr := http.Header{"Authorization": {"Bearer " + key}}
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		raw, up := s.raw, s.conn
+		s.mu.Unlock()
+		if raw != nil && up == nil {
+			raw.Close()
+		}
+	})
 	conn, _, err := gws.NewClient(s, &gws.ClientOption{Addr: url, RequestHeader: hdr, HandshakeTimeout: 10 * time.Second,
-		ReadMaxPayloadSize: 1 << 20})
+		ReadMaxPayloadSize: 1 << 20, NewDialer: func() (gws.Dialer, error) { return sessionDialer{ctx: ctx, s: s}, nil }})
+	stop()
 	if err != nil {
 		s.fail(fmt.Errorf("realtime handshake failed: %v", err))
 		return

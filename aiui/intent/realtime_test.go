@@ -1,8 +1,10 @@
 package intent
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -149,5 +151,40 @@ func TestRealtimeURL(t *testing.T) {
 		if got := RealtimeURL(in); got != want {
 			t.Errorf("RealtimeURL(%q) = %q", in, got)
 		}
+	}
+}
+
+// TestRealtimeCloseDuringHandshake: closing a session (fin, cancel or a
+// dropped page) while the upstream handshake hangs on a slow network
+// ends the dialing goroutine at once instead of after the handshake
+// timeout, so the upstream socket is never leaked past the thread.
+func TestRealtimeCloseDuringHandshake(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c // never answers the handshake
+		}
+	}()
+	sess, err := OpenAIRealtime("http://"+ln.Addr().String()+"/v1")(context.Background(), "sk-rt", "m", "", RealtimeEvents{Final: func(int, string, error) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var peer net.Conn
+	select {
+	case peer = <-accepted:
+		defer peer.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("no upstream dial")
+	}
+	sess.Close()
+	select {
+	case <-sess.(*rtSession).done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the session's goroutine still waits for the upstream handshake after Close")
 	}
 }
