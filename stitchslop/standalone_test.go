@@ -200,7 +200,9 @@ func TestStandaloneInitializeCancelsIdleExit(t *testing.T) {
 
 // §2.8 standalone: no agent activity → exit, even with a page attached.
 func TestStandaloneAgentIdleWithPageAttached(t *testing.T) {
-	s := startStandalone(t, func(o *StandaloneOptions) { o.AgentIdle = time.Second })
+	const idle = 1500 * time.Millisecond
+	s := startStandalone(t, func(o *StandaloneOptions) { o.AgentIdle = idle })
+	started := time.Now()
 	sf := s.ready()
 	c, err := adaptertest.Dial("ws://127.0.0.1:"+itoa(s.port)+"/", adaptertest.DialOptions{Origin: testOrigin})
 	if err != nil {
@@ -211,16 +213,24 @@ func TestStandaloneAgentIdleWithPageAttached(t *testing.T) {
 	if m, err := c.Next(frameWait); err != nil || !strings.Contains(m.Text(), "hello") {
 		t.Fatalf("handshake: %v %s", err, m.Text())
 	}
-	// Agent activity postpones the exit.
-	for range 3 {
-		time.Sleep(300 * time.Millisecond)
+	// Agent activity postpones the exit: control requests keep it alive
+	// well past one idle period from the start...
+	var last time.Time
+	for time.Since(started) < 2*idle {
+		time.Sleep(150 * time.Millisecond)
+		last = time.Now() // the bridge records the request after this
 		if st := s.status(sf.Key); st != 200 {
-			t.Fatalf("status = %d", st)
+			t.Fatalf("status after %s of regular agent activity = %d", time.Since(started), st)
 		}
 	}
+	// ...and once they stop, the bridge exits, not before an idle period
+	// has passed since the last one.
 	err, ok := s.exited(frameWait)
 	if !ok || err != nil {
 		t.Fatalf("exit = %v %v", err, ok)
+	}
+	if quiet := time.Since(last); quiet < idle {
+		t.Fatalf("exited %s after the last agent activity, want at least %s", quiet, idle)
 	}
 	if e := s.stderr.String(); !strings.Contains(e, "no agent activity") || !strings.Contains(e, "pairing is kept") {
 		t.Fatalf("stderr:\n%s", e)
