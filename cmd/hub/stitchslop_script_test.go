@@ -4,6 +4,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -71,7 +74,38 @@ func ssPage(ts *testscript.TestScript, neg bool, args []string) {
 			c.SendText(string(b))
 		}
 	}()
-	// The tool list is processed before the next script line drives calls.
-	time.Sleep(50 * time.Millisecond)
+	// The next script line may list the tools: wait until the bridge has
+	// processed the list (asking it over its control plane) rather than
+	// sleeping and hoping.
+	waitToolsListed(ts, args[0], 3)
 	fmt.Fprintln(ts.Stdout(), "page attached")
+}
+
+// waitToolsListed polls GET /tools on the bridge at port, with the key from
+// its session file in $HOME/.stitchslop, until it lists n tools.
+func waitToolsListed(ts *testscript.TestScript, port string, n int) {
+	path := filepath.Join(ts.Getenv("HOME"), ".stitchslop", "session-"+port+".json")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var sess struct {
+			Key string `json:"key"`
+		}
+		b, err := os.ReadFile(path)
+		if err == nil {
+			err = json.Unmarshal(b, &sess)
+		}
+		if err == nil {
+			r, derr := adaptertest.Do("http://127.0.0.1:"+port+"/tools", adaptertest.Request{Header: http.Header{"x-stitchslop-key": {sess.Key}}})
+			var got struct {
+				Tools []any `json:"tools"`
+			}
+			if derr == nil && json.Unmarshal(r.Body, &got) == nil && len(got.Tools) == n {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("sspage: the bridge on port %s never listed the page's %d tools (session file: %v)", port, n, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
