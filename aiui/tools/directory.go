@@ -33,6 +33,10 @@ const (
 	// activated window is forgotten first (closed windows never send a
 	// deactivation, so their slots would otherwise stay forever).
 	MaxWindows = 1024
+	// DefaultMaxClientBytes bounds the register messages one connection's
+	// namespaces hold together (64 namespaces × one whole message each
+	// would otherwise be hundreds of MiB per socket).
+	DefaultMaxClientBytes = 8 << 20
 	// maxLogged bounds the per-namespace memory of logged hashes.
 	maxLogged = 4096
 )
@@ -76,6 +80,7 @@ type Client struct {
 	ID      string
 	send    func(v any) error
 	regs    map[string]*Registration
+	sizes   map[string]int // ns → bytes of its register message
 	pending map[string]chan result
 	gone    bool
 }
@@ -93,7 +98,10 @@ type Directory struct {
 	Debounce time.Duration
 	// OnChange receives the debounced signal when the signature changed.
 	OnChange func(Change)
-	Log      *slog.Logger
+	// MaxClientBytes bounds one connection's registrations in bytes
+	// (0: DefaultMaxClientBytes).
+	MaxClientBytes int
+	Log            *slog.Logger
 
 	mu      sync.Mutex
 	clients map[string]*Client
@@ -127,7 +135,7 @@ func (d *Directory) Connect(send func(v any) error) *Client {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.nextID++
-	c := &Client{ID: fmt.Sprintf("c%d", d.nextID), send: send, regs: map[string]*Registration{}, pending: map[string]chan result{}}
+	c := &Client{ID: fmt.Sprintf("c%d", d.nextID), send: send, regs: map[string]*Registration{}, sizes: map[string]int{}, pending: map[string]chan result{}}
 	d.clients[c.ID] = c
 	return c
 }
@@ -189,7 +197,7 @@ func (d *Directory) Handle(c *Client, data []byte) {
 	var err error
 	switch m.Type {
 	case "register":
-		err = d.register(c, &m)
+		err = d.register(c, &m, len(data))
 	case "result":
 		err = d.result(c, &m)
 	case "activation":
@@ -241,7 +249,7 @@ func contentHash(tools []Tool) string {
 	return hex.EncodeToString(h[:4])
 }
 
-func (d *Directory) register(c *Client, m *inMsg) error {
+func (d *Directory) register(c *Client, m *inMsg, size int) error {
 	if err := validate(m); err != nil {
 		return err
 	}
@@ -258,6 +266,21 @@ func (d *Directory) register(c *Client, m *inMsg) error {
 		d.mu.Unlock()
 		return fmt.Errorf("too many namespaces on this connection (max %d)", MaxNamespaces)
 	}
+	limit := d.MaxClientBytes
+	if limit <= 0 {
+		limit = DefaultMaxClientBytes
+	}
+	total := size
+	for ns, n := range c.sizes {
+		if ns != m.NS {
+			total += n
+		}
+	}
+	if total > limit {
+		d.mu.Unlock()
+		return fmt.Errorf("this connection's registrations would exceed %d bytes", limit)
+	}
+	c.sizes[m.NS] = size
 	d.seq++
 	prev := c.regs[m.NS]
 	r := &Registration{ClientID: c.ID, NS: m.NS, URL: m.URL, Tab: m.Tab, Source: m.Source, Hash: hash,

@@ -342,3 +342,30 @@ func TestDirectoryMemoryIsBounded(t *testing.T) {
 		t.Fatalf("registration-log memory holds %d namespaces, max %d", n, maxLogged)
 	}
 }
+
+// TestRegistrationBytesPerConnectionAreBounded: the namespaces one /tools
+// connection declares are bounded together in bytes (not only 64 × one
+// message each); a re-registration replaces its namespace's share, and a
+// register over the budget is refused with an error, keeping the rest.
+func TestRegistrationBytesPerConnectionAreBounded(t *testing.T) {
+	d := NewDirectory(slog.New(slog.DiscardHandler))
+	d.MaxClientBytes = 2000
+	p := connect(d)
+	desc := strings.Repeat("d", 600)
+	reg := func(ns string) {
+		p.msg(fmt.Sprintf(`{"v":1,"type":"register","ns":%q,"hash":"h","tools":[{"name":"t","description":%q}]}`, ns, desc))
+	}
+	reg("a")
+	reg("b")
+	reg("a") // replaces a's share
+	if got := p.last()["type"]; got != "registered" {
+		t.Fatalf("re-registration refused: %v", p.last())
+	}
+	reg("c")
+	if got := p.last(); got["type"] != "error" || !strings.Contains(got["error"].(string), "bytes") {
+		t.Fatalf("register over the byte budget: %v", got)
+	}
+	if s := d.Summary(); s.Namespaces != 2 {
+		t.Fatalf("summary after a refused register: %+v", s)
+	}
+}
