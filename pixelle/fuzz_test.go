@@ -67,6 +67,8 @@ func FuzzValidateCommand(f *testing.F) {
 		`{"method":"nodes.upsert","expectedRevision":1e400,"operationId":"o","params":{"nodes":[{"id":"a","x":1e999}]}}`,
 		`{"method":"selection.set","expectedRevision":0,"operationId":"o","params":{"ids":[]}}`,
 		`{"method":"project.import"}`, `null`, `{"method":"state.read"}{}`,
+		"{\"method\":\"nodes.delete\",\"expectedRevision\":0,\"operationId\":\"o\",\"params\":{\"ids\":[\"a\"]},\"x\":\"\xff\"}",
+		"{\"method\":\"nodes.upsert\",\"expectedRevision\":0,\"operationId\":\"o\",\"params\":{\"nodes\":[{\"id\":\"a\",\"content\":\"\xc3\"}]}}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -75,7 +77,7 @@ func FuzzValidateCommand(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !json.Valid(out) || !isObject(out) {
+		if !json.Valid(out) || !isObject(out) || !utf8.Valid(out) {
 			t.Fatalf("accepted %q as %q", data, out)
 		}
 		// Validation is idempotent on its own output.

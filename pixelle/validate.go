@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Canvas command API limits (the contract's "Canvas command API").
@@ -67,6 +68,11 @@ func ValidateCommand(raw []byte) (json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > maxCommandBytes {
 		return nil, fmt.Errorf("command is %d bytes; the relay accepts at most %d", len(raw), maxCommandBytes)
+	}
+	// json.Unmarshal would quietly read invalid UTF-8 as U+FFFD while the
+	// bytes sent stay invalid, and the relay closes such a frame unrouted.
+	if !utf8.Valid(raw) {
+		return nil, fmt.Errorf("command is not valid UTF-8 text")
 	}
 	top, err := object(raw, "command")
 	if err != nil {

@@ -50,6 +50,10 @@ func TestValidateCommand(t *testing.T) {
 		{`[]`, "must be a JSON object"},
 		{`{"method":"state.read"`, "not valid JSON"},
 		{`{"method":"state.read","extra":1}`, `unknown field "extra"`},
+		// The relay closes a text frame that is not UTF-8 (1007) before
+		// routing it; the client must say so instead of reporting an
+		// unknown outcome for a command that never left.
+		{"{\"method\":\"nodes.upsert\",\"expectedRevision\":0,\"operationId\":\"x\",\"params\":{\"nodes\":[{\"id\":\"a\",\"title\":\"\xff\"}]}}", "UTF-8"},
 		{mut("nodes.delete", `{"ids":["a"]}`), ""},
 		{mut("selection.set", `{"ids":[]}`), ""},
 		{mut("viewport.focus", `{"ids":["a"]}`), ""},
