@@ -61,6 +61,7 @@ type Outbox struct {
 	mu        sync.Mutex
 	path      string
 	limit     int
+	maxBytes  int // bound of the record file (default maxRecordBytes)
 	log       *slog.Logger
 	records   []Record
 	next      int64
@@ -69,11 +70,15 @@ type Outbox struct {
 	closed    bool
 }
 
+// maxRecordBytes bounds the prompt record in bytes as well as in count:
+// the record is held in memory and rewritten on every delivery.
+const maxRecordBytes = 64 << 20
+
 func openOutbox(d hub.Dirs, limit int, log *slog.Logger) (*Outbox, error) {
 	if err := hub.EnsurePrivateDir(StateDir(d)); err != nil {
 		return nil, err
 	}
-	o := &Outbox{path: filepath.Join(StateDir(d), "prompts.jsonl"), limit: limit, log: log,
+	o := &Outbox{path: filepath.Join(StateDir(d), "prompts.jsonl"), limit: limit, maxBytes: maxRecordBytes, log: log,
 		faces: map[string]*face{}, followers: map[*follower]struct{}{}}
 	for _, r := range ReadRecord(o.path) {
 		if r.ID == "" {
@@ -119,14 +124,33 @@ func (o *Outbox) persist() {
 		}
 	}
 	sort.SliceStable(o.records, func(i, j int) bool { return o.records[i].At.Before(o.records[j].At) })
-	if len(o.records) > o.limit {
-		o.records = append([]Record(nil), o.records[len(o.records)-o.limit:]...)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	for _, r := range o.records {
+	lines := make([][]byte, len(o.records))
+	total := 0
+	for i, r := range o.records {
+		var line bytes.Buffer
+		enc := json.NewEncoder(&line)
+		enc.SetEscapeHTML(false)
 		enc.Encode(r)
+		lines[i] = line.Bytes()
+		total += len(lines[i])
+	}
+	drop := max(0, len(o.records)-o.limit)
+	for i := 0; i < drop; i++ {
+		total -= len(lines[i])
+	}
+	for drop < len(o.records)-1 && total > o.maxBytes {
+		total -= len(lines[drop])
+		drop++
+	}
+	for _, r := range o.records[:drop] {
+		if r.DeliveredTo == "" {
+			o.log.Warn("prompt record full: an unread prompt is dropped from it", "seq", r.Seq)
+		}
+	}
+	o.records = append([]Record(nil), o.records[drop:]...)
+	var buf bytes.Buffer
+	for _, l := range lines[drop:] {
+		buf.Write(l)
 	}
 	if err := hub.WriteFileAtomic(o.path, buf.Bytes(), 0o600); err != nil {
 		o.log.Error("cannot write the prompt record", "err", err)

@@ -219,3 +219,25 @@ func TestOutboxLaggingFollowerDoesNotSwallowPrompts(t *testing.T) {
 		t.Fatalf("the prompt the follower missed did not reach the face: %+v", ev)
 	}
 }
+
+// TestOutboxRecordIsBoundedInBytes: the record is bounded in bytes as
+// well as in count (500 prompts of 4 MiB would otherwise be 2 GiB held in
+// memory and rewritten on every delivery); the newest prompts are kept.
+func TestOutboxRecordIsBoundedInBytes(t *testing.T) {
+	o := newTestOutbox(t, 1000)
+	o.maxBytes = 4 << 10
+	for i := range 10 {
+		o.Deliver(channel.Prompt{Text: fmt.Sprint(i, strings.Repeat("x", 1<<10))})
+	}
+	st, err := os.Stat(o.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := ReadRecord(o.path)
+	if st.Size() > 4<<10 || len(recs) == 0 || !strings.HasPrefix(recs[len(recs)-1].Text, "9") {
+		t.Fatalf("record: %d bytes, %d prompts", st.Size(), len(recs))
+	}
+	if len(o.records) != len(recs) {
+		t.Fatalf("memory holds %d prompts, file %d", len(o.records), len(recs))
+	}
+}
