@@ -28,7 +28,20 @@ func Command() *cli.Command {
 		Usage: "the Pixelle canvas relay (pixelle-relay/0.2) and its agent command client",
 		// Without this, urfave/cli answers an unknown subcommand with exit
 		// 3 — which this client reserves for "relay not reachable".
+		// urfave/cli's help command answers an unknown topic with exit 3
+		// as well; "help [COMMAND]" is handled below instead.
+		HideHelpCommand: true,
 		Action: func(c *cli.Context) error {
+			if c.Args().First() == "help" {
+				switch name := c.Args().Get(1); {
+				case name == "":
+					return cli.ShowSubcommandHelp(c)
+				case c.Command.Command(name) != nil:
+					return cli.ShowCommandHelp(c, name)
+				default:
+					return fail(c, usageErr("USAGE", "no help for unknown command %q; use serve, workspace, health, pair, call, state or selection", name))
+				}
+			}
 			if c.Args().Present() {
 				return fail(c, usageErr("USAGE", "unknown command %q; use serve, workspace, health, pair, call, state or selection", c.Args().First()))
 			}
