@@ -236,3 +236,23 @@ func TestStandaloneAgentIdleWithPageAttached(t *testing.T) {
 		t.Fatalf("stderr:\n%s", e)
 	}
 }
+
+// Garbage in pairing.json is a clear error at start, not a bare "no
+// pairing": the user did pair, and the message must point at the file.
+func TestStandaloneCorruptPairingFileSaysSo(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cfg")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pairing.json"), []byte("{\x00garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := RunStandalone(t.Context(), StandaloneOptions{Origin: testOrigin, Port: freePort(t), ConfigDir: dir,
+		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "pairing.json") || !strings.Contains(err.Error(), "corrupt") {
+		t.Fatalf("err = %v, want it to name the corrupt pairing.json", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "pairing.json")); string(b) != "{\x00garbage" {
+		t.Fatal("refusing to start changed pairing.json")
+	}
+}
