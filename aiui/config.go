@@ -2,6 +2,7 @@ package aiui
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 
 	"github.com/hubdev/hub/adapters"
@@ -109,8 +110,11 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s: must be at least %d, got %d", p.key, p.min, p.v)
 		}
 	}
-	if c.TranscribeBaseURL == "" {
+	if u, err := url.Parse(c.TranscribeBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("transcribe_base_url: must be an http(s) URL")
+	} else if u.User != nil {
+		// the key comes from api_key_env; a URL is logged and shown in errors
+		return fmt.Errorf("transcribe_base_url: must not carry credentials (the key comes from api_key_env)")
 	}
 	if !envName.MatchString(c.APIKeyEnv) {
 		return fmt.Errorf("api_key_env: must be an environment variable name, got %q", c.APIKeyEnv)

@@ -48,6 +48,9 @@ func TestConfigValidate(t *testing.T) {
 		{"timeout", func(c *Config) { c.CallTimeoutMS = 0 }},
 		{"key env", func(c *Config) { c.APIKeyEnv = "sk-not-a-name!" }},
 		{"address", func(c *Config) { c.Address = "0.0.0.0" }},
+		{"base url scheme", func(c *Config) { c.TranscribeBaseURL = "ftp://api.example/v1" }},
+		{"base url shape", func(c *Config) { c.TranscribeBaseURL = "api.openai.com/v1" }},
+		{"base url credentials", func(c *Config) { c.TranscribeBaseURL = "https://user:sk-secret@api.example/v1" }},
 	}
 	for _, tt := range tests {
 		c := DefaultConfig()
