@@ -423,14 +423,16 @@ func (p *Processor) OnAbandon() {
 func (p *Processor) teardown() {
 	p.seamCancel()
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	for n, f := range p.audio {
 		f.Close()
 		delete(p.audio, n)
 	}
-	if p.rt != nil {
-		p.rt.Close()
-		p.rt = nil
+	rt := p.rt
+	p.rt = nil
+	p.mu.Unlock()
+	if rt != nil {
+		// outside mu: closing delivers the finals of cut-off segments
+		rt.Close()
 	}
 }
 

@@ -122,7 +122,13 @@ func (s *rtSession) Commit(segment int) error {
 	return nil
 }
 
-// Close closes the upstream socket; it is idempotent.
+// errSessionClosed ends segments still waiting for their transcript when
+// the session closes.
+var errSessionClosed = errors.New("realtime session closed before the transcript arrived")
+
+// Close closes the upstream socket; it is idempotent. Segments committed
+// but not yet transcribed get their failed final, so every commit is
+// balanced by exactly one final.
 func (s *rtSession) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -139,6 +145,7 @@ func (s *rtSession) Close() error {
 	} else if raw != nil {
 		raw.Close() // unblocks a handshake in progress
 	}
+	s.fail(errSessionClosed)
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/lxzan/gws"
 
 	"github.com/hubdev/hub/aiui/channel"
+	"github.com/hubdev/hub/aiui/frame"
 )
 
 // fakeRealtime is a local stand-in for the GA realtime transcription
@@ -31,6 +32,7 @@ type fakeRealtime struct {
 	commits  int
 	closed   chan struct{}
 	errorOut bool
+	silent   bool // never answers a commit
 }
 
 func (f *fakeRealtime) OnOpen(*gws.Conn)             {}
@@ -66,6 +68,9 @@ func (f *fakeRealtime) OnMessage(c *gws.Conn, m *gws.Message) {
 		}
 	case "input_audio_buffer.commit":
 		f.commits++
+		if f.silent {
+			return
+		}
 		f.send(c, map[string]any{"type": "conversation.item.input_audio_transcription.completed", "item_id": "item_1", "transcript": "reaction diffusion on the GPU"})
 	}
 }
@@ -186,5 +191,74 @@ func TestRealtimeCloseDuringHandshake(t *testing.T) {
 	case <-sess.(*rtSession).done:
 	case <-time.After(2 * time.Second):
 		t.Fatal("the session's goroutine still waits for the upstream handshake after Close")
+	}
+}
+
+// TestRealtimeCloseEndsPendingSegments: a segment committed upstream whose
+// transcript never arrives still gets its (loud, failed) final when the
+// session closes — every commit is balanced by exactly one final, so the
+// turn's in-flight count drops and nothing waits on it forever. Through
+// the processor: a fin that gave up waiting still tears down cleanly.
+func TestRealtimeCloseEndsPendingSegments(t *testing.T) {
+	fake, base := startFakeRealtime(t, false)
+	fake.mu.Lock()
+	fake.silent = true
+	fake.mu.Unlock()
+	finals := make(chan error, 4)
+	sess, err := OpenAIRealtime(base)(context.Background(), "sk-rt", "m", "", RealtimeEvents{
+		Final: func(_ int, _ string, err error) { finals <- err }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.Append(1, []byte{0, 0})
+	if err := sess.Commit(1); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		fake.mu.Lock()
+		n := fake.commits
+		fake.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the commit never reached the upstream")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	sess.Close()
+	select {
+	case err := <-finals:
+		if err == nil {
+			t.Fatal("a segment cut off by Close got a successful final")
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("a committed segment got no final after Close")
+	}
+
+	// the same through a turn: fin waits (bounded), then teardown must not
+	// deadlock delivering the cut-off final
+	fake2, base2 := startFakeRealtime(t, false)
+	fake2.mu.Lock()
+	fake2.silent = true
+	fake2.mu.Unlock()
+	h := &host{t: t, dir: t.TempDir()}
+	deps := &Deps{NewOpenAI: func() *OpenAI { return &OpenAI{Key: "sk-rt"} }, RealtimeModel: "m",
+		BlobDir: func(*channel.ThreadContext) (string, error) { return h.dir, nil }, FinWait: 100 * time.Millisecond, Realtime: OpenAIRealtime(base2)}
+	c := newIntentConn(t, h, deps, `{"transcriber":"openai-realtime"}`)
+	seq := int64(0)
+	events(t, c, Event{Type: TypeTalkStart, Segment: 1})
+	send(t, c, &frame.ChunkDescriptor{Kind: "audio", ID: "seg_1", Seq: &seq, Mime: "audio/pcm;rate=24000"}, []byte{0, 0}, false)
+	events(t, c, Event{Type: TypeTalkEnd, Segment: 1})
+	done := make(chan frame.Response, 1)
+	go func() { done <- send(t, c, nil, nil, true) }()
+	select {
+	case r := <-done:
+		if !r.Closed {
+			t.Fatalf("fin: %+v", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("fin with a cut-off realtime segment never returned")
 	}
 }
