@@ -130,7 +130,11 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 		ln.Close()
 		return fmt.Errorf("writing the session file: %w", err)
 	}
-	defer removeSession(dir, port, os.Getpid())
+	// The file goes when the listener closes, before the port is released:
+	// while we hold the port no other bridge can bind it and write its own
+	// session-<port>.json, so the pid check cannot race with one (§4.1).
+	ln = &sessionListener{Listener: ln, remove: func() { removeSession(dir, port, os.Getpid()) }}
+	defer ln.Close()
 
 	s.mu.Lock()
 	s.log, s.env, s.pairings, s.configDir = log, env, store, dir

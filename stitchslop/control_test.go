@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -422,4 +423,50 @@ func fileSize(t testing.TB, path string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
+}
+
+// §4.1 "remove it only if its pid is still yours": the port is what makes a
+// session file ours, so the file must be gone before the port is released.
+// Otherwise a bridge binding the freed port can write its own file between
+// our pid check and our remove, and lose it.
+func TestSessionFileRemovedBeforePortReleased(t *testing.T) {
+	for range 20 {
+		s, err := New(Options{Origin: testOrigin, Ports: []int{0}, ConfigDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := testEnv(t)
+		ports := make(chan int, 1)
+		env.Ready = func(p ...int) { ports <- p[0] }
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(ctx, env) }()
+		port := <-ports
+		path := sessionPath(s.configDir, port)
+		cancel()
+		var ln net.Listener
+		deadline := time.Now().Add(frameWait)
+		for ln == nil { // the next bridge, binding the port the moment it is free
+			ln, _ = net.Listen("tcp4", hub.LoopbackHost+":"+itoa(port))
+			if ln == nil && time.Now().After(deadline) {
+				t.Fatalf("port %d never came free", port)
+			}
+		}
+		_, statErr := os.Stat(path)
+		// It writes its own session file at once, as a real one would.
+		next := sessionFile{Port: port, Key: "next", Origin: testOrigin, PID: os.Getpid() + 1, Protocol: 1}
+		if err := writeSession(filepath.Dir(path), next); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		ln.Close()
+		if !os.IsNotExist(statErr) {
+			t.Fatalf("the port was free while our session file still existed (%v)", statErr)
+		}
+		if got, err := readSession(path); err != nil || got.Key != "next" {
+			t.Fatalf("the next bridge's session file was removed: %+v %v", got, err)
+		}
+	}
 }

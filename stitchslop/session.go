@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -128,4 +130,18 @@ func otherBridges(dir string, port int) []map[string]any {
 		out = append(out, map[string]any{"port": s.Port, "pid": s.PID, "origin": s.Origin})
 	}
 	return out
+}
+
+// sessionListener removes the session file as it closes, just before the
+// port is released (§4.1: remove it only while it is still ours).
+type sessionListener struct {
+	net.Listener
+	once   sync.Once
+	remove func()
+}
+
+// Close removes the session file once, then closes the listener.
+func (l *sessionListener) Close() error {
+	l.once.Do(l.remove)
+	return l.Listener.Close()
 }
