@@ -117,6 +117,9 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 		return fmt.Errorf("config dir %s: %w", dir, err)
 	}
 	store := &pairingStore{dir: dir}
+	if err := store.tightenMode(); err != nil {
+		log.Warn("cannot make pairing.json private (0600)", "err", err)
+	}
 	if _, err := store.load(); err != nil {
 		log.Warn("pairing.json unreadable; treating it as empty (it is moved aside on the next pairing)", "err", err)
 	}

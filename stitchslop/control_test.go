@@ -470,3 +470,26 @@ func TestSessionFileRemovedBeforePortReleased(t *testing.T) {
 		}
 	}
 }
+
+// §2.4 file modes hold for a config dir that already existed with looser
+// ones (made by hand, or by an older bridge): the dir becomes 0700 and an
+// existing pairing.json 0600 at start, before any page pairs.
+func TestConfigDirModesTightenedAtStart(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "loose")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	pf := filepath.Join(dir, "pairing.json")
+	if err := os.WriteFile(pf, []byte(`{"version":1,"origins":{}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(pf, 0o644)
+	startBridge(t, func(o *Options) { o.ConfigDir = dir })
+	if m := fileMode(t, dir); m != 0o700 {
+		t.Errorf("config dir mode %o, want 700", m)
+	}
+	if m := fileMode(t, pf); m != 0o600 {
+		t.Errorf("pairing.json mode %o, want 600", m)
+	}
+}

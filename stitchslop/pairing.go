@@ -95,6 +95,23 @@ func (p *pairingStore) load() (*pairingFile, error) {
 
 var errCorrupt = errors.New("pairing.json is corrupt")
 
+// tightenMode makes an existing pairing.json 0600 (§2.4): one left by hand
+// or by an older bridge may be readable by others, and our own writes only
+// fix it at the next pairing.
+func (p *pairingStore) tightenMode() error {
+	fi, err := os.Lstat(p.path())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm() == 0o600 {
+		return nil
+	}
+	return os.Chmod(p.path(), 0o600)
+}
+
 // Paired reports whether origin has at least one stored pairing.
 func (p *pairingStore) Paired(origin string) bool {
 	pf, _ := p.load()
