@@ -11,6 +11,9 @@ const (
 	maxTools      = 256
 	maxSchemaSize = 32 << 10
 	maxToolList   = 1 << 20
+	// maxDropped bounds the itemised dropped-tool report (log lines,
+	// /status); the rest are counted in one summary entry.
+	maxDropped = 64
 )
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
@@ -105,6 +108,10 @@ func sanitizeTools(raw json.RawMessage) ([]PageTool, []DroppedTool) {
 			pt.Annotations = t.Annotations
 		}
 		tools = append(tools, pt)
+	}
+	if len(dropped) > maxDropped {
+		more := len(dropped) - maxDropped
+		dropped = append(dropped[:maxDropped:maxDropped], DroppedTool{Name: "*", Reason: fmt.Sprintf("%d more dropped entries not listed", more)})
 	}
 	return tools, dropped
 }

@@ -127,3 +127,30 @@ func TestEnvelopeResult(t *testing.T) {
 		})
 	}
 }
+
+// The dropped-tools report is bounded too: a 1 MiB list of tiny bad
+// entries would otherwise mean ~100k log lines per frame and a /status
+// answer to match. The first maxDropped are itemised, the rest counted.
+func TestSanitizeToolsDroppedReportBounded(t *testing.T) {
+	const n = 5000
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"name":"9bad"}`)
+	}
+	b.WriteString("]")
+	tools, dropped := sanitizeTools(json.RawMessage(b.String()))
+	if len(tools) != 0 {
+		t.Fatalf("kept %d", len(tools))
+	}
+	if len(dropped) != maxDropped+1 {
+		t.Fatalf("%d dropped entries reported, want %d itemised plus one summary", len(dropped), maxDropped)
+	}
+	last := dropped[len(dropped)-1]
+	if want := fmt.Sprintf("%d more", n-maxDropped); last.Name != "*" || !strings.Contains(last.Reason, want) {
+		t.Fatalf("summary %+v, want it to count %s", last, want)
+	}
+}
