@@ -493,3 +493,27 @@ func TestConfigDirModesTightenedAtStart(t *testing.T) {
 		t.Errorf("pairing.json mode %o, want 600", m)
 	}
 }
+
+// Any web page can make the browser dial the bridge in a loop. Every
+// attempt is counted, but the log line for a repeated refusal is thinned
+// (1st, 2nd, 4th, 8th…, with the count) so a hostile tab cannot fill the
+// hub's log file; the first of each kind is always logged (§5: a logged
+// refusal means the browser tried).
+func TestRepeatedRefusalsThinnedInTheLog(t *testing.T) {
+	b := startBridge(t, nil)
+	const n = 40
+	for range n {
+		if c, err := b.Dial("/", adaptertest.DialOptions{Origin: "https://evil.example"}); err == nil {
+			c.Close()
+			t.Fatal("foreign origin upgraded")
+		}
+	}
+	st := b.S.Report()
+	if st.Attempts != n || len(st.Refusals) != 1 || st.Refusals[0].Count != n {
+		t.Fatalf("attempts %d, refusals %+v; want every one counted", st.Attempts, st.Refusals)
+	}
+	lines := strings.Count(b.Logs(), "refused page upgrade: origin mismatch")
+	if lines == 0 || lines > 7 {
+		t.Fatalf("%d log lines for %d identical refusals, want 1..7", lines, n)
+	}
+}

@@ -133,8 +133,9 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	port, log, conns := s.port, s.log, s.conns
 	s.mu.Unlock()
 	if !hub.HostAllowed(r, port) {
-		s.refusals.add(ReasonHost, r.Host)
-		log.Warn("refused page upgrade: Host is not this loopback bridge", "host", clip(r.Host, 120))
+		if n := s.refusals.add(ReasonHost, r.Host); worthLogging(n) {
+			log.Warn("refused page upgrade: Host is not this loopback bridge", "host", clip(r.Host, 120), "count", n)
+		}
 		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_host", "message": "Host must be 127.0.0.1 or localhost with this port"})
 		return
 	}
@@ -143,8 +144,9 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Values("Origin"); len(v) > 0 {
 			got = strings.Join(v, ", ")
 		}
-		s.refusals.add(ReasonOrigin, got)
-		log.Warn("refused page upgrade: origin mismatch", "origin", clip(got, 120), "allowed", s.origin)
+		if n := s.refusals.add(ReasonOrigin, got); worthLogging(n) {
+			log.Warn("refused page upgrade: origin mismatch", "origin", clip(got, 120), "allowed", s.origin, "count", n)
+		}
 		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_origin", "message": "this bridge only accepts " + s.origin})
 		return
 	}
@@ -175,8 +177,9 @@ func (s *Server) adopt(conn *gws.Conn, conns *hub.ConnSet, g *guardConn) {
 	if g != nil {
 		g.onTooBig = func() {
 			p.refused = true
-			s.refusals.add(ReasonBadFrame, errFirstFrameTooLarge.Error())
-			log.Warn("refused page handshake", "reason", ReasonBadFrame, "why", errFirstFrameTooLarge)
+			if n := s.refusals.add(ReasonBadFrame, errFirstFrameTooLarge.Error()); worthLogging(n) {
+				log.Warn("refused page handshake", "reason", ReasonBadFrame, "why", errFirstFrameTooLarge, "count", n)
+			}
 			p.writeError("bad_credential", "the first frame must be at most 4 KiB of JSON carrying token and/or secret", false)
 			p.close(1009, "first frame too large")
 		}
@@ -187,8 +190,9 @@ func (s *Server) adopt(conn *gws.Conn, conns *hub.ConnSet, g *guardConn) {
 	}
 	p.mu.Lock()
 	p.authTimer = time.AfterFunc(s.opts.AuthTimeout, func() {
-		s.refusals.add(ReasonAuthTimeout, "")
-		log.Warn("page did not authenticate in time; closing", "timeout", s.opts.AuthTimeout)
+		if n := s.refusals.add(ReasonAuthTimeout, ""); worthLogging(n) {
+			log.Warn("page did not authenticate in time; closing", "timeout", s.opts.AuthTimeout, "count", n)
+		}
 		p.writeError("auth_timeout", "no handshake within "+s.opts.AuthTimeout.String(), false)
 		p.close(1008, "authentication timeout")
 	})
@@ -307,8 +311,9 @@ func parseHandshake(b []byte) (handshakeFrame, error) {
 // refuse logs a refused handshake, tells the page why and closes.
 func (s *Server) refuse(p *pageConn, reason, detail, code, msg string) {
 	p.refused = true
-	s.refusals.add(reason, detail)
-	s.log.Warn("refused page handshake", "reason", reason)
+	if n := s.refusals.add(reason, detail); worthLogging(n) {
+		s.log.Warn("refused page handshake", "reason", reason, "count", n)
+	}
 	p.writeError(code, msg, code == "busy")
 	if code == "busy" {
 		p.close(1013, "busy")
