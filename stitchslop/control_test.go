@@ -517,3 +517,64 @@ func TestRepeatedRefusalsThinnedInTheLog(t *testing.T) {
 		t.Fatalf("%d log lines for %d identical refusals, want 1..7", lines, n)
 	}
 }
+
+// The supervisor restarts a crashed adapter by calling Serve again on the
+// same Server: the second run must start clean (no page, fresh key, new
+// session file) and the page must attach again with its pairing.
+func TestServeAgainOnTheSameServer(t *testing.T) {
+	s, err := New(Options{Origin: testOrigin, Ports: []int{0}, ConfigDir: t.TempDir(), Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var secret string
+	keys := map[string]bool{}
+	for run := range 2 {
+		env := testEnv(t)
+		ready := make(chan int, 1)
+		env.Ready = func(p ...int) { ready <- p[0] }
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(ctx, env) }()
+		port := <-ready
+		if _, ok := s.attached(); ok {
+			t.Fatalf("run %d: a page is attached before any dialled", run)
+		}
+		keys[s.Key()] = true
+		if sf, err := readSession(sessionPath(s.configDir, port)); err != nil || sf.Key != s.Key() {
+			t.Fatalf("run %d: session file %+v %v", run, sf, err)
+		}
+		c, err := adaptertest.Dial("ws://127.0.0.1:"+itoa(port)+"/", adaptertest.DialOptions{Origin: testOrigin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := `{"token":"` + testToken + `"}`
+		if run > 0 {
+			hs = `{"secret":"` + secret + `"}`
+		}
+		c.SendText(hs)
+		m, err := c.Next(frameWait)
+		if err != nil || !strings.Contains(m.Text(), `"hello"`) {
+			t.Fatalf("run %d: handshake answer %q %v", run, m.Text(), err)
+		}
+		if run == 0 {
+			var hello map[string]any
+			json.Unmarshal(m.Data, &hello)
+			secret, _ = hello["pairingSecret"].(string)
+		}
+		waitFor(t, func() bool { _, ok := s.attached(); return ok })
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("run %d: Serve = %v", run, err)
+		}
+		c.Close()
+		if _, ok := s.attached(); ok {
+			t.Fatalf("run %d: page still attached after Serve returned", run)
+		}
+		if st := s.Status(); len(st.Ports) != 0 {
+			t.Fatalf("run %d: stopped bridge reports ports %v", run, st.Ports)
+		}
+	}
+	if len(keys) != 2 {
+		t.Fatal("the restart reused the control-plane key")
+	}
+}
