@@ -85,6 +85,7 @@ func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, conns
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute, // idle keep-alive connections are not kept forever
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
