@@ -401,13 +401,7 @@ func (p *Processor) waitSeams() {
 	if wait <= 0 {
 		wait = 10 * time.Second
 	}
-	done := make(chan struct{})
-	go func() { p.inflight.Wait(); close(done) }()
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
+	if !p.drain(wait) {
 		p.ctx.Trace("seams", fmt.Sprintf("in-flight transcription/correction still running after %s; composing without it", wait))
 	}
 }
@@ -433,6 +427,27 @@ func (p *Processor) teardown() {
 	if rt != nil {
 		// outside mu: closing delivers the finals of cut-off segments
 		rt.Close()
+	}
+	// The seams are cancelled; wait (bounded) for their goroutines to
+	// finish, so nothing of this thread runs after its socket's close path.
+	p.drain(seamDrainWait)
+}
+
+// seamDrainWait bounds how long teardown waits for cancelled seams.
+const seamDrainWait = 2 * time.Second
+
+// drain waits up to d for every in-flight seam; it reports whether they
+// all finished.
+func (p *Processor) drain(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { p.inflight.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
 	}
 }
 

@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -519,5 +520,68 @@ func TestProcessorEventsCountAgainstConnectionBudget(t *testing.T) {
 		if r := c.Handle(true, b); r.OK != want || r.Fatal {
 			t.Fatalf("thread %d: %+v, want ok=%v", i, r, want)
 		}
+	}
+}
+
+// logCount counts log records (to observe a background seam finishing).
+type logCount struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (l *logCount) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logCount) Handle(context.Context, slog.Record) error {
+	l.mu.Lock()
+	l.n++
+	l.mu.Unlock()
+	return nil
+}
+func (l *logCount) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logCount) WithGroup(string) slog.Handler      { return l }
+
+type loggingHost struct {
+	*host
+	log *slog.Logger
+}
+
+func (h loggingHost) NewThread(ctx *channel.ThreadContext) { h.host.NewThread(ctx); ctx.Log = h.log }
+
+// TestAbandonWaitsForSeams: a dropped connection cancels an in-flight
+// transcription and its teardown returns only once that background seam
+// finished, so the adapter's Serve (which waits for every socket's close
+// path) never returns with a seam goroutine still running.
+func TestAbandonWaitsForSeams(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		entered <- struct{}{}
+		select { // a hung upstream
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	oa := &OpenAI{BaseURL: srv.URL + "/v1", Key: "sk-test"}
+	lc := &logCount{}
+	h := loggingHost{host: &host{t: t, dir: t.TempDir()}, log: slog.New(lc)}
+	deps := &Deps{NewOpenAI: func() *OpenAI { return oa }, BlobDir: func(*channel.ThreadContext) (string, error) { return h.dir, nil }}
+	c := channel.NewConn(channel.Registry{"intent-v1": Format(deps)}, h, slog.Default())
+	b, _ := frame.Encode(frame.Envelope{V: 1, Kind: "hello", Format: "intent-v1", Meta: &frame.HelloMeta{Intent: json.RawMessage(`{"transcriber":"openai"}`)}}, nil)
+	c.Handle(true, b)
+	if r := send(t, c, &frame.ChunkDescriptor{Kind: "attachment", ID: "seg_1", Mime: "audio/webm"}, []byte("OPUS"), false); !r.OK {
+		t.Fatalf("segment: %+v", r)
+	}
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("transcription never reached the upstream")
+	}
+	c.Abandon()
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if lc.n == 0 {
+		t.Fatal("Abandon returned while the cancelled transcription was still running")
 	}
 }
