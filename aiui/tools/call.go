@@ -67,6 +67,10 @@ func (d *Directory) Call(ctx context.Context, req CallRequest) (json.RawMessage,
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil {
+		return nil, &RouteError{Msg: "page_tools_call args must be a JSON object"}
+	}
 	d.mu.Lock()
 	if len(d.clients) == 0 {
 		d.mu.Unlock()

@@ -369,3 +369,21 @@ func TestRegistrationBytesPerConnectionAreBounded(t *testing.T) {
 		t.Fatalf("summary after a refused register: %+v", s)
 	}
 }
+
+// TestCallArgsMustBeAnObject: page_tools_call's args is an object (the
+// tool's inputSchema describes one); anything else is refused before it
+// reaches the page, and nothing is sent.
+func TestCallArgsMustBeAnObject(t *testing.T) {
+	d := NewDirectory(quiet())
+	p := connect(d)
+	p.register("ns", "h", "", "t")
+	sent := len(p.sent)
+	for _, args := range []string{`"text"`, `[1,2]`, `42`, `{bad`} {
+		if _, err := d.Call(context.Background(), CallRequest{Name: "t", Args: json.RawMessage(args)}); err == nil || !strings.Contains(err.Error(), "args must be a JSON object") {
+			t.Errorf("args %s: %v", args, err)
+		}
+	}
+	if len(p.sent) != sent {
+		t.Fatalf("a call with bad args reached the page: %v", p.last())
+	}
+}
