@@ -199,7 +199,7 @@ func promptsCommand() *cli.Command {
 				// the record outlives the backend: read it directly
 				enc := json.NewEncoder(out)
 				enc.SetEscapeHTML(false)
-				for _, r := range ReadRecord(StateDir(*dirs) + "/prompts.jsonl") {
+				for _, r := range TakeRecord(StateDir(*dirs) + "/prompts.jsonl") {
 					enc.Encode(r)
 				}
 				return nil

@@ -110,6 +110,28 @@ func ReadRecord(path string) []Record {
 	return out
 }
 
+// TakeRecord is the shell's read of the record while no backend runs: it
+// returns every prompt and marks the unread ones as read by the shell, so
+// the next backend does not hand them to a face a second time.
+func TakeRecord(path string) []Record {
+	recs := ReadRecord(path)
+	changed := false
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for i := range recs {
+		if recs[i].DeliveredTo == "" {
+			recs[i].DeliveredTo = "shell"
+			changed = true
+		}
+		enc.Encode(recs[i])
+	}
+	if changed {
+		hub.WriteFileAtomic(path, buf.Bytes(), 0o600)
+	}
+	return recs
+}
+
 // persist merges with what is on disk (another backend may share the
 // file), trims to the limit and rewrites the record atomically. Caller
 // holds mu.
