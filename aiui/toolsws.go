@@ -3,6 +3,8 @@ package aiui
 import (
 	"encoding/json"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/lxzan/gws"
 
@@ -28,11 +30,23 @@ func toolsState(c *gws.Conn) *toolsConn {
 }
 
 func (h *toolsHandler) OnOpen(c *gws.Conn) {
+	var wmu sync.Mutex
+	limit := h.b.dir.CallTimeout
+	if limit <= 0 {
+		limit = tools.DefaultCallTimeout
+	}
+	// Every write to the page is bounded (a page that stopped reading
+	// must not pin a call's goroutine), and the deadline is cleared after
+	// each write under wmu, so no stale deadline fails a later ping.
 	send := func(v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
+		wmu.Lock()
+		defer wmu.Unlock()
+		c.SetWriteDeadline(time.Now().Add(limit))
+		defer c.SetWriteDeadline(time.Time{})
 		return c.WriteMessage(gws.OpcodeText, b)
 	}
 	s := &toolsConn{client: h.b.dir.Connect(send)}

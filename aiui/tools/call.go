@@ -130,25 +130,36 @@ func (d *Directory) Call(ctx context.Context, req CallRequest) (json.RawMessage,
 		delete(c.pending, callID)
 		d.mu.Unlock()
 	}
-	if err := c.send(map[string]any{"v": 1, "type": "call", "callId": callID, "ns": target.NS, "name": req.Name, "args": args}); err != nil {
-		forget()
-		return nil, &ToolError{Msg: "sending the call to the page failed: " + err.Error()}
-	}
 	timeout := d.CallTimeout
 	if timeout <= 0 {
 		timeout = DefaultCallTimeout
 	}
+	// The timeout covers handing the call over too: a page that stopped
+	// reading its socket blocks the write, not only the answer. The send
+	// itself is bounded by the connection's write deadline.
 	t := time.NewTimer(timeout)
 	defer t.Stop()
-	select {
-	case r := <-ch:
-		return r.value, r.err
-	case <-t.C:
-		forget()
-		return nil, &ToolError{Msg: fmt.Sprintf("page tool %s/%s did not answer within %s", target.NS, req.Name, timeout)}
-	case <-ctx.Done():
-		forget()
-		return nil, ctx.Err()
+	sent := make(chan error, 1)
+	go func() {
+		sent <- c.send(map[string]any{"v": 1, "type": "call", "callId": callID, "ns": target.NS, "name": req.Name, "args": args})
+	}()
+	for {
+		select {
+		case err := <-sent:
+			if err != nil {
+				forget()
+				return nil, &ToolError{Msg: "sending the call to the page failed: " + err.Error()}
+			}
+			sent = nil
+		case r := <-ch:
+			return r.value, r.err
+		case <-t.C:
+			forget()
+			return nil, &ToolError{Msg: fmt.Sprintf("page tool %s/%s did not answer within %s", target.NS, req.Name, timeout)}
+		case <-ctx.Done():
+			forget()
+			return nil, ctx.Err()
+		}
 	}
 }
 

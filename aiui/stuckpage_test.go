@@ -1,0 +1,75 @@
+package aiui
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lxzan/gws"
+
+	"github.com/hubdev/hub/aiui/tools"
+)
+
+// stuckPage is a /tools page whose event loop hangs after registering: it
+// stops reading its socket, so the server's writes back up.
+type stuckPage struct {
+	registered chan struct{}
+	release    chan struct{}
+	once       sync.Once
+}
+
+func (p *stuckPage) OnOpen(*gws.Conn)             {}
+func (p *stuckPage) OnClose(*gws.Conn, error)     {}
+func (p *stuckPage) OnPing(c *gws.Conn, b []byte) {}
+func (p *stuckPage) OnPong(*gws.Conn, []byte)     {}
+func (p *stuckPage) OnMessage(_ *gws.Conn, m *gws.Message) {
+	m.Close()
+	p.once.Do(func() { close(p.registered) })
+	<-p.release
+}
+
+// TestCallTimeoutCoversAStuckPage: the page-tool call timeout bounds the
+// whole call, including handing the call to a page that stopped reading
+// its socket — the agent gets its timeout error instead of hanging until
+// the heartbeat notices the page.
+func TestCallTimeoutCoversAStuckPage(t *testing.T) {
+	h, _ := start(t, func(c *Config, _ *Server) { c.CallTimeoutMS = 300 })
+	p := &stuckPage{registered: make(chan struct{}), release: make(chan struct{})}
+	conn, _, err := gws.NewClient(p, &gws.ClientOption{Addr: h.WSURL("/tools"), ReadBufferSize: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go conn.ReadLoop()
+	defer conn.NetConn().Close()
+	defer close(p.release)
+	conn.WriteString(`{"v":1,"type":"register","ns":"stuck","hash":"h","tools":[{"name":"big","description":"d"}]}`)
+	<-p.registered
+	cl := control(t, h)
+	args, _ := json.Marshal(map[string]string{"blob": strings.Repeat("x", 3<<20)})
+	const calls = 8
+	errs := make(chan string, calls)
+	for range calls {
+		go func() {
+			res, err := cl.Call(context.Background(), tools.CallRequest{Name: "big", Args: args})
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			errs <- res.Error
+		}()
+	}
+	deadline := time.After(8 * time.Second)
+	for i := range calls {
+		select {
+		case e := <-errs:
+			if e == "" {
+				t.Fatalf("call %d to a stuck page succeeded", i)
+			}
+		case <-deadline:
+			t.Fatalf("only %d of %d calls to a stuck page returned; the rest hang past the %s call timeout", i, calls, 300*time.Millisecond)
+		}
+	}
+}
