@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/hubdev/hub/aiui/tools"
@@ -29,6 +30,11 @@ type Client struct {
 	PID        int
 	HTTP       *http.Client
 	streamHTTP *http.Client
+
+	// dirs is where Locate found the control file: a request that fails
+	// because the backend restarted (gone, or a fresh key) re-reads it.
+	dirs *hub.Dirs
+	mu   sync.Mutex // guards Base and Key once the client is shared
 }
 
 // Locate reads the control file and checks that the backend answers.
@@ -43,6 +49,7 @@ func Locate(ctx context.Context, d hub.Dirs) (*Client, error) {
 	}
 	c := NewClient(cf.Port, cf.Key)
 	c.PID = cf.PID
+	c.dirs = &d
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if _, err := c.Info(pctx); err != nil {
@@ -57,6 +64,50 @@ func NewClient(port int, key string) *Client {
 		HTTP: &http.Client{Timeout: 60 * time.Second}, streamHTTP: &http.Client{}}
 }
 
+// relocate re-reads the control file after a failed request and reports
+// whether it names a different backend (new port or key) to retry with.
+func (c *Client) relocate() bool {
+	if c.dirs == nil {
+		return false
+	}
+	data, err := os.ReadFile(ControlPath(*c.dirs))
+	if err != nil {
+		return false
+	}
+	var cf ControlFile
+	if json.Unmarshal(data, &cf) != nil || cf.Port == 0 || cf.Key == "" {
+		return false
+	}
+	base := "http://" + hub.LoopbackHost + ":" + strconv.Itoa(cf.Port)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if base == c.Base && hub.SecretEqual(cf.Key, c.Key) {
+		return false
+	}
+	c.Base, c.Key, c.PID = base, cf.Key, cf.PID
+	return true
+}
+
+// send issues a request, retrying once against a relocated backend when
+// the first attempt could not connect or was refused for its key.
+func (c *Client) send(ctx context.Context, hc *http.Client, method, path string, body any) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		r, err := c.req(ctx, method, path, body)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := hc.Do(r)
+		stale := err != nil && ctx.Err() == nil || err == nil && resp.StatusCode == http.StatusUnauthorized
+		if stale && attempt == 0 && c.relocate() {
+			if resp != nil {
+				resp.Body.Close()
+			}
+			continue
+		}
+		return resp, err
+	}
+}
+
 func (c *Client) req(ctx context.Context, method, path string, body any) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
@@ -66,11 +117,14 @@ func (c *Client) req(ctx context.Context, method, path string, body any) (*http.
 		}
 		rd = bytes.NewReader(b)
 	}
-	r, err := http.NewRequestWithContext(ctx, method, c.Base+path, rd)
+	c.mu.Lock()
+	base, key := c.Base, c.Key
+	c.mu.Unlock()
+	r, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return nil, err
 	}
-	r.Header.Set("Authorization", "Bearer "+c.Key)
+	r.Header.Set("Authorization", "Bearer "+key)
 	if c.Face != "" {
 		r.Header.Set(FaceHeader, c.Face)
 	}
@@ -81,11 +135,7 @@ func (c *Client) req(ctx context.Context, method, path string, body any) (*http.
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	r, err := c.req(ctx, method, path, body)
-	if err != nil {
-		return err
-	}
-	resp, err := c.HTTP.Do(r)
+	resp, err := c.send(ctx, c.HTTP, method, path, body)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNoBackend, err)
 	}
@@ -131,11 +181,7 @@ func (c *Client) Reload(ctx context.Context) (map[string]any, error) {
 }
 
 func (c *Client) openStream(ctx context.Context, path string, fn func(line []byte) error) error {
-	r, err := c.req(ctx, http.MethodGet, path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.streamHTTP.Do(r)
+	resp, err := c.send(ctx, c.streamHTTP, http.MethodGet, path, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
