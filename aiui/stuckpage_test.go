@@ -3,8 +3,10 @@ package aiui
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,7 +40,12 @@ func (p *stuckPage) OnMessage(_ *gws.Conn, m *gws.Message) {
 func TestCallTimeoutCoversAStuckPage(t *testing.T) {
 	h, _ := start(t, func(c *Config, _ *Server) { c.CallTimeoutMS = 300 })
 	p := &stuckPage{registered: make(chan struct{}), release: make(chan struct{})}
-	conn, _, err := gws.NewClient(p, &gws.ClientOption{Addr: h.WSURL("/tools"), ReadBufferSize: 4 << 10})
+	// a small receive buffer, so little data backs the socket up
+	dialer := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10) })
+	}}
+	conn, _, err := gws.NewClient(p, &gws.ClientOption{Addr: h.WSURL("/tools"), ReadBufferSize: 4 << 10,
+		NewDialer: func() (gws.Dialer, error) { return dialer, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +55,7 @@ func TestCallTimeoutCoversAStuckPage(t *testing.T) {
 	conn.WriteString(`{"v":1,"type":"register","ns":"stuck","hash":"h","tools":[{"name":"big","description":"d"}]}`)
 	<-p.registered
 	cl := control(t, h)
-	args, _ := json.Marshal(map[string]string{"blob": strings.Repeat("x", 3<<20)})
+	args, _ := json.Marshal(map[string]string{"blob": strings.Repeat("x", 1<<20)})
 	const calls = 8
 	errs := make(chan string, calls)
 	for range calls {
@@ -61,7 +68,7 @@ func TestCallTimeoutCoversAStuckPage(t *testing.T) {
 			errs <- res.Error
 		}()
 	}
-	deadline := time.After(8 * time.Second)
+	deadline := time.After(20 * time.Second)
 	for i := range calls {
 		select {
 		case e := <-errs:
