@@ -60,6 +60,15 @@ func (s *traceStore) open(threadID, format string, hello *frame.HelloMeta) *trac
 }
 
 func (t *trace) stage(name string, detail any) {
+	t.mu.Lock()
+	if name == "abandoned" {
+		t.State = "abandoned"
+	}
+	full := len(t.Stages) >= maxStages
+	t.mu.Unlock()
+	if full {
+		return // dropped before paying for its encoding
+	}
 	b, err := json.Marshal(detail)
 	if err != nil {
 		b, _ = json.Marshal(fmt.Sprint(detail))
@@ -69,9 +78,6 @@ func (t *trace) stage(name string, detail any) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if name == "abandoned" {
-		t.State = "abandoned"
-	}
 	if len(t.Stages) < maxStages {
 		t.Stages = append(t.Stages, stage{At: time.Now().UTC(), Stage: name, Detail: b})
 	}
