@@ -228,9 +228,18 @@ func (p *Processor) addEvents(ev []Event) error {
 	return nil
 }
 
+// maxSpeculateEvents bounds speculative composition: past it a batch only
+// invalidates the cache (the mutation counter moved) and fin composes
+// once, so a turn of many tiny batches cannot cost quadratic CPU. Real
+// turns are tens to a few thousand events.
+const maxSpeculateEvents = 5000
+
 // speculate recomposes eagerly (pure, cheap) and caches the result keyed
 // by the mutation counter. Caller holds mu.
 func (p *Processor) speculate() {
+	if len(p.events) > maxSpeculateEvents {
+		return
+	}
 	p.cache, p.cacheAt = Compose(p.events, p.cfg.Policy()), p.mutations
 	p.ctx.Trace("speculative compose", p.cache)
 }

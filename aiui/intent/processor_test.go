@@ -585,3 +585,44 @@ func TestAbandonWaitsForSeams(t *testing.T) {
 		t.Fatal("Abandon returned while the cancelled transcription was still running")
 	}
 }
+
+// TestSpeculationIsBounded: speculative composition runs after each batch
+// only while the turn is of a realistic size; past maxSpeculateEvents a
+// batch just invalidates the cache and fin composes once — so a hostile
+// stream of tiny batches cannot cost quadratic CPU — and the turn still
+// lowers from the full log.
+func TestSpeculationIsBounded(t *testing.T) {
+	c, h := setup(t, "", nil)
+	const per = 1000
+	batches := maxSpeculateEvents/per + 2
+	for i := range batches {
+		ev := make([]Event, per)
+		for j := range ev {
+			ev[j] = Event{Type: TypeStroke, Points: 3}
+		}
+		if i == batches-1 {
+			ev[per-1] = Event{Type: TypeTranscriptFinal, Segment: 1, Text: StrPtr("said at the very end")}
+		}
+		events(t, c, ev...)
+	}
+	if r := send(t, c, nil, nil, true); !r.OK || !r.Closed {
+		t.Fatalf("fin: %+v", r)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	spec := 0
+	for _, s := range h.stages {
+		if s == "speculative compose" {
+			spec++
+		}
+	}
+	if spec != maxSpeculateEvents/per {
+		t.Fatalf("%d speculative composes over %d batches, want %d", spec, batches, maxSpeculateEvents/per)
+	}
+	if !slices.Contains(h.stages, "composed intent") {
+		t.Fatalf("fin did not compose the unspeculated log: %v", h.stages[len(h.stages)-3:])
+	}
+	if len(h.prompts) != 1 || !strings.Contains(h.prompts[0].Text, "said at the very end") {
+		t.Fatalf("prompts = %+v", h.prompts)
+	}
+}
