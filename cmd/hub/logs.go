@@ -48,9 +48,8 @@ func logsCommand() *cli.Command {
 			if !c.Bool("follow") {
 				return nil
 			}
-			if _, err := f.Seek(0, io.SeekEnd); err != nil {
-				return cli.Exit("hub: "+err.Error(), exitFailed)
-			}
+			// lastLines left the offset where its read ended, so nothing
+			// appended since is skipped.
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			if err := followFile(ctx, c.App.Writer, f, 200*time.Millisecond); err != nil {
@@ -62,7 +61,7 @@ func logsCommand() *cli.Command {
 }
 
 // followFile copies what is appended to f into w, checking every interval,
-// until ctx is done.
+// until ctx is done; it copies once more on the way out.
 func followFile(ctx context.Context, w io.Writer, f *os.File, interval time.Duration) error {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -72,7 +71,8 @@ func followFile(ctx context.Context, w io.Writer, f *os.File, interval time.Dura
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			_, err := io.Copy(w, f)
+			return err
 		case <-tick.C:
 		}
 	}

@@ -36,7 +36,11 @@ func TestFollowFileCopiesAppendedLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	f.Seek(0, 2)
+	// As `hub logs -f` does: print the tail, then follow from where the
+	// tail's read ended, so a line appended in between is not lost.
+	if tail, err := lastLines(f, 10); err != nil || len(tail) != 1 {
+		t.Fatalf("tail = %q, %v", tail, err)
+	}
 	var out syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
