@@ -19,8 +19,6 @@ import (
 	"github.com/hubdev/hub/hub"
 )
 
-const chromiumPath = "/usr/bin/chromium"
-
 // browserPage probes /health cross-origin, streams binary frames on /ws
 // (a text-concat thread in three frames, then an intent-v1 turn with a
 // canvas PNG as shot_1), and registers a page tool on /tools that answers
@@ -96,12 +94,7 @@ main().catch((e) => { window.state = "error: " + e; });
 </script>`
 
 func TestRealChromium(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set but %s is missing: %v", chromiumPath, err)
-		}
-		t.Skipf("%s not installed", chromiumPath)
-	}
+	adaptertest.RequireChromium(t)
 	cfg := DefaultConfig()
 	cfg.Port = 0
 	cfg.DebounceMS = 20
@@ -130,13 +123,7 @@ func TestRealChromium(t *testing.T) {
 	}
 	waitFor(t, "the face to attach", func() bool { return s.Status().AgentSessions == 1 })
 
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()))
-	defer cancelAlloc()
-	bctx, cancelB := chromedp.NewContext(actx)
+	bctx, cancelB := adaptertest.Chromium(t, ctx)
 	defer cancelB()
 	if _, err := chromedp.Run(bctx, chromedp.Navigate(site.URL)); err != nil {
 		t.Fatalf("navigate: %v", err)
@@ -199,7 +186,6 @@ func TestRealChromium(t *testing.T) {
 		t.Fatalf("page tool answer %+v", v)
 	}
 	cancelB()
-	cancelAlloc()
 	cs.Close()
 	cancel()
 	<-faceDone

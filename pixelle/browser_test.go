@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/hubdev/hub/adapters/adaptertest"
 )
-
-const chromiumPath = "/usr/bin/chromium"
 
 // pageHTML is a minimal Pixelle page: it creates a session with its real
 // Origin, connects as the browser over a real WebSocket and answers routed
@@ -55,12 +52,7 @@ start().catch((e) => { window.status_ = "error " + e; });
 </script>`
 
 func TestChromiumPage(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set but %s is missing: %v", chromiumPath, err)
-		}
-		t.Skipf("%s not installed", chromiumPath)
-	}
+	adaptertest.RequireChromium(t)
 	// The page's server comes first: its origin is the relay's WEBSITE.
 	var page string
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -75,22 +67,9 @@ func TestChromiumPage(t *testing.T) {
 	h := adaptertest.Start(t, s, adaptertest.Options{})
 	page = strings.ReplaceAll(pageHTML, "{{RELAY}}", h.URL(""))
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, stopBrowser := adaptertest.Chromium(t, context.Background())
 	// Registered after the harness, so Chromium is gone before its leak check.
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	t.Cleanup(stopBrowser)
 
 	// The first Run starts the browser; it must not carry a timeout.
 	if err := chromedp.Do(ctx, chromedp.Navigate(site.URL)); err != nil {

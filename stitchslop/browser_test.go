@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +14,6 @@ import (
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub"
 )
-
-const chromiumPath = "/usr/bin/chromium"
 
 // pageHTML is a minimal Stitch Slop page: it dials the bridge, pairs with
 // the token, sends its tool list and answers commands, like the real tab.
@@ -44,12 +41,7 @@ ws.onmessage = (ev) => {
 // the handshake over a real WebSocket (real Origin header, real ping/pong)
 // and answers a command sent through the control plane.
 func TestRealChromiumPage(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set but %s is missing: %v", chromiumPath, err)
-		}
-		t.Skipf("%s not installed", chromiumPath)
-	}
+	adaptertest.RequireChromium(t)
 	// The page's own origin: a loopback site serving the HTML above.
 	var bridgePort int
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,21 +57,7 @@ func TestRealChromiumPage(t *testing.T) {
 	})
 	bridgePort = b.Port()
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancel := adaptertest.Chromium(t, context.Background())
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelT()
@@ -121,7 +99,6 @@ func TestRealChromiumPage(t *testing.T) {
 		t.Fatalf("the page got no pairing secret: %q", secret)
 	}
 	cancelT()
-	cancel()
-	cancelAlloc()
+	cancel() // closes the browser: the bridge must see the page go
 	b.waitConnected(false)
 }
