@@ -3,6 +3,7 @@ package stitchslop
 import (
 	"context"
 	"encoding/json"
+	"github.com/hubdev/hub/adapters/adaptertest"
 	"log/slog"
 	"strings"
 	"testing"
@@ -120,7 +121,7 @@ func FuzzMCPStream(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		var out syncBuffer
+		var out adaptertest.SyncBuffer
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		s.ServeMCP(ctx, NewLineConn(strings.NewReader(in), &out), nil)

@@ -1,37 +1,17 @@
 package stitchslop
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
 )
-
-// syncBuffer is a goroutine-safe stderr.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // standalone runs RunStandalone in-process with pipes for stdio.
 type standalone struct {
@@ -39,8 +19,8 @@ type standalone struct {
 	port   int
 	dir    string
 	stdin  *io.PipeWriter
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *adaptertest.SyncBuffer
+	stderr *adaptertest.SyncBuffer
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -50,7 +30,7 @@ func startStandalone(t *testing.T, mod func(*StandaloneOptions)) *standalone {
 	dirs := adaptertest.TempDirs(t)
 	inR, inW := io.Pipe()
 	s := &standalone{t: t, port: freePort(t), dir: filepath.Join(dirs.Home, ".stitchslop"), stdin: inW,
-		stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
+		stdout: &adaptertest.SyncBuffer{}, stderr: &adaptertest.SyncBuffer{}, done: make(chan error, 1)}
 	o := StandaloneOptions{Origin: testOrigin, Port: s.port, Token: testToken, Stdin: inR, Stdout: s.stdout, Stderr: s.stderr}
 	if mod != nil {
 		mod(&o)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,9 +87,8 @@ func testAiuiMCPStdio(t *testing.T, withServe bool) {
 	cmd.Env = env
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	var smu sync.Mutex
-	cmd.Stderr = writerFunc(func(p []byte) (int, error) { smu.Lock(); defer smu.Unlock(); return stderr.Write(p) })
+	var stderr adaptertest.SyncBuffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -98,9 +96,7 @@ func testAiuiMCPStdio(t *testing.T, withServe bool) {
 	go func() { exited <- cmd.Wait() }()
 	defer func() {
 		cmd.Process.Kill()
-		smu.Lock()
 		t.Logf("hub aiui mcp stderr:\n%s", stderr.String())
-		smu.Unlock()
 	}()
 
 	pr, pw := io.Pipe()
@@ -236,7 +232,3 @@ func testAiuiMCPStdio(t *testing.T, withServe bool) {
 		t.Fatalf("non-JSON-RPC on stdout: %q", bad)
 	}
 }
-
-type writerFunc func(p []byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

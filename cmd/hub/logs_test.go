@@ -1,32 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"github.com/hubdev/hub/adapters/adaptertest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestFollowFileCopiesAppendedLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hub.log")
@@ -41,7 +23,7 @@ func TestFollowFileCopiesAppendedLines(t *testing.T) {
 	if tail, err := lastLines(f, 10); err != nil || len(tail) != 1 {
 		t.Fatalf("tail = %q, %v", tail, err)
 	}
-	var out syncBuffer
+	var out adaptertest.SyncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- followFile(ctx, &out, f, time.Millisecond) }()
