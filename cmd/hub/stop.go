@@ -24,7 +24,7 @@ func stopCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			dirs, err := hub.DirsFromEnv()
 			if err != nil {
-				return cli.Exit("hub: "+err.Error(), exitFailed)
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			st, live, msg := supervisor.Probe(dirs.State)
 			if live != supervisor.Running {
@@ -32,7 +32,7 @@ func stopCommand() *cli.Command {
 					os.Remove(filepath.Join(dirs.State, supervisor.StateFileName))
 					msg += " (state file removed)"
 				}
-				return cli.Exit("hub: "+msg, exitNotRunning)
+				return hub.Exit(hub.ExitNotRunning, "hub: "+msg)
 			}
 			how := "gracefully"
 			code, _, err := supervisor.ControlCall(c.Context, st, http.MethodPost, "/stop")
