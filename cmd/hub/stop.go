@@ -28,7 +28,7 @@ func stopCommand() *cli.Command {
 			}
 			st, live, msg := supervisor.Probe(dirs.State)
 			if live != supervisor.Running {
-				if live == supervisor.Stale && st != nil && !supervisor.PIDAlive(st.PID) {
+				if live == supervisor.Stale && st != nil && !hub.PIDAlive(st.PID) {
 					os.Remove(filepath.Join(dirs.State, supervisor.StateFileName))
 					msg += " (state file removed)"
 				}
@@ -62,7 +62,7 @@ func stopCommand() *cli.Command {
 func waitExit(pid int, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if !supervisor.PIDAlive(pid) {
+		if !hub.PIDAlive(pid) {
 			return true
 		}
 		time.Sleep(50 * time.Millisecond)
