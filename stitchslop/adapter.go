@@ -41,6 +41,7 @@ type Server struct {
 	refusals refusalLog
 	upgrader *gws.Upgrader
 	conns    *hub.ConnSet
+	control  hub.KeyGate // the §4.3 checks in front of every control route
 
 	// authMu serialises handshake decisions (busy vs take over, redeem).
 	authMu sync.Mutex
@@ -83,6 +84,7 @@ func New(opts Options) (*Server, error) {
 		listeners:  map[int]func(){},
 		log:        slog.New(slog.DiscardHandler),
 	}
+	s.control = hub.KeyGate{Header: KeyHeader, Key: s.Key, Port: s.Port, Hint: "(a stale session file?)"}
 	s.upgrader = gws.NewUpgrader(s, &gws.ServerOption{
 		ParallelEnabled:    false,
 		ReadMaxPayloadSize: opts.MaxFrame,
