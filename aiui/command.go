@@ -81,8 +81,7 @@ func serveCommand() *cli.Command {
 			defer cancel()
 			log := stderrLog(c.String("log-level"))
 			s := New(cfg, KindServe)
-			env := &adapters.Env{Log: log.With("adapter", "aiui"), Dirs: *dirs, Lifecycle: hub.NewLifecycle(hub.IdleRules{}), Ready: func(...int) {}}
-			if err := s.Serve(ctx, env); err != nil {
+			if err := (adapters.Standalone{Name: "aiui", Adapter: s, Log: log, Dirs: dirs}).Serve(ctx); err != nil {
 				return hub.Exit(hub.ExitFailed, "hub aiui serve: "+err.Error())
 			}
 			return nil
@@ -134,21 +133,11 @@ func mcpCommand() *cli.Command {
 func startInProcess(ctx context.Context, dirs hub.Dirs, lc *hub.Lifecycle, log *slog.Logger) (*Client, func(), error) {
 	s := New(DefaultConfig(), KindMCP)
 	s.FallbackAnyPort = true
-	sctx, cancel := context.WithCancel(ctx)
-	ready := make(chan int, 1)
-	done := make(chan error, 1)
-	env := &adapters.Env{Log: log.With("adapter", "aiui"), Dirs: dirs, Lifecycle: lc, Ready: func(p ...int) { ready <- p[0] }}
-	go func() { done <- s.Serve(sctx, env) }()
-	select {
-	case <-ready:
-	case err := <-done:
-		cancel()
+	run, err := adapters.Standalone{Name: "aiui", Adapter: s, Log: log, Dirs: &dirs, Lifecycle: lc, ReadyTimeout: 10 * time.Second}.Start(ctx)
+	if err != nil {
 		return nil, nil, err
-	case <-time.After(10 * time.Second):
-		cancel()
-		return nil, nil, errors.New("in-process backend not ready after 10s")
 	}
-	stop := func() { cancel(); <-done }
+	stop := func() { run.Stop() }
 	cl, err := Locate(ctx, dirs)
 	if err != nil {
 		stop()

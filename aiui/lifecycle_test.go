@@ -19,8 +19,8 @@ func TestFactory(t *testing.T) {
 		t.Fatalf("default config: %+v %v", cfg, err)
 	}
 	a, err := f.New(cfg)
-	if err != nil || a.Name() != "aiui" {
-		t.Fatalf("New: %v %v", a, err)
+	if _, ok := a.(*Server); err != nil || !ok || f.Name != "aiui" {
+		t.Fatalf("New: %v %v (factory %q)", a, err, f.Name)
 	}
 }
 

@@ -358,15 +358,12 @@ func serveAction(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	env := &adapters.Env{
-		Log:       log.With("adapter", "pixelle"),
-		Dirs:      dirs,
-		Lifecycle: hub.NewLifecycle(hub.IdleRules{}),
-		Ready: func(ports ...int) {
-			log.Info("relay ready; stop it with Ctrl-C", "relay", fmt.Sprintf("http://%s:%d", hub.LoopbackHost, ports[0]), "website", srv.Website)
-		},
+	run, err := adapters.Standalone{Name: "pixelle", Adapter: srv, Log: log, Dirs: &dirs}.Start(ctx)
+	if err == nil {
+		log.Info("relay ready; stop it with Ctrl-C", "relay", srv.RelayURL(), "website", srv.Website)
+		err = run.Wait()
 	}
-	if err := srv.Serve(ctx, env); err != nil {
+	if err != nil {
 		return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub pixelle serve: %v\nIf another relay holds the port, check it with `hub pixelle health --relay http://127.0.0.1:%d --website %s` and reuse it when compatible; never stop an unknown process — choose another --port instead.", err, c.Int("port"), srv.Website))
 	}
 	return nil

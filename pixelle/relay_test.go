@@ -59,8 +59,8 @@ func TestFactory(t *testing.T) {
 		t.Fatalf("configured: %v %q", err, cfg.NeedsUser())
 	}
 	a, err := f.New(cfg)
-	if err != nil || a.Name() != "pixelle" {
-		t.Fatalf("New: %v", err)
+	if err != nil || f.Name != "pixelle" {
+		t.Fatalf("New: %v (factory %q)", err, f.Name)
 	}
 	h := adaptertest.Start(t, a, adaptertest.Options{})
 	resp := h.Do(adaptertest.Request{Path: "/health", Header: browserHeader()})
@@ -501,7 +501,7 @@ func TestStatusAndLifecycle(t *testing.T) {
 	if !st.PageAttached || st.AgentSessions != 1 || st.LastActivity.IsZero() || st.Note != "" {
 		t.Fatalf("status with a page and an agent: %+v", st)
 	}
-	act := r.Env.Lifecycle.Activity("pixelle")
+	act := r.Lifecycle.Activity("pixelle")
 	if !act.PageEverAttached || act.LastAgent.IsZero() {
 		t.Fatalf("lifecycle %+v", act)
 	}

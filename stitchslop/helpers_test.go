@@ -218,7 +218,7 @@ func netInterfaceAddrs() ([]string, error) {
 // testEnv is an Env for calling Serve directly.
 func testEnv(t testing.TB) *adapters.Env {
 	dirs := adaptertest.TempDirs(t)
-	return &adapters.Env{Log: adaptertest.Logger(t), Dirs: dirs, Lifecycle: hub.NewLifecycle(hub.IdleRules{}), Ready: func(...int) {}}
+	return &adapters.Env{Log: adaptertest.Logger(t), Dirs: dirs, Ready: func(...int) {}}
 }
 
 // waitBlockedIn waits until some goroutine's stack is inside fn (for

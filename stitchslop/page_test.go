@@ -72,7 +72,7 @@ func TestDefaultPortsAreTheSpecsFour(t *testing.T) {
 	if got := fmt.Sprint(s.opts.Ports); got != want {
 		t.Fatalf("New with no ports scans %s, want %s", got, want)
 	}
-	cfg := NewConfig().(*Config)
+	cfg := NewConfig()
 	if got := fmt.Sprint(cfg.Ports); got != want || cfg.Origin != "https://www.stitchslop.com" || cfg.ConfigDir != "~/.stitchslop" {
 		t.Fatalf("NewConfig = %+v", cfg)
 	}
@@ -246,7 +246,7 @@ func TestHandshakeVariants(t *testing.T) {
 			_, hello := b.attach(map[string]any{"token": testToken})
 			secret := hello["pairingSecret"].(string)
 			cur := b.S.currentPage()
-			cur.conn.NetConn().Close() // free the slot
+			cur.ws.Drop() // free the slot
 			b.waitConnected(false)
 			if err := b.S.ArmToken("tok_second"); err != nil {
 				t.Fatal(err)

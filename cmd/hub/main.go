@@ -64,7 +64,7 @@ func newApp() *cli.App {
 			}
 			return hub.Exit(hub.ExitUsage, "hub: "+err.Error()+"\nRun '"+name+" --help' for usage.")
 		},
-		Commands: []*cli.Command{
+		Commands: append([]*cli.Command{
 			runCommand(),
 			startCommand(),
 			stopCommand(),
@@ -72,10 +72,7 @@ func newApp() *cli.App {
 			logsCommand(),
 			configCommand(),
 			versionCommand(),
-			stitchslop.Command(),
-			aiui.Command(),
-			pixelle.Command(),
-		},
+		}, registry().Commands()...),
 	}
 	for _, c := range app.Commands {
 		quietUsageErrors(c, app.OnUsageError)
