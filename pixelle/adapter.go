@@ -125,6 +125,18 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	if err != nil {
 		return err
 	}
+	sockets := &hub.Sockets{}
+	h := &httpHandler{s: s, relay: s.start(env, port, sockets)}
+	env.Log.Info("pixelle relay listening", "relay", s.RelayURL(), "website", s.Website)
+	env.Ready(port)
+	err = hub.ServeHTTP(ctx, ln, h, sockets, env.Log) // every connection's close path ran
+	s.shutdown()
+	return err
+}
+
+// start resets the relay's state for one run on port and returns its
+// /relay endpoint.
+func (s *Server) start(env *adapters.Env, port int, sockets *hub.Sockets) *hub.WSEndpoint {
 	s.policy = hub.NewOriginPolicy(s.Website)
 	s.mu.Lock()
 	s.log, s.env, s.port = env.Log, env, port
@@ -133,15 +145,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	s.rate = newRateLimiter(s.RateLimit, s.RateWindow, s.MaxRatePeers)
 	s.running, s.closed = true, false
 	s.mu.Unlock()
-
-	sockets := &hub.Sockets{}
-	relay := sockets.Endpoint(relayHandler{s}, hub.WSOptions{MaxPayload: s.MaxMessage, Heartbeat: env.Heartbeat, Log: env.Log})
-	h := &httpHandler{s: s, relay: relay}
-	env.Log.Info("pixelle relay listening", "relay", s.RelayURL(), "website", s.Website)
-	env.Ready(port)
-	err = hub.ServeHTTP(ctx, ln, h, sockets, env.Log) // every connection's close path ran
-	s.shutdown()
-	return err
+	return sockets.Endpoint(relayHandler{s}, hub.WSOptions{MaxPayload: s.MaxMessage, Heartbeat: env.Heartbeat, Log: env.Log})
 }
 
 // shutdown clears every timer and forgets every session.

@@ -122,7 +122,7 @@ func TestClientErrors(t *testing.T) {
 	}
 	// Browser gone: the relay's BROWSER_OFFLINE comes through unchanged.
 	b.Close()
-	r.waitFor(t, "the browser's close", func() bool { return !r.s.Status().PageAttached })
+	adaptertest.WaitFor(t, "the browser's close", func() bool { return !r.s.Status().PageAttached })
 	out, err := c.Call(context.Background(), cr, json.RawMessage(`{"method":"state.read"}`))
 	if err != nil || out.ErrorCode() != "BROWSER_OFFLINE" {
 		t.Fatalf("offline: %s %v", out.Error, err)
