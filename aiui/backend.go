@@ -33,6 +33,7 @@ type backend struct {
 	dir     *tools.Directory
 	outbox  *Outbox
 	traces  *traceStore
+	origins *hub.OriginPolicy // browser routes: loopback + configured app origins
 
 	// sockets owns every /ws and /tools socket; ServeHTTP returns only
 	// after each one's close path (thread teardown, directory drop) ran.
@@ -50,7 +51,8 @@ type backend struct {
 func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
 	cwd, _ := os.Getwd()
 	b := &backend{s: s, cfg: s.cfg, env: env, log: env.Log, port: port, pid: os.Getpid(), started: time.Now().UTC(),
-		cwd: cwd, sockets: &hub.Sockets{}, traces: newTraceStore()}
+		cwd: cwd, sockets: &hub.Sockets{}, traces: newTraceStore(),
+		origins: hub.NewOriginPolicy(s.cfg.Origins...).AllowLoopback()}
 	b.deps = &intent.Deps{
 		NewOpenAI: func() *intent.OpenAI {
 			return &intent.OpenAI{BaseURL: b.cfg.TranscribeBaseURL, Key: os.Getenv(b.cfg.APIKeyEnv), KeyEnv: b.cfg.APIKeyEnv}
