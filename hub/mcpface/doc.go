@@ -7,4 +7,6 @@
 // survived instead of ending the session, and a bounded line length.
 // Every face serves MCP through [Stdio], and nothing else writes to
 // stdout: stdout belongs to the protocol.
+//
+// [TextResult], [ErrorResult] and [ImageFromDataURL] build tool results.
 package mcpface
