@@ -8,5 +8,11 @@
 // Every face serves MCP through [Stdio], and nothing else writes to
 // stdout: stdout belongs to the protocol.
 //
+// [Server] builds an SDK server with the tools capability and list_changed
+// set explicitly, and middleware that knows when a client announced
+// itself (initialize, or a stateless client's first request), leaves a
+// cancelled call unanswered, and sends one bare list_changed per change
+// instead of the SDK's timer-debounced ones.
+//
 // [TextResult], [ErrorResult] and [ImageFromDataURL] build tool results.
 package mcpface
