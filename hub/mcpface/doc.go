@@ -1,18 +1,20 @@
 // Package mcpface is the one MCP layer every agent face in this repository
-// is built on: the stitchslop face, the aiui face and `hub mcp`. It wraps
-// the official Go SDK (github.com/modelcontextprotocol/go-sdk) where the
-// SDK does not do what our protocol specs ask.
+// is built on: the stitchslop face, the aiui face and `hub mcp`.
 //
-// [LineTransport] is MCP's stdio framing, with garbage answered and
-// survived instead of ending the session, and a bounded line length.
-// Every face serves MCP through [Stdio], and nothing else writes to
-// stdout: stdout belongs to the protocol.
+// It wraps the official Go SDK (github.com/modelcontextprotocol/go-sdk)
+// and adds what the SDK does not do the way our protocol specs ask:
 //
-// [Server] builds an SDK server with the tools capability and list_changed
-// set explicitly, and middleware that knows when a client announced
-// itself (initialize, or a stateless client's first request), leaves a
-// cancelled call unanswered, and sends one bare list_changed per change
-// instead of the SDK's timer-debounced ones.
+//   - [LineTransport], MCP's stdio framing with garbage answered and
+//     survived instead of ending the session, and a bounded line length;
+//   - [Server], a server builder whose middleware knows when a client
+//     announced itself (initialize, or a stateless client's first
+//     request), answers cancelled calls with silence, and sends one bare
+//     notifications/tools/list_changed per change instead of the SDK's
+//     timer-debounced ones;
+//   - [Forwarder], which registers a page's tools with their raw JSON
+//     schemas, updates and removes them, and maps their names;
+//   - result helpers for text, errors and data-URL images.
 //
-// [TextResult], [ErrorResult] and [ImageFromDataURL] build tool results.
+// Every face writes protocol to stdout through [Stdio] and nothing else:
+// stdout belongs to the protocol.
 package mcpface
