@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/hub/mcpface"
 	"log/slog"
 	"strings"
 	"testing"
@@ -124,7 +125,7 @@ func FuzzMCPStream(f *testing.F) {
 		var out adaptertest.SyncBuffer
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		s.ServeMCP(ctx, NewLineConn(strings.NewReader(in), &out), nil)
+		s.ServeMCP(ctx, &mcpface.LineTransport{In: strings.NewReader(in), Out: &out}, nil)
 		for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
 			if line == "" {
 				continue

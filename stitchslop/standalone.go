@@ -9,6 +9,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/mcpface"
 )
 
 // Standalone idle rules (§2.7, §2.8).
@@ -116,7 +117,7 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	}
 	mcpDone := make(chan mcpEnd, 1)
 	go func() {
-		in, err := srv.ServeMCP(ctx, NewLineConn(o.Stdin, o.Stdout), lc.Own)
+		in, err := srv.ServeMCP(ctx, &mcpface.LineTransport{In: o.Stdin, Out: o.Stdout}, lc.Own)
 		mcpDone <- mcpEnd{in, err}
 	}()
 	idle := make(chan error, 1)
