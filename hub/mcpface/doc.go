@@ -15,6 +15,7 @@
 //     schemas, updates and removes them, and maps their names;
 //   - result helpers for text, errors and data-URL images.
 //
-// Every face writes protocol to stdout through [Stdio] and nothing else:
-// stdout belongs to the protocol.
+// Every face speaks MCP on stdio through a LineTransport ([Stdio] is the
+// process's own), and nothing else writes to stdout: stdout belongs to
+// the protocol.
 package mcpface
