@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,7 +34,10 @@ func logsCommand() *cli.Command {
 				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			path := filepath.Join(dirs.State, supervisor.LogFileName)
-			f, err := os.Open(path)
+			f, err := hub.OpenPrivate(path, os.O_RDONLY, 0, false)
+			if errors.Is(err, hub.ErrUnsafeFile) {
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
+			}
 			if err != nil {
 				return hub.Exit(hub.ExitNotRunning, fmt.Sprintf("hub: no log yet at %s (the log is written by hub start)", path))
 			}

@@ -27,6 +27,9 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"holdport": cmdHoldPort,
 		"waitport": cmdWaitPort,
 		"killhub":  cmdKillHub,
+		"victim":   cmdVictim,
+		"alive":    cmdAlive,
+		"holdlock": cmdHoldLock,
 	}
 }
 
@@ -153,4 +156,40 @@ func cmdWaitPort(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// victim VAR starts an unrelated process (sleep) for the rest of the
+// script, as another program of the user's would run, and stores its pid
+// in $VAR: a planted state file names it.
+func cmdVictim(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: victim VAR")
+	}
+	cmd := exec.Command("sleep", "600")
+	ts.Check(cmd.Start())
+	ts.Defer(func() { cmd.Process.Kill(); cmd.Wait() })
+	ts.Setenv(args[0], strconv.Itoa(cmd.Process.Pid))
+}
+
+// alive PID requires that PID still runs (! alive: that it does not).
+func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: alive PID")
+	}
+	pid, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	if hub.PIDAlive(pid) == neg {
+		ts.Fatalf("pid %d alive = %v", pid, !neg)
+	}
+}
+
+// holdlock takes the state dir's hub lock for the rest of the script from
+// the test process, which is not the pid a planted state file names.
+func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: holdlock")
+	}
+	lock, err := supervisor.AcquireLock(ts.Getenv("XDG_STATE_HOME") + "/hub")
+	ts.Check(err)
+	ts.Defer(lock.Release)
 }

@@ -41,6 +41,8 @@ func startCommand() *cli.Command {
 				return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub: already running (pid %d)", st.PID))
 			case supervisor.Stale:
 				fmt.Fprintf(c.App.ErrWriter, "hub: %s; starting a new hub\n", msg)
+			case supervisor.Unsafe:
+				return hub.Exit(hub.ExitFailed, "hub: "+msg)
 			}
 			// Validate before spawning anything, so a bad config is one
 			// clear line here and nothing is half-started.
@@ -52,7 +54,10 @@ func startCommand() *cli.Command {
 				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			if err := hub.EnsurePrivateDir(dirs.State); err != nil {
-				return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub: state dir %s: %v", dirs.State, errors.Unwrap(err)))
+				if !errors.Is(err, hub.ErrUnsafeFile) {
+					err = fmt.Errorf("state dir %s: %v", dirs.State, errors.Unwrap(err))
+				}
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			logPath := filepath.Join(dirs.State, supervisor.LogFileName)
 			msgOK, err := spawnDetached(cfgPath, logPath)
@@ -81,7 +86,9 @@ func spawnDetached(cfgPath, logPath string) (*readyMsg, error) {
 		return nil, err
 	}
 	rotateLog(logPath)
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	// Never through a planted link (as root, that appended to and chmod'ed
+	// the link's target); the chmod below is on our own descriptor.
+	logf, err := hub.OpenPrivate(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600, false)
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}
@@ -146,14 +153,14 @@ func spawnDetached(cfgPath, logPath string) (*readyMsg, error) {
 const maxLogSize = 10 << 20
 
 func rotateLog(path string) {
-	if fi, err := os.Stat(path); err == nil && fi.Size() > maxLogSize {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > maxLogSize {
 		os.Rename(path, path+".1")
 	}
 }
 
 // tailLines returns the last n lines of a file ("" if unreadable).
 func tailLines(path string, n int) string {
-	f, err := os.Open(path)
+	f, err := hub.OpenPrivate(path, os.O_RDONLY, 0, false)
 	if err != nil {
 		return ""
 	}
