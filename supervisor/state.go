@@ -38,7 +38,10 @@ type State struct {
 var ErrAlreadyRunning = errors.New("already running")
 
 // Lock is the running hub's hold on the state directory.
-type Lock struct{ f *os.File }
+type Lock struct {
+	dir string
+	f   *os.File
+}
 
 // AcquireLock takes the state directory's lock without blocking. If another
 // hub holds it, the error says "already running (pid N)". A state dir or
@@ -61,7 +64,7 @@ func AcquireLock(dir string) (*Lock, error) {
 		}
 		return nil, fmt.Errorf("locking %s: %v", f.Name(), err)
 	}
-	return &Lock{f: f}, nil
+	return &Lock{dir: dir, f: f}, nil
 }
 
 // stateDirError names the state dir; an unsafe-file refusal already names

@@ -34,6 +34,7 @@ func runCommand() *cli.Command {
 			configFlag,
 			&cli.BoolFlag{Name: "detached", Hidden: true, Usage: "log JSON lines (set by hub start)"},
 			&cli.IntFlag{Name: "ready-fd", Hidden: true, Usage: "report readiness as one JSON line on this fd"},
+			&cli.DurationFlag{Name: "state-check", Hidden: true, Value: supervisor.StateCheckInterval, Usage: "how often the state file and lock are checked and repaired"},
 		},
 		Action: runHub,
 	}
@@ -142,14 +143,29 @@ func runHub(c *cli.Context) error {
 	go func() { ctrlDone <- hub.ServeHTTP(ctrlCtx, ctrlLn, control, nil, log) }()
 	defer func() { stopControl(); <-ctrlDone }()
 
+	// The state file is kept (rewritten if it goes missing or corrupt)
+	// from ready until shutdown; the keeper stops before the file is
+	// removed and before the lock is released.
+	keepCtx, stopKeeping := context.WithCancel(context.Background())
+	kept := make(chan struct{})
+	keeping := false // ready runs on this goroutine, inside Serve
 	err = sup.Serve(ctx, func(st []adapters.Status) {
 		state.Adapters = st
 		if werr := supervisor.WriteState(dirs.State, state); werr != nil {
 			log.Error("cannot write state file", "err", werr)
 		}
+		keeping = true
+		go func() {
+			defer close(kept)
+			supervisor.KeepState(keepCtx, lock, state, c.Duration("state-check"), log)
+		}()
 		log.Info("hub ready", "pid", state.PID, "config", cfg.Source, "adapters", summary(st))
 		ready.send(readyMsg{OK: true, PID: state.PID, Adapters: st})
 	})
+	stopKeeping()
+	if keeping {
+		<-kept
+	}
 	supervisor.RemoveStateIfOurs(dirs.State, state.PID)
 	var idle *hub.IdleError
 	switch {

@@ -21,15 +21,16 @@ import (
 // adapter script tests add their own to the map scriptParams returns.
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"exits":    cmdExits,
-		"expand":   cmdExpand,
-		"freeport": cmdFreePort,
-		"holdport": cmdHoldPort,
-		"waitport": cmdWaitPort,
-		"killhub":  cmdKillHub,
-		"victim":   cmdVictim,
-		"alive":    cmdAlive,
-		"holdlock": cmdHoldLock,
+		"exits":     cmdExits,
+		"expand":    cmdExpand,
+		"freeport":  cmdFreePort,
+		"holdport":  cmdHoldPort,
+		"waitport":  cmdWaitPort,
+		"killhub":   cmdKillHub,
+		"victim":    cmdVictim,
+		"alive":     cmdAlive,
+		"holdlock":  cmdHoldLock,
+		"waitstate": cmdWaitState,
 	}
 }
 
@@ -192,4 +193,23 @@ func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
 	lock, err := supervisor.AcquireLock(ts.Getenv("XDG_STATE_HOME") + "/hub")
 	ts.Check(err)
 	ts.Defer(lock.Release)
+}
+
+// waitstate waits (up to 15 s) until the state dir holds a readable
+// state file, as a running hub keeps it.
+func cmdWaitState(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: waitstate")
+	}
+	dir := ts.Getenv("XDG_STATE_HOME") + "/hub"
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, err := supervisor.ReadState(dir); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("no readable state file in %s after 15s", dir)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
