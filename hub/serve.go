@@ -26,6 +26,9 @@ func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, socke
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
+	if g := GuardFrom(ctx); g != nil && sockets != nil {
+		sockets.SetGuard(g) // a handler's panic restarts this adapter, not the process
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

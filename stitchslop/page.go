@@ -101,7 +101,7 @@ func (h pageHandler) Open(c *hub.WSConn) hub.WSSession {
 	s := h.s
 	p := &pageConn{s: s, ws: c, gone: make(chan struct{})}
 	p.mu.Lock()
-	p.authTimer = time.AfterFunc(s.opts.AuthTimeout, func() {
+	p.authTimer = c.Guard().AfterFunc("page auth timer", s.opts.AuthTimeout, func() {
 		if n := s.refusals.add(ReasonAuthTimeout, ""); worthLogging(n) {
 			s.log.Warn("page did not authenticate in time; closing", "timeout", s.opts.AuthTimeout, "count", n)
 		}
