@@ -28,6 +28,9 @@ const StateCheckInterval = 2 * time.Second
 func KeepState(ctx context.Context, l *Lock, st *State, interval time.Duration, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	// Something that keeps deleting the file must not cost a line every
+	// interval for as long as the hub runs.
+	var thin hub.LogThinner
 	for {
 		select {
 		case <-ctx.Done():
@@ -37,7 +40,7 @@ func KeepState(ctx context.Context, l *Lock, st *State, interval time.Duration, 
 		if err := l.ensure(); err != nil {
 			// Another hub took the directory over: its state is not ours
 			// to overwrite.
-			log.Error("lost the state dir's lock; leaving its state file alone", "err", err)
+			thin.Log(log, slog.LevelError, "lost lock", "lost the state dir's lock; leaving its state file alone", "err", err)
 			continue
 		}
 		got, err := ReadState(l.dir)
@@ -49,10 +52,10 @@ func KeepState(ctx context.Context, l *Lock, st *State, interval time.Duration, 
 			why = err.Error()
 		}
 		if werr := WriteState(l.dir, st); werr != nil {
-			log.Error("cannot rewrite the state file", "why", why, "err", werr)
+			thin.Log(log, slog.LevelError, "cannot rewrite", "cannot rewrite the state file", "why", why, "err", werr)
 			continue
 		}
-		log.Warn("rewrote the state file", "why", why)
+		thin.Warn(log, "rewrote", "rewrote the state file", "why", why)
 	}
 }
 
