@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -17,6 +19,10 @@ import (
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/supervisor"
 )
+
+// logMaxFlag caps hub.log while a detached hub runs (hidden: tests set a
+// small cap to see the running hub rotate its own log).
+var logMaxFlag = &cli.Int64Flag{Name: "log-max", Hidden: true, Value: hub.DefaultLogMaxSize, Usage: "rotate hub.log past this many `BYTES`"}
 
 var configFlag = &cli.StringFlag{
 	Name:    "config",
@@ -34,6 +40,7 @@ func runCommand() *cli.Command {
 			configFlag,
 			&cli.BoolFlag{Name: "detached", Hidden: true, Usage: "log JSON lines (set by hub start)"},
 			&cli.IntFlag{Name: "ready-fd", Hidden: true, Usage: "report readiness as one JSON line on this fd"},
+			logMaxFlag,
 			&cli.DurationFlag{Name: "state-check", Hidden: true, Value: supervisor.StateCheckInterval, Usage: "how often the state file and lock are checked and repaired"},
 		},
 		Action: runHub,
@@ -86,10 +93,24 @@ func runHub(c *cli.Context) error {
 		return fail(err)
 	}
 	logOpts := hub.LogOptions{Level: cfg.Log.Level, Format: cfg.Log.Format}
+	var logOut io.Writer = os.Stderr
 	if c.Bool("detached") {
 		logOpts.Format = "json"
+		// The detached hub rotates its own log by size while it runs.
+		// Its stdout and stderr (hub start's handle on the same file)
+		// follow each new file, so a crash's stack trace from the runtime
+		// still lands at the end of the current hub.log.
+		if err := hub.EnsurePrivateDir(dirs.State); err != nil {
+			return fail(err)
+		}
+		rf, err := hub.OpenRotating(filepath.Join(dirs.State, supervisor.LogFileName), c.Int64("log-max"), hub.DefaultLogKeep, 1, 2)
+		if err != nil {
+			return fail(fmt.Errorf("log file: %w", err))
+		}
+		defer rf.Close()
+		logOut = rf
 	}
-	log, err := hub.NewLogger(os.Stderr, logOpts)
+	log, err := hub.NewLogger(logOut, logOpts)
 	if err != nil {
 		return fail(err)
 	}

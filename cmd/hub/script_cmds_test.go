@@ -31,6 +31,8 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"alive":     cmdAlive,
 		"holdlock":  cmdHoldLock,
 		"waitstate": cmdWaitState,
+		"sighub":    cmdSigHub,
+		"maxsize":   cmdMaxSize,
 	}
 }
 
@@ -211,5 +213,40 @@ func cmdWaitState(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("no readable state file in %s after 15s", dir)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sighub SIGNAL sends SIGNAL (QUIT, TERM, …) to the hub named in the state
+// file and waits for it to exit.
+func cmdSigHub(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sighub SIGNAL")
+	}
+	sigs := map[string]syscall.Signal{"QUIT": syscall.SIGQUIT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL}
+	sig, ok := sigs[args[0]]
+	if !ok {
+		ts.Fatalf("sighub: unknown signal %q", args[0])
+	}
+	st, err := supervisor.ReadState(ts.Getenv("XDG_STATE_HOME") + "/hub")
+	ts.Check(err)
+	ts.Check(syscall.Kill(st.PID, sig))
+	if !waitExit(st.PID, 10e9) {
+		ts.Fatalf("sighub: pid %d survived SIG%s", st.PID, args[0])
+	}
+}
+
+// maxsize N FILE... requires every FILE to be at most N bytes.
+func cmdMaxSize(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: maxsize N FILE...")
+	}
+	n, err := strconv.ParseInt(args[0], 10, 64)
+	ts.Check(err)
+	for _, f := range args[1:] {
+		fi, err := os.Stat(ts.MkAbs(f))
+		ts.Check(err)
+		if fi.Size() > n {
+			ts.Fatalf("%s is %d bytes, over %d", f, fi.Size(), n)
+		}
 	}
 }
