@@ -152,7 +152,7 @@ const (
 
 // Probe reads the state file and decides, without trusting it, whether a
 // hub is running: the pid must exist (signal 0), hold the lock (a recycled
-// pid does not) and be a hub (verifyHub). For Stale and Unsafe, the
+// pid does not) and be a hub (VerifyHub). For Stale and Unsafe, the
 // message says why.
 func Probe(dir string) (*State, Liveness, string) {
 	if err := hub.CheckPrivateDir(dir); errors.Is(err, os.ErrNotExist) {
