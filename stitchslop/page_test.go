@@ -95,8 +95,11 @@ func TestOriginCheck(t *testing.T) {
 		want   int // 101 = upgraded
 	}{
 		{"exact", testOrigin, 101},
-		{"case-insensitive", "HTTPS://WWW.StitchSlop.TEST", 101},
-		{"trailing slash", testOrigin + "/", 101},
+		// Exact origins (issue 15): browsers send the canonical form, so
+		// other spellings are refused rather than normalised.
+		{"other case", "HTTPS://WWW.StitchSlop.TEST", 403},
+		{"trailing slash", testOrigin + "/", 403},
+		{"default port", testOrigin + ":443", 403},
 		{"missing", "", 403},
 		{"null", "null", 403},
 		{"other site", "https://evil.example", 403},
