@@ -61,6 +61,7 @@ func NormalizeOrigin(s string) (string, bool) {
 type OriginPolicy struct {
 	allowed  map[string]bool
 	loopback bool
+	lenient  bool
 }
 
 // NewOriginPolicy builds a policy from origins; unusable entries are ignored
@@ -82,6 +83,15 @@ func (p *OriginPolicy) AllowLoopback() *OriginPolicy {
 	return p
 }
 
+// Lenient makes the policy normalise a request's Origin before comparing
+// it (case-insensitive scheme and host, a trailing slash and a default
+// port ignored), for a protocol whose contract says so (Stitch Slop §2.2).
+// A missing Origin and "null" still never match. It returns p.
+func (p *OriginPolicy) Lenient() *OriginPolicy {
+	p.lenient = true
+	return p
+}
+
 // Allowed reports whether the origin header value is one of the allowed
 // canonical origins, exactly.
 func (p *OriginPolicy) Allowed(origin string) bool {
@@ -93,6 +103,12 @@ func (p *OriginPolicy) Allowed(origin string) bool {
 func (p *OriginPolicy) canonical(origin string) string {
 	if p.allowed[origin] {
 		return origin
+	}
+	if p.lenient {
+		if n, ok := NormalizeOrigin(origin); ok && (p.allowed[n] || p.loopback && isLoopbackOrigin(n)) {
+			return n
+		}
+		return ""
 	}
 	if !p.loopback {
 		return ""

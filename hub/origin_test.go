@@ -136,6 +136,30 @@ func TestOriginPolicyLoopback(t *testing.T) {
 	}
 }
 
+func TestOriginPolicyLenient(t *testing.T) {
+	p := NewOriginPolicy("https://www.stitchslop.com").Lenient()
+	for origin, want := range map[string]bool{
+		"https://www.stitchslop.com":      true,
+		"HTTPS://WWW.StitchSlop.COM":      true,
+		"https://www.stitchslop.com/":     true,
+		"https://www.stitchslop.com:443":  true,
+		"http://www.stitchslop.com":       false,
+		"https://www.stitchslop.com.evil": false,
+		"":                                false,
+		"null":                            false,
+	} {
+		if got := p.Allowed(origin); got != want {
+			t.Errorf("Allowed(%q) = %v, want %v", origin, got, want)
+		}
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("Origin", "HTTPS://WWW.StitchSlop.COM/")
+	w := httptest.NewRecorder()
+	if !p.SetCORS(w, r) || w.Header().Get("Access-Control-Allow-Origin") != "https://www.stitchslop.com" {
+		t.Fatalf("lenient CORS echo %q, want the canonical origin", w.Header().Get("Access-Control-Allow-Origin"))
+	}
+}
+
 func TestHostAllowed(t *testing.T) {
 	for host, want := range map[string]bool{
 		"127.0.0.1:8787":    true,

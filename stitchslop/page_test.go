@@ -95,11 +95,11 @@ func TestOriginCheck(t *testing.T) {
 		want   int // 101 = upgraded
 	}{
 		{"exact", testOrigin, 101},
-		// Exact origins (issue 15): browsers send the canonical form, so
-		// other spellings are refused rather than normalised.
-		{"other case", "HTTPS://WWW.StitchSlop.TEST", 403},
-		{"trailing slash", testOrigin + "/", 403},
-		{"default port", testOrigin + ":443", 403},
+		// §2.2: compared case-insensitively, a trailing slash ignored
+		// (the contract's own rule, kept although other adapters match
+		// exactly).
+		{"case-insensitive", "HTTPS://WWW.StitchSlop.TEST", 101},
+		{"trailing slash", testOrigin + "/", 101},
 		{"missing", "", 403},
 		{"null", "null", 403},
 		{"other site", "https://evil.example", 403},
