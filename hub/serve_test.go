@@ -233,7 +233,7 @@ func TestFirstMessageLimit(t *testing.T) {
 // Closed as a close; Reachable tells a live peer from a silent one.
 func TestHeartbeatAndReachable(t *testing.T) {
 	h := &echoHandler{conns: make(chan *WSConn, 2)}
-	s := startWS(t, h, WSOptions{Heartbeat: HeartbeatConfig{Interval: 20 * time.Millisecond, DeadAfter: 300 * time.Millisecond}})
+	s := startWS(t, h, WSOptions{Heartbeat: HeartbeatConfig{Interval: 50 * time.Millisecond, DeadAfter: time.Second}})
 
 	live := newClientHandler()
 	s.dial(t, live)

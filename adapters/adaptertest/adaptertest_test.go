@@ -101,7 +101,7 @@ func TestHarnessRefusals(t *testing.T) {
 }
 
 func TestHarnessHeartbeatDropsSilentPeer(t *testing.T) {
-	h := startEcho(t, Options{Heartbeat: hub.HeartbeatConfig{Interval: 20 * time.Millisecond, DeadAfter: 100 * time.Millisecond}})
+	h := startEcho(t, Options{Heartbeat: hub.HeartbeatConfig{Interval: 50 * time.Millisecond, DeadAfter: time.Second}})
 	alive := h.MustDial("/", DialOptions{Origin: "https://page.example"})
 	asleep := h.MustDial("/", DialOptions{Origin: "https://page.example", NoPong: true})
 	select {
