@@ -7,6 +7,7 @@ import "strconv"
 type Args struct {
 	spec   *Spec
 	vals   [][]string // per Spec.Params index; nil when absent
+	order  []occurrence
 	raw    string
 	hasRaw bool
 }
@@ -83,4 +84,13 @@ func (a *Args) Content(names ...string) (name, value string, ok bool) {
 		}
 	}
 	return "", "", false
+}
+
+// Each calls fn for every bound parameter in request order, by canonical
+// name (the raw tail excluded), for routes where position carries meaning:
+// /r binds a line range to the path= written before it.
+func (a *Args) Each(fn func(name, value string)) {
+	for _, o := range a.order {
+		fn(a.spec.Params[o.param].Name, o.val)
+	}
 }

@@ -167,6 +167,7 @@ func bindOnce(t *Target, s *Spec) (*Args, []issue) {
 	if len(issues) > 0 {
 		return nil, issues
 	}
+	a.order = occs
 	return a, nil
 }
 

@@ -72,6 +72,12 @@ func TestBindAccepts(t *testing.T) {
 		t.Fatal("absent params reported present")
 	}
 
+	var order []string
+	a.Each(func(n, v string) { order = append(order, n+"="+v) })
+	if strings.Join(order, "&") != "path=src/a.ts&path=b c.ts&start=10&end=20" {
+		t.Fatalf("order %q", order)
+	}
+
 	a, err = bind(t, readSpec, "file=~u00E9t~h1.md")
 	if err != nil || a.Text("path") != "ét#1.md" {
 		t.Fatalf("alias: %v %q", err, a.Text("path"))
