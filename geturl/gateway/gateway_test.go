@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -400,5 +401,28 @@ func TestTokensNeverLogged(t *testing.T) {
 	}
 	if RedactPath("/v0/AbCd1234/r?path=x") != "/v0/…/r" || RedactPath("/v0/init/AbCd1234") != "/v0/init/…" {
 		t.Fatal("RedactPath")
+	}
+}
+
+// TestSemicolonsAreContent: ; in a query is content, reaches the route
+// intact, and net/http logs no warning about it.
+func TestSemicolonsAreContent(t *testing.T) {
+	var seen string
+	e := newEnv(t, func(k *kernel.Kernel) {
+		k.Handle("/t", &transport.Spec{Route: "/t", Raw: true}, func(_ context.Context, c *kernel.Call) (any, *transport.Error) {
+			seen, _ = c.Args.Raw()
+			return map[string]bool{"ok": true}, nil
+		})
+	})
+	var errLog bytes.Buffer
+	e.srv.Config.ErrorLog = log.New(&errLog, "", 0)
+	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	e.table.Add(s)
+	e.get("/v0/" + s.Token(CapRead) + "/t?raw=cd+src;make;echo+a&b")
+	if seen != "cd src;make;echo a&b" {
+		t.Fatalf("raw %q", seen)
+	}
+	if errLog.Len() > 0 {
+		t.Fatalf("server logged: %s", errLog.String())
 	}
 }
