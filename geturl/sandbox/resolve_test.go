@@ -322,3 +322,21 @@ func assertSafe(t *testing.T, f fixture, err error) {
 		}
 	}
 }
+
+func TestDisplay(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct{ in, want string }{
+		{"src/../a.txt", "/project/a.txt"},
+		{f.root + "/x", "/project/x"},
+		{"/project/", "/project"},
+		{"../x", "../x"},
+		{"/etc/passwd", "/etc/passwd"},
+		{"a\x00b", `a\0b`},
+		{"link_etc/passwd", "/project/link_etc/passwd"},
+	}
+	for _, tc := range cases {
+		if got := f.scope.Display(tc.in); got != tc.want {
+			t.Errorf("Display(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

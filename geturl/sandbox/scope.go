@@ -97,3 +97,15 @@ func virtualOf(root, p string) string {
 	}
 	return VirtualRoot + p[len(root):]
 }
+
+// Display returns how to show an agent-supplied path back to the agent
+// without resolving it: the virtual spelling when it lexically names
+// something inside the root, otherwise the input itself with any occurrence
+// of the root redacted. It never fails, so error reports can always use it.
+func (s *Scope) Display(p string) string {
+	host, inside, err := s.candidate(p)
+	if err == nil && inside {
+		return virtualOf(s.root, host)
+	}
+	return s.Redact(strings.ToValidUTF8(strings.ReplaceAll(p, "\x00", `\0`), "\uFFFD"))
+}
