@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/replay"
 	"github.com/hubdev/hub/geturl/sandbox"
@@ -23,7 +24,7 @@ type testSession struct {
 	store   *replay.Store
 	project string
 	tokens  map[Capability]string
-	cov     *recordingCoverage
+	cov     *files.Ledger
 }
 
 func (s *testSession) Scope() *sandbox.Scope           { return s.scope }
@@ -33,10 +34,6 @@ func (s *testSession) Coverage() kernel.Coverage       { return s.cov }
 func (s *testSession) Project() string                 { return s.project }
 func (s *testSession) Token(c Capability) string       { return s.tokens[c] }
 
-type recordingCoverage struct{ seen []kernel.Observation }
-
-func (r *recordingCoverage) Record(o kernel.Observation) { r.seen = append(r.seen, o) }
-
 // newSession makes a session over dir with tokens derived from a seed
 // letter, so tests can tell sessions apart.
 func newSession(t testing.TB, dir string, perm kernel.Permissions, seed string) *testSession {
@@ -45,7 +42,7 @@ func newSession(t testing.TB, dir string, perm kernel.Permissions, seed string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &testSession{scope: sc, perm: perm, store: replay.New(nil), project: "demo", cov: &recordingCoverage{},
+	s := &testSession{scope: sc, perm: perm, store: replay.New(nil), project: "demo", cov: &files.Ledger{},
 		tokens: map[Capability]string{CapInit: seed + "Init001", CapRead: seed + "Read001"}}
 	if perm.Mutations() {
 		s.tokens[CapMutation] = seed + "Mut0001"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -21,20 +22,27 @@ const (
 	CodeMutationsDisabled = "mutations_disabled"
 )
 
-// PathError turns a sandbox refusal (or an OS error while reading a
-// resolved path) into the agent-facing error. The message never carries a
-// host path: sandbox errors are host-path free by construction, and other
-// errors are reduced to a code.
-func PathError(p string, err error) *transport.Error {
-	code := sandbox.Code(err)
-	e := &transport.Error{Code: code, Detail: "path=" + p, Retryable: true, Action: transport.ActionCorrectRequest}
+// pathFailure turns a failure to resolve or read one path into the
+// agent-facing error. display is the path as the sandbox shows it (virtual,
+// or the request with the project root redacted), never a host path:
+// sandbox and files errors are host-path free by construction, anything
+// else is reduced to a code.
+func pathFailure(display string, err error) *transport.Error {
+	e := &transport.Error{Detail: "path=" + display, Retryable: true, Action: transport.ActionCorrectRequest}
+	var pe *files.PathError
 	switch {
-	case code == "":
+	case sandbox.Code(err) != "":
+		e.Code = sandbox.Code(err)
+	case errors.As(err, &pe):
+		e.Code = pe.Code
+	default:
 		e.Code, e.Retryable, e.Action = CodeReadFailed, false, ""
+	}
+	switch {
 	case errors.Is(err, sandbox.ErrOutsideScope):
-		e.Hint = "paths are relative to /project, /project/..., or native absolute paths inside the project"
-		e.Retryable = false
-	case errors.Is(err, sandbox.ErrNotFound):
+		e.Hint = "paths are relative to /project, start with /project/, or are native absolute paths inside the project"
+		e.Retryable, e.Action = false, ""
+	case e.Code == "path_not_found":
 		e.Hint = "check the spelling; /f finds files by name"
 	}
 	return e

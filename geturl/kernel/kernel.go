@@ -38,11 +38,11 @@ func New(opts Options) *Kernel {
 // repairs and Init already know them. Order is Init's order.
 func (k *Kernel) table() []*Route {
 	return []*Route{
-		{Path: "/r", Tool: "read", Base: ReadBase, Init: "/r?path=<p>"},
+		{Path: "/r", Tool: "read", Base: ReadBase, Spec: readSpec, Handle: k.read, Init: "/r?path=<p>"},
 		{Path: "/f", Tool: "find", Base: ReadBase, Init: "/f?raw=<text>"},
 		{Path: "/g", Tool: "grep", Base: ReadBase, Init: "/g?path=<p>&raw=<literal>"},
 		{Path: "/o", Tool: "outline", Base: ReadBase, Init: "/o?path=<p>"},
-		{Path: "/t", Tool: "stat", Base: ReadBase, Init: "/t?path=<p>"},
+		{Path: "/t", Tool: "stat", Base: ReadBase, Spec: statSpec, Handle: k.stat, Init: "/t?path=<p>"},
 		{Path: "/p", Tool: "project", Base: ReadBase, Init: "/p"},
 		{Path: "/k", Tool: "plugins", Base: AnyBase, Spec: pluginSpec, Handle: k.plugin, Init: "/k"},
 		{Path: "/z", Tool: "range", Base: AnyBase, Spec: rangeSpec, Handle: k.rangeFallback},
