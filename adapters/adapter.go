@@ -9,10 +9,9 @@ import (
 	"github.com/hubdev/hub/hub"
 )
 
-// An Adapter is one protocol bridge run by the supervisor.
+// An Adapter is one protocol bridge run by the supervisor. Its name lives
+// in its Factory only.
 type Adapter interface {
-	// Name is the adapter's registry name, e.g. "stitchslop".
-	Name() string
 	// Serve binds the adapter's loopback listener(s), calls env.Ready with
 	// the bound ports, and serves until ctx is done. It closes every
 	// connection it hijacked before returning. It returns nil after a clean
@@ -25,9 +24,11 @@ type Adapter interface {
 
 // Env carries the shared services to an adapter explicitly.
 type Env struct {
-	Log       *slog.Logger // already tagged adapter=<name>
-	Dirs      hub.Dirs
-	Lifecycle *hub.Lifecycle
+	Log  *slog.Logger // already tagged adapter=<name>
+	Dirs hub.Dirs
+	// Activity records page attachments and agent activity under the
+	// adapter's name, for status and the idle rules.
+	Activity  hub.ActivityReporter
 	Heartbeat hub.HeartbeatConfig
 	// Ready reports the ports actually bound. Call it once per Serve, after
 	// every listener is bound and before serving.

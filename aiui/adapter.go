@@ -3,7 +3,6 @@ package aiui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,18 +15,9 @@ import (
 
 // Factory registers the aiui adapter.
 func Factory() adapters.Factory {
-	return adapters.Factory{
-		Name:      "aiui",
-		Summary:   "aiui channel backend (/ws, /tools, /prompt, /health)",
-		NewConfig: NewConfig,
-		New: func(c adapters.Config) (adapters.Adapter, error) {
-			cfg, ok := c.(*Config)
-			if !ok {
-				return nil, fmt.Errorf("aiui: config is %T, want *aiui.Config", c)
-			}
-			return New(cfg, KindHub), nil
-		},
-	}
+	return adapters.FactoryFor("aiui", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
+		return New(cfg, KindHub), nil
+	}, Command)
 }
 
 // Registry-file kinds: who started the backend.
@@ -73,9 +63,6 @@ func New(cfg *Config, kind string) *Server {
 	return &Server{cfg: cfg, kind: kind, Formats: DefaultFormats}
 }
 
-// Name is "aiui".
-func (s *Server) Name() string { return "aiui" }
-
 // Serve binds the backend and serves until ctx is done.
 func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	ports := []int{s.cfg.Port}
@@ -98,8 +85,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	s.mu.Unlock()
 	env.Log.Info("aiui channel backend listening", "port", port, "generation", 0)
 	env.Ready(port)
-	err = hub.ServeHTTP(ctx, ln, b.handler(), b.conns, env.Log)
-	b.loops.Wait() // every socket's close path ran
+	err = hub.ServeHTTP(ctx, ln, b.handler(), b.sockets, env.Log) // every socket's close path ran
 	b.shutdown()
 	if errors.Is(err, context.Canceled) {
 		err = nil
@@ -115,7 +101,7 @@ func (s *Server) Status() adapters.Status {
 	st.Name = "aiui"
 	if b := s.cur.Load(); b != nil {
 		sum := b.dir.Summary()
-		st.PageAttached = sum.Clients > 0 || b.wsCount() > 0
+		st.PageAttached = sum.Clients > 0 || b.wsEP.Len() > 0
 		st.AgentSessions = b.outbox.FaceCount()
 		st.LastActivity = b.lastActivity()
 	}

@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lxzan/gws"
-
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/aiui/channel"
 	"github.com/hubdev/hub/aiui/intent"
@@ -35,17 +33,15 @@ type backend struct {
 	dir     *tools.Directory
 	outbox  *Outbox
 	traces  *traceStore
-	conns   *hub.ConnSet
+	origins *hub.OriginPolicy // browser routes: loopback + configured app origins
 
-	wsUp    *gws.Upgrader
-	toolsUp *gws.Upgrader
-
-	// loops counts the socket read loops, so Serve returns only after
-	// every socket's close path (thread teardown, directory drop) ran.
-	loops sync.WaitGroup
+	// sockets owns every /ws and /tools socket; ServeHTTP returns only
+	// after each one's close path (thread teardown, directory drop) ran.
+	sockets *hub.Sockets
+	wsEP    *hub.WSEndpoint
+	toolsEP *hub.WSEndpoint
 
 	mu       sync.Mutex
-	sockets  map[*gws.Conn]string // live /ws and /tools sockets → "ws"|"tools"
 	activity time.Time
 
 	regPath     string
@@ -55,7 +51,8 @@ type backend struct {
 func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
 	cwd, _ := os.Getwd()
 	b := &backend{s: s, cfg: s.cfg, env: env, log: env.Log, port: port, pid: os.Getpid(), started: time.Now().UTC(),
-		cwd: cwd, conns: &hub.ConnSet{}, sockets: map[*gws.Conn]string{}, traces: newTraceStore()}
+		cwd: cwd, sockets: &hub.Sockets{}, traces: newTraceStore(),
+		origins: hub.NewOriginPolicy(s.cfg.Origins...).AllowLoopback()}
 	b.deps = &intent.Deps{
 		NewOpenAI: func() *intent.OpenAI {
 			return &intent.OpenAI{BaseURL: b.cfg.TranscribeBaseURL, Key: os.Getenv(b.cfg.APIKeyEnv), KeyEnv: b.cfg.APIKeyEnv}
@@ -80,13 +77,16 @@ func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
 		return nil, err
 	}
 	b.dir.OnChange = b.outbox.PageToolsChanged
-	b.wsUp = gws.NewUpgrader(&wsHandler{b: b}, &gws.ServerOption{
-		ReadMaxPayloadSize: b.cfg.MaxFrameBytes,
-		Recovery:           gws.Recovery,
-	})
-	b.toolsUp = gws.NewUpgrader(&toolsHandler{b: b}, &gws.ServerOption{
-		ReadMaxPayloadSize: b.cfg.MaxMessageBytes,
-		Recovery:           gws.Recovery,
+	b.wsEP = b.sockets.Endpoint(wsHandler{b}, hub.WSOptions{MaxPayload: b.cfg.MaxFrameBytes, Heartbeat: env.Heartbeat, Log: env.Log})
+	callLimit := b.dir.CallTimeout
+	if callLimit <= 0 {
+		callLimit = tools.DefaultCallTimeout
+	}
+	b.toolsEP = b.sockets.Endpoint(toolsHandler{b}, hub.WSOptions{
+		MaxPayload: b.cfg.MaxMessageBytes, Heartbeat: env.Heartbeat, Log: env.Log,
+		// Every write to a page is bounded by the call timeout: a page that
+		// stopped reading must not pin a call's goroutine.
+		WriteTimeout: callLimit,
 	})
 	if err := b.writeControlFile(); err != nil {
 		return nil, err
@@ -109,64 +109,13 @@ func (b *backend) shutdown() {
 	b.removeControlFile()
 }
 
-// serveSocket upgrades with up and runs the socket's read loop, counted
-// in b.loops. It is called from the HTTP handler before the hijack, so
-// the count is raised while the server still waits for the request.
-func (b *backend) serveSocket(w http.ResponseWriter, r *http.Request, up *gws.Upgrader, kind string) {
-	b.loops.Add(1)
-	c, err := up.Upgrade(w, r)
-	if err != nil {
-		b.loops.Done()
-		b.log.Debug("/"+kind+" upgrade failed", "err", err)
-		return
-	}
-	if !b.track(c, kind) {
-		b.loops.Done()
-		c.NetConn().Close()
-		return
-	}
-	go func() {
-		defer b.loops.Done()
-		c.ReadLoop()
-	}()
-}
-
-func (b *backend) track(c *gws.Conn, kind string) bool {
-	if !b.conns.Add(c) {
-		return false
-	}
-	b.mu.Lock()
-	b.sockets[c] = kind
-	b.mu.Unlock()
-	return true
-}
-
-func (b *backend) untrack(c *gws.Conn) {
-	b.conns.Remove(c)
-	b.mu.Lock()
-	delete(b.sockets, c)
-	b.mu.Unlock()
-}
-
-func (b *backend) wsCount() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := 0
-	for _, k := range b.sockets {
-		if k == "ws" {
-			n++
-		}
-	}
-	return n
-}
-
 func (b *backend) pageActivity() {
-	b.env.Lifecycle.PageAttached("aiui")
+	b.env.Activity.PageAttached()
 	b.touch()
 }
 
 func (b *backend) agentActivity() {
-	b.env.Lifecycle.AgentActivity("aiui")
+	b.env.Activity.AgentActivity()
 	b.touch()
 }
 
@@ -188,17 +137,7 @@ func (b *backend) reload() map[string]any {
 	reg := b.s.Formats(b.deps)
 	b.formats.Store(&reg)
 	gen := b.gen.Add(1)
-	b.mu.Lock()
-	socks := make([]*gws.Conn, 0, len(b.sockets))
-	for c := range b.sockets {
-		socks = append(socks, c)
-	}
-	b.mu.Unlock()
-	for _, c := range socks {
-		c.SetWriteDeadline(time.Now().Add(time.Second))
-		c.WriteClose(1012, []byte("service restart"))
-		c.NetConn().Close()
-	}
-	b.log.Info("aiui channel reloaded", "generation", gen, "socketsDropped", len(socks))
-	return map[string]any{"reloaded": true, "generation": gen, "socketsDropped": len(socks)}
+	dropped := b.sockets.CloseAll(1012, "service restart")
+	b.log.Info("aiui channel reloaded", "generation", gen, "socketsDropped", dropped)
+	return map[string]any{"reloaded": true, "generation": gen, "socketsDropped": dropped}
 }

@@ -121,7 +121,7 @@ func TestRealChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the face to attach", func() bool { return s.Status().AgentSessions == 1 })
+	adaptertest.WaitFor(t, "the face to attach", func() bool { return s.Status().AgentSessions == 1 })
 
 	bctx, cancelB := adaptertest.Chromium(t, ctx)
 	defer cancelB()

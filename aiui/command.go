@@ -22,13 +22,6 @@ import (
 	"github.com/hubdev/hub/hub"
 )
 
-// Exit codes of the shell faces (Stitch Slop §4.4).
-const (
-	exitFailed     = 1
-	exitNotRunning = 3
-	exitUsage      = 64
-)
-
 // Command is the `hub aiui` command group.
 func Command() *cli.Command {
 	return &cli.Command{
@@ -43,7 +36,7 @@ func Command() *cli.Command {
 func dirsFromEnv() (*hub.Dirs, error) {
 	d, err := hub.DirsFromEnv()
 	if err != nil {
-		return nil, cli.Exit("hub aiui: "+err.Error(), exitFailed)
+		return nil, hub.Exit(hub.ExitFailed, "hub aiui: "+err.Error())
 	}
 	return &d, nil
 }
@@ -72,7 +65,7 @@ func serveCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return cli.Exit("hub aiui serve: unexpected arguments", exitUsage)
+				return hub.Exit(hub.ExitUsage, "hub aiui serve: unexpected arguments")
 			}
 			dirs, err := dirsFromEnv()
 			if err != nil {
@@ -82,15 +75,14 @@ func serveCommand() *cli.Command {
 			cfg.Port = c.Int("port")
 			cfg.Origins = c.StringSlice("origin")
 			if err := cfg.Validate(); err != nil {
-				return cli.Exit("hub aiui serve: "+err.Error(), exitUsage)
+				return hub.Exit(hub.ExitUsage, "hub aiui serve: "+err.Error())
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
 			log := stderrLog(c.String("log-level"))
 			s := New(cfg, KindServe)
-			env := &adapters.Env{Log: log.With("adapter", "aiui"), Dirs: *dirs, Lifecycle: hub.NewLifecycle(hub.IdleRules{}), Ready: func(...int) {}}
-			if err := s.Serve(ctx, env); err != nil {
-				return cli.Exit("hub aiui serve: "+err.Error(), exitFailed)
+			if err := (adapters.Standalone{Name: "aiui", Adapter: s, Log: log, Dirs: dirs}).Serve(ctx); err != nil {
+				return hub.Exit(hub.ExitFailed, "hub aiui serve: "+err.Error())
 			}
 			return nil
 		},
@@ -120,7 +112,7 @@ func mcpCommand() *cli.Command {
 				log.Info("no aiui backend running; starting one in-process", "why", err)
 				cl, stop, err = startInProcess(ctx, *dirs, lc, log)
 				if err != nil {
-					return cli.Exit("hub aiui mcp: "+err.Error(), exitFailed)
+					return hub.Exit(hub.ExitFailed, "hub aiui mcp: "+err.Error())
 				}
 				defer stop()
 			}
@@ -129,7 +121,7 @@ func mcpCommand() *cli.Command {
 				NotifyPageTools: !c.Bool("no-page-tools-notify"), CWD: cwd, Log: log, OnInitialized: lc.Own, Version: "1",
 			})
 			if err != nil && !errors.Is(err, io.EOF) {
-				return cli.Exit("hub aiui mcp: "+err.Error(), exitFailed)
+				return hub.Exit(hub.ExitFailed, "hub aiui mcp: "+err.Error())
 			}
 			return nil
 		},
@@ -141,21 +133,11 @@ func mcpCommand() *cli.Command {
 func startInProcess(ctx context.Context, dirs hub.Dirs, lc *hub.Lifecycle, log *slog.Logger) (*Client, func(), error) {
 	s := New(DefaultConfig(), KindMCP)
 	s.FallbackAnyPort = true
-	sctx, cancel := context.WithCancel(ctx)
-	ready := make(chan int, 1)
-	done := make(chan error, 1)
-	env := &adapters.Env{Log: log.With("adapter", "aiui"), Dirs: dirs, Lifecycle: lc, Ready: func(p ...int) { ready <- p[0] }}
-	go func() { done <- s.Serve(sctx, env) }()
-	select {
-	case <-ready:
-	case err := <-done:
-		cancel()
+	run, err := adapters.Standalone{Name: "aiui", Adapter: s, Log: log, Dirs: &dirs, Lifecycle: lc, ReadyTimeout: 10 * time.Second}.Start(ctx)
+	if err != nil {
 		return nil, nil, err
-	case <-time.After(10 * time.Second):
-		cancel()
-		return nil, nil, errors.New("in-process backend not ready after 10s")
 	}
-	stop := func() { cancel(); <-done }
+	stop := func() { run.Stop() }
 	cl, err := Locate(ctx, dirs)
 	if err != nil {
 		stop()
@@ -172,7 +154,7 @@ func locate(c *cli.Context) (*Client, error) {
 	}
 	cl, err := Locate(c.Context, *dirs)
 	if err != nil {
-		return nil, cli.Exit("hub aiui: "+err.Error(), exitNotRunning)
+		return nil, hub.Exit(hub.ExitNotRunning, "hub aiui: "+err.Error())
 	}
 	return cl, nil
 }
@@ -184,7 +166,7 @@ func promptsCommand() *cli.Command {
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return cli.Exit("hub aiui prompts: unexpected arguments", exitUsage)
+				return hub.Exit(hub.ExitUsage, "hub aiui prompts: unexpected arguments")
 			}
 			dirs, err := dirsFromEnv()
 			if err != nil {
@@ -194,7 +176,7 @@ func promptsCommand() *cli.Command {
 			cl, lerr := Locate(c.Context, *dirs)
 			if lerr != nil {
 				if c.Bool("follow") {
-					return cli.Exit("hub aiui prompts --follow: "+lerr.Error(), exitNotRunning)
+					return hub.Exit(hub.ExitNotRunning, "hub aiui prompts --follow: "+lerr.Error())
 				}
 				// the record outlives the backend: read it directly
 				enc := json.NewEncoder(out)
@@ -211,7 +193,7 @@ func promptsCommand() *cli.Command {
 				return err
 			})
 			if err != nil && ctx.Err() == nil {
-				return cli.Exit("hub aiui prompts: "+err.Error(), exitFailed)
+				return hub.Exit(hub.ExitFailed, "hub aiui prompts: "+err.Error())
 			}
 			return nil
 		},
@@ -225,7 +207,7 @@ func toolsCommand() *cli.Command {
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the directory as JSON"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return cli.Exit("hub aiui tools: unexpected arguments", exitUsage)
+				return hub.Exit(hub.ExitUsage, "hub aiui tools: unexpected arguments")
 			}
 			cl, err := locate(c)
 			if err != nil {
@@ -233,7 +215,7 @@ func toolsCommand() *cli.Command {
 			}
 			regs, err := cl.Tools(c.Context)
 			if err != nil {
-				return cli.Exit("hub aiui tools: "+err.Error(), exitNotRunning)
+				return hub.Exit(hub.ExitNotRunning, "hub aiui tools: "+err.Error())
 			}
 			out := c.App.Writer
 			if c.Bool("json") {
@@ -313,7 +295,7 @@ func callCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			req, err := callArgs(c.Args().Slice())
 			if err != nil {
-				return cli.Exit("hub aiui call: "+err.Error()+"\n"+callUsage, exitUsage)
+				return hub.Exit(hub.ExitUsage, "hub aiui call: "+err.Error()+"\n"+callUsage)
 			}
 			cl, err := locate(c)
 			if err != nil {
@@ -321,12 +303,12 @@ func callCommand() *cli.Command {
 			}
 			res, err := cl.Call(c.Context, req)
 			if err != nil {
-				return cli.Exit("hub aiui call: "+err.Error(), exitNotRunning)
+				return hub.Exit(hub.ExitNotRunning, "hub aiui call: "+err.Error())
 			}
 			b, _ := json.Marshal(res)
 			fmt.Fprintf(c.App.Writer, "%s\n", b)
 			if !res.OK {
-				return cli.Exit("hub aiui call: "+res.Error, exitFailed)
+				return hub.Exit(hub.ExitFailed, "hub aiui call: "+res.Error)
 			}
 			return nil
 		},

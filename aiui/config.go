@@ -58,7 +58,7 @@ const (
 )
 
 // NewConfig returns the section's defaults.
-func NewConfig() adapters.Config { return DefaultConfig() }
+func NewConfig() *Config { return DefaultConfig() }
 
 // DefaultConfig is NewConfig with its concrete type.
 func DefaultConfig() *Config {

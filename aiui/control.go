@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hubdev/hub/aiui/tools"
@@ -33,22 +32,14 @@ func (b *backend) control() http.Handler {
 	mux.HandleFunc("POST /control/reload", func(w http.ResponseWriter, r *http.Request) { hub.WriteJSON(w, 200, b.reload()) })
 	mux.HandleFunc("GET /control/prompts", b.controlPrompts)
 	mux.HandleFunc("GET /control/events", b.controlEvents)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if hub.HasOrigin(r) {
-			hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "control requests must not carry an Origin header"})
-			return
-		}
-		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || !hub.SecretEqual(key, b.key) {
-			hub.WriteJSON(w, http.StatusUnauthorized, map[string]any{"ok": false, "error": "missing or wrong control key"})
-			return
-		}
+	gate := hub.KeyGate{Header: "Authorization", Key: func() string { return b.key }, Port: func() int { return b.port }}
+	return gate.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.agentActivity()
 		if id := r.Header.Get(FaceHeader); id != "" {
 			b.outbox.Touch(id)
 		}
 		mux.ServeHTTP(w, r)
-	})
+	}))
 }
 
 func nonNil(l []tools.Registration) []tools.Registration {

@@ -3,7 +3,6 @@ package aiui
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"testing"
 	"time"
 
@@ -85,27 +84,6 @@ func sendAck(t testing.TB, c *adaptertest.WSClient, b []byte) frame.Response {
 	return ack(t, c)
 }
 
-// waitFor polls cond (real sockets cannot run inside a synctest bubble).
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func records(t testing.TB, h *adaptertest.Harness) []Record {
 	return ReadRecord(StateDir(h.Dirs) + "/prompts.jsonl")
-}
-
-func fileMode(t testing.TB, path string) os.FileMode {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Mode().Perm()
 }

@@ -31,58 +31,15 @@ func (b *backend) routes() http.Handler {
 	})
 }
 
-// originAllowed is the allow-list for browser-facing routes: loopback
-// origins on any port plus the configured app origins. A request without
-// an Origin header is a non-browser client (curl, a CLI) and passes.
-func (b *backend) originAllowed(r *http.Request) bool {
-	vals := r.Header.Values("Origin")
-	if len(vals) == 0 {
-		return true
-	}
-	if len(vals) != 1 {
-		return false
-	}
-	n, ok := hub.NormalizeOrigin(vals[0])
-	if !ok {
-		return false
-	}
-	if isLoopbackOrigin(n) {
-		return true
-	}
-	return hub.NewOriginPolicy(b.cfg.Origins...).Allowed(n)
-}
-
-func isLoopbackOrigin(n string) bool {
-	rest, ok := strings.CutPrefix(n, "http://")
-	if !ok {
-		rest, ok = strings.CutPrefix(n, "https://")
-	}
-	if !ok {
-		return false
-	}
-	host := rest
-	if strings.HasPrefix(rest, "[") {
-		host = rest[:strings.Index(rest, "]")+1]
-	} else if i := strings.LastIndex(rest, ":"); i >= 0 {
-		host = rest[:i]
-	}
-	switch host {
-	case "127.0.0.1", "localhost", "[::1]":
-		return true
-	}
-	return false
-}
-
-// browser wraps a browser-facing route: origin check, CORS echo, preflight.
+// browser wraps a browser-facing route. Its allow-list is loopback origins
+// on any port plus the configured app origins (b.origins); a request
+// without an Origin header is a non-browser client (curl, a CLI) and
+// passes. Allowed origins get the CORS echo; preflights are answered here.
 func (b *backend) browser(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !b.originAllowed(r) {
+		if hub.HasOrigin(r) && !b.origins.SetCORS(w, r) {
 			hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "origin not allowed"})
 			return
-		}
-		if o := r.Header.Get("Origin"); o != "" {
-			w.Header().Add("Vary", "Origin")
-			w.Header().Set("Access-Control-Allow-Origin", o)
 		}
 		if r.Method == http.MethodOptions {
 			w.Header().Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")

@@ -19,8 +19,8 @@ func TestFactory(t *testing.T) {
 		t.Fatalf("default config: %+v %v", cfg, err)
 	}
 	a, err := f.New(cfg)
-	if err != nil || a.Name() != "aiui" {
-		t.Fatalf("New: %v %v", a, err)
+	if _, ok := a.(*Server); err != nil || !ok || f.Name != "aiui" {
+		t.Fatalf("New: %v %v (factory %q)", a, err, f.Name)
 	}
 }
 
@@ -69,7 +69,7 @@ func TestDeadToolsPageIsDropped(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("dead page not closed")
 	}
-	waitFor(t, "registrations to drop", func() bool { return s.cur.Load().dir.Summary().Namespaces == 0 })
+	adaptertest.WaitFor(t, "registrations to drop", func() bool { return s.cur.Load().dir.Summary().Namespaces == 0 })
 }
 
 func TestAbandonedTurnIsTraced(t *testing.T) {
@@ -78,7 +78,7 @@ func TestAbandonedTurnIsTraced(t *testing.T) {
 	sendAck(t, c, helloFrame(t, "intent-v1"))
 	sendAck(t, c, dataFrame(t, "never-fins", false, ""))
 	c.Close()
-	waitFor(t, "the abandoned trace", func() bool {
+	adaptertest.WaitFor(t, "the abandoned trace", func() bool {
 		return strings.Contains(string(h.Do(adaptertest.Request{Path: "/debug/api/traces"}).Body), `"state":"abandoned"`)
 	})
 	if len(records(t, h)) != 0 {

@@ -116,7 +116,7 @@ func testMCPFace(t *testing.T, version string) {
 	if strings.Join(names, ",") != "channel_info,channel_reload,page_tools_call,page_tools_list" {
 		t.Fatalf("tools = %v", names)
 	}
-	waitFor(t, "the face to attach", func() bool {
+	adaptertest.WaitFor(t, "the face to attach", func() bool {
 		return strings.Contains(string(h.Do(adaptertest.Request{Path: "/debug/api/info"}).Body), `"faces":1`)
 	})
 

@@ -3,6 +3,8 @@ package aiui
 import (
 	"context"
 	"testing"
+
+	"github.com/hubdev/hub/adapters/adaptertest"
 )
 
 // TestClientRelocatesAfterBackendRestart: a face's client whose backend
@@ -25,7 +27,7 @@ func TestClientRelocatesAfterBackendRestart(t *testing.T) {
 		cl.Events(ctx, "/repo", func(FaceEvent) error { return nil })
 		close(attached)
 	}()
-	waitFor(t, "the face to attach with a stale key", func() bool { return control(t, h).infoFaces() == 1 })
+	adaptertest.WaitFor(t, "the face to attach with a stale key", func() bool { return control(t, h).infoFaces() == 1 })
 	cancel()
 	<-attached
 }

@@ -124,7 +124,7 @@ func TestWSTextConcatEndToEnd(t *testing.T) {
 	if recs[0].Text != want || recs[0].Meta["kind"] != "prompt" || recs[0].Meta["tab_title"] != "morpho" {
 		t.Fatalf("record = %+v", recs[0])
 	}
-	if m := fileMode(t, filepath.Join(StateDir(h.Dirs), "prompts.jsonl")); m != 0o600 {
+	if m := adaptertest.FileMode(t, filepath.Join(StateDir(h.Dirs), "prompts.jsonl")); m != 0o600 {
 		t.Fatalf("record mode %v", m)
 	}
 }
@@ -336,13 +336,13 @@ func TestFilesWrittenAndRemoved(t *testing.T) {
 	if e.Schema != 1 || e.PID != os.Getpid() || e.PPID != os.Getppid() || e.Port != h.Port() || e.CWD != cwd || e.Kind != "hub" || e.StartedAt.IsZero() {
 		t.Fatalf("registry entry %+v", e)
 	}
-	if m := fileMode(t, reg); m != 0o600 {
+	if m := adaptertest.FileMode(t, reg); m != 0o600 {
 		t.Fatalf("registry mode %v", m)
 	}
-	if m := fileMode(t, ControlPath(h.Dirs)); m != 0o600 {
+	if m := adaptertest.FileMode(t, ControlPath(h.Dirs)); m != 0o600 {
 		t.Fatalf("control file mode %v", m)
 	}
-	if m := fileMode(t, StateDir(h.Dirs)); m != 0o700 {
+	if m := adaptertest.FileMode(t, StateDir(h.Dirs)); m != 0o700 {
 		t.Fatalf("state dir mode %v", m)
 	}
 	cf1, _ := os.ReadFile(ControlPath(h.Dirs))

@@ -11,19 +11,14 @@ import (
 	"github.com/hubdev/hub/hub"
 )
 
-const sessionKey = "state"
-
-func (b *backend) upgradeWS(w http.ResponseWriter, r *http.Request) {
-	b.serveSocket(w, r, b.wsUp, "ws")
-}
+func (b *backend) upgradeWS(w http.ResponseWriter, r *http.Request) { b.wsEP.Serve(w, r) }
 
 // wsConn is one /ws socket's state.
 type wsConn struct {
 	b     *backend
-	c     *gws.Conn
+	c     *hub.WSConn
 	proto *channel.Conn
-	hb    *hub.Heartbeat
-	wmu   sync.Mutex
+	wmu   sync.Mutex // serialises the protocol state machine
 }
 
 func (s *wsConn) writeJSON(v any) error {
@@ -31,7 +26,7 @@ func (s *wsConn) writeJSON(v any) error {
 	if err != nil {
 		return err
 	}
-	return s.c.WriteMessage(gws.OpcodeText, data)
+	return s.c.WriteText(data)
 }
 
 // NewThread implements channel.Host.
@@ -56,58 +51,30 @@ func (s *wsConn) NewThread(ctx *channel.ThreadContext) {
 
 type wsHandler struct{ b *backend }
 
-func state(c *gws.Conn) *wsConn {
-	v, _ := c.Session().Load(sessionKey)
-	s, _ := v.(*wsConn)
+// Open starts a /ws socket's protocol state machine.
+func (h wsHandler) Open(c *hub.WSConn) hub.WSSession {
+	s := &wsConn{b: h.b, c: c}
+	s.proto = channel.NewConn(*h.b.formats.Load(), s, h.b.log)
 	return s
 }
 
-func (h *wsHandler) OnOpen(c *gws.Conn) {
-	s := &wsConn{b: h.b, c: c}
-	s.proto = channel.NewConn(*h.b.formats.Load(), s, h.b.log)
-	s.hb = hub.StartHeartbeat(h.b.env.Heartbeat, c, func() { c.NetConn().Close() })
-	c.Session().Store(sessionKey, s)
+// Closed abandons the socket's open threads.
+func (s *wsConn) Closed(error) {
+	s.wmu.Lock()
+	s.proto.Abandon()
+	s.wmu.Unlock()
 }
 
-func (h *wsHandler) OnClose(c *gws.Conn, err error) {
-	h.b.untrack(c)
-	if s := state(c); s != nil {
-		s.hb.Stop()
-		s.wmu.Lock()
-		s.proto.Abandon()
-		s.wmu.Unlock()
-	}
-}
-
-func (h *wsHandler) OnPing(c *gws.Conn, payload []byte) {
-	if s := state(c); s != nil {
-		s.hb.Seen()
-	}
-	c.WritePong(payload)
-}
-
-func (h *wsHandler) OnPong(c *gws.Conn, _ []byte) {
-	if s := state(c); s != nil {
-		s.hb.Seen()
-	}
-}
-
-// OnMessage hands the frame to the protocol state machine without copying
+// Message hands the frame to the protocol state machine without copying
 // (the payload is a view into gws's buffer, released after the processor
 // returns), then sends exactly one ack; a fatal ack closes the socket.
-func (h *wsHandler) OnMessage(c *gws.Conn, m *gws.Message) {
-	defer m.Close()
-	s := state(c)
-	if s == nil {
-		return
-	}
-	s.hb.Seen()
+func (s *wsConn) Message(m *gws.Message) {
 	s.wmu.Lock()
 	wasHello := s.proto.HelloDone()
 	resp := s.proto.Handle(m.Opcode == gws.OpcodeBinary, m.Bytes())
 	s.wmu.Unlock()
 	if !wasHello && s.proto.HelloDone() {
-		h.b.pageActivity()
+		s.b.pageActivity()
 	}
 	s.writeJSON(resp)
 	if resp.Fatal {
@@ -115,7 +82,6 @@ func (h *wsHandler) OnMessage(c *gws.Conn, m *gws.Message) {
 		if m.Opcode != gws.OpcodeBinary {
 			code = 1003
 		}
-		c.WriteClose(code, []byte("fatal protocol error"))
-		c.NetConn().Close()
+		s.c.Close(code, "fatal protocol error")
 	}
 }

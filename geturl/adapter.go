@@ -12,7 +12,7 @@ type Config struct {
 }
 
 // NewConfig returns the section's defaults, with the spec's ports.
-func NewConfig() adapters.Config {
+func NewConfig() *Config {
 	return &Config{Base: adapters.Base{Enabled: true}, Port: 47432, ControlPort: 47433}
 }
 
@@ -27,10 +27,7 @@ func (c *Config) Validate() error {
 // Factory registers the geturl adapter; until its protocol lands, New
 // reports adapters.ErrNotImplemented.
 func Factory() adapters.Factory {
-	return adapters.Factory{
-		Name:      "geturl",
-		Summary:   "GET-only URL transport for URL-reader agents",
-		NewConfig: NewConfig,
-		New:       func(adapters.Config) (adapters.Adapter, error) { return nil, adapters.ErrNotImplemented },
-	}
+	return adapters.FactoryFor("geturl", NewConfig, func(*Config) (adapters.Adapter, error) {
+		return nil, adapters.ErrNotImplemented
+	}, nil)
 }

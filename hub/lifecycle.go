@@ -159,3 +159,29 @@ func (l *Lifecycle) Wait(ctx context.Context) error {
 		}
 	}
 }
+
+// ActivityReporter records one adapter's activity in a Lifecycle. Its zero
+// value records nothing (an adapter built outside any lifecycle).
+type ActivityReporter struct {
+	l    *Lifecycle
+	name string
+}
+
+// Reporter returns the reporter for adapter name.
+func (l *Lifecycle) Reporter(name string) ActivityReporter {
+	return ActivityReporter{l: l, name: name}
+}
+
+// PageAttached records that a page authenticated.
+func (r ActivityReporter) PageAttached() {
+	if r.l != nil {
+		r.l.PageAttached(r.name)
+	}
+}
+
+// AgentActivity records that an agent used the adapter.
+func (r ActivityReporter) AgentActivity() {
+	if r.l != nil {
+		r.l.AgentActivity(r.name)
+	}
+}

@@ -53,9 +53,10 @@ func NewLogger(w io.Writer, opts LogOptions) (*slog.Logger, error) {
 	return nil, fmt.Errorf("log format must be text or json, got %q", opts.Format)
 }
 
-// ColorAllowed reports whether w is a terminal and NO_COLOR is unset.
+// ColorAllowed reports whether w is a terminal and NO_COLOR is unset or
+// empty (no-color.org: "present and not an empty string" disables colour).
 func ColorAllowed(w io.Writer) bool {
-	if _, set := os.LookupEnv("NO_COLOR"); set {
+	if os.Getenv("NO_COLOR") != "" {
 		return false
 	}
 	f, ok := w.(*os.File)

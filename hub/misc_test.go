@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 )
@@ -56,10 +57,34 @@ func TestNewLogger(t *testing.T) {
 	}
 }
 
+// ColorAllowed against a real terminal device (a pty master is one), so the
+// NO_COLOR cases can fail: a bytes.Buffer is never a terminal.
 func TestColorAllowedHonoursNoColor(t *testing.T) {
-	t.Setenv("NO_COLOR", "")
+	tty, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skip("no pty here:", err)
+	}
+	defer tty.Close()
+	for _, tc := range []struct {
+		value string
+		set   bool
+		want  bool
+	}{
+		{"", false, true},
+		{"", true, true}, // NO_COLOR= (empty) does not disable colour
+		{"1", true, false},
+		{"false", true, false}, // any non-empty value does
+	} {
+		t.Setenv("NO_COLOR", tc.value) // restored after the test
+		if !tc.set {
+			os.Unsetenv("NO_COLOR")
+		}
+		if got := ColorAllowed(tty); got != tc.want {
+			t.Errorf("NO_COLOR=%q (set %v) on a terminal: colour %v, want %v", tc.value, tc.set, got, tc.want)
+		}
+	}
 	if ColorAllowed(&bytes.Buffer{}) {
-		t.Fatal("colour with NO_COLOR set")
+		t.Error("colour for something that is not a terminal")
 	}
 }
 

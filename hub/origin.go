@@ -51,9 +51,11 @@ func NormalizeOrigin(s string) (string, bool) {
 	return scheme + "://" + host, true
 }
 
-// OriginPolicy is an exact allow-list of normalised origins.
+// OriginPolicy is an exact allow-list of normalised origins, optionally
+// with every loopback origin (a local dev server on any port).
 type OriginPolicy struct {
-	allowed map[string]bool
+	allowed  map[string]bool
+	loopback bool
 }
 
 // NewOriginPolicy builds a policy from origins; unusable entries are ignored
@@ -68,10 +70,30 @@ func NewOriginPolicy(origins ...string) *OriginPolicy {
 	return p
 }
 
+// AllowLoopback also allows http(s) origins on 127.0.0.1, localhost and
+// [::1], on any port. It returns p.
+func (p *OriginPolicy) AllowLoopback() *OriginPolicy {
+	p.loopback = true
+	return p
+}
+
 // Allowed reports whether the origin header value matches the allow-list.
 func (p *OriginPolicy) Allowed(origin string) bool {
 	n, ok := NormalizeOrigin(origin)
-	return ok && p.allowed[n]
+	return ok && (p.allowed[n] || p.loopback && isLoopbackOrigin(n))
+}
+
+// isLoopbackOrigin reports whether a normalised origin names a loopback host.
+func isLoopbackOrigin(n string) bool {
+	u, err := url.Parse(n)
+	if err != nil {
+		return false
+	}
+	switch u.Hostname() {
+	case "127.0.0.1", "localhost", "::1":
+		return true
+	}
+	return false
 }
 
 // AllowedRequest reports whether r carries an allowed Origin header. Exactly

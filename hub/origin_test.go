@@ -83,6 +83,30 @@ func TestSetCORS(t *testing.T) {
 	}
 }
 
+func TestOriginPolicyLoopback(t *testing.T) {
+	p := NewOriginPolicy("https://app.example").AllowLoopback()
+	for origin, want := range map[string]bool{
+		"https://app.example":      true,
+		"http://127.0.0.1:5173":    true,
+		"http://localhost:3000":    true,
+		"https://localhost":        true,
+		"http://[::1]:8080":        true,
+		"http://127.0.0.2:5173":    false,
+		"http://localhost.evil":    false,
+		"http://evil.example":      false,
+		"null":                     false,
+		"file://localhost":         false,
+		"http://127.0.0.1.nip.io/": false,
+	} {
+		if got := p.Allowed(origin); got != want {
+			t.Errorf("Allowed(%q) = %v, want %v", origin, got, want)
+		}
+	}
+	if NewOriginPolicy("https://app.example").Allowed("http://localhost:3000") {
+		t.Error("loopback allowed without AllowLoopback")
+	}
+}
+
 func TestHostAllowed(t *testing.T) {
 	for host, want := range map[string]bool{
 		"127.0.0.1:8787":    true,

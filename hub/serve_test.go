@@ -6,73 +6,260 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lxzan/gws"
 )
 
+// echoHandler is a WSHandler whose sessions echo text and count closes.
 type echoHandler struct {
-	gws.BuiltinEventHandler
-	conns *ConnSet
+	opened atomic.Int32
+	mu     sync.Mutex
+	closed []error
+	conns  chan *WSConn
 }
 
-func (h *echoHandler) OnClose(c *gws.Conn, _ error) { h.conns.Remove(c) }
+type echoSession struct {
+	h *echoHandler
+	c *WSConn
+}
+
+func (h *echoHandler) Open(c *WSConn) WSSession {
+	h.opened.Add(1)
+	if h.conns != nil {
+		h.conns <- c
+	}
+	return &echoSession{h: h, c: c}
+}
+
+func (s *echoSession) Message(m *gws.Message) { s.c.WriteFrame(m.Opcode, m.Bytes(), 0) }
+
+func (s *echoSession) Closed(err error) {
+	s.h.mu.Lock()
+	s.h.closed = append(s.h.closed, err)
+	s.h.mu.Unlock()
+}
+
+func (h *echoHandler) closes() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.closed)
+}
 
 type clientHandler struct {
 	gws.BuiltinEventHandler
 	closed chan error
+	msgs   chan string
+	pings  atomic.Int32
+	noPong bool
+}
+
+func newClientHandler() *clientHandler {
+	return &clientHandler{closed: make(chan error, 1), msgs: make(chan string, 16)}
 }
 
 func (h *clientHandler) OnClose(_ *gws.Conn, err error) { h.closed <- err }
+func (h *clientHandler) OnMessage(_ *gws.Conn, m *gws.Message) {
+	h.msgs <- m.Data.String()
+	m.Close()
+}
+func (h *clientHandler) OnPing(c *gws.Conn, b []byte) {
+	h.pings.Add(1)
+	if !h.noPong {
+		c.WritePong(b)
+	}
+}
 
-// TestServeHTTPClosesHijackedConns checks the thing http.Server.Shutdown
-// does not do: WebSocket connections are closed with 1001 on shutdown.
-func TestServeHTTPClosesHijackedConns(t *testing.T) {
+type wsServer struct {
+	port    int
+	sockets *Sockets
+	ep      *WSEndpoint
+	cancel  context.CancelFunc
+	done    chan error
+}
+
+func startWS(t *testing.T, h WSHandler, o WSOptions) *wsServer {
+	t.Helper()
 	ln, port, err := Listen([]int{0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	conns := &ConnSet{}
-	up := gws.NewUpgrader(&echoHandler{conns: conns}, nil)
-	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r)
-		if err != nil {
-			return
-		}
-		if !conns.Add(c) {
-			return
-		}
-		go c.ReadLoop()
-	})
+	s := &wsServer{port: port, sockets: &Sockets{}, done: make(chan error, 1)}
+	s.ep = s.sockets.Endpoint(h, o)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ServeHTTP(ctx, ln, mux, conns, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	s.cancel = cancel
+	go func() {
+		s.done <- ServeHTTP(ctx, ln, http.HandlerFunc(s.ep.Serve), s.sockets, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}()
+	t.Cleanup(func() { cancel(); <-s.done })
+	return s
+}
 
-	ch := &clientHandler{closed: make(chan error, 1)}
-	c, _, err := gws.NewClient(ch, &gws.ClientOption{Addr: "ws://127.0.0.1:" + itoa(port) + "/"})
+func (s *wsServer) dial(t *testing.T, h *clientHandler) *gws.Conn {
+	t.Helper()
+	c, _, err := gws.NewClient(h, &gws.ClientOption{Addr: "ws://127.0.0.1:" + itoa(s.port) + "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	go c.ReadLoop()
-	for conns.Len() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
+	return c
+}
+
+func waitClose(t *testing.T, h *clientHandler) error {
+	t.Helper()
 	select {
-	case err := <-ch.closed:
-		var ce *gws.CloseError
-		if !errors.As(err, &ce) || ce.Code != 1001 {
-			t.Fatalf("client closed with %v, want close code 1001", err)
-		}
+	case err := <-h.closed:
+		return err
 	case <-time.After(5 * time.Second):
-		t.Fatal("client never saw the shutdown")
+		t.Fatal("the client never saw a close")
+		return nil
 	}
-	if err := <-done; err != nil {
+}
+
+func closeCode(err error) uint16 {
+	var ce *gws.CloseError
+	if errors.As(err, &ce) {
+		return ce.Code
+	}
+	return 0
+}
+
+// ServeHTTP does what http.Server.Shutdown does not: WebSocket
+// connections are closed with 1001, and it returns only after each one's
+// Closed ran; a socket that arrives afterwards is refused with 1001.
+func TestServeHTTPClosesSocketsAndWaits(t *testing.T) {
+	h := &echoHandler{conns: make(chan *WSConn, 1)}
+	s := startWS(t, h, WSOptions{})
+	ch := newClientHandler()
+	c := s.dial(t, ch)
+	<-h.conns
+	c.WriteString("hi")
+	if got := <-ch.msgs; got != "hi" {
+		t.Fatalf("echo = %q", got)
+	}
+	if s.sockets.Len() != 1 || s.ep.Len() != 1 {
+		t.Fatalf("tracked %d / %d sockets, want 1", s.sockets.Len(), s.ep.Len())
+	}
+	s.cancel()
+	if code := closeCode(waitClose(t, ch)); code != 1001 {
+		t.Fatalf("client closed with %d, want 1001", code)
+	}
+	if err := <-s.done; err != nil {
 		t.Fatalf("ServeHTTP = %v", err)
 	}
-	if conns.Add(c) {
-		t.Fatal("ConnSet accepted a connection after CloseAll")
+	s.done <- nil // for the cleanup
+	if h.closes() != 1 {
+		t.Fatalf("Closed ran %d times before ServeHTTP returned, want 1", h.closes())
+	}
+	if s.sockets.Len() != 0 || s.ep.Len() != 0 {
+		t.Fatalf("still tracking %d / %d sockets", s.sockets.Len(), s.ep.Len())
+	}
+}
+
+// CloseAll (a hot reload) drops every socket and keeps accepting new ones.
+func TestSocketsCloseAllKeepsServing(t *testing.T) {
+	h := &echoHandler{conns: make(chan *WSConn, 2)}
+	s := startWS(t, h, WSOptions{})
+	ch := newClientHandler()
+	s.dial(t, ch)
+	<-h.conns
+	if n := s.sockets.CloseAll(1012, "service restart"); n != 1 {
+		t.Fatalf("CloseAll closed %d", n)
+	}
+	if code := closeCode(waitClose(t, ch)); code != 1012 {
+		t.Fatalf("close code %d, want 1012", code)
+	}
+	ch2 := newClientHandler()
+	c2 := s.dial(t, ch2)
+	<-h.conns
+	c2.WriteString("again")
+	if got := <-ch2.msgs; got != "again" {
+		t.Fatalf("echo after CloseAll = %q", got)
+	}
+}
+
+// Invalid UTF-8 in a text frame closes the socket on every endpoint.
+func TestInvalidUTF8TextIsRefused(t *testing.T) {
+	h := &echoHandler{conns: make(chan *WSConn, 1)}
+	s := startWS(t, h, WSOptions{})
+	ch := newClientHandler()
+	c := s.dial(t, ch)
+	<-h.conns
+	c.WriteMessage(gws.OpcodeText, []byte{0xff, 0xfe})
+	if code := closeCode(waitClose(t, ch)); code != 1007 {
+		t.Fatalf("close code %d, want 1007 (invalid payload data)", code)
+	}
+}
+
+// A first message over the limit is refused before it is read, with the
+// endpoint's own word first; one within it passes, and later messages may
+// be large.
+func TestFirstMessageLimit(t *testing.T) {
+	h := &echoHandler{conns: make(chan *WSConn, 2)}
+	told := make(chan struct{}, 1)
+	s := startWS(t, h, WSOptions{MaxPayload: 1 << 20, FirstMessageLimit: 64, OnFirstTooLarge: func(c *WSConn) {
+		c.WriteText([]byte("too big"))
+		told <- struct{}{}
+	}})
+	ch := newClientHandler()
+	c := s.dial(t, ch)
+	<-h.conns
+	c.WriteString(strings.Repeat("x", 65))
+	<-told
+	if got := <-ch.msgs; got != "too big" {
+		t.Fatalf("first word = %q", got)
+	}
+	if code := closeCode(waitClose(t, ch)); code != 1009 {
+		t.Fatalf("close code %d, want 1009", code)
+	}
+	ch2 := newClientHandler()
+	c2 := s.dial(t, ch2)
+	<-h.conns
+	c2.WriteString("hello")
+	c2.WriteString(strings.Repeat("y", 100<<10))
+	if got := <-ch2.msgs; got != "hello" {
+		t.Fatalf("echo = %q", got)
+	}
+	if got := <-ch2.msgs; len(got) != 100<<10 {
+		t.Fatalf("second message echoed %d bytes", len(got))
+	}
+}
+
+// A peer that never answers is dropped after DeadAfter, through the same
+// Closed as a close; Reachable tells a live peer from a silent one.
+func TestHeartbeatAndReachable(t *testing.T) {
+	h := &echoHandler{conns: make(chan *WSConn, 2)}
+	s := startWS(t, h, WSOptions{Heartbeat: HeartbeatConfig{Interval: 20 * time.Millisecond, DeadAfter: 300 * time.Millisecond}})
+
+	live := newClientHandler()
+	s.dial(t, live)
+	lc := <-h.conns
+	if !lc.Reachable(2 * time.Second) {
+		t.Fatal("a live peer is unreachable")
+	}
+
+	silent := newClientHandler()
+	silent.noPong = true
+	s.dial(t, silent)
+	sc := <-h.conns
+	if sc.Reachable(50 * time.Millisecond) {
+		t.Fatal("a silent peer is reachable")
+	}
+	waitClose(t, silent)
+	for deadline := time.Now().Add(5 * time.Second); h.closes() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the silent peer's Closed never ran")
+		}
+	}
+	if !sc.Closed() || lc.Closed() {
+		t.Fatalf("closed: silent %v, live %v", sc.Closed(), lc.Closed())
+	}
+	if silent.pings.Load() == 0 {
+		t.Fatal("the heartbeat never pinged")
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lxzan/gws"
-
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
 )
@@ -37,18 +35,9 @@ const (
 
 // Factory registers the pixelle adapter.
 func Factory() adapters.Factory {
-	return adapters.Factory{
-		Name:      "pixelle",
-		Summary:   "Pixelle canvas relay (pixelle-relay/0.2)",
-		NewConfig: NewConfig,
-		New: func(c adapters.Config) (adapters.Adapter, error) {
-			cfg, ok := c.(*Config)
-			if !ok {
-				return nil, fmt.Errorf("pixelle: unexpected config type %T", c)
-			}
-			return New(cfg.Website, cfg.Port)
-		},
-	}
+	return adapters.FactoryFor("pixelle", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
+		return New(cfg.Website, cfg.Port)
+	}, Command)
 }
 
 var _ adapters.Adapter = (*Server)(nil)
@@ -118,9 +107,6 @@ func New(website string, port int) (*Server, error) {
 	}, nil
 }
 
-// Name is the registry name.
-func (s *Server) Name() string { return "pixelle" }
-
 // RelayURL is the RELAY value for the bound port.
 func (s *Server) RelayURL() string {
 	s.mu.Lock()
@@ -139,9 +125,19 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	if err != nil {
 		return err
 	}
+	sockets := &hub.Sockets{}
+	h := &httpHandler{s: s, relay: s.start(env, port, sockets)}
+	env.Log.Info("pixelle relay listening", "relay", s.RelayURL(), "website", s.Website)
+	env.Ready(port)
+	err = hub.ServeHTTP(ctx, ln, h, sockets, env.Log) // every connection's close path ran
+	s.shutdown()
+	return err
+}
+
+// start resets the relay's state for one run on port and returns its
+// /relay endpoint.
+func (s *Server) start(env *adapters.Env, port int, sockets *hub.Sockets) *hub.WSEndpoint {
 	s.policy = hub.NewOriginPolicy(s.Website)
-	var conns hub.ConnSet
-	var loops sync.WaitGroup
 	s.mu.Lock()
 	s.log, s.env, s.port = env.Log, env, port
 	s.sessions = map[string]*session{}
@@ -149,19 +145,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	s.rate = newRateLimiter(s.RateLimit, s.RateWindow, s.MaxRatePeers)
 	s.running, s.closed = true, false
 	s.mu.Unlock()
-
-	upgrader := gws.NewUpgrader(&relayEvents{s: s}, &gws.ServerOption{
-		ReadMaxPayloadSize: s.MaxMessage,
-		CheckUtf8Enabled:   true,
-		Recovery:           gws.Recovery,
-	})
-	h := &httpHandler{s: s, upgrader: upgrader, conns: &conns, loops: &loops}
-	env.Log.Info("pixelle relay listening", "relay", s.RelayURL(), "website", s.Website)
-	env.Ready(port)
-	err = hub.ServeHTTP(ctx, ln, h, &conns, env.Log)
-	loops.Wait()
-	s.shutdown()
-	return err
+	return sockets.Endpoint(relayHandler{s}, hub.WSOptions{MaxPayload: s.MaxMessage, Heartbeat: env.Heartbeat, Log: env.Log})
 }
 
 // shutdown clears every timer and forgets every session.

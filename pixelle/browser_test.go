@@ -80,7 +80,7 @@ func TestChromiumPage(t *testing.T) {
 	if err != nil || status != "ready" {
 		t.Fatalf("page status %q (%v), want ready", status, err)
 	}
-	if !s.Status().PageAttached || !h.Env.Lifecycle.Activity("pixelle").PageEverAttached {
+	if !s.Status().PageAttached || !h.Lifecycle.Activity("pixelle").PageEverAttached {
 		t.Fatal("relay does not see the page")
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.requestCode(), true)`)); err != nil {

@@ -24,14 +24,6 @@ const DefaultRelay = "http://127.0.0.1:4317"
 // later than the relay's 12 s so the relay's OUTCOME_UNKNOWN arrives first.
 const ClientTimeout = 18 * time.Second
 
-// Exit codes of the agent client (Stitch Slop §4.4).
-const (
-	ExitOK          = 0
-	ExitFailed      = 1
-	ExitUnreachable = 3
-	ExitUsage       = 64
-)
-
 // ClientError is a client-side failure: printed as {"code","message"} on
 // stdout, with an exit code.
 type ClientError struct {
@@ -42,16 +34,19 @@ type ClientError struct {
 
 func (e *ClientError) Error() string { return e.Message }
 
+// ExitCode is the process exit code the error ends the command with.
+func (e *ClientError) ExitCode() int { return e.Exit }
+
 func usageErr(code, format string, a ...any) *ClientError {
-	return &ClientError{Code: code, Message: fmt.Sprintf(format, a...), Exit: ExitUsage}
+	return &ClientError{Code: code, Message: fmt.Sprintf(format, a...), Exit: hub.ExitUsage}
 }
 
 func failErr(code, format string, a ...any) *ClientError {
-	return &ClientError{Code: code, Message: fmt.Sprintf(format, a...), Exit: ExitFailed}
+	return &ClientError{Code: code, Message: fmt.Sprintf(format, a...), Exit: hub.ExitFailed}
 }
 
 func unreachableErr(relay string, err error) *ClientError {
-	return &ClientError{Code: "RELAY_UNREACHABLE", Exit: ExitUnreachable,
+	return &ClientError{Code: "RELAY_UNREACHABLE", Exit: hub.ExitNotRunning,
 		Message: fmt.Sprintf("no relay answers at %s (%v); start one with `hub pixelle serve --website ORIGIN` or check the port", relay, causeText(err))}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/hub"
 )
 
 const stateFixture = `{"projectId":"example","title":"Example","revision":4,"selection":["brief"],"nodes":[{"id":"brief","kind":"note","title":"Brief"}],"edges":[]}`
@@ -104,7 +105,7 @@ func TestClientOutcomeUnknown(t *testing.T) {
 		c.Timeout = time.Second
 		_, err := c.Call(context.Background(), cr, json.RawMessage(`{"method":"nodes.delete","expectedRevision":4,"operationId":"hang","params":{"ids":["a"]}}`))
 		var ce *ClientError
-		if !errors.As(err, &ce) || ce.Code != "OUTCOME_UNKNOWN" || ce.Exit != ExitFailed || !strings.Contains(ce.Message, "same operationId") {
+		if !errors.As(err, &ce) || ce.Code != "OUTCOME_UNKNOWN" || ce.Exit != hub.ExitFailed || !strings.Contains(ce.Message, "same operationId") {
 			t.Fatalf("got %v", err)
 		}
 	})
@@ -121,7 +122,7 @@ func TestClientErrors(t *testing.T) {
 	}
 	// Browser gone: the relay's BROWSER_OFFLINE comes through unchanged.
 	b.Close()
-	r.waitFor(t, "the browser's close", func() bool { return !r.s.Status().PageAttached })
+	adaptertest.WaitFor(t, "the browser's close", func() bool { return !r.s.Status().PageAttached })
 	out, err := c.Call(context.Background(), cr, json.RawMessage(`{"method":"state.read"}`))
 	if err != nil || out.ErrorCode() != "BROWSER_OFFLINE" {
 		t.Fatalf("offline: %s %v", out.Error, err)
@@ -133,14 +134,14 @@ func TestClientErrors(t *testing.T) {
 		"pair":   func() error { _, err := dead.Pair(context.Background(), "ABCDEF012345"); return err },
 		"health": func() error { _, err := dead.Health(context.Background(), ""); return err },
 	} {
-		if err := f(); !errors.As(err, &ce) || ce.Exit != ExitUnreachable {
+		if err := f(); !errors.As(err, &ce) || ce.Exit != hub.ExitNotRunning {
 			t.Errorf("%s on a closed port: %v", name, err)
 		}
 	}
-	if _, err := c.Pair(context.Background(), "ABCDEF012345"); !errors.As(err, &ce) || ce.Code != "INVALID_OR_EXPIRED_CODE" || ce.Exit != ExitFailed {
+	if _, err := c.Pair(context.Background(), "ABCDEF012345"); !errors.As(err, &ce) || ce.Code != "INVALID_OR_EXPIRED_CODE" || ce.Exit != hub.ExitFailed {
 		t.Errorf("bad code: %v", err)
 	}
-	if _, err := c.Pair(context.Background(), "xyz"); !errors.As(err, &ce) || ce.Exit != ExitUsage {
+	if _, err := c.Pair(context.Background(), "xyz"); !errors.As(err, &ce) || ce.Exit != hub.ExitUsage {
 		t.Errorf("malformed code: %v", err)
 	}
 }

@@ -164,7 +164,7 @@ func fail(c *cli.Context, err error) error {
 		ce = failErr("FAILED", "%v", err)
 	}
 	emit(c.App.Writer, ce)
-	return cli.Exit("hub pixelle: "+ce.Message, ce.Exit)
+	return hub.Exit(ce.ExitCode(), "hub pixelle: "+ce.Message)
 }
 
 // positional splits c's arguments into positionals and flags given after
@@ -249,7 +249,7 @@ func healthAction(c *cli.Context) error {
 	}
 	emit(c.App.Writer, rep)
 	if !rep.OK {
-		return cli.Exit("hub pixelle: "+rep.Message, ExitFailed)
+		return hub.Exit(hub.ExitFailed, "hub pixelle: "+rep.Message)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", relay, rep.Message)
 	return nil
@@ -334,7 +334,7 @@ func callAction(c *cli.Context, raw []byte) error {
 		case "BUSY":
 			msg += " — wait for earlier commands to finish and retry"
 		}
-		return cli.Exit(msg, ExitFailed)
+		return hub.Exit(hub.ExitFailed, msg)
 	}
 	fmt.Fprintf(c.App.Writer, "%s\n", out.Result)
 	return nil
@@ -342,32 +342,29 @@ func callAction(c *cli.Context, raw []byte) error {
 
 func serveAction(c *cli.Context) error {
 	if c.NArg() != 0 {
-		return cli.Exit("hub pixelle serve: unexpected arguments; use --website ORIGIN [--port N]", ExitUsage)
+		return hub.Exit(hub.ExitUsage, "hub pixelle serve: unexpected arguments; use --website ORIGIN [--port N]")
 	}
 	srv, err := New(c.String("website"), c.Int("port"))
 	if err != nil {
-		return cli.Exit("hub pixelle serve: "+err.Error(), ExitUsage)
+		return hub.Exit(hub.ExitUsage, "hub pixelle serve: "+err.Error())
 	}
 	log, err := hub.NewLogger(c.App.ErrWriter, hub.LogOptions{})
 	if err != nil {
-		return cli.Exit(err.Error(), ExitFailed)
+		return hub.Exit(hub.ExitFailed, err.Error())
 	}
 	dirs, err := hub.DirsFromEnv()
 	if err != nil {
-		return cli.Exit(err.Error(), ExitFailed)
+		return hub.Exit(hub.ExitFailed, err.Error())
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	env := &adapters.Env{
-		Log:       log.With("adapter", "pixelle"),
-		Dirs:      dirs,
-		Lifecycle: hub.NewLifecycle(hub.IdleRules{}),
-		Ready: func(ports ...int) {
-			log.Info("relay ready; stop it with Ctrl-C", "relay", fmt.Sprintf("http://%s:%d", hub.LoopbackHost, ports[0]), "website", srv.Website)
-		},
+	run, err := adapters.Standalone{Name: "pixelle", Adapter: srv, Log: log, Dirs: &dirs}.Start(ctx)
+	if err == nil {
+		log.Info("relay ready; stop it with Ctrl-C", "relay", srv.RelayURL(), "website", srv.Website)
+		err = run.Wait()
 	}
-	if err := srv.Serve(ctx, env); err != nil {
-		return cli.Exit(fmt.Sprintf("hub pixelle serve: %v\nIf another relay holds the port, check it with `hub pixelle health --relay http://127.0.0.1:%d --website %s` and reuse it when compatible; never stop an unknown process — choose another --port instead.", err, c.Int("port"), srv.Website), ExitFailed)
+	if err != nil {
+		return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub pixelle serve: %v\nIf another relay holds the port, check it with `hub pixelle health --relay http://127.0.0.1:%d --website %s` and reuse it when compatible; never stop an unknown process — choose another --port instead.", err, c.Int("port"), srv.Website))
 	}
 	return nil
 }

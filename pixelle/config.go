@@ -17,7 +17,7 @@ type Config struct {
 const DefaultPort = 4317
 
 // NewConfig returns the section's defaults.
-func NewConfig() adapters.Config {
+func NewConfig() *Config {
 	return &Config{Base: adapters.Base{Enabled: true}, Port: DefaultPort}
 }
 

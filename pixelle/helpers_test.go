@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -196,42 +194,12 @@ func errCode(m map[string]any) string {
 	return s
 }
 
-// logBuffer is a concurrency-safe writer for log assertions.
-type logBuffer struct {
-	mu sync.Mutex
-	sb strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.sb.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.sb.String()
-}
-
 func cmdMsg(id string, cmd string) string {
 	return fmt.Sprintf(`{"type":"command","id":%q,"command":%s}`, id, cmd)
 }
 
 func hubHeartbeat(interval, dead time.Duration) hub.HeartbeatConfig {
 	return hub.HeartbeatConfig{Interval: interval, DeadAfter: dead}
-}
-
-// waitFor polls cond (server state changes asynchronously after a close).
-func (r *relay) waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // agents counts live authenticated agent connections.

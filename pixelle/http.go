@@ -6,9 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
-
-	"github.com/lxzan/gws"
 
 	"github.com/hubdev/hub/hub"
 )
@@ -16,10 +13,8 @@ import (
 // httpHandler serves /health, /api/sessions, /api/pair and the /relay
 // upgrade. Every request passes the Host and Origin checks first.
 type httpHandler struct {
-	s        *Server
-	upgrader *gws.Upgrader
-	conns    *hub.ConnSet
-	loops    *sync.WaitGroup
+	s     *Server
+	relay *hub.WSEndpoint
 }
 
 // errorBody is the relay's HTTP error shape: {"error":"CODE"}, plus a
@@ -205,24 +200,5 @@ func (h *httpHandler) upgrade(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUpgradeRequired, "UPGRADE_REQUIRED", "connect with a WebSocket")
 		return
 	}
-	origin, _ := hub.NormalizeOrigin(r.Header.Get("Origin"))
-	conn, err := h.upgrader.Upgrade(w, r)
-	if err != nil {
-		return // gws has answered the bad handshake
-	}
-	if !h.conns.Add(conn) {
-		return // closed with 1001: the relay is shutting down
-	}
-	p := h.s.attach(conn, origin)
-	if p == nil {
-		h.conns.Remove(conn)
-		conn.WriteClose(1001, []byte("server shutting down"))
-		return
-	}
-	h.loops.Add(1)
-	go func() {
-		defer h.loops.Done()
-		defer h.conns.Remove(conn)
-		conn.ReadLoop()
-	}()
+	h.relay.Serve(w, r)
 }

@@ -93,17 +93,11 @@ func TestPairNeedsLiveBrowser(t *testing.T) {
 	c := code(t, b)
 	b.Close()
 	<-b.Closed()
-	deadline := time.Now().Add(wait)
-	for {
+	// The relay sees the close asynchronously.
+	adaptertest.WaitFor(t, "the code of a disconnected browser to be refused", func() bool {
 		st, body := pairStatus(r, `{"code":"`+c+`"}`)
-		if st == 400 && strings.Contains(body, "INVALID_OR_EXPIRED_CODE") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("code of a disconnected browser: %d %s", st, body)
-		}
-		time.Sleep(10 * time.Millisecond) // the relay sees the close asynchronously
-	}
+		return st == 400 && strings.Contains(body, "INVALID_OR_EXPIRED_CODE")
+	})
 }
 
 func TestPairBadInput(t *testing.T) {

@@ -31,12 +31,12 @@ func (o *outbox) send(p *peer, v any) {
 
 func (o *outbox) sendRaw(p *peer, b []byte) {
 	c := p.conn
-	*o = append(*o, func() { _ = c.WriteMessage(gws.OpcodeText, b) })
+	*o = append(*o, func() { _ = c.WriteText(b) })
 }
 
 func (o *outbox) close(p *peer, code uint16, reason string) {
 	c := p.conn
-	*o = append(*o, func() { _ = c.WriteClose(code, []byte(reason)) })
+	*o = append(*o, func() { c.Close(code, reason) })
 }
 
 func (o outbox) flush() {
@@ -82,88 +82,56 @@ const (
 	msgUnknownRevoked = "pairing was revoked before the browser answered; the command may have been applied"
 )
 
-// relayEvents is the gws event handler for /relay connections.
-type relayEvents struct{ s *Server }
+// relayHandler serves /relay connections.
+type relayHandler struct{ s *Server }
 
-const peerKey = "peer"
-
-func peerOf(c *gws.Conn) *peer {
-	v, ok := c.Session().Load(peerKey)
-	if !ok {
+// Open registers a freshly upgraded connection and arms its
+// authentication timer; during shutdown it refuses the socket with 1001.
+func (h relayHandler) Open(c *hub.WSConn) hub.WSSession {
+	s := h.s
+	origin, _ := hub.NormalizeOrigin(c.Header().Get("Origin"))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		c.Close(closeGoingAway, "server shutting down")
 		return nil
 	}
-	p, _ := v.(*peer)
-	return p
+	s.nextSess++
+	p := &peer{conn: c, origin: origin, label: "c" + itoa(s.nextSess)}
+	s.peers[p] = struct{}{}
+	p.auth = time.AfterFunc(s.AuthTimeout, func() { s.authTimeout(p) })
+	return &relayPeer{s: s, p: p}
 }
 
-func (e *relayEvents) OnOpen(*gws.Conn) {}
+// relayPeer is one connection's session.
+type relayPeer struct {
+	s *Server
+	p *peer
+}
 
-func (e *relayEvents) OnClose(c *gws.Conn, err error) {
-	p := peerOf(c)
-	if p == nil {
-		return
-	}
+// Closed detaches the peer: a close, a dead heartbeat and shutdown alike.
+func (r *relayPeer) Closed(err error) {
+	s, p := r.s, r.p
 	// A close the relay itself decided (gws reports it as a status code,
 	// e.g. 1009 for an over-limit message) is worth a line for the operator.
 	var code interface{ Uint16() uint16 }
 	if errors.As(err, &code) && code.Uint16() != 1000 && code.Uint16() != 1001 {
-		e.s.log.Info("connection closed by the relay", "conn", p.label, "code", code.Uint16(), "err", err)
+		s.log.Info("connection closed by the relay", "conn", p.label, "code", code.Uint16(), "err", err)
 	}
 	var o outbox
-	e.s.mu.Lock()
-	e.s.detachLocked(p, &o)
-	delete(e.s.peers, p)
-	e.s.mu.Unlock()
+	s.mu.Lock()
+	s.detachLocked(p, &o)
+	delete(s.peers, p)
+	s.mu.Unlock()
 	o.flush()
 }
 
-func (e *relayEvents) OnPing(c *gws.Conn, payload []byte) {
-	if p := peerOf(c); p != nil && p.hb != nil {
-		p.hb.Seen()
-	}
-	_ = c.WritePong(payload)
-}
-
-func (e *relayEvents) OnPong(c *gws.Conn, _ []byte) {
-	if p := peerOf(c); p != nil && p.hb != nil {
-		p.hb.Seen()
-	}
-}
-
-func (e *relayEvents) OnMessage(c *gws.Conn, m *gws.Message) {
-	defer m.Close()
-	p := peerOf(c)
-	if p == nil {
-		return
-	}
-	if p.hb != nil {
-		p.hb.Seen()
-	}
+func (r *relayPeer) Message(m *gws.Message) {
 	if m.Opcode != gws.OpcodeText {
-		e.s.closePeer(p, closePolicy, "messages must be JSON text")
+		r.s.closePeer(r.p, closePolicy, "messages must be JSON text")
 		return
 	}
-	e.s.handle(p, m.Bytes())
-}
-
-// attach registers a freshly upgraded connection and arms its
-// authentication timer and heartbeat. It returns nil during shutdown.
-func (s *Server) attach(conn *gws.Conn, origin string) *peer {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	s.nextSess++
-	p := &peer{conn: conn, origin: origin, label: "c" + itoa(s.nextSess)}
-	conn.Session().Store(peerKey, p)
-	s.peers[p] = struct{}{}
-	p.auth = time.AfterFunc(s.AuthTimeout, func() { s.authTimeout(p) })
-	p.hb = hub.StartHeartbeat(s.env.Heartbeat, conn, func() {
-		// A silent peer takes the close path (OnClose → detach).
-		conn.NetConn().Close()
-	})
-	return p
+	r.s.handle(r.p, m.Bytes())
 }
 
 func (s *Server) authTimeout(p *peer) {
@@ -280,9 +248,7 @@ func (s *Server) helloLocked(p *peer, m *message, o *outbox) {
 			sess.expiry.Stop()
 			sess.expiry = nil
 		}
-		if s.env.Lifecycle != nil {
-			s.env.Lifecycle.PageAttached(s.Name())
-		}
+		s.env.Activity.PageAttached()
 	case "agent":
 		if sess == nil || sess.agentToken == "" || !hub.SecretEqual(m.Token, sess.agentToken) {
 			s.log.Info("agent authentication failed", "conn", p.label)
@@ -290,9 +256,7 @@ func (s *Server) helloLocked(p *peer, m *message, o *outbox) {
 			return
 		}
 		sess.agents[p] = struct{}{}
-		if s.env.Lifecycle != nil {
-			s.env.Lifecycle.AgentActivity(s.Name())
-		}
+		s.env.Activity.AgentActivity()
 	default:
 		s.closeLocked(p, closePolicy, "invalid credentials", o)
 		return

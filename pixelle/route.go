@@ -86,9 +86,7 @@ func (s *Server) revokeLocked(sess *session, o *outbox) {
 func (s *Server) agentMessageLocked(p *peer, m *message, o *outbox) {
 	sess := p.sess
 	s.touchLocked()
-	if s.env.Lifecycle != nil {
-		s.env.Lifecycle.AgentActivity(s.Name())
-	}
+	s.env.Activity.AgentActivity()
 	if m.Type != "command" {
 		o.send(p, newNotice("UNKNOWN_TYPE", "agents send only command messages"))
 		return
@@ -212,9 +210,7 @@ func (s *Server) pairCode(raw string) (pairResult, error) {
 		Type string `json:"type"`
 	}{"paired"})
 	s.touchLocked()
-	if s.env.Lifecycle != nil {
-		s.env.Lifecycle.AgentActivity(s.Name())
-	}
+	s.env.Activity.AgentActivity()
 	s.log.Info("agent paired", "session", found.label)
 	return pairResult{SessionID: found.id, Token: found.agentToken, URL: s.relayURLLocked()}, nil
 }

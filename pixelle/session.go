@@ -3,8 +3,6 @@ package pixelle
 import (
 	"time"
 
-	"github.com/lxzan/gws"
-
 	"github.com/hubdev/hub/hub"
 )
 
@@ -48,7 +46,7 @@ type pending struct {
 // peer is one upgraded WebSocket connection. Fields after conn are guarded
 // by Server.mu.
 type peer struct {
-	conn   *gws.Conn
+	conn   *hub.WSConn
 	origin string // normalised Origin of the upgrade, "" if none
 	label  string // "c<N>" for logs
 
@@ -56,7 +54,6 @@ type peer struct {
 	role   string
 	sess   *session
 	auth   *time.Timer
-	hb     *hub.Heartbeat
 	gone   bool // OnClose ran or the relay closed it
 }
 
@@ -83,9 +80,6 @@ func (sess *session) stopTimers() {
 func (p *peer) stopTimers() {
 	if p.auth != nil {
 		p.auth.Stop()
-	}
-	if p.hb != nil {
-		p.hb.Stop()
 	}
 }
 

@@ -8,26 +8,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lxzan/gws"
-
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
 )
 
 // Factory registers the stitchslop adapter.
 func Factory() adapters.Factory {
-	return adapters.Factory{
-		Name:      "stitchslop",
-		Summary:   "Stitch Slop bridge (page WebSocket, pairing, control plane)",
-		NewConfig: NewConfig,
-		New: func(c adapters.Config) (adapters.Adapter, error) {
-			cfg, ok := c.(*Config)
-			if !ok {
-				return nil, fmt.Errorf("stitchslop: unexpected config type %T", c)
-			}
-			return New(Options{Origin: cfg.Origin, Ports: cfg.Ports, ConfigDir: cfg.ConfigDir})
-		},
-	}
+	return adapters.FactoryFor("stitchslop", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
+		return New(Options{Origin: cfg.Origin, Ports: cfg.Ports, ConfigDir: cfg.ConfigDir})
+	}, Command)
 }
 
 var _ adapters.Adapter = (*Server)(nil)
@@ -39,8 +28,7 @@ type Server struct {
 	origin   string // normalised --origin
 	policy   *hub.OriginPolicy
 	refusals refusalLog
-	upgrader *gws.Upgrader
-	conns    *hub.ConnSet
+	control  hub.KeyGate // the §4.3 checks in front of every control route
 
 	// authMu serialises handshake decisions (busy vs take over, redeem).
 	authMu sync.Mutex
@@ -48,6 +36,7 @@ type Server struct {
 	mu           sync.Mutex
 	log          *slog.Logger
 	env          *adapters.Env
+	pages        *hub.WSEndpoint // the page WebSocket of the current run
 	pairings     *pairingStore
 	configDir    string
 	running      bool
@@ -83,17 +72,9 @@ func New(opts Options) (*Server, error) {
 		listeners:  map[int]func(){},
 		log:        slog.New(slog.DiscardHandler),
 	}
-	s.upgrader = gws.NewUpgrader(s, &gws.ServerOption{
-		ParallelEnabled:    false,
-		ReadMaxPayloadSize: opts.MaxFrame,
-		CheckUtf8Enabled:   true,
-		Recovery:           gws.Recovery,
-	})
+	s.control = hub.KeyGate{Header: KeyHeader, Key: s.Key, Port: s.Port, Hint: "(a stale session file?)"}
 	return s, nil
 }
-
-// Name is the adapter's registry name.
-func (s *Server) Name() string { return "stitchslop" }
 
 // Origin is the normalised allowed origin.
 func (s *Server) Origin() string { return s.origin }
@@ -142,8 +123,8 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	s.mu.Lock()
 	s.log, s.env, s.pairings, s.configDir = log, env, store, dir
 	s.port, s.key, s.running = port, key, true
-	conns := &hub.ConnSet{}
-	s.conns = conns
+	sockets := &hub.Sockets{}
+	s.pages = s.pageEndpoint(sockets, env)
 	s.mu.Unlock()
 
 	log.Info("stitchslop bridge listening", "addr", fmt.Sprintf("%s:%d", hub.LoopbackHost, port),
@@ -154,7 +135,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	if env.Ready != nil {
 		env.Ready(port)
 	}
-	err = hub.ServeHTTP(ctx, ln, s, conns, log)
+	err = hub.ServeHTTP(ctx, ln, s, sockets, log)
 
 	s.mu.Lock()
 	s.running = false
@@ -201,8 +182,8 @@ func (s *Server) agentActivity() {
 	s.lastActivity = time.Now()
 	env := s.env
 	s.mu.Unlock()
-	if env != nil && env.Lifecycle != nil {
-		env.Lifecycle.AgentActivity(s.Name())
+	if env != nil {
+		env.Activity.AgentActivity()
 	}
 }
 

@@ -79,7 +79,7 @@ func TestRealChromiumPage(t *testing.T) {
 		state = st
 	}
 	b.waitConnected(true)
-	waitFor(t, func() bool { tools, _ := b.S.Tools(); return len(tools) == 1 })
+	adaptertest.WaitFor(t, "the page's tool list", func() bool { tools, _ := b.S.Tools(); return len(tools) == 1 })
 
 	// Several heartbeat periods pass: Chromium's automatic pongs keep it attached.
 	time.Sleep(1500 * time.Millisecond)

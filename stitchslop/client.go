@@ -14,17 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/hubdev/hub/hub"
-)
-
-// Shell-client exit codes (§4.4).
-const (
-	ExitOK         = 0
-	ExitFailed     = 1
-	ExitNotRunning = 3
-	ExitUsage      = 64
 )
 
 // shellClient drives a running bridge over its control plane (§4).
@@ -50,10 +40,10 @@ func (c *shellClient) pickSession() (sessionFile, error) {
 		}
 		for _, s := range scan.Stale {
 			if s.Port == c.Port {
-				return s, cli.Exit(fmt.Sprintf("stale session file for port %d: its bridge (pid %d) is gone; start a bridge", c.Port, s.PID), ExitNotRunning)
+				return s, hub.Exit(hub.ExitNotRunning, fmt.Sprintf("stale session file for port %d: its bridge (pid %d) is gone; start a bridge", c.Port, s.PID))
 			}
 		}
-		return sessionFile{}, cli.Exit(fmt.Sprintf("no Stitch Slop bridge on port %d (no session file in %s)", c.Port, c.ConfigDir), ExitNotRunning)
+		return sessionFile{}, hub.Exit(hub.ExitNotRunning, fmt.Sprintf("no Stitch Slop bridge on port %d (no session file in %s)", c.Port, c.ConfigDir))
 	}
 	switch len(scan.Live) {
 	case 1:
@@ -63,14 +53,14 @@ func (c *shellClient) pickSession() (sessionFile, error) {
 		if len(scan.Stale) > 0 {
 			msg += fmt.Sprintf("; %d stale session file(s) from bridges that are gone were ignored", len(scan.Stale))
 		}
-		return sessionFile{}, cli.Exit(msg+"; start one with `hub stitchslop --origin URL` or `hub start`", ExitNotRunning)
+		return sessionFile{}, hub.Exit(hub.ExitNotRunning, msg+"; start one with `hub stitchslop --origin URL` or `hub start`")
 	}
 	var b strings.Builder
 	b.WriteString("several Stitch Slop bridges are running; choose one with --port:")
 	for _, s := range scan.Live {
 		fmt.Fprintf(&b, "\n  --port %d  (pid %d, origin %s, started %s)", s.Port, s.PID, s.Origin, s.StartedAt.Format(time.RFC3339))
 	}
-	return sessionFile{}, cli.Exit(b.String(), ExitUsage)
+	return sessionFile{}, hub.Exit(hub.ExitUsage, b.String())
 }
 
 // do sends one control request and returns the JSON answer.
@@ -87,7 +77,7 @@ func (c *shellClient) do(method, path string, body any, timeout time.Duration) (
 	url := fmt.Sprintf("http://%s:%d%s", hub.LoopbackHost, s.Port, path)
 	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
-		return nil, cli.Exit(err.Error(), ExitFailed)
+		return nil, hub.Exit(hub.ExitFailed, err.Error())
 	}
 	req.Header.Set(KeyHeader, s.Key)
 	if body != nil {
@@ -98,27 +88,27 @@ func (c *shellClient) do(method, path string, body any, timeout time.Duration) (
 	resp, err := hc.Do(req)
 	if err != nil {
 		if errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, cli.Exit(fmt.Sprintf("stale session file for port %d: nothing is listening (the bridge, pid %d, was probably killed)", s.Port, s.PID), ExitNotRunning)
+			return nil, hub.Exit(hub.ExitNotRunning, fmt.Sprintf("stale session file for port %d: nothing is listening (the bridge, pid %d, was probably killed)", s.Port, s.PID))
 		}
-		return nil, cli.Exit(fmt.Sprintf("cannot reach the bridge on port %d: %v", s.Port, err), ExitFailed)
+		return nil, hub.Exit(hub.ExitFailed, fmt.Sprintf("cannot reach the bridge on port %d: %v", s.Port, err))
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {
-		return nil, cli.Exit(fmt.Sprintf("reading the bridge's answer: %v", err), ExitFailed)
+		return nil, hub.Exit(hub.ExitFailed, fmt.Sprintf("reading the bridge's answer: %v", err))
 	}
 	switch resp.StatusCode {
 	case http.StatusOK:
 		return out, nil
 	case http.StatusUnauthorized:
-		return nil, cli.Exit(fmt.Sprintf("stale session file for port %d: the bridge there rejected its key (another bridge took the port)", s.Port), ExitNotRunning)
+		return nil, hub.Exit(hub.ExitNotRunning, fmt.Sprintf("stale session file for port %d: the bridge there rejected its key (another bridge took the port)", s.Port))
 	case http.StatusUpgradeRequired:
-		return nil, cli.Exit(fmt.Sprintf("the process on port %d is not a bridge that speaks this control plane", s.Port), ExitNotRunning)
+		return nil, hub.Exit(hub.ExitNotRunning, fmt.Sprintf("the process on port %d is not a bridge that speaks this control plane", s.Port))
 	}
 	if json.Valid(out) {
 		return out, nil // an ok:false envelope; the caller prints it and exits 1
 	}
-	return nil, cli.Exit(fmt.Sprintf("the bridge answered HTTP %d", resp.StatusCode), ExitFailed)
+	return nil, hub.Exit(hub.ExitFailed, fmt.Sprintf("the bridge answered HTTP %d", resp.StatusCode))
 }
 
 // emit prints the envelope on stdout and maps ok to the exit code.
@@ -131,9 +121,9 @@ func (c *shellClient) emit(envelope []byte) error {
 	}
 	if json.Unmarshal(envelope, &head) != nil || head.OK == nil || !*head.OK {
 		if head.Message != "" {
-			return cli.Exit(head.Message, ExitFailed)
+			return hub.Exit(hub.ExitFailed, head.Message)
 		}
-		return cli.Exit("", ExitFailed)
+		return hub.Exit(hub.ExitFailed, "")
 	}
 	return nil
 }
@@ -160,7 +150,7 @@ func saveImage(envelope []byte, file string, stderr io.Writer) ([]byte, error) {
 	}
 	b, _ := base64.StdEncoding.DecodeString(data)
 	if err := os.WriteFile(file, b, 0o644); err != nil {
-		return nil, cli.Exit(fmt.Sprintf("writing %s: %v", file, err), ExitFailed)
+		return nil, hub.Exit(hub.ExitFailed, fmt.Sprintf("writing %s: %v", file, err))
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {

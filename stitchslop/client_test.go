@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/hubdev/hub/hub"
 )
 
 // §4.1/§4.4: a session file whose pid is alive but whose bridge is not
@@ -52,8 +54,8 @@ func TestClientStaleSessionFile(t *testing.T) {
 				c := &shellClient{ConfigDir: dir, Port: pin, Stdout: &stdout, Stderr: &stderr}
 				_, err := c.do("GET", "/status", nil, frameWait)
 				var ec cli.ExitCoder
-				if !errors.As(err, &ec) || ec.ExitCode() != ExitNotRunning {
-					t.Fatalf("--port %d: err = %v, want exit %d", pin, err, ExitNotRunning)
+				if !errors.As(err, &ec) || ec.ExitCode() != hub.ExitNotRunning {
+					t.Fatalf("--port %d: err = %v, want exit %d", pin, err, hub.ExitNotRunning)
 				}
 				if !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("--port %d: message %q does not say %q", pin, err, tc.want)

@@ -34,7 +34,7 @@ func Command() *cli.Command {
 			&cli.BoolFlag{Name: "version", Usage: "print the version and protocol number"},
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return cli.Exit("hub stitchslop: "+err.Error(), ExitUsage)
+			return hub.Exit(hub.ExitUsage, "hub stitchslop: "+err.Error())
 		},
 		Subcommands: []*cli.Command{
 			clientCommand("status", "show the running bridge's state (JSON)", "status"),
@@ -53,16 +53,16 @@ func runBridgeCommand(c *cli.Context) error {
 		return nil
 	}
 	if c.Args().Present() {
-		return cli.Exit(fmt.Sprintf("hub stitchslop: unknown command %q (want status, tools, wait, call or pair)", c.Args().First()), ExitUsage)
+		return hub.Exit(hub.ExitUsage, fmt.Sprintf("hub stitchslop: unknown command %q (want status, tools, wait, call or pair)", c.Args().First()))
 	}
 	if c.String("origin") == "" {
-		return cli.Exit("hub stitchslop: --origin is required (the only site allowed to connect)", ExitUsage)
+		return hub.Exit(hub.ExitUsage, "hub stitchslop: --origin is required (the only site allowed to connect)")
 	}
 	if p := c.Int("port"); p < 0 || p > 65535 {
-		return cli.Exit(fmt.Sprintf("hub stitchslop: --port must be 1..65535, got %d", p), ExitUsage)
+		return hub.Exit(hub.ExitUsage, fmt.Sprintf("hub stitchslop: --port must be 1..65535, got %d", p))
 	}
 	if m := c.Int("agent-idle-minutes"); m <= 0 {
-		return cli.Exit("hub stitchslop: --agent-idle-minutes must be positive", ExitUsage)
+		return hub.Exit(hub.ExitUsage, "hub stitchslop: --agent-idle-minutes must be positive")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -77,7 +77,7 @@ func runBridgeCommand(c *cli.Context) error {
 		Stderr:    c.App.ErrWriter,
 	})
 	if err != nil {
-		return cli.Exit("hub stitchslop: "+err.Error(), ExitFailed)
+		return hub.Exit(hub.ExitFailed, "hub stitchslop: "+err.Error())
 	}
 	return nil
 }
@@ -146,7 +146,7 @@ func clientCommand(name, usage, kind string) *cli.Command {
 }
 
 func usageErr(format string, a ...any) error {
-	return cli.Exit("hub stitchslop: "+fmt.Sprintf(format, a...), ExitUsage)
+	return hub.Exit(hub.ExitUsage, "hub stitchslop: "+fmt.Sprintf(format, a...))
 }
 
 func runClient(c *cli.Context, kind string) error {
@@ -173,7 +173,7 @@ func runClient(c *cli.Context, kind string) error {
 	}
 	dirs, err := hub.DirsFromEnv()
 	if err != nil {
-		return cli.Exit(err.Error(), ExitFailed)
+		return hub.Exit(hub.ExitFailed, err.Error())
 	}
 	sc := &shellClient{ConfigDir: hub.ExpandHome(ca.configDir, dirs.Home), Port: ca.port, Stdout: c.App.Writer, Stderr: c.App.ErrWriter}
 

@@ -22,7 +22,7 @@ const DefaultOrigin = "https://www.stitchslop.com"
 var DefaultPorts = []int{8787, 8788, 8789, 8790}
 
 // NewConfig returns the section's defaults.
-func NewConfig() adapters.Config {
+func NewConfig() *Config {
 	return &Config{
 		Base:      adapters.Base{Enabled: true},
 		Origin:    DefaultOrigin,

@@ -41,26 +41,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"message": "this port serves the Stitch Slop page WebSocket and the keyed control plane (GET /status, GET /tools, POST /wait, POST /call)"})
 		return
 	}
-	// §4.3: a request carrying Origin comes from a page; refuse it before
-	// the key is even looked at.
-	if hub.HasOrigin(r) {
-		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "forbidden", "message": "the control plane refuses requests from web pages"})
-		return
-	}
-	s.mu.Lock()
-	key, port := s.key, s.port
-	s.mu.Unlock()
-	if !hub.HostAllowed(r, port) {
-		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "forbidden_host", "message": "Host must be 127.0.0.1 or localhost with this port"})
-		return
-	}
-	if !hub.SecretEqual(r.Header.Get(KeyHeader), key) {
-		hub.WriteJSON(w, http.StatusUnauthorized, map[string]any{"ok": false, "error": "unauthorized",
-			"message": "missing or wrong " + KeyHeader + " (a stale session file?)"})
-		return
-	}
-	s.agentActivity()
-	h(w, r)
+	// §4.3: a request carrying Origin comes from a page; the gate refuses
+	// it before the key is even looked at.
+	s.control.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.agentActivity()
+		h(w, r)
+	})).ServeHTTP(w, r)
 }
 
 // StatusReport is GET /status and the connection_status tool.

@@ -23,7 +23,7 @@ import (
 func TestSessionFileWrittenFreshAndRemoved(t *testing.T) {
 	b := startBridge(t, nil)
 	path := sessionPath(b.configDir(), b.Port())
-	if m := fileMode(t, path); m != 0o600 {
+	if m := adaptertest.FileMode(t, path); m != 0o600 {
 		t.Fatalf("session file mode %o, want 600", m)
 	}
 	s, err := readSession(path)
@@ -148,7 +148,7 @@ func TestControlStatusToolsWaitCall(t *testing.T) {
 		t.Fatal("/wait did not wake on attach")
 	}
 	p.send(map[string]any{"tools": []any{map[string]any{"name": "render"}, map[string]any{"name": "bad name"}}})
-	waitFor(t, func() bool { tl, _ := b.S.Tools(); return len(tl) == 1 })
+	adaptertest.WaitFor(t, "one page tool", func() bool { tl, _ := b.S.Tools(); return len(tl) == 1 })
 	st = mustJSON(t, b.control("GET", "/status", "").Body)
 	if st["connected"] != true || st["paired"] != true || len(st["tools"].([]any)) != 1 || st["tools"].([]any)[0] != "render" {
 		t.Fatalf("/status after attach = %v", st)
@@ -486,10 +486,10 @@ func TestConfigDirModesTightenedAtStart(t *testing.T) {
 	}
 	os.Chmod(pf, 0o644)
 	startBridge(t, func(o *Options) { o.ConfigDir = dir })
-	if m := fileMode(t, dir); m != 0o700 {
+	if m := adaptertest.FileMode(t, dir); m != 0o700 {
 		t.Errorf("config dir mode %o, want 700", m)
 	}
-	if m := fileMode(t, pf); m != 0o600 {
+	if m := adaptertest.FileMode(t, pf); m != 0o600 {
 		t.Errorf("pairing.json mode %o, want 600", m)
 	}
 }
@@ -561,7 +561,7 @@ func TestServeAgainOnTheSameServer(t *testing.T) {
 			json.Unmarshal(m.Data, &hello)
 			secret, _ = hello["pairingSecret"].(string)
 		}
-		waitFor(t, func() bool { _, ok := s.attached(); return ok })
+		adaptertest.WaitFor(t, "the page to attach", func() bool { _, ok := s.attached(); return ok })
 		cancel()
 		if err := <-done; err != nil {
 			t.Fatalf("run %d: Serve = %v", run, err)

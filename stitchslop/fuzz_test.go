@@ -3,10 +3,11 @@ package stitchslop
 import (
 	"context"
 	"encoding/json"
-	"github.com/hubdev/hub/adapters/adaptertest"
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/hubdev/hub/adapters/adaptertest"
 )
 
 func FuzzParseHandshake(f *testing.F) {
@@ -145,34 +146,6 @@ func FuzzParseClientArgs(f *testing.F) {
 		ca, err := parseClientArgs(strings.Fields(s), true)
 		if err == nil && (ca.port < 0 || ca.port > 65535) {
 			t.Fatal("port out of range accepted")
-		}
-	})
-}
-
-// FuzzFrameScan: the scan's verdict must not depend on how the stream is
-// split across reads.
-func FuzzFrameScan(f *testing.F) {
-	f.Add(wsFrame(1, true, []byte(`{"token":"t"}`)), 1)
-	f.Add(wsFrame(1, true, make([]byte, MaxFirstFrame+1)), 5)
-	f.Add(append(wsFrame(9, true, []byte("x")), wsFrame(1, false, make([]byte, 10))...), 2)
-	f.Add([]byte{0x81, 0xff, 0, 0, 0, 0, 0, 0, 0, 0}, 3)
-	f.Fuzz(func(t *testing.T, stream []byte, chunk int) {
-		if chunk <= 0 || chunk > 64 {
-			chunk = 1 + (chunk&63+64)%64
-		}
-		var whole, split frameScan
-		e1 := whole.feed(stream)
-		var e2 error
-		for s := stream; len(s) > 0 && e2 == nil; {
-			k := min(chunk, len(s))
-			e2 = split.feed(s[:k])
-			s = s[k:]
-		}
-		if (e1 == nil) != (e2 == nil) || whole.done != split.done {
-			t.Fatalf("whole: %v done=%v; split by %d: %v done=%v", e1, whole.done, chunk, e2, split.done)
-		}
-		if e1 == nil && whole.total > MaxFirstFrame {
-			t.Fatal("accepted more than 4 KiB")
 		}
 	})
 }

@@ -3,7 +3,6 @@ package stitchslop
 import (
 	"encoding/json"
 	"net"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -167,15 +166,6 @@ func mustJSON(t testing.TB, b []byte) map[string]any {
 	return v
 }
 
-func fileMode(t testing.TB, path string) os.FileMode {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Mode().Perm()
-}
-
 // freePort returns a loopback port that was free a moment ago.
 func freePort(t testing.TB) int {
 	t.Helper()
@@ -218,7 +208,7 @@ func netInterfaceAddrs() ([]string, error) {
 // testEnv is an Env for calling Serve directly.
 func testEnv(t testing.TB) *adapters.Env {
 	dirs := adaptertest.TempDirs(t)
-	return &adapters.Env{Log: adaptertest.Logger(t), Dirs: dirs, Lifecycle: hub.NewLifecycle(hub.IdleRules{}), Ready: func(...int) {}}
+	return &adapters.Env{Log: adaptertest.Logger(t), Dirs: dirs, Ready: func(...int) {}}
 }
 
 // waitBlockedIn waits until some goroutine's stack is inside fn (for
@@ -227,7 +217,7 @@ func testEnv(t testing.TB) *adapters.Env {
 func waitBlockedIn(t testing.TB, fn string) {
 	t.Helper()
 	buf := make([]byte, 1<<20)
-	waitFor(t, func() bool {
+	adaptertest.WaitFor(t, "a goroutine blocked in "+fn, func() bool {
 		n := runtime.Stack(buf, true)
 		return strings.Contains(string(buf[:n]), fn)
 	})

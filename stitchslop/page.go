@@ -1,123 +1,44 @@
 package stitchslop
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/lxzan/gws"
 
+	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
 )
 
-// pageConn is one page socket, authenticated or not.
+// pageConn is one page socket, authenticated or not: the session of a
+// hub.WSConn, which owns the write discipline, the heartbeat and tracking.
 type pageConn struct {
 	s       *Server
-	conn    *gws.Conn
-	conns   *hub.ConnSet
-	authed  bool // read-loop goroutine only
-	refused bool // read-loop goroutine only
-	closed  atomic.Bool
-	seen    chan struct{} // signalled on every received frame (probe)
+	ws      *hub.WSConn
+	authed  bool          // read-loop goroutine only
+	refused bool          // read-loop goroutine only
 	gone    chan struct{} // closed when the page detaches or closes
 
-	wmu       sync.Mutex // serialises writes and their deadlines
 	mu        sync.Mutex
-	hb        *hub.Heartbeat
 	authTimer *time.Timer
 	goneOnce  sync.Once
 }
 
-func (p *pageConn) markSeen() {
-	p.mu.Lock()
-	hb := p.hb
-	p.mu.Unlock()
-	if hb != nil {
-		hb.Seen()
-	}
-	select {
-	case p.seen <- struct{}{}:
-	default:
-	}
-}
-
-// writeTimeout bounds one frame write, so a page that stopped reading
-// cannot wedge a caller.
-const writeTimeout = 10 * time.Second
-
-// writeFrame writes one frame under a deadline that is cleared afterwards:
-// a deadline left on the socket would fail every later write (the next
-// heartbeat ping included). Writes are serialised so one writer's deadline
-// never leaks onto another's frame.
-func (p *pageConn) writeFrame(op gws.Opcode, b []byte, timeout time.Duration) error {
-	if p.closed.Load() {
-		return gws.ErrConnClosed
-	}
-	p.wmu.Lock()
-	defer p.wmu.Unlock()
-	p.conn.SetWriteDeadline(time.Now().Add(timeout))
-	err := p.conn.WriteMessage(op, b)
-	p.conn.SetWriteDeadline(time.Time{})
-	return err
-}
-
 // write sends one text frame.
-func (p *pageConn) write(b []byte) error { return p.writeFrame(gws.OpcodeText, b, writeTimeout) }
+func (p *pageConn) write(b []byte) error { return p.ws.WriteText(b) }
 
-// WritePing makes pageConn the heartbeat's Pinger, so pings share the
-// write discipline.
-func (p *pageConn) WritePing(payload []byte) error {
-	return p.writeFrame(gws.OpcodePing, payload, writeTimeout)
-}
-
-// close sends a close frame and drops the socket; OnClose does the rest.
-func (p *pageConn) close(code uint16, reason string) {
-	p.wmu.Lock()
-	defer p.wmu.Unlock()
-	p.conn.SetWriteDeadline(time.Now().Add(time.Second))
-	if err := p.conn.WriteClose(code, []byte(reason)); err != nil {
-		p.conn.NetConn().Close()
-	}
-}
+// close sends a close frame and drops the socket; Closed does the rest.
+func (p *pageConn) close(code uint16, reason string) { p.ws.Close(code, reason) }
 
 func (p *pageConn) stopTimers() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.hb != nil {
-		p.hb.Stop()
-	}
 	if p.authTimer != nil {
 		p.authTimer.Stop()
-	}
-}
-
-// reachable probes an incumbent page: a socket the OS has not buried yet is
-// not a live tab (§2.6), so it must answer a ping within timeout.
-func (p *pageConn) reachable(timeout time.Duration) bool {
-	if p.closed.Load() {
-		return false
-	}
-	select {
-	case <-p.seen:
-	default:
-	}
-	if err := p.writeFrame(gws.OpcodePing, nil, timeout); err != nil {
-		return false
-	}
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-p.seen:
-		return !p.closed.Load()
-	case <-p.gone:
-		return false
-	case <-t.C:
-		return false
 	}
 }
 
@@ -126,11 +47,11 @@ func isUpgrade(r *http.Request) bool {
 }
 
 // serveUpgrade runs the Host and Origin checks before anything is hijacked,
-// so refusals are real 403s (§2.2), then hands the socket to gws.
+// so refusals are real 403s (§2.2), then hands the socket to the endpoint.
 func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	s.refusals.attempt()
 	s.mu.Lock()
-	port, log, conns := s.port, s.log, s.conns
+	port, log, ep := s.port, s.log, s.pages
 	s.mu.Unlock()
 	if !hub.HostAllowed(r, port) {
 		if n := s.refusals.add(ReasonHost, r.Host); worthLogging(n) {
@@ -150,103 +71,58 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_origin", "message": "this bridge only accepts " + s.origin})
 		return
 	}
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		hub.WriteJSON(w, http.StatusInternalServerError, map[string]any{"error": "internal", "message": "cannot take over the connection"})
-		return
-	}
-	netConn, _, err := hj.Hijack()
-	if err != nil {
-		log.Debug("hijack failed", "err", err)
-		return
-	}
-	g := &guardConn{Conn: netConn}
-	conn, err := s.upgrader.UpgradeFromConn(g, bufio.NewReaderSize(g, 4<<10), r)
-	if err != nil {
-		log.Debug("upgrade failed", "err", err)
-		return
-	}
-	s.adopt(conn, conns, g)
+	ep.Serve(w, r)
 }
 
-// adopt starts serving an upgraded page socket: the pre-auth frame guard
-// (when g is set), the authentication deadline, then gws's read loop.
-func (s *Server) adopt(conn *gws.Conn, conns *hub.ConnSet, g *guardConn) {
-	log := s.log
-	p := &pageConn{s: s, conn: conn, conns: conns, seen: make(chan struct{}, 1), gone: make(chan struct{})}
-	if g != nil {
-		g.onTooBig = func() {
-			p.refused = true
-			if n := s.refusals.add(ReasonBadFrame, errFirstFrameTooLarge.Error()); worthLogging(n) {
-				log.Warn("refused page handshake", "reason", ReasonBadFrame, "why", errFirstFrameTooLarge, "count", n)
-			}
-			p.writeError("bad_credential", "the first frame must be at most 4 KiB of JSON carrying token and/or secret", false)
-			p.close(1009, "first frame too large")
-		}
+// pageEndpoint is the page WebSocket: a 4 KiB limit on the handshake frame
+// before anything is allocated, then the large post-auth frame limit.
+func (s *Server) pageEndpoint(sockets *hub.Sockets, env *adapters.Env) *hub.WSEndpoint {
+	return sockets.Endpoint(pageHandler{s}, hub.WSOptions{
+		MaxPayload:        s.opts.MaxFrame,
+		FirstMessageLimit: MaxFirstFrame,
+		OnFirstTooLarge:   s.firstFrameTooLarge,
+		Heartbeat:         env.Heartbeat,
+		Log:               env.Log,
+	})
+}
+
+func (s *Server) firstFrameTooLarge(c *hub.WSConn) {
+	if n := s.refusals.add(ReasonBadFrame, hub.ErrFirstMessageTooLarge.Error()+" (4 KiB)"); worthLogging(n) {
+		s.log.Warn("refused page handshake", "reason", ReasonBadFrame, "why", "first frame larger than 4 KiB", "count", n)
 	}
-	conn.Session().Store("page", p)
-	if !conns.Add(conn) {
-		return // closed with 1001: the bridge is shutting down
-	}
+	b, _ := json.Marshal(map[string]any{"error": "bad_credential", "message": "the first frame must be at most 4 KiB of JSON carrying token and/or secret"})
+	c.WriteFrame(gws.OpcodeText, b, time.Second)
+}
+
+type pageHandler struct{ s *Server }
+
+// Open starts a page socket's authentication deadline.
+func (h pageHandler) Open(c *hub.WSConn) hub.WSSession {
+	s := h.s
+	p := &pageConn{s: s, ws: c, gone: make(chan struct{})}
 	p.mu.Lock()
 	p.authTimer = time.AfterFunc(s.opts.AuthTimeout, func() {
 		if n := s.refusals.add(ReasonAuthTimeout, ""); worthLogging(n) {
-			log.Warn("page did not authenticate in time; closing", "timeout", s.opts.AuthTimeout, "count", n)
+			s.log.Warn("page did not authenticate in time; closing", "timeout", s.opts.AuthTimeout, "count", n)
 		}
 		p.writeError("auth_timeout", "no handshake within "+s.opts.AuthTimeout.String(), false)
 		p.close(1008, "authentication timeout")
 	})
 	p.mu.Unlock()
-	log.Debug("page socket upgraded", "remote", conn.RemoteAddr().String())
-	go conn.ReadLoop()
-}
-
-func pageOf(c *gws.Conn) *pageConn {
-	v, _ := c.Session().Load("page")
-	p, _ := v.(*pageConn)
+	s.log.Debug("page socket upgraded", "remote", c.RemoteAddr())
 	return p
 }
 
-// OnOpen implements gws.Event.
-func (s *Server) OnOpen(*gws.Conn) {}
-
-// OnClose implements gws.Event: a close and a dead heartbeat end here alike.
-func (s *Server) OnClose(c *gws.Conn, err error) {
-	p := pageOf(c)
-	if p == nil {
-		return
-	}
-	p.closed.Store(true)
+// Closed ends a page: a close and a dead heartbeat end here alike.
+func (p *pageConn) Closed(error) {
 	p.stopTimers()
-	p.conns.Remove(c)
-	s.detach(p, "page closed")
+	p.s.detach(p, "page closed")
 }
 
-// OnPing implements gws.Event.
-func (s *Server) OnPing(c *gws.Conn, payload []byte) {
-	if p := pageOf(c); p != nil {
-		p.markSeen()
-		p.writeFrame(gws.OpcodePong, payload, writeTimeout)
-		return
-	}
-	c.WritePong(payload)
-}
-
-// OnPong implements gws.Event.
-func (s *Server) OnPong(c *gws.Conn, _ []byte) {
-	if p := pageOf(c); p != nil {
-		p.markSeen()
-	}
-}
-
-// OnMessage implements gws.Event.
-func (s *Server) OnMessage(c *gws.Conn, m *gws.Message) {
-	defer m.Close()
-	p := pageOf(c)
-	if p == nil {
-		return
-	}
-	p.markSeen()
+// Message handles one frame: the handshake first, then replies and tool
+// lists.
+func (p *pageConn) Message(m *gws.Message) {
+	s := p.s
 	if p.refused {
 		return // closing: later frames are not another handshake
 	}
@@ -268,7 +144,7 @@ func (p *pageConn) writeError(code, msg string, busy bool) {
 		v["busy"] = true
 	}
 	b, _ := json.Marshal(v)
-	p.writeFrame(gws.OpcodeText, b, time.Second)
+	p.ws.WriteFrame(gws.OpcodeText, b, time.Second)
 }
 
 // handshakeFrame is the page's first frame (§2.3).
@@ -373,7 +249,7 @@ func (s *Server) handshake(p *pageConn, op gws.Opcode, data []byte) {
 	}
 
 	if inc := s.currentPage(); inc != nil && inc != p {
-		if inc.reachable(s.opts.ProbeTimeout) {
+		if inc.ws.Reachable(s.opts.ProbeTimeout) {
 			s.refuse(p, ReasonBusy, "", "busy", "This connector is already serving another Stitch Slop tab. Close the other tab, or start another bridge; this tab will find a free one on its own.")
 			return
 		}
@@ -421,32 +297,17 @@ func (s *Server) currentPage() *pageConn {
 	return s.page
 }
 
-// attach makes p the page: heartbeat on, waiters woken, MCP notified.
+// attach makes p the page: waiters woken, MCP notified.
 func (s *Server) attach(p *pageConn) {
 	s.mu.Lock()
 	env := s.env
-	hbCfg := hub.HeartbeatConfig{}
-	if env != nil {
-		hbCfg = env.Heartbeat
-	}
 	s.page = p
 	s.tools, s.dropped = nil, nil
 	close(s.attachedCh)
 	s.lastActivity = time.Now()
 	s.mu.Unlock()
-
-	hb := hub.StartHeartbeat(hbCfg, p, func() {
-		s.log.Warn("page silent past the heartbeat deadline; treating it as gone")
-		p.conn.NetConn().Close()
-	})
-	p.mu.Lock()
-	p.hb = hb
-	p.mu.Unlock()
-	if p.closed.Load() {
-		hb.Stop()
-	}
-	if env != nil && env.Lifecycle != nil {
-		env.Lifecycle.PageAttached(s.Name())
+	if env != nil {
+		env.Activity.PageAttached()
 	}
 	s.log.Info("page attached", "origin", s.origin)
 	s.notifyToolsChanged()
@@ -484,7 +345,7 @@ func (s *Server) detach(p *pageConn, why string) {
 func (s *Server) displace(old *pageConn) {
 	b, _ := json.Marshal(map[string]any{"displaced": true,
 		"message": "Another Stitch Slop tab has taken over this connector because this tab stopped answering."})
-	old.writeFrame(gws.OpcodeText, b, time.Second)
+	old.ws.WriteFrame(gws.OpcodeText, b, time.Second)
 	old.close(1000, "displaced")
 	s.detach(old, "displaced")
 }

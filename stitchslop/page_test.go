@@ -72,7 +72,7 @@ func TestDefaultPortsAreTheSpecsFour(t *testing.T) {
 	if got := fmt.Sprint(s.opts.Ports); got != want {
 		t.Fatalf("New with no ports scans %s, want %s", got, want)
 	}
-	cfg := NewConfig().(*Config)
+	cfg := NewConfig()
 	if got := fmt.Sprint(cfg.Ports); got != want || cfg.Origin != "https://www.stitchslop.com" || cfg.ConfigDir != "~/.stitchslop" {
 		t.Fatalf("NewConfig = %+v", cfg)
 	}
@@ -179,11 +179,11 @@ func TestTokenHandshakeMintsPairingAndSpendsToken(t *testing.T) {
 		t.Fatalf("pairingSecret %q is not URL-safe", secret)
 	}
 	dir := b.configDir()
-	if m := fileMode(t, dir); m != 0o700 {
+	if m := adaptertest.FileMode(t, dir); m != 0o700 {
 		t.Errorf("config dir mode %o, want 700", m)
 	}
 	path := filepath.Join(dir, "pairing.json")
-	if m := fileMode(t, path); m != 0o600 {
+	if m := adaptertest.FileMode(t, path); m != 0o600 {
 		t.Errorf("pairing.json mode %o, want 600", m)
 	}
 	raw, _ := os.ReadFile(path)
@@ -246,7 +246,7 @@ func TestHandshakeVariants(t *testing.T) {
 			_, hello := b.attach(map[string]any{"token": testToken})
 			secret := hello["pairingSecret"].(string)
 			cur := b.S.currentPage()
-			cur.conn.NetConn().Close() // free the slot
+			cur.ws.Drop() // free the slot
 			b.waitConnected(false)
 			if err := b.S.ArmToken("tok_second"); err != nil {
 				t.Fatal(err)
@@ -343,10 +343,10 @@ func TestCallRoundTripAndToolList(t *testing.T) {
 	b := startBridge(t, nil)
 	p, _ := b.attach(map[string]any{"token": testToken})
 	p.send(map[string]any{"tools": []any{map[string]any{"name": "scene.describe", "description": "d"}}})
-	waitFor(t, func() bool { tools, _ := b.S.Tools(); return len(tools) == 1 })
+	adaptertest.WaitFor(t, "one page tool", func() bool { tools, _ := b.S.Tools(); return len(tools) == 1 })
 	// Revised list replaces the first.
 	p.send(map[string]any{"tools": []any{map[string]any{"name": "scene.describe"}, map[string]any{"name": "render"}}})
-	waitFor(t, func() bool { tools, _ := b.S.Tools(); return len(tools) == 2 })
+	adaptertest.WaitFor(t, "two page tools", func() bool { tools, _ := b.S.Tools(); return len(tools) == 2 })
 
 	var got map[string]any
 	p.serve(func(cmd string, args map[string]any) map[string]any {
@@ -430,7 +430,7 @@ func TestHeartbeatDeadPageDropsToolsAndFailsPending(t *testing.T) {
 	p.send(map[string]any{"token": testToken})
 	p.next()
 	p.send(map[string]any{"tools": []any{map[string]any{"name": "render"}}})
-	waitFor(t, func() bool { tools, _ := b.S.Tools(); return len(tools) == 1 })
+	adaptertest.WaitFor(t, "one page tool", func() bool { tools, _ := b.S.Tools(); return len(tools) == 1 })
 	r := b.control("POST", "/call", `{"command":"render"}`) // the page never answers
 	env := mustJSON(t, r.Body)
 	if env["ok"] != false || !strings.Contains(env["message"].(string), "may or may not have run") {
@@ -495,16 +495,4 @@ func TestCallTimeoutAndDisconnectMidCall(t *testing.T) {
 	case <-time.After(frameWait):
 		t.Fatal("a call pending on a closed page never failed")
 	}
-}
-
-func waitFor(t testing.TB, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(frameWait)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	t.Fatal("condition never held")
 }

@@ -2,7 +2,6 @@ package stitchslop
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hubdev/hub/hub"
@@ -79,15 +77,6 @@ func readSession(path string) (sessionFile, error) {
 	return s, nil
 }
 
-// pidAlive tests existence with signal 0, which sends nothing.
-func pidAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
 // sessionScan is what a config dir says about running bridges.
 type sessionScan struct {
 	Live  []sessionFile
@@ -109,7 +98,7 @@ func scanSessions(dir string) sessionScan {
 			out.Bad = append(out.Bad, err.Error())
 			continue
 		}
-		if pidAlive(s.PID) {
+		if hub.PIDAlive(s.PID) {
 			out.Live = append(out.Live, s)
 		} else {
 			out.Stale = append(out.Stale, s)

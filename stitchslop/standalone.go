@@ -96,56 +96,41 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	if o.NoPageWithin <= 0 {
 		o.NoPageWithin = NoPageWithin
 	}
-	lc := hub.NewLifecycle(standaloneRules(o.NoPageWithin, o.AgentIdle))
-	ready := make(chan struct{})
-	env := &adapters.Env{Log: log, Dirs: dirs, Lifecycle: lc, Ready: func(...int) { close(ready) }}
-
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, env) }()
-	select {
-	case err := <-served:
+	defer cancel() // ends the MCP face when the bridge stops first
+	run, err := adapters.Standalone{
+		Name: "stitchslop", Adapter: srv, Log: log, Dirs: &dirs,
+		Lifecycle: hub.NewLifecycle(standaloneRules(o.NoPageWithin, o.AgentIdle)),
+	}.Start(ctx)
+	if err != nil {
 		return err
-	case <-ready:
 	}
-
-	type mcpEnd struct {
-		initialized bool
-		err         error
-	}
-	mcpDone := make(chan mcpEnd, 1)
-	go func() {
-		in, err := srv.ServeMCP(ctx, NewLineConn(o.Stdin, o.Stdout), lc.Own)
-		mcpDone <- mcpEnd{in, err}
-	}()
-	idle := make(chan error, 1)
-	go func() { idle <- lc.Wait(ctx) }()
 
 	const kept = "the pairing is kept, so starting again needs no token"
-	for {
-		select {
-		case err := <-served:
-			return err
-		case err := <-idle:
-			var ie *hub.IdleError
-			if errors.As(err, &ie) {
-				log.Info(fmt.Sprintf("exiting: %s; %s", ie.Reason, kept))
-			}
-			cancel()
-			return <-served
-		case end := <-mcpDone:
-			mcpDone = nil
-			if !end.initialized {
-				log.Debug("stdin closed before any MCP initialize; carrying on (started in the background?)")
-				continue
-			}
-			log.Info("exiting: the MCP client closed stdin, so the agent that owned this bridge is gone; " + kept)
-			cancel()
-			return <-served
-		case <-ctx.Done():
-			log.Info("exiting on request; " + kept)
-			return <-served
+	agentGone := make(chan struct{})
+	go func() {
+		initialized, _ := srv.ServeMCP(ctx, NewLineConn(o.Stdin, o.Stdout), run.Lifecycle.Own)
+		if !initialized {
+			log.Debug("stdin closed before any MCP initialize; carrying on (started in the background?)")
+			return
 		}
+		close(agentGone)
+		run.Stop()
+	}()
+	err = run.Wait()
+	var ie *hub.IdleError
+	switch {
+	case errors.As(err, &ie):
+		log.Info(fmt.Sprintf("exiting: %s; %s", ie.Reason, kept))
+		return nil
+	case err != nil:
+		return err
 	}
+	select {
+	case <-agentGone:
+		log.Info("exiting: the MCP client closed stdin, so the agent that owned this bridge is gone; " + kept)
+	default:
+		log.Info("exiting on request; " + kept)
+	}
+	return nil
 }

@@ -142,7 +142,7 @@ func TestStandaloneStdinCloseAfterInitializeExits(t *testing.T) {
 	s := startStandalone(t, nil)
 	s.ready()
 	io.WriteString(s.stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`+"\n")
-	waitFor(t, func() bool { return strings.Contains(s.stdout.String(), `"id":1`) })
+	adaptertest.WaitFor(t, "the initialize answer", func() bool { return strings.Contains(s.stdout.String(), `"id":1`) })
 	s.stdin.Close()
 	err, ok := s.exited(frameWait)
 	if !ok || err != nil {

@@ -62,21 +62,15 @@ func pipeBridge(t *testing.T, pong bool) (*Server, *pipePage, *gws.Conn) {
 	s.log = slog.New(slog.DiscardHandler)
 	s.pairings = &pairingStore{dir: t.TempDir()}
 	s.port = 8787
-	s.env = &adapters.Env{Log: s.log, Lifecycle: hub.NewLifecycle(hub.IdleRules{})} // default heartbeat: 30 s / 90 s
-	conns := &hub.ConnSet{}
-	s.conns = conns
+	s.env = &adapters.Env{Log: s.log} // default heartbeat: 30 s / 90 s
+	s.pages = s.pageEndpoint(&hub.Sockets{}, s.env)
 	srv, cli := net.Pipe()
 	go func() {
-		br := bufio.NewReader(srv)
-		req, err := http.ReadRequest(br)
+		req, err := http.ReadRequest(bufio.NewReader(srv))
 		if err != nil {
 			return
 		}
-		conn, err := s.upgrader.UpgradeFromConn(srv, br, req)
-		if err != nil {
-			return
-		}
-		s.adopt(conn, conns, nil)
+		s.pages.ServeConn(srv, req)
 	}()
 	pg := &pipePage{pong: pong, msgs: make(chan string, 64), closed: make(chan struct{})}
 	hdr := http.Header{"Origin": {testOrigin}}
@@ -160,14 +154,12 @@ func TestAuthDeadlineRealTiming(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.log = slog.New(slog.DiscardHandler)
-		conns := &hub.ConnSet{}
+		s.pages = s.pageEndpoint(&hub.Sockets{}, &adapters.Env{Log: s.log})
 		srv, cli := net.Pipe()
 		go func() {
-			br := bufio.NewReader(srv)
-			req, _ := http.ReadRequest(br)
-			conn, err := s.upgrader.UpgradeFromConn(srv, br, req)
+			req, err := http.ReadRequest(bufio.NewReader(srv))
 			if err == nil {
-				s.adopt(conn, conns, nil)
+				s.pages.ServeConn(srv, req)
 			}
 		}()
 		pg := &pipePage{msgs: make(chan string, 8), closed: make(chan struct{})}

@@ -22,22 +22,15 @@ type Control struct {
 	Stop   func()     // POST /stop: begin graceful shutdown
 }
 
-// ServeHTTP answers control requests. A request carrying an Origin header is
-// refused before the key is even read: shells send none, web pages always
-// do, so a page can never drive the hub even if a key leaked.
+// ServeHTTP answers control requests behind the shared key gate: a request
+// carrying an Origin header is refused before the key is even read, so a
+// page can never drive the hub even if a key leaked.
 func (c *Control) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if hub.HasOrigin(r) {
-		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "origin", "message": "requests from web pages are refused"})
-		return
-	}
-	if !hub.HostAllowed(r, c.Port) {
-		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "host", "message": "bad Host header"})
-		return
-	}
-	if !hub.SecretEqual(r.Header.Get(KeyHeader), c.Key) {
-		hub.WriteJSON(w, http.StatusUnauthorized, map[string]any{"ok": false, "error": "unauthorized", "message": "missing or wrong " + KeyHeader})
-		return
-	}
+	gate := hub.KeyGate{Header: KeyHeader, Key: func() string { return c.Key }, Port: func() int { return c.Port }}
+	gate.Wrap(http.HandlerFunc(c.route)).ServeHTTP(w, r)
+}
+
+func (c *Control) route(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/status":
 		hub.WriteJSON(w, http.StatusOK, c.Status())

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,34 +141,11 @@ func Probe(dir string) (*State, Liveness, string) {
 	if err != nil {
 		return nil, Stale, err.Error()
 	}
-	if !PIDAlive(st.PID) {
+	if !hub.PIDAlive(st.PID) {
 		return st, Stale, fmt.Sprintf("stale state file: pid %d is not running (it was killed or crashed)", st.PID)
 	}
 	if !lockHeld(dir) {
 		return st, Stale, fmt.Sprintf("stale state file: pid %d is alive but is not a hub holding %s", st.PID, LockFileName)
 	}
 	return st, Running, "running (pid " + strconv.Itoa(st.PID) + ")"
-}
-
-// PIDAlive tests existence with signal 0, which sends nothing. A zombie
-// (exited, not yet reaped) counts as dead.
-func PIDAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	return !isZombie(pid)
-}
-
-// isZombie reads the process state from /proc/<pid>/stat.
-func isZombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// The state letter follows the ")" that closes the command name.
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }

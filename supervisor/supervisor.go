@@ -141,8 +141,9 @@ func (s *Supervisor) Serve(ctx context.Context, ready func([]adapters.Status)) e
 	select {
 	case <-ctx.Done():
 	case err := <-idle:
-		if errors.Is(err, hub.ErrIdle) {
-			s.opts.Log.Info("hub exiting: idle", "reason", err.(*hub.IdleError).Reason)
+		var ie *hub.IdleError
+		if errors.As(err, &ie) {
+			s.opts.Log.Info("hub exiting: idle", "reason", ie.Reason)
 			result = err
 		}
 	}
@@ -157,7 +158,7 @@ func (s *Supervisor) env(u *unit) *adapters.Env {
 	return &adapters.Env{
 		Log:       u.log,
 		Dirs:      s.opts.Dirs,
-		Lifecycle: s.opts.Lifecycle,
+		Activity:  s.opts.Lifecycle.Reporter(u.name),
 		Heartbeat: s.opts.Heartbeat,
 		Ready:     u.markReady,
 	}

@@ -11,8 +11,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
-	"slices"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,9 @@ import (
 
 // Options tune Start. The zero value is fine for most tests.
 type Options struct {
+	// Name is the adapter's registry name, for logs and activity; it
+	// defaults to the name of the adapter's package.
+	Name string
 	// Lifecycle defaults to one with no idle rules.
 	Lifecycle *hub.Lifecycle
 	// Heartbeat defaults to the hub defaults (30 s / 90 s).
@@ -41,61 +45,57 @@ type Options struct {
 // Harness is a running adapter under test.
 type Harness struct {
 	T       testing.TB
+	Name    string
 	Adapter adapters.Adapter
 	Env     *adapters.Env
-	Dirs    hub.Dirs
+	// Lifecycle is the one the adapter reports its activity to.
+	Lifecycle *hub.Lifecycle
+	Dirs      hub.Dirs
 	// Ports are the ports the adapter reported to Ready.
 	Ports []int
 
-	logs   *testWriter
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
-	err    error
+	logs *testWriter
+	run  *adapters.Running
+	once sync.Once
+	err  error
 }
 
-// Start runs a in-process and waits for its Ready. The adapter must have
-// been configured for port 0 (or another free port) by the caller. HOME and
-// the XDG variables point into t.TempDir() for the test's duration.
+// Start runs a in-process, exactly as `hub <adapter> serve` would
+// (adapters.Standalone), and waits for its Ready. The adapter must have
+// been configured for port 0 (or another free port) by the caller. HOME
+// and the XDG variables point into t.TempDir() for the test's duration.
 func Start(t testing.TB, a adapters.Adapter, opts Options) *Harness {
 	t.Helper()
 	if !opts.NoLeakCheck {
 		checkLeaksAtEnd(t, opts.LeakIgnore)
 	}
 	dirs := TempDirs(t)
-	if opts.Lifecycle == nil {
-		opts.Lifecycle = hub.NewLifecycle(hub.IdleRules{})
+	if opts.Name == "" {
+		opts.Name = packageName(a)
 	}
 	if opts.ReadyTimeout <= 0 {
 		opts.ReadyTimeout = 10 * time.Second
 	}
-	h := &Harness{T: t, Adapter: a, Dirs: dirs, done: make(chan error, 1), logs: newTestWriter(t)}
-	readyc := make(chan []int, 1)
-	h.Env = &adapters.Env{
-		Log:       h.logs.logger().With("adapter", a.Name()),
-		Dirs:      dirs,
-		Lifecycle: opts.Lifecycle,
-		Heartbeat: opts.Heartbeat,
-		Ready: func(ports ...int) {
-			select {
-			case readyc <- slices.Clone(ports):
-			default:
-			}
-		},
+	h := &Harness{T: t, Name: opts.Name, Adapter: a, Dirs: dirs, logs: newTestWriter(t)}
+	run, err := adapters.Standalone{
+		Name: opts.Name, Adapter: a, Log: h.logs.logger(), Dirs: &dirs,
+		Lifecycle: opts.Lifecycle, Heartbeat: opts.Heartbeat, ReadyTimeout: opts.ReadyTimeout,
+	}.Start(context.Background())
+	if err != nil {
+		t.Fatalf("%s did not start: %v", opts.Name, err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h.cancel = cancel
-	go func() { h.done <- a.Serve(ctx, h.Env) }()
+	h.run, h.Env, h.Lifecycle, h.Ports = run, run.Env, run.Lifecycle, run.Ports
 	t.Cleanup(func() { h.Stop() })
-	select {
-	case h.Ports = <-readyc:
-	case err := <-h.done:
-		h.once.Do(func() { h.err = err })
-		t.Fatalf("%s stopped before Ready: %v", a.Name(), err)
-	case <-time.After(opts.ReadyTimeout):
-		t.Fatalf("%s not ready after %s", a.Name(), opts.ReadyTimeout)
-	}
 	return h
+}
+
+// packageName is the last element of the adapter type's package path.
+func packageName(a adapters.Adapter) string {
+	t := reflect.TypeOf(a)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return path.Base(t.PkgPath())
 }
 
 // leakChecked remembers the tests whose leak check is already registered.
@@ -122,7 +122,7 @@ func checkLeaksAtEnd(t testing.TB, extra []goleak.Option) {
 // Port is the first bound port.
 func (h *Harness) Port() int {
 	if len(h.Ports) == 0 {
-		h.T.Fatalf("%s reported no ports", h.Adapter.Name())
+		h.T.Fatalf("%s reported no ports", h.Name)
 	}
 	return h.Ports[0]
 }
@@ -137,23 +137,28 @@ func (h *Harness) URL(path string) string { return "http://" + h.Addr() + path }
 func (h *Harness) WSURL(path string) string { return "ws://" + h.Addr() + path }
 
 // Stop cancels the adapter and waits (up to 15 s) for Serve to return; it
-// returns Serve's error. It is idempotent.
+// returns what the run ended with (see adapters.Running.Wait). It is
+// idempotent.
 func (h *Harness) Stop() error {
 	h.once.Do(func() {
-		h.cancel()
+		stopped := make(chan error, 1)
+		go func() { stopped <- h.run.Stop() }()
 		select {
-		case h.err = <-h.done:
+		case h.err = <-stopped:
 		case <-time.After(15 * time.Second):
 			h.err = errors.New("Serve did not return within 15s of cancellation")
-			h.T.Errorf("%s: %v", h.Adapter.Name(), h.err)
+			h.T.Errorf("%s: %v", h.Name, h.err)
 		}
 	})
 	return h.err
 }
 
-// Done is closed-over Serve's result: it yields the error when the adapter
-// stops by itself (for idle-exit tests).
-func (h *Harness) Done() <-chan error { return h.done }
+// Done is closed when the adapter has stopped, by itself (an idle exit) or
+// by Stop; Err then says why. Reading it never takes anything from Stop.
+func (h *Harness) Done() <-chan struct{} { return h.run.Done() }
+
+// Err is what the run ended with, once Done is closed.
+func (h *Harness) Err() error { return h.run.Wait() }
 
 // TempDirs points HOME and the XDG variables at a fresh temp directory for
 // the test and returns the resulting hub.Dirs.

@@ -2,6 +2,7 @@ package adaptertest
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,13 +14,13 @@ import (
 	"github.com/hubdev/hub/hub"
 )
 
-// echo is the smallest real adapter: an origin-checked WebSocket echo with
-// the shared heartbeat, used to prove the harness itself works.
-type echo struct{ conns hub.ConnSet }
+// echo is the smallest real adapter: an origin-checked WebSocket echo on
+// the shared socket helper (heartbeat included), used to prove the harness
+// itself works.
+type echo struct{}
 
 var _ adapters.Adapter = (*echo)(nil)
 
-func (e *echo) Name() string            { return "echo" }
 func (e *echo) Status() adapters.Status { return adapters.Status{} }
 
 func (e *echo) Serve(ctx context.Context, env *adapters.Env) error {
@@ -28,57 +29,36 @@ func (e *echo) Serve(ctx context.Context, env *adapters.Env) error {
 		return err
 	}
 	policy := hub.NewOriginPolicy("https://page.example")
-	up := gws.NewUpgrader(&echoHandler{e: e, env: env}, &gws.ServerOption{Recovery: gws.Recovery})
+	sockets := &hub.Sockets{}
+	ep := sockets.Endpoint(echoHandler{}, hub.WSOptions{Heartbeat: env.Heartbeat, Log: env.Log})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hub.HostAllowed(r, port) || !policy.AllowedRequest(r) {
 			http.Error(w, "forbidden", http.StatusForbidden)
 			return
 		}
-		c, err := up.Upgrade(w, r)
-		if err != nil {
-			return
-		}
-		if !e.conns.Add(c) {
-			return
-		}
-		go c.ReadLoop()
+		ep.Serve(w, r)
 	})
 	env.Ready(port)
 	env.Log.Info("echo listening", "port", port)
-	return hub.ServeHTTP(ctx, ln, h, &e.conns, env.Log)
+	return hub.ServeHTTP(ctx, ln, h, sockets, env.Log)
 }
 
-type echoHandler struct {
-	gws.BuiltinEventHandler
-	e   *echo
-	env *adapters.Env
-}
+type echoHandler struct{}
 
-func (h *echoHandler) OnOpen(c *gws.Conn) {
-	hb := hub.StartHeartbeat(h.env.Heartbeat, c, func() { c.NetConn().Close() })
-	c.Session().Store("hb", hb)
-}
+func (echoHandler) Open(c *hub.WSConn) hub.WSSession { return echoSession{c} }
 
-func (h *echoHandler) heartbeat(c *gws.Conn) *hub.Heartbeat {
-	v, _ := c.Session().Load("hb")
-	return v.(*hub.Heartbeat)
-}
+type echoSession struct{ c *hub.WSConn }
 
-func (h *echoHandler) OnClose(c *gws.Conn, _ error) {
-	h.heartbeat(c).Stop()
-	h.e.conns.Remove(c)
-}
+func (e echoSession) Message(m *gws.Message) { e.c.WriteFrame(m.Opcode, m.Bytes(), 0) }
+func (echoSession) Closed(error)             {}
 
-func (h *echoHandler) OnPong(c *gws.Conn, _ []byte) { h.heartbeat(c).Seen() }
-
-func (h *echoHandler) OnMessage(c *gws.Conn, m *gws.Message) {
-	defer m.Close()
-	h.heartbeat(c).Seen()
-	c.WriteMessage(m.Opcode, m.Bytes())
+func startEcho(t *testing.T, o Options) *Harness {
+	o.Name = "echo"
+	return Start(t, &echo{}, o)
 }
 
 func TestHarnessEcho(t *testing.T) {
-	h := Start(t, &echo{}, Options{})
+	h := startEcho(t, Options{})
 	c := h.MustDial("/", DialOptions{Origin: "https://PAGE.example/"})
 	if err := c.SendText(`{"hi":1}`); err != nil {
 		t.Fatal(err)
@@ -93,7 +73,7 @@ func TestHarnessEcho(t *testing.T) {
 }
 
 func TestHarnessRefusals(t *testing.T) {
-	h := Start(t, &echo{}, Options{})
+	h := startEcho(t, Options{})
 	for name, o := range map[string]DialOptions{
 		"wrong origin":   {Origin: "https://evil.example"},
 		"missing origin": {},
@@ -116,7 +96,7 @@ func TestHarnessRefusals(t *testing.T) {
 }
 
 func TestHarnessHeartbeatDropsSilentPeer(t *testing.T) {
-	h := Start(t, &echo{}, Options{Heartbeat: hub.HeartbeatConfig{Interval: 20 * time.Millisecond, DeadAfter: 100 * time.Millisecond}})
+	h := startEcho(t, Options{Heartbeat: hub.HeartbeatConfig{Interval: 20 * time.Millisecond, DeadAfter: 100 * time.Millisecond}})
 	alive := h.MustDial("/", DialOptions{Origin: "https://page.example"})
 	asleep := h.MustDial("/", DialOptions{Origin: "https://page.example", NoPong: true})
 	select {
@@ -135,7 +115,7 @@ func TestHarnessHeartbeatDropsSilentPeer(t *testing.T) {
 }
 
 func TestHarnessStopClosesConnections(t *testing.T) {
-	h := Start(t, &echo{}, Options{})
+	h := startEcho(t, Options{})
 	c := h.MustDial("/", DialOptions{Origin: "https://page.example"})
 	if err := h.Stop(); err != nil {
 		t.Fatalf("Serve = %v", err)
@@ -147,5 +127,37 @@ func TestHarnessStopClosesConnections(t *testing.T) {
 	}
 	if code, _ := c.CloseCode(); code != 1001 {
 		t.Fatalf("close code %d, want 1001", code)
+	}
+}
+
+// An adapter that stops by itself (an idle rule here) closes Done, and a
+// test that read Done does not make the cleanup's Stop wait for anything.
+func TestHarnessDoneAfterIdleExit(t *testing.T) {
+	h := startEcho(t, Options{Lifecycle: hub.NewLifecycle(hub.IdleRules{AgentIdle: 20 * time.Millisecond})})
+	select {
+	case <-h.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the idle rule never ended the adapter")
+	}
+	var idle *hub.IdleError
+	if !errors.As(h.Err(), &idle) {
+		t.Fatalf("Err = %v, want an idle exit", h.Err())
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.Stop() }()
+	select {
+	case err := <-stopped:
+		if !errors.As(err, &idle) {
+			t.Fatalf("Stop = %v, want the idle exit", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("Stop waited after Done was read")
+	}
+}
+
+func TestHarnessNameDefaultsToPackage(t *testing.T) {
+	h := Start(t, &echo{}, Options{})
+	if h.Name != "adaptertest" || !strings.Contains(h.Logs(), "adapter=adaptertest") {
+		t.Fatalf("name %q, logs %q", h.Name, h.Logs())
 	}
 }

@@ -1,11 +1,14 @@
 package adaptertest
 
 import (
+	"bufio"
 	"errors"
+	"net"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/hubdev/hub/hub"
 	"github.com/lxzan/gws"
 )
 
@@ -45,9 +48,7 @@ type DialOptions struct {
 	NoPong bool
 }
 
-// Dial opens a WebSocket to url ("ws://127.0.0.1:port/path").
-func Dial(url string, o DialOptions) (*WSClient, error) {
-	c := &WSClient{msgs: make(chan Message, 1024), closed: make(chan struct{}), autoPong: !o.NoPong}
+func (o DialOptions) header() http.Header {
 	hdr := http.Header{}
 	for k, v := range o.Header {
 		hdr[k] = append([]string(nil), v...)
@@ -58,14 +59,49 @@ func Dial(url string, o DialOptions) (*WSClient, error) {
 	if o.Host != "" {
 		hdr.Set("Host", o.Host)
 	}
+	return hdr
+}
+
+// Dial opens a WebSocket to url ("ws://127.0.0.1:port/path").
+func Dial(url string, o DialOptions) (*WSClient, error) {
+	c := &WSClient{msgs: make(chan Message, 1024), closed: make(chan struct{}), autoPong: !o.NoPong}
 	conn, resp, err := gws.NewClient(c, &gws.ClientOption{
 		Addr:               url,
-		RequestHeader:      hdr,
+		RequestHeader:      o.header(),
 		HandshakeTimeout:   5 * time.Second,
 		ReadMaxPayloadSize: 64 << 20,
 	})
 	c.Resp = resp
 	if err != nil {
+		return c, err
+	}
+	c.Conn = conn
+	go conn.ReadLoop()
+	return c, nil
+}
+
+// DialPipe connects a page to ep over net.Pipe instead of a socket, so a
+// test can run inside a testing/synctest bubble (real sockets cannot) and
+// use an adapter's real timings with a fake clock.
+func DialPipe(ep *hub.WSEndpoint, path string, o DialOptions) (*WSClient, error) {
+	srv, cli := net.Pipe()
+	go func() {
+		req, err := http.ReadRequest(bufio.NewReader(srv))
+		if err != nil {
+			srv.Close()
+			return
+		}
+		ep.ServeConn(srv, req)
+	}()
+	c := &WSClient{msgs: make(chan Message, 1024), closed: make(chan struct{}), autoPong: !o.NoPong}
+	conn, resp, err := gws.NewClientFromConn(c, &gws.ClientOption{
+		Addr:               "ws://" + hub.LoopbackHost + path,
+		RequestHeader:      o.header(),
+		ReadMaxPayloadSize: 64 << 20,
+	}, cli)
+	c.Resp = resp
+	if err != nil {
+		cli.Close()
 		return c, err
 	}
 	c.Conn = conn

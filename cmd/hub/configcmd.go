@@ -42,7 +42,7 @@ func configCommand() *cli.Command {
 					}
 					out, err := effectiveYAML(cfg)
 					if err != nil {
-						return cli.Exit("hub: "+err.Error(), exitFailed)
+						return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 					}
 					fmt.Fprintf(c.App.Writer, "# effective config from %s\n%s", cfg.Source, out)
 					return nil
@@ -55,11 +55,11 @@ func configCommand() *cli.Command {
 func loadFromFlags(c *cli.Context) (*supervisor.Config, error) {
 	dirs, err := hub.DirsFromEnv()
 	if err != nil {
-		return nil, cli.Exit("hub: "+err.Error(), exitFailed)
+		return nil, hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 	}
 	cfg, err := loadConfig(c.String("config"), dirs)
 	if err != nil {
-		return nil, cli.Exit("hub: "+err.Error(), exitFailed)
+		return nil, hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 	}
 	return cfg, nil
 }

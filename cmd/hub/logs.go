@@ -26,21 +26,21 @@ func logsCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.Int("lines") < 0 {
-				return cli.Exit("hub: --lines must be 0 or more", exitUsage)
+				return hub.Exit(hub.ExitUsage, "hub: --lines must be 0 or more")
 			}
 			dirs, err := hub.DirsFromEnv()
 			if err != nil {
-				return cli.Exit("hub: "+err.Error(), exitFailed)
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			path := filepath.Join(dirs.State, supervisor.LogFileName)
 			f, err := os.Open(path)
 			if err != nil {
-				return cli.Exit(fmt.Sprintf("hub: no log yet at %s (the log is written by hub start)", path), exitNotRunning)
+				return hub.Exit(hub.ExitNotRunning, fmt.Sprintf("hub: no log yet at %s (the log is written by hub start)", path))
 			}
 			defer f.Close()
 			lines, err := lastLines(f, c.Int("lines"))
 			if err != nil {
-				return cli.Exit("hub: "+err.Error(), exitFailed)
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			for _, l := range lines {
 				fmt.Fprintln(c.App.Writer, l)
@@ -53,7 +53,7 @@ func logsCommand() *cli.Command {
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			if err := followFile(ctx, c.App.Writer, f, 200*time.Millisecond); err != nil {
-				return cli.Exit("hub: "+err.Error(), exitFailed)
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			return nil
 		},

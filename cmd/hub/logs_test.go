@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
-	"github.com/hubdev/hub/adapters/adaptertest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hubdev/hub/adapters/adaptertest"
 )
 
 func TestFollowFileCopiesAppendedLines(t *testing.T) {

@@ -12,16 +12,9 @@ import (
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/aiui"
 	"github.com/hubdev/hub/geturl"
+	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/pixelle"
 	"github.com/hubdev/hub/stitchslop"
-)
-
-// Exit codes shared by every shell-facing command (Stitch Slop §4.4).
-const (
-	exitOK         = 0
-	exitFailed     = 1
-	exitNotRunning = 3
-	exitUsage      = 64
 )
 
 // registry is the explicit list of adapter kinds this binary knows.
@@ -41,17 +34,18 @@ func run(args []string) int {
 	app := newApp()
 	err := app.Run(args)
 	if err == nil {
-		return exitOK
+		return hub.ExitOK
 	}
-	var ec cli.ExitCoder
+	var ec interface{ ExitCode() int }
 	if errors.As(err, &ec) {
 		if msg := err.Error(); msg != "" {
 			fmt.Fprintln(os.Stderr, msg)
 		}
-		return ec.ExitCode()
+		return hub.ExitCode(err)
 	}
+	// Errors without a code come from urfave/cli's own argument parsing.
 	fmt.Fprintln(os.Stderr, "hub:", err)
-	return exitUsage
+	return hub.ExitUsage
 }
 
 func newApp() *cli.App {
@@ -68,9 +62,9 @@ func newApp() *cli.App {
 			if c.Command != nil && c.Command.HelpName != "" {
 				name = c.Command.HelpName
 			}
-			return cli.Exit("hub: "+err.Error()+"\nRun '"+name+" --help' for usage.", exitUsage)
+			return hub.Exit(hub.ExitUsage, "hub: "+err.Error()+"\nRun '"+name+" --help' for usage.")
 		},
-		Commands: []*cli.Command{
+		Commands: append([]*cli.Command{
 			runCommand(),
 			startCommand(),
 			stopCommand(),
@@ -78,10 +72,7 @@ func newApp() *cli.App {
 			logsCommand(),
 			configCommand(),
 			versionCommand(),
-			stitchslop.Command(),
-			aiui.Command(),
-			pixelle.Command(),
-		},
+		}, registry().Commands()...),
 	}
 	for _, c := range app.Commands {
 		quietUsageErrors(c, app.OnUsageError)

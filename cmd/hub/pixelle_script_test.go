@@ -20,7 +20,6 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/hubdev/hub/adapters"
-	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/pixelle"
 )
 
@@ -81,9 +80,8 @@ func cmdPixelleRelay(ts *testscript.TestScript, neg bool, args []string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	env := &adapters.Env{
-		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Lifecycle: hub.NewLifecycle(hub.IdleRules{}),
-		Ready:     func(p ...int) { ready <- p[0] },
+		Log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Ready: func(p ...int) { ready <- p[0] },
 	}
 	go func() { done <- srv.Serve(ctx, env) }()
 	var port int

@@ -74,7 +74,7 @@ func runHub(c *cli.Context) error {
 	}
 	fail := func(err error) error {
 		ready.send(readyMsg{Error: err.Error()})
-		return cli.Exit("hub: "+err.Error(), exitFailed)
+		return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 	}
 	dirs, err := hub.DirsFromEnv()
 	if err != nil {

@@ -33,12 +33,12 @@ func startCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			dirs, err := hub.DirsFromEnv()
 			if err != nil {
-				return cli.Exit("hub: "+err.Error(), exitFailed)
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			st, live, msg := supervisor.Probe(dirs.State)
 			switch live {
 			case supervisor.Running:
-				return cli.Exit(fmt.Sprintf("hub: already running (pid %d)", st.PID), exitFailed)
+				return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub: already running (pid %d)", st.PID))
 			case supervisor.Stale:
 				fmt.Fprintf(c.App.ErrWriter, "hub: %s; starting a new hub\n", msg)
 			}
@@ -46,13 +46,13 @@ func startCommand() *cli.Command {
 			// clear line here and nothing is half-started.
 			cfgPath, err := supervisor.ConfigPath(c.String("config"), dirs)
 			if err != nil {
-				return cli.Exit("hub: "+err.Error(), exitFailed)
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			if _, err := supervisor.LoadConfig(cfgPath, registry()); err != nil {
-				return cli.Exit("hub: "+err.Error(), exitFailed)
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			if err := hub.EnsurePrivateDir(dirs.State); err != nil {
-				return cli.Exit(fmt.Sprintf("hub: state dir %s: %v", dirs.State, errors.Unwrap(err)), exitFailed)
+				return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub: state dir %s: %v", dirs.State, errors.Unwrap(err)))
 			}
 			logPath := filepath.Join(dirs.State, supervisor.LogFileName)
 			msgOK, err := spawnDetached(cfgPath, logPath)
@@ -61,7 +61,7 @@ func startCommand() *cli.Command {
 				if tail := tailLines(logPath, 20); tail != "" {
 					fmt.Fprintf(c.App.ErrWriter, "--- last lines of %s ---\n%s", logPath, tail)
 				}
-				return cli.Exit("", exitFailed)
+				return hub.Exit(hub.ExitFailed, "")
 			}
 			fmt.Fprintf(c.App.Writer, "hub started (pid %d)\n", msgOK.PID)
 			printAdapters(c.App.Writer, msgOK.Adapters, time.Now())

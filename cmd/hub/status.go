@@ -35,7 +35,7 @@ func statusCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			dirs, err := hub.DirsFromEnv()
 			if err != nil {
-				return cli.Exit("hub: "+err.Error(), exitFailed)
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			st, live, msg := supervisor.Probe(dirs.State)
 			if live != supervisor.Running {
@@ -46,11 +46,11 @@ func statusCommand() *cli.Command {
 					}
 					writeJSON(c.App.Writer, doc)
 				}
-				return cli.Exit("hub: "+msg, exitNotRunning)
+				return hub.Exit(hub.ExitNotRunning, "hub: "+msg)
 			}
 			doc, err := fetchStatus(c.Context, st)
 			if err != nil {
-				return cli.Exit("hub: "+err.Error(), exitNotRunning)
+				return hub.Exit(hub.ExitNotRunning, "hub: "+err.Error())
 			}
 			if c.Bool("json") {
 				writeJSON(c.App.Writer, doc)

@@ -24,15 +24,15 @@ func stopCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			dirs, err := hub.DirsFromEnv()
 			if err != nil {
-				return cli.Exit("hub: "+err.Error(), exitFailed)
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			st, live, msg := supervisor.Probe(dirs.State)
 			if live != supervisor.Running {
-				if live == supervisor.Stale && st != nil && !supervisor.PIDAlive(st.PID) {
+				if live == supervisor.Stale && st != nil && !hub.PIDAlive(st.PID) {
 					os.Remove(filepath.Join(dirs.State, supervisor.StateFileName))
 					msg += " (state file removed)"
 				}
-				return cli.Exit("hub: "+msg, exitNotRunning)
+				return hub.Exit(hub.ExitNotRunning, "hub: "+msg)
 			}
 			how := "gracefully"
 			code, _, err := supervisor.ControlCall(c.Context, st, http.MethodPost, "/stop")
@@ -62,7 +62,7 @@ func stopCommand() *cli.Command {
 func waitExit(pid int, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if !supervisor.PIDAlive(pid) {
+		if !hub.PIDAlive(pid) {
 			return true
 		}
 		time.Sleep(50 * time.Millisecond)

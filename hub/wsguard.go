@@ -1,4 +1,4 @@
-package stitchslop
+package hub
 
 import (
 	"encoding/binary"
@@ -7,29 +7,30 @@ import (
 	"sync/atomic"
 )
 
-// errFirstFrameTooLarge ends a socket whose handshake frame declares more
-// than MaxFirstFrame bytes.
-var errFirstFrameTooLarge = errors.New("first frame larger than 4 KiB")
+// ErrFirstMessageTooLarge ends a socket whose first data message declares
+// more than its endpoint's FirstMessageLimit.
+var ErrFirstMessageTooLarge = errors.New("first message too large")
 
-// guardConn enforces the pre-auth frame limit on the raw byte stream. gws
-// fixes its payload cap per upgrader (the large post-auth cap), and it
-// allocates a frame's payload as soon as it has read the header; so the
-// guard reads the WebSocket frame headers itself and fails the read when
-// the first data message declares more than MaxFirstFrame bytes — before
-// gws has allocated anything. Once that message's size is known to be
-// fine, the guard switches itself off.
-type guardConn struct {
+// firstMessageGuard enforces a limit on the first data message on the raw
+// byte stream. gws fixes its payload cap per upgrader (the large
+// post-authentication cap) and allocates a frame's payload as soon as it
+// has read the header; so the guard reads the WebSocket frame headers
+// itself and fails the read when the first data message declares more than
+// limit bytes — before gws has allocated anything. Once that message's
+// size is known to be fine, the guard switches itself off.
+type firstMessageGuard struct {
 	net.Conn
+	limit    uint64
 	off      atomic.Bool
 	scan     frameScan
-	onTooBig func() // tells the page why, before the read fails
+	onTooBig func() // tells the peer why, before the read fails
 }
 
 // Read implements net.Conn.
-func (g *guardConn) Read(p []byte) (int, error) {
+func (g *firstMessageGuard) Read(p []byte) (int, error) {
 	n, err := g.Conn.Read(p)
 	if n > 0 && !g.off.Load() {
-		if ferr := g.scan.feed(p[:n]); ferr != nil {
+		if ferr := g.scan.feed(p[:n], g.limit); ferr != nil {
 			g.off.Store(true)
 			if g.onTooBig != nil {
 				g.onTooBig()
@@ -56,7 +57,7 @@ type frameScan struct {
 	done  bool
 }
 
-func (f *frameScan) feed(b []byte) error {
+func (f *frameScan) feed(b []byte, limit uint64) error {
 	for len(b) > 0 && !f.done {
 		if f.skip > 0 {
 			k := min(uint64(len(b)), f.skip)
@@ -95,13 +96,13 @@ func (f *frameScan) feed(b []byte) error {
 		f.hlen, f.need = 0, 0
 		if op >= 8 { // control frame
 			if plen > 125 {
-				return errFirstFrameTooLarge
+				return ErrFirstMessageTooLarge
 			}
 			f.skip = plen
 			continue
 		}
-		if plen > MaxFirstFrame || f.total+plen > MaxFirstFrame {
-			return errFirstFrameTooLarge
+		if plen > limit || f.total+plen > limit {
+			return ErrFirstMessageTooLarge
 		}
 		f.total += plen
 		if fin {

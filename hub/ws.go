@@ -1,0 +1,388 @@
+package hub
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lxzan/gws"
+)
+
+// A WSHandler serves one kind of WebSocket (a page socket, a /tools socket,
+// a relay peer). Open runs on the socket's read goroutine before the first
+// frame is read and returns the connection's session; nil refuses the
+// socket (it is dropped).
+type WSHandler interface {
+	Open(c *WSConn) WSSession
+}
+
+// A WSSession is one connection's protocol state. Its methods run on the
+// socket's read goroutine, one at a time. The heartbeat has already seen
+// every frame; Message must not keep m's bytes after it returns (the
+// buffer is recycled). Closed runs once, for a close frame, a dead
+// heartbeat, a read error or shutdown alike.
+type WSSession interface {
+	Message(m *gws.Message)
+	Closed(err error)
+}
+
+// WSOptions configure one endpoint.
+type WSOptions struct {
+	// MaxPayload bounds one message (gws allocates a frame's payload as soon
+	// as it has read the header, so this is also the per-frame allocation).
+	MaxPayload int
+	// FirstMessageLimit, when set, bounds the first data message (the
+	// handshake or hello) before gws allocates it: a socket whose first
+	// message declares more is refused by OnFirstTooLarge, so a peer that
+	// has not authenticated cannot make the server allocate MaxPayload.
+	FirstMessageLimit int
+	// OnFirstTooLarge tells the peer why, on the read goroutine, before the
+	// read fails; the default closes with 1009.
+	OnFirstTooLarge func(c *WSConn)
+	Heartbeat       HeartbeatConfig
+	// WriteTimeout bounds one frame write (default 10 s), so a peer that
+	// stopped reading cannot wedge a writer.
+	WriteTimeout time.Duration
+	Log          *slog.Logger
+}
+
+// Sockets owns the WebSockets of one server run: every upgraded connection
+// is tracked (http.Server.Shutdown does not know hijacked connections) and
+// its read loop is counted, so a server returns only after every socket's
+// close path ran.
+type Sockets struct {
+	mu     sync.Mutex
+	conns  map[*WSConn]struct{}
+	closed bool
+	loops  sync.WaitGroup
+}
+
+// Endpoint makes an endpoint that serves h with o. Text frames must be
+// valid UTF-8 on every endpoint (RFC 6455 §8.1).
+func (s *Sockets) Endpoint(h WSHandler, o WSOptions) *WSEndpoint {
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 10 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	e := &WSEndpoint{s: s, h: h, opts: o}
+	e.up = gws.NewUpgrader(&wsEvents{e: e}, &gws.ServerOption{
+		ReadMaxPayloadSize: o.MaxPayload,
+		CheckUtf8Enabled:   true,
+		Recovery:           gws.Recovery,
+		Logger:             gwsLogger{o.Log},
+	})
+	return e
+}
+
+// WSEndpoint upgrades requests for one handler.
+type WSEndpoint struct {
+	s    *Sockets
+	h    WSHandler
+	opts WSOptions
+	up   *gws.Upgrader
+	live atomic.Int64
+}
+
+// Len is the number of live sockets of this endpoint.
+func (e *WSEndpoint) Len() int { return int(e.live.Load()) }
+
+// Serve upgrades r and runs the socket on its own goroutine. The caller
+// has already checked Host and Origin, so its refusals are real HTTP
+// statuses rather than gws's 400.
+func (e *WSEndpoint) Serve(w http.ResponseWriter, r *http.Request) {
+	s := e.s
+	// Counted before the hijack, while the HTTP server still waits for
+	// this request, so Wait cannot miss a socket being born.
+	s.loops.Add(1)
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		s.loops.Done()
+		WriteJSON(w, http.StatusInternalServerError, map[string]any{"ok": false, "error": "internal", "message": "cannot take over the connection"})
+		return
+	}
+	netConn, _, err := hj.Hijack()
+	if err != nil {
+		s.loops.Done()
+		e.opts.Log.Debug("hijack failed", "err", err)
+		return
+	}
+	e.serveConn(netConn, r)
+}
+
+// ServeConn upgrades a connection accepted some other way (a net.Pipe in a
+// synctest bubble) and runs it like Serve.
+func (e *WSEndpoint) ServeConn(netConn net.Conn, r *http.Request) {
+	e.s.loops.Add(1)
+	e.serveConn(netConn, r)
+}
+
+// serveConn upgrades netConn and starts its read loop; the caller has
+// raised the loop count.
+func (e *WSEndpoint) serveConn(netConn net.Conn, r *http.Request) {
+	s := e.s
+	c := &WSConn{ep: e, header: r.Header, seen: make(chan struct{}, 1)}
+	rd := netConn
+	if e.opts.FirstMessageLimit > 0 {
+		rd = &firstMessageGuard{Conn: netConn, limit: uint64(e.opts.FirstMessageLimit), onTooBig: func() {
+			if e.opts.OnFirstTooLarge != nil {
+				e.opts.OnFirstTooLarge(c)
+			}
+			c.Close(1009, "first message too large")
+		}}
+	}
+	gc, err := e.up.UpgradeFromConn(rd, bufio.NewReaderSize(rd, 4<<10), r)
+	if err != nil {
+		s.loops.Done()
+		e.opts.Log.Debug("upgrade failed", "err", err)
+		return
+	}
+	c.gc = gc
+	gc.Session().Store(wsConnKey, c)
+	if !s.add(c) {
+		s.loops.Done()
+		return // closed with 1001: the server is shutting down
+	}
+	e.live.Add(1)
+	go func() {
+		defer s.loops.Done()
+		gc.ReadLoop()
+	}()
+}
+
+func (s *Sockets) add(c *WSConn) bool {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.Close(1001, "server shutting down")
+		return false
+	}
+	if s.conns == nil {
+		s.conns = map[*WSConn]struct{}{}
+	}
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	return true
+}
+
+func (s *Sockets) remove(c *WSConn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// Len is the number of live sockets.
+func (s *Sockets) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+func (s *Sockets) snapshot() []*WSConn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*WSConn, 0, len(s.conns))
+	for c := range s.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+// CloseAll sends every live socket a close frame with code and reason and
+// drops it; new sockets are still accepted (a hot reload). It returns how
+// many were closed.
+func (s *Sockets) CloseAll(code uint16, reason string) int {
+	conns := s.snapshot()
+	for _, c := range conns {
+		c.Close(code, reason)
+	}
+	return len(conns)
+}
+
+// Shutdown refuses new sockets (each is closed with 1001 as it arrives)
+// and closes every live one with code and reason.
+func (s *Sockets) Shutdown(code uint16, reason string) {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.CloseAll(code, reason)
+}
+
+// Wait blocks until every socket's read loop, and so its Closed, has
+// returned.
+func (s *Sockets) Wait() { s.loops.Wait() }
+
+// WSConn is one WebSocket with the write discipline every adapter needs:
+// writes are serialised and each is bounded by the endpoint's write
+// timeout, with the deadline cleared afterwards (a deadline left on the
+// socket would fail every later write, the next heartbeat ping included).
+type WSConn struct {
+	ep     *WSEndpoint
+	gc     *gws.Conn
+	header http.Header // the upgrade request's
+	sess   WSSession
+	hb     *Heartbeat
+	wmu    sync.Mutex
+	closed atomic.Bool
+	seen   chan struct{} // signalled on every received frame (Reachable)
+}
+
+const wsConnKey = "hub.ws"
+
+// Raw is the underlying gws connection.
+func (c *WSConn) Raw() *gws.Conn { return c.gc }
+
+// Header is the upgrade request's header (its Origin, for one).
+func (c *WSConn) Header() http.Header { return c.header }
+
+// RemoteAddr is the peer's address.
+func (c *WSConn) RemoteAddr() string { return c.gc.RemoteAddr().String() }
+
+// Closed reports whether the socket has closed.
+func (c *WSConn) Closed() bool { return c.closed.Load() }
+
+// WriteFrame writes one frame of any opcode within timeout (0: the
+// endpoint's write timeout).
+func (c *WSConn) WriteFrame(op gws.Opcode, b []byte, timeout time.Duration) error {
+	if c.closed.Load() {
+		return gws.ErrConnClosed
+	}
+	if timeout <= 0 {
+		timeout = c.ep.opts.WriteTimeout
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.gc.SetWriteDeadline(time.Now().Add(timeout))
+	err := c.gc.WriteMessage(op, b)
+	c.gc.SetWriteDeadline(time.Time{})
+	return err
+}
+
+// WriteText sends one text frame.
+func (c *WSConn) WriteText(b []byte) error { return c.WriteFrame(gws.OpcodeText, b, 0) }
+
+// WriteJSON sends v as one text frame.
+func (c *WSConn) WriteJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return c.WriteText(b)
+}
+
+// WritePing makes WSConn the heartbeat's Pinger: pings share the write
+// discipline.
+func (c *WSConn) WritePing(payload []byte) error {
+	return c.WriteFrame(gws.OpcodePing, payload, 0)
+}
+
+// Close sends a close frame (bounded by one second, so a stuck peer cannot
+// hold anyone) and drops the socket; the session's Closed follows on the
+// read goroutine.
+func (c *WSConn) Close(code uint16, reason string) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.gc.SetWriteDeadline(time.Now().Add(time.Second))
+	if err := c.gc.WriteClose(code, []byte(reason)); err != nil {
+		c.gc.NetConn().Close()
+	}
+}
+
+// Drop closes the socket without a close frame (a dead peer).
+func (c *WSConn) Drop() { c.gc.NetConn().Close() }
+
+// Reachable probes the peer: a socket the OS has not buried yet is not a
+// live peer, so it must answer a ping (any frame counts) within timeout.
+func (c *WSConn) Reachable(timeout time.Duration) bool {
+	if c.closed.Load() {
+		return false
+	}
+	select {
+	case <-c.seen:
+	default:
+	}
+	if err := c.WriteFrame(gws.OpcodePing, nil, timeout); err != nil {
+		return false
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-c.seen:
+		return !c.closed.Load()
+	case <-t.C:
+		return false
+	}
+}
+
+// markSeen records a received frame for the heartbeat and Reachable.
+func (c *WSConn) markSeen() {
+	if c.hb != nil {
+		c.hb.Seen()
+	}
+	select {
+	case c.seen <- struct{}{}:
+	default:
+	}
+}
+
+// wsEvents adapts gws's callbacks to WSHandler and WSSession, adding the
+// heartbeat and connection tracking every adapter needs.
+type wsEvents struct{ e *WSEndpoint }
+
+func connOf(gc *gws.Conn) *WSConn {
+	v, _ := gc.Session().Load(wsConnKey)
+	c, _ := v.(*WSConn)
+	return c
+}
+
+func (ev *wsEvents) OnOpen(gc *gws.Conn) {
+	c := connOf(gc)
+	c.hb = StartHeartbeat(ev.e.opts.Heartbeat, c, func() {
+		ev.e.opts.Log.Warn("peer silent past the heartbeat deadline; treating it as gone", "remote", c.RemoteAddr())
+		c.Drop()
+	})
+	if c.sess = ev.e.h.Open(c); c.sess == nil {
+		c.Drop()
+	}
+}
+
+func (ev *wsEvents) OnClose(gc *gws.Conn, err error) {
+	c := connOf(gc)
+	c.closed.Store(true)
+	c.hb.Stop()
+	ev.e.s.remove(c)
+	ev.e.live.Add(-1)
+	if c.sess != nil {
+		c.sess.Closed(err)
+	}
+}
+
+func (ev *wsEvents) OnPing(gc *gws.Conn, payload []byte) {
+	c := connOf(gc)
+	c.markSeen()
+	c.WriteFrame(gws.OpcodePong, payload, 0)
+}
+
+func (ev *wsEvents) OnPong(gc *gws.Conn, _ []byte) { connOf(gc).markSeen() }
+
+func (ev *wsEvents) OnMessage(gc *gws.Conn, m *gws.Message) {
+	defer m.Close()
+	c := connOf(gc)
+	c.markSeen()
+	if c.sess != nil {
+		c.sess.Message(m)
+	}
+}
+
+// gwsLogger routes gws's own error lines (a recovered handler panic) to the
+// adapter's log instead of the standard logger.
+type gwsLogger struct{ log *slog.Logger }
+
+func (l gwsLogger) Error(v ...any) { l.log.Error("websocket: " + fmt.Sprint(v...)) }

@@ -1,0 +1,97 @@
+package hub
+
+import (
+	"encoding/binary"
+	"testing"
+)
+
+// wsFrame encodes a masked client frame header + payload.
+func wsFrame(op byte, fin bool, payload []byte) []byte {
+	b0 := op
+	if fin {
+		b0 |= 0x80
+	}
+	out := []byte{b0}
+	switch n := len(payload); {
+	case n < 126:
+		out = append(out, 0x80|byte(n))
+	case n < 1<<16:
+		out = append(out, 0x80|126, 0, 0)
+		binary.BigEndian.PutUint16(out[2:], uint16(n))
+	default:
+		out = append(out, 0x80|127)
+		out = binary.BigEndian.AppendUint64(out, uint64(n))
+	}
+	out = append(out, 1, 2, 3, 4) // mask key; the scan never unmasks
+	return append(out, payload...)
+}
+
+const testLimit = 4 << 10
+
+func TestFrameScan(t *testing.T) {
+	small := wsFrame(1, true, []byte(`{"token":"t"}`))
+	cases := []struct {
+		name   string
+		stream []byte
+		ok     bool
+	}{
+		{"small text frame", small, true},
+		{"exactly 4 KiB", wsFrame(1, true, make([]byte, testLimit)), true},
+		{"4 KiB + 1", wsFrame(1, true, make([]byte, testLimit+1)), false},
+		{"pings first, then a small frame", append(append(wsFrame(9, true, []byte("p")), wsFrame(10, true, nil)...), small...), true},
+		{"fragments summing past 4 KiB", append(wsFrame(1, false, make([]byte, 3000)), wsFrame(0, true, make([]byte, 3000))...), false},
+		{"fragments within 4 KiB", append(wsFrame(1, false, make([]byte, 2000)), wsFrame(0, true, make([]byte, 2000))...), true},
+		{"oversized control frame", wsFrame(9, true, make([]byte, 200)), false},
+		{"small frame then a big one (post-auth)", append(small, wsFrame(1, true, make([]byte, 1<<20))...), true},
+	}
+	huge := []byte{0x81, 0x80 | 127}
+	huge = binary.BigEndian.AppendUint64(huge, 1<<40)
+	huge = append(huge, 1, 2, 3, 4) // mask key: the header is complete, no payload yet
+	cases = append(cases, struct {
+		name   string
+		stream []byte
+		ok     bool
+	}{"declared 1 TiB", huge, false})
+	for _, tc := range cases {
+		for _, chunk := range []int{1, 3, 7, 4096} {
+			var f frameScan
+			var err error
+			for s := tc.stream; len(s) > 0 && err == nil; {
+				k := min(chunk, len(s))
+				err = f.feed(s[:k], testLimit)
+				s = s[k:]
+			}
+			if (err == nil) != tc.ok {
+				t.Errorf("%s (chunks of %d): err = %v, want ok=%v", tc.name, chunk, err, tc.ok)
+			}
+		}
+	}
+}
+
+// FuzzFrameScan: the scan's verdict must not depend on how the stream is
+// split across reads.
+func FuzzFrameScan(f *testing.F) {
+	f.Add(wsFrame(1, true, []byte(`{"token":"t"}`)), 1)
+	f.Add(wsFrame(1, true, make([]byte, testLimit+1)), 5)
+	f.Add(append(wsFrame(9, true, []byte("x")), wsFrame(1, false, make([]byte, 10))...), 2)
+	f.Add([]byte{0x81, 0xff, 0, 0, 0, 0, 0, 0, 0, 0}, 3)
+	f.Fuzz(func(t *testing.T, stream []byte, chunk int) {
+		if chunk <= 0 || chunk > 64 {
+			chunk = 1 + (chunk&63+64)%64
+		}
+		var whole, split frameScan
+		e1 := whole.feed(stream, testLimit)
+		var e2 error
+		for s := stream; len(s) > 0 && e2 == nil; {
+			k := min(chunk, len(s))
+			e2 = split.feed(s[:k], testLimit)
+			s = s[k:]
+		}
+		if (e1 == nil) != (e2 == nil) || whole.done != split.done {
+			t.Fatalf("whole: %v done=%v; split by %d: %v done=%v", e1, whole.done, chunk, e2, split.done)
+		}
+		if e1 == nil && whole.total > testLimit {
+			t.Fatal("accepted more than 4 KiB")
+		}
+	})
+}
