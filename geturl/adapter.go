@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/hubdev/hub/geturl/gateway"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/session"
+	"github.com/hubdev/hub/geturl/tunnel"
 	"github.com/hubdev/hub/hub"
 )
 
@@ -30,20 +32,22 @@ var _ adapters.Adapter = (*Server)(nil)
 // so every live capability URL) outlives one run of Serve: a supervisor
 // restart of the adapter does not invalidate what the agent holds.
 type Server struct {
-	cfg    *Config
-	kernel *kernel.Kernel
+	cfg      *Config
+	kernel   *kernel.Kernel
+	tunnel   *tunnel.Manager
+	activity *activityLog
+	catalog  kernel.Plugins // what /k lists (nil: no plugins installed)
 
-	mu       sync.Mutex
-	mgr      *session.Manager
-	running  bool
-	ports    []int
-	key      string
-	activity time.Time
+	mu      sync.Mutex
+	mgr     *session.Manager
+	running bool
+	ports   []int
+	lastAt  time.Time // the last authenticated agent request
 }
 
 // New builds the bridge; it binds nothing until Serve.
 func New(cfg *Config) *Server {
-	return &Server{cfg: cfg, kernel: kernel.New(kernel.Options{})}
+	return &Server{cfg: cfg, kernel: kernel.New(kernel.Options{}), tunnel: &tunnel.Manager{}, activity: newActivityLog()}
 }
 
 // StateDir is where geturl keeps its registry and control file.
@@ -95,7 +99,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	defer removeControlFile(env.Dirs, cf.PID)
 
 	s.mu.Lock()
-	s.running, s.ports, s.key = true, []int{dataPort, ctrlPort}, key
+	s.running, s.ports = true, []int{dataPort, ctrlPort}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -103,10 +107,11 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 		s.mu.Unlock()
 	}()
 
+	s.tunnel.Target, s.tunnel.Log = fmt.Sprintf("http://%s:%d", hub.LoopbackHost, dataPort), env.Log
+	defer s.tunnel.Stop() // the child points at this run's data plane
 	gw := gateway.New(gateway.Options{Sessions: mgr.Sessions(), Kernel: s.kernel, Port: dataPort,
-		PublicOrigin: s.cfg.publicOrigin, Logger: env.Log})
-	ctl := &control{s: s, mgr: mgr, env: env, dataPort: dataPort}
-	gate := hub.KeyGate{Header: KeyHeader, Key: func() string { return key }, Port: func() int { return ctrlPort }}
+		PublicOrigin: s.publicOrigin, Logger: env.Log})
+	ctl := &control{s: s, mgr: mgr, env: env, dataPort: dataPort, ctrlPort: ctrlPort, key: key, ui: newUIAuth(time.Now)}
 
 	env.Log.Info("geturl listening", "data", fmt.Sprintf("%s:%d", hub.LoopbackHost, dataPort),
 		"control", fmt.Sprintf("%s:%d", hub.LoopbackHost, ctrlPort), "publicOrigin", s.cfg.publicOrigin(),
@@ -116,8 +121,8 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 2)
-	go func() { errc <- hub.ServeHTTP(ctx, dataLn, s.countAgents(gw, env), nil, env.Log) }()
-	go func() { errc <- hub.ServeHTTP(ctx, ctrlLn, gate.Wrap(ctl.routes()), nil, env.Log) }()
+	go func() { errc <- hub.ServeHTTP(ctx, dataLn, s.countAgents(gw, env, mgr), nil, env.Log) }()
+	go func() { errc <- hub.ServeHTTP(ctx, ctrlLn, ctl.handler(), nil, env.Log) }()
 	err = <-errc
 	cancel() // one plane stopped: stop the other
 	if err2 := <-errc; err == nil {
@@ -128,23 +133,53 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 
 // countAgents records an authenticated data-plane request (any 200: tool
 // errors are 200 too, while unknown tokens are an opaque 404) as agent
-// activity. It also counts as a page attaching: the URL reader is the
-// client this bridge serves, so a hub used only through geturl is not idle.
-func (s *Server) countAgents(h http.Handler, env *adapters.Env) http.Handler {
+// activity and in the control page's activity list. It also counts as a
+// page attaching: the URL reader is the client this bridge serves, so a
+// hub used only through geturl is not idle.
+func (s *Server) countAgents(h http.Handler, env *adapters.Env, mgr *session.Manager) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		h.ServeHTTP(sw, r)
-		if sw.status == http.StatusOK {
-			env.Activity.PageAttached()
-			env.Activity.AgentActivity()
-			s.touch()
+		if sw.status != http.StatusOK {
+			return
 		}
+		env.Activity.PageAttached()
+		env.Activity.AgentActivity()
+		s.touch()
+		e := activityEntry{At: start, Status: sw.status, Bytes: sw.bytes, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+		tok, route := splitDataPath(r.URL.Path)
+		if sess, kind, ok := mgr.Sessions().Lookup(tok); ok {
+			e.Capability = kind.String()
+			if g, ok := sess.(*session.Generation); ok {
+				e.Session = g.SessionID()
+			}
+		}
+		e.Route = route
+		if rt, ok := s.kernel.Route(route); ok {
+			e.Tool = rt.Tool
+		}
+		s.activity.add(e)
 	})
+}
+
+// splitDataPath returns the token and route of /v0/init/<tok> ("init") or
+// /v0/<tok>/<route> ("/r").
+func splitDataPath(p string) (tok, route string) {
+	rest, _ := strings.CutPrefix(p, "/v0/")
+	for _, pre := range []string{"init/", "bootstrap/"} {
+		if t, ok := strings.CutPrefix(rest, pre); ok {
+			return t, "init"
+		}
+	}
+	tok, route, _ = strings.Cut(rest, "/")
+	return tok, "/" + route
 }
 
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	bytes  int
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -158,12 +193,35 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	return w.ResponseWriter.Write(b)
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+// publicOrigin is where agents reach the data plane from outside: the
+// configured origin, else a running managed tunnel's, else "".
+func (s *Server) publicOrigin() string {
+	if o := s.cfg.publicOrigin(); o != "" {
+		return o
+	}
+	return s.tunnel.Status().Origin
+}
+
+// plugins is /k's catalogue, for the control page.
+func (s *Server) plugins() []kernel.PluginSummary {
+	var list []kernel.PluginSummary
+	if s.catalog != nil {
+		list = s.catalog.List()
+	}
+	if list == nil {
+		list = []kernel.PluginSummary{}
+	}
+	return list
 }
 
 func (s *Server) touch() {
 	s.mu.Lock()
-	s.activity = time.Now()
+	s.lastAt = time.Now()
 	s.mu.Unlock()
 }
 
@@ -172,7 +230,7 @@ func (s *Server) touch() {
 func (s *Server) Status() adapters.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := adapters.Status{LastActivity: s.activity}
+	st := adapters.Status{LastActivity: s.lastAt}
 	if !s.running {
 		return st
 	}
@@ -184,6 +242,16 @@ func (s *Server) Status() adapters.Status {
 			st.Note = "no projects: run 'hub geturl project add DIR'"
 		case st.AgentSessions == 0:
 			st.Note = "no sessions: run 'hub geturl session new --project NAME'"
+		}
+	}
+	if s.cfg.publicOrigin() == "" {
+		switch t := s.tunnel.Status(); t.State {
+		case tunnel.StateRunning:
+			st.Note = strings.TrimSpace(st.Note + " tunnel: " + t.Origin)
+		case tunnel.StateUnavailable:
+			st.Note = strings.TrimSpace(st.Note + " Init URLs are local only (no public_origin; cloudflared not installed)")
+		case tunnel.StateFailed:
+			st.Note = strings.TrimSpace(st.Note + " tunnel failed: " + t.Error)
 		}
 	}
 	return st

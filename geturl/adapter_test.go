@@ -287,3 +287,71 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A managed Quick Tunnel (a fake cloudflared that prints what the real one
+// prints): started from the page, it becomes the Init URLs' origin and a
+// Host the data plane answers; stopped, Init URLs are local again.
+func TestQuickTunnelFromThePage(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "cloudflared"), []byte(`#!/bin/sh
+echo '2026-12-01T10:00:01Z INF |  https://quick-test-tunnel.trycloudflare.com                                      |' >&2
+exec sleep 300
+`), 0o755)
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	b := startBridge(t, nil)
+	b.project(t, t.TempDir(), "p", false)
+	b.newSession(t, "p")
+	cookie := b.uiLogin(t)
+	own := "http://127.0.0.1:" + strconv.Itoa(b.Ports[1])
+	post := func(path string) {
+		req, _ := http.NewRequest("POST", b.controlURL(path), strings.NewReader("{}"))
+		req.Header.Set("Origin", own)
+		req.AddCookie(cookie)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("POST %s: %v %v", path, resp, err)
+		}
+		resp.Body.Close()
+	}
+	post("/ui/api/tunnel/start")
+	var ans struct{ Sessions []SessionInfo }
+	b.call(t, "GET", "/api/sessions", nil, &ans)
+	init := ans.Sessions[0].InitURL
+	if !strings.HasPrefix(init, "https://quick-test-tunnel.trycloudflare.com/v0/init/") {
+		t.Fatalf("Init URL with a tunnel: %q", init)
+	}
+	if st := b.s.Status(); !strings.Contains(st.Note, "tunnel: https://quick-test-tunnel.trycloudflare.com") {
+		t.Fatalf("status note %q", st.Note)
+	}
+	req, _ := http.NewRequest("GET", "http://127.0.0.1:"+strconv.Itoa(b.Port())+strings.TrimPrefix(init, "https://quick-test-tunnel.trycloudflare.com"), nil)
+	req.Host = "quick-test-tunnel.trycloudflare.com"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("init through the tunnel's Host: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	post("/ui/api/tunnel/stop")
+	b.call(t, "GET", "/api/sessions", nil, &ans)
+	if !strings.HasPrefix(ans.Sessions[0].InitURL, "http://127.0.0.1:") {
+		t.Fatalf("Init URL after the tunnel stopped: %q", ans.Sessions[0].InitURL)
+	}
+}
+
+// uiLogin logs in to the control page and returns its cookie.
+func (b *bridge) uiLogin(t *testing.T) *http.Cookie {
+	t.Helper()
+	var login struct{ URL string }
+	b.call(t, "POST", "/api/login", nil, &login)
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get(login.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, c := range resp.Cookies() {
+		if c.Name == cookieName {
+			return c
+		}
+	}
+	t.Fatal("no cookie from the login link")
+	return nil
+}

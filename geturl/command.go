@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -27,6 +28,7 @@ func Command() *cli.Command {
 		Usage: "the GET-only URL bridge for URL-reader agents: serve it, register projects, mint session URLs",
 		Subcommands: []*cli.Command{
 			serveCommand(),
+			openCommand(),
 			{
 				Name:  "project",
 				Usage: "register project roots and their permissions",
@@ -390,4 +392,54 @@ func sessionOpCommand(op, usage string) *cli.Command {
 		printSession(c, ans.Session)
 		return nil
 	}}
+}
+
+func openCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "open",
+		Usage: "print a one-time login URL for the control page (it sets the page's cookie; it works once, for two minutes)",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "browser", Usage: "also open it in the default browser ($BROWSER, else xdg-open)"}, jsonFlag},
+		Action: func(c *cli.Context) error {
+			if _, err := args(c, 0, "open [--browser]"); err != nil {
+				return err
+			}
+			cl, err := client()
+			if err != nil {
+				return err
+			}
+			var ans struct {
+				URL string `json:"url"`
+			}
+			if err := cl.do(c.Context, http.MethodPost, "/api/login", nil, &ans); err != nil {
+				return refusal(err)
+			}
+			if c.Bool("json") {
+				emitJSON(c.App.Writer, map[string]string{"url": ans.URL})
+			} else {
+				fmt.Fprintln(c.App.Writer, ans.URL)
+			}
+			if c.Bool("browser") {
+				if err := openBrowser(ans.URL); err != nil {
+					return hub.Exit(hub.ExitFailed, "hub geturl open: cannot open a browser ("+err.Error()+"); open the URL above yourself")
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// openBrowser hands url to $BROWSER or xdg-open, detached, with its output
+// away from our stdout (which belongs to the URL and JSON).
+func openBrowser(url string) error {
+	name := os.Getenv("BROWSER")
+	if name == "" {
+		name = "xdg-open"
+	}
+	cmd := exec.Command(name, url)
+	cmd.Stdout, cmd.Stderr = nil, nil
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait()
+	return nil
 }

@@ -7,8 +7,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/session"
 	"github.com/hubdev/hub/hub"
 )
@@ -27,46 +29,66 @@ type control struct {
 	mgr      *session.Manager
 	env      *adapters.Env
 	dataPort int
+	ctrlPort int
+	key      string
+	ui       *uiAuth
 }
 
-func (c *control) routes() http.Handler {
+// handler is the whole control plane: the keyed operator API under /api/
+// (the CLI) and the control page with its cookie-authenticated API.
+func (c *control) handler() http.Handler {
+	api := http.NewServeMux()
+	api.HandleFunc("GET /api/status", c.status)
+	api.HandleFunc("GET /api/projects", c.listProjects)
+	api.HandleFunc("POST /api/projects", c.addProject)
+	api.HandleFunc("POST /api/projects/{name}", c.setProject)
+	api.HandleFunc("DELETE /api/projects/{name}", c.removeProject)
+	api.HandleFunc("GET /api/sessions", c.listSessions)
+	api.HandleFunc("POST /api/sessions", c.newSession)
+	api.HandleFunc("POST /api/sessions/{id}/{op}", c.sessionOp)
+	api.HandleFunc("DELETE /api/sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
+		r.SetPathValue("op", "delete")
+		c.sessionOp(w, r)
+	})
+	api.HandleFunc("POST /api/login", c.login)
+	gate := hub.KeyGate{Header: KeyHeader, Key: func() string { return c.key }, Port: func() int { return c.ctrlPort }}
+
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/status", c.status)
-	mux.HandleFunc("GET /api/projects", func(w http.ResponseWriter, r *http.Request) {
-		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "projects": c.mgr.Projects()})
-	})
-	mux.HandleFunc("POST /api/projects", c.addProject)
-	mux.HandleFunc("POST /api/projects/{name}", c.setProject)
-	mux.HandleFunc("DELETE /api/projects/{name}", func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("name")
-		if err := c.mgr.RemoveProject(name); err != nil {
-			refuse(w, err)
-			return
-		}
-		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "name": name})
-	})
-	mux.HandleFunc("GET /api/sessions", func(w http.ResponseWriter, r *http.Request) {
-		list := c.mgr.List()
-		out := make([]SessionInfo, len(list))
-		for i, v := range list {
-			out[i] = c.info(v)
-		}
-		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "sessions": out})
-	})
-	mux.HandleFunc("POST /api/sessions", c.newSession)
-	mux.HandleFunc("POST /api/sessions/{id}/{op}", c.sessionOp)
-	mux.HandleFunc("DELETE /api/sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		if err := c.mgr.Delete(id); err != nil {
-			refuse(w, err)
-			return
-		}
-		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "id": id})
-	})
+	mux.Handle("/api/", gate.Wrap(api))
+	c.uiRoutes(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.env.Activity.AgentActivity()
 		mux.ServeHTTP(w, r)
 	})
+}
+
+func (c *control) listProjects(w http.ResponseWriter, r *http.Request) {
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "projects": c.mgr.Projects()})
+}
+
+func (c *control) removeProject(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := c.mgr.RemoveProject(name); err != nil {
+		refuse(w, err)
+		return
+	}
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "name": name})
+}
+
+func (c *control) listSessions(w http.ResponseWriter, r *http.Request) {
+	list := c.mgr.List()
+	out := make([]SessionInfo, len(list))
+	for i, v := range list {
+		out[i] = c.info(v)
+	}
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "sessions": out})
+}
+
+// login mints a one-time URL that sets the control page's cookie, so the
+// operator never copies a secret by hand (`hub geturl open`).
+func (c *control) login(w http.ResponseWriter, r *http.Request) {
+	u := "http://" + hub.LoopbackHost + ":" + strconv.Itoa(c.ctrlPort) + "/login?token=" + c.ui.newLogin()
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "url": u, "expiresIn": int(loginTTL / time.Second)})
 }
 
 // refuse answers a session-manager refusal with its code.
@@ -110,10 +132,10 @@ func (c *control) status(w http.ResponseWriter, r *http.Request) {
 		PublicOrigin: c.s.cfg.publicOrigin(), InitBase: c.base(), Projects: len(c.mgr.Projects()), Enabled: c.mgr.EnabledCount()})
 }
 
-// base is where Init URLs point: the public origin, else the loopback data
-// plane.
+// base is where Init URLs point: the configured public origin first, then
+// a running managed tunnel, else the loopback data plane.
 func (c *control) base() string {
-	if o := c.s.cfg.publicOrigin(); o != "" {
+	if o := c.s.publicOrigin(); o != "" {
 		return o
 	}
 	return "http://" + hub.LoopbackHost + ":" + strconv.Itoa(c.dataPort)
@@ -173,11 +195,14 @@ type SessionInfo struct {
 	InitURL   string `json:"initUrl,omitempty"`
 	Prompt    string `json:"prompt,omitempty"`
 	Note      string `json:"note,omitempty"`
+	// Tools are the routes this session generation may use.
+	Tools []string `json:"tools"`
 }
 
 func (c *control) info(v session.SessionView) SessionInfo {
 	si := SessionInfo{ID: v.ID, Project: v.Project, Label: v.Label, Enabled: v.Enabled, Live: v.Live,
 		Write: v.Write, Terminal: v.Terminal, CreatedAt: v.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), Note: v.Note}
+	si.Tools = effectiveTools(c.s.kernel, v.Write, v.Terminal)
 	if v.Live {
 		si.InitURL = c.base() + "/v0/init/" + v.InitToken
 		si.Prompt = InitPrompt(si.InitURL)
@@ -222,6 +247,13 @@ func (c *control) sessionOp(w http.ResponseWriter, r *http.Request) {
 		op = c.mgr.Stop
 	case "start":
 		op = c.mgr.Start
+	case "delete":
+		if err := c.mgr.Delete(id); err != nil {
+			refuse(w, err)
+			return
+		}
+		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "id": id})
+		return
 	default:
 		hub.WriteJSON(w, http.StatusNotFound, map[string]any{"ok": false, "error": "not_found", "message": "sessions support rotate, stop and start"})
 		return
@@ -274,4 +306,28 @@ func readControlFile(d hub.Dirs) (controlFile, error) {
 		return cf, errors.New(controlPath(d) + " is corrupt")
 	}
 	return cf, nil
+}
+
+// effectiveTools lists the tools a generation with these permissions may
+// call: every read tool; file mutations with write; the terminal with
+// terminal; staging and the journal with either.
+func effectiveTools(k *kernel.Kernel, write, terminal bool) []string {
+	var out []string
+	for _, r := range k.Routes() {
+		ok := true
+		if r.Base == kernel.MutationBase {
+			switch r.Tool {
+			case "terminal":
+				ok = terminal
+			case "write", "edit", "apply_patch":
+				ok = write
+			default:
+				ok = write || terminal
+			}
+		}
+		if ok {
+			out = append(out, r.Tool)
+		}
+	}
+	return out
 }
