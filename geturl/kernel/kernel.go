@@ -57,7 +57,7 @@ func (k *Kernel) table() []*Route {
 		{Path: "/r", Tool: "read", Base: ReadBase, Spec: readSpec, Handle: k.read, Init: "/r?path=<p>"},
 		{Path: "/f", Tool: "find", Base: ReadBase, Spec: findSpec, Handle: k.find, Init: "/f?name=<part>"},
 		{Path: "/g", Tool: "grep", Base: ReadBase, Spec: grepSpec, Handle: k.grep, Init: "/g?path=<p>&raw=<literal>"},
-		{Path: "/o", Tool: "outline", Base: ReadBase, Init: "/o?path=<p>"},
+		{Path: "/o", Tool: "outline", Base: ReadBase, Spec: outlineSpec, Handle: k.outlineFile, Init: "/o?path=<p>"},
 		{Path: "/t", Tool: "stat", Base: ReadBase, Spec: statSpec, Handle: k.stat, Init: "/t?path=<p>"},
 		{Path: "/p", Tool: "project", Base: ReadBase, Init: "/p"},
 		{Path: "/k", Tool: "plugins", Base: AnyBase, Spec: pluginSpec, Handle: k.plugin, Init: "/k"},
