@@ -100,7 +100,9 @@ func (s *Scope) Redact(text string) string {
 
 // isNameByte reports bytes that can continue a file name (so a match of
 // the root followed by one is a longer, different name).
-func isNameByte(c byte) bool { return c != '/' && c > ' ' && c != '"' && c != '\'' && c != ':' && c != ')' }
+func isNameByte(c byte) bool {
+	return c != '/' && c > ' ' && c != '"' && c != '\'' && c != ':' && c != ')'
+}
 
 func within(root, p string) bool {
 	if root == "/" {
