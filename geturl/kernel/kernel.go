@@ -18,6 +18,9 @@ type Options struct {
 	NoRG bool
 	// SearchLimits bound /f and /g; zero fields take search's defaults.
 	SearchLimits search.Limits
+	// NoVersions makes /p report tools by presence only (no version
+	// probes, which run each tool once per process).
+	NoVersions bool
 }
 
 // Kernel is the route table with its handlers. It is immutable after New
@@ -28,11 +31,12 @@ type Kernel struct {
 	plugins      Plugins
 	rg           string
 	searchLimits search.Limits
+	noVersions   bool
 }
 
 // New builds the kernel with every route of the table.
 func New(opts Options) *Kernel {
-	k := &Kernel{byPath: map[string]*Route{}, plugins: opts.Plugins, rg: opts.RG, searchLimits: opts.SearchLimits}
+	k := &Kernel{byPath: map[string]*Route{}, plugins: opts.Plugins, rg: opts.RG, searchLimits: opts.SearchLimits, noVersions: opts.NoVersions}
 	if k.rg == "" && !opts.NoRG {
 		k.rg, _ = exec.LookPath("rg")
 	}
@@ -59,7 +63,7 @@ func (k *Kernel) table() []*Route {
 		{Path: "/g", Tool: "grep", Base: ReadBase, Spec: grepSpec, Handle: k.grep, Init: "/g?path=<p>&raw=<literal>"},
 		{Path: "/o", Tool: "outline", Base: ReadBase, Spec: outlineSpec, Handle: k.outlineFile, Init: "/o?path=<p>"},
 		{Path: "/t", Tool: "stat", Base: ReadBase, Spec: statSpec, Handle: k.stat, Init: "/t?path=<p>"},
-		{Path: "/p", Tool: "project", Base: ReadBase, Init: "/p"},
+		{Path: "/p", Tool: "project", Base: ReadBase, Spec: projectSpec, Handle: k.project, Init: "/p"},
 		{Path: "/k", Tool: "plugins", Base: AnyBase, Spec: pluginSpec, Handle: k.plugin, Init: "/k"},
 		{Path: "/z", Tool: "range", Base: AnyBase, Spec: rangeSpec, Handle: k.rangeFallback},
 
