@@ -90,7 +90,7 @@ func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, rec *record, c 
 		out.WriteByte(',')
 	}
 	out.Write(body[1:])
-	rec.bytes = out.Len()
+	rec.bytes, rec.fallback = out.Len(), true
 	write(w, http.StatusOK, "application/json", out.Bytes())
 }
 
