@@ -26,6 +26,9 @@ func (g *Gateway) logRequest(r *http.Request, rec *record, d time.Duration) {
 	if rec.status >= 400 {
 		level = slog.LevelInfo
 	}
+	if !g.log.Enabled(r.Context(), level) {
+		return // and box no arguments
+	}
 	g.log.Log(r.Context(), level, "geturl request",
 		"method", r.Method, "route", rec.route, "cap", rec.cap.String(),
 		"status", rec.status, "code", rec.code, "bytes", rec.bytes, "dur", d.Round(time.Microsecond))
