@@ -153,3 +153,40 @@ type discardWriter struct {
 func (d *discardWriter) Header() http.Header         { return d.h }
 func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (d *discardWriter) WriteHeader(s int)           { d.status = s }
+
+// tree10k writes 10,000 small source files in 100 directories; every 50th
+// file mentions the needle.
+func tree10k(b *testing.B) string {
+	dir := b.TempDir()
+	for d := range 100 {
+		sub := filepath.Join(dir, "pkg", fmt.Sprintf("d%03d", d))
+		os.MkdirAll(sub, 0o755)
+		for f := range 100 {
+			n := d*100 + f
+			body := fmt.Sprintf("package d%03d\n\n// file %d\nfunc F%d() int { return %d }\n", d, n, n, n)
+			if n%50 == 0 {
+				body += "// NEEDLE: look here\n"
+			}
+			os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%03d.go", f)), []byte(body), 0o644)
+		}
+	}
+	return dir
+}
+
+// BenchmarkGrep10kFiles is /g over 10k files through the gateway, with rg
+// (its CPU counted: rg is a waited-for child) and with the Go engine. The
+// client is in this process.
+func BenchmarkGrep10kFiles(b *testing.B) {
+	dir := tree10k(b)
+	for _, c := range []struct {
+		name string
+		noRG bool
+	}{{"rg", false}, {"go", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			e := newEnvWith(b, kernel.Options{NoRG: c.noRG})
+			s := newSession(b, dir, kernel.Permissions{}, "A")
+			e.table.Add(s)
+			benchInProcess(b, e.srv.URL+"/v0/"+s.Token(CapRead)+"/g?path=pkg&raw=NEEDLE")
+		})
+	}
+}

@@ -23,6 +23,24 @@ type Options struct {
 	// Logger receives one line per request, never with a token or a query
 	// value in it. Nil discards.
 	Logger *slog.Logger
+	// Observe, when set, is called after every authenticated request (a
+	// live token; opaque 404s are not reported) with what the activity
+	// view may show: no token, no query text.
+	Observe func(Event)
+}
+
+// Event is one authenticated request, for the operator's activity view.
+type Event struct {
+	Session    Session
+	Capability Capability
+	Route      string // "init", a declared route ("/r"), or "unknown"
+	Tool       string // the route's tool ("read"), "" for init and unknown
+	Status     int
+	ErrorCode  string // "" when the answer was ok
+	Bytes      int
+	// Fallback is set when the answer led with rangeFallback.
+	Fallback bool
+	Duration time.Duration
 }
 
 // Gateway is the data-plane handler.
@@ -47,7 +65,14 @@ var _ http.Handler = (*Gateway)(nil)
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &record{route: "-"}
-	defer func() { g.logRequest(r, rec, time.Since(start)) }()
+	defer func() {
+		d := time.Since(start)
+		g.logRequest(r, rec, d)
+		if rec.sess != nil && g.opts.Observe != nil {
+			g.opts.Observe(Event{Session: rec.sess, Capability: rec.cap, Route: rec.route, Tool: rec.tool,
+				Status: rec.status, ErrorCode: rec.code, Bytes: rec.bytes, Fallback: rec.fallback, Duration: d})
+		}
+	}()
 
 	origin, ok := g.origin(r)
 	if !ok {
@@ -81,7 +106,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.notFound(w, r, rec)
 		return
 	}
-	rec.cap = kind
+	rec.cap, rec.sess = kind, sess
 	if p.init {
 		rec.route, rec.status = "init", http.StatusOK
 		rec.bytes = writeJSON(w, r, http.StatusOK, g.initContract(origin, sess))

@@ -426,3 +426,28 @@ func TestSemicolonsAreContent(t *testing.T) {
 		t.Fatalf("server logged: %s", errLog.String())
 	}
 }
+
+// TestObserve: authenticated requests reach the activity hook with their
+// route, tool and outcome; bad tokens never do.
+func TestObserve(t *testing.T) {
+	var events []Event
+	e := newEnv(t)
+	e.gw.opts.Observe = func(ev Event) { events = append(events, ev) }
+	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	e.table.Add(s)
+	e.get("/v0/init/" + s.Token(CapInit))
+	e.get("/v0/" + s.Token(CapRead) + "/k")
+	e.get("/v0/" + s.Token(CapRead) + "/k?plugn=x")
+	e.get("/v0/" + s.Token(CapRead) + "/nope")
+	e.get("/v0/ZZZZZZZZ/k")
+	if len(events) != 4 {
+		t.Fatalf("%d events", len(events))
+	}
+	want := []struct{ route, tool, code string }{{"init", "", ""}, {"/k", "plugins", ""}, {"/k", "plugins", transport.CodeUnknownParameter}, {"unknown", "", transport.CodeUnknownRoute}}
+	for i, w := range want {
+		ev := events[i]
+		if ev.Route != w.route || ev.Tool != w.tool || ev.ErrorCode != w.code || ev.Status != 200 || ev.Session != s || ev.Bytes == 0 {
+			t.Fatalf("event %d: %+v", i, ev)
+		}
+	}
+}

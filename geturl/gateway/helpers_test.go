@@ -64,7 +64,12 @@ type env struct {
 
 func newEnv(t testing.TB, opts ...func(*kernel.Kernel)) *env {
 	t.Helper()
-	e := &env{t: t, k: kernel.New(kernel.Options{}), table: &TokenTable{}}
+	return newEnvWith(t, kernel.Options{}, opts...)
+}
+
+func newEnvWith(t testing.TB, ko kernel.Options, opts ...func(*kernel.Kernel)) *env {
+	t.Helper()
+	e := &env{t: t, k: kernel.New(ko), table: &TokenTable{}}
 	for _, o := range opts {
 		o(e.k)
 	}

@@ -78,7 +78,7 @@ const (
 	fetchRule = "fetch every URL in raw, unconverted mode (no markdown, summary or extraction); without one, stop: transport unavailable"
 	ruleURL   = "URL = bases[ref]+suffix; replace <…> only; omit unused optional params"
 	ruleRaw   = "raw= goes last: all after it is content. Escapes: ~n newline ~t tab ~h # ~p % ~q + ~s space ~a & ~~ ~ ~uXXXX; + is a space"
-	ruleRead  = "/r takes up to 8 path=; if truncated, fetch its next. Outline big JS/TS with /o first. /g is literal (regex=1 for regex)"
+	ruleRead  = "/r: up to 8 path=, each optionally followed by start=&end=; if truncated, fetch next. /o outlines JS/TS/Go. /f?name= finds files (raw= by content). /g is literal; regex=1 for regex"
 	ruleErr   = "errors are HTTP 200 ok:false; fetch repair/next/retry/poll/repeat URLs exactly as returned"
 	ruleCut   = "cut-off answer: bases.r+/z?last=1&part=0"
 	ruleKit   = "/k lists plugins; /k?plugin=<id> gives tool schemas"

@@ -11,17 +11,23 @@ import (
 // beyond the route, and no query value: queries carry file content and
 // commands, paths carry capabilities.
 type record struct {
-	route  string
-	cap    Capability
-	status int
-	code   string
-	bytes  int
+	route    string
+	tool     string
+	cap      Capability
+	sess     Session // nil until the token is known
+	status   int
+	code     string
+	bytes    int
+	fallback bool
 }
 
 func (g *Gateway) logRequest(r *http.Request, rec *record, d time.Duration) {
 	level := slog.LevelDebug
 	if rec.status >= 400 {
 		level = slog.LevelInfo
+	}
+	if !g.log.Enabled(r.Context(), level) {
+		return // and box no arguments
 	}
 	g.log.Log(r.Context(), level, "geturl request",
 		"method", r.Method, "route", rec.route, "cap", rec.cap.String(),

@@ -74,12 +74,8 @@ func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, rec *record, c 
 		write(w, http.StatusOK, "application/json", body)
 		return
 	}
-	parts := 1
-	if p, err := store.Part(id, 0); err == nil {
-		parts = p.Parts
-	}
 	fb, _ := transport.Marshal(rangeFallback{
-		ID: id, Bytes: len(body), Parts: parts,
+		ID: id, Bytes: len(body),
 		First: c.URL("/z", new(transport.Query).Add("id", id).Add("part", "0")),
 	})
 	var out bytes.Buffer
@@ -90,15 +86,16 @@ func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, rec *record, c 
 		out.WriteByte(',')
 	}
 	out.Write(body[1:])
-	rec.bytes = out.Len()
+	rec.bytes, rec.fallback = out.Len(), true
 	write(w, http.StatusOK, "application/json", out.Bytes())
 }
 
 // rangeFallback leads a large answer: if the reader cut it short, fetch
-// First, then each part's next, and concatenate the chunks.
+// First, then each part's next until hasMore is false, and concatenate the
+// chunks (Bytes in all). It carries no part count: that would cost a second
+// store lookup per large answer, and the range answers say it anyway.
 type rangeFallback struct {
 	ID    string `json:"id"`
 	Bytes int    `json:"bytes"`
-	Parts int    `json:"parts"`
 	First string `json:"first"`
 }

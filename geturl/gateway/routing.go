@@ -19,7 +19,7 @@ func (g *Gateway) serveRoute(w http.ResponseWriter, r *http.Request, rec *record
 	k := g.opts.Kernel
 	rt, declared := k.Route(route)
 	if declared {
-		rec.route = route
+		rec.route, rec.tool = route, rt.Tool
 	} else {
 		rec.route = "unknown"
 	}

@@ -11,15 +11,18 @@ import (
 
 // Tool-level error codes (the transport's own are in package transport).
 const (
-	CodeUnknownPlugin     = "unknown_plugin"
-	CodeUnknownResponse   = "unknown_response"
-	CodeRangeOutOfBounds  = "range_out_of_bounds"
-	CodeInvalidRegex      = "invalid_regex"
-	CodeNotAFile          = "not_a_file"
-	CodeNotADirectory     = "not_a_directory"
-	CodeBinaryFile        = "binary_file"
-	CodeReadFailed        = "read_failed"
-	CodeMutationsDisabled = "mutations_disabled"
+	CodeUnknownPlugin = "unknown_plugin"
+	CodeUnknownTool   = "unknown_tool"
+	// CodePluginCallsUnavailable: the plugin host is part 2.
+	CodePluginCallsUnavailable = "plugin_calls_unavailable"
+	CodeUnknownResponse        = "unknown_response"
+	CodeRangeOutOfBounds       = "range_out_of_bounds"
+	CodeInvalidRegex           = "invalid_regex"
+	CodeNotAFile               = "not_a_file"
+	CodeNotADirectory          = "not_a_directory"
+	CodeBinaryFile             = "binary_file"
+	CodeReadFailed             = "read_failed"
+	CodeMutationsDisabled      = "mutations_disabled"
 )
 
 // pathFailure turns a failure to resolve or read one path into the

@@ -2,7 +2,9 @@ package kernel
 
 import (
 	"context"
+	"os/exec"
 
+	"github.com/hubdev/hub/geturl/search"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -10,19 +12,37 @@ import (
 type Options struct {
 	// Plugins is the plugin catalog /k discovers; nil means none installed.
 	Plugins Plugins
+	// RG is the ripgrep executable /g uses; "" looks rg up on PATH once,
+	// at New. NoRG forces the Go engine (same results, no rg process).
+	RG   string
+	NoRG bool
+	// SearchLimits bound /f and /g; zero fields take search's defaults.
+	SearchLimits search.Limits
+	// NoVersions makes /p report tools by presence only (no version
+	// probes, which run each tool once per process).
+	NoVersions bool
 }
 
 // Kernel is the route table with its handlers. It is immutable after New
 // (apart from Handle, used before serving) and safe for concurrent use.
 type Kernel struct {
-	routes  []*Route
-	byPath  map[string]*Route
-	plugins Plugins
+	routes       []*Route
+	byPath       map[string]*Route
+	plugins      Plugins
+	rg           string
+	searchLimits search.Limits
+	noVersions   bool
 }
 
 // New builds the kernel with every route of the table.
 func New(opts Options) *Kernel {
-	k := &Kernel{byPath: map[string]*Route{}, plugins: opts.Plugins}
+	k := &Kernel{byPath: map[string]*Route{}, plugins: opts.Plugins, rg: opts.RG, searchLimits: opts.SearchLimits, noVersions: opts.NoVersions}
+	if k.rg == "" && !opts.NoRG {
+		k.rg, _ = exec.LookPath("rg")
+	}
+	if opts.NoRG {
+		k.rg = ""
+	}
 	if k.plugins == nil {
 		k.plugins = noPlugins{}
 	}
@@ -39,11 +59,11 @@ func New(opts Options) *Kernel {
 func (k *Kernel) table() []*Route {
 	return []*Route{
 		{Path: "/r", Tool: "read", Base: ReadBase, Spec: readSpec, Handle: k.read, Init: "/r?path=<p>"},
-		{Path: "/f", Tool: "find", Base: ReadBase, Init: "/f?raw=<text>"},
-		{Path: "/g", Tool: "grep", Base: ReadBase, Init: "/g?path=<p>&raw=<literal>"},
-		{Path: "/o", Tool: "outline", Base: ReadBase, Init: "/o?path=<p>"},
+		{Path: "/f", Tool: "find", Base: ReadBase, Spec: findSpec, Handle: k.find, Init: "/f?name=<part>"},
+		{Path: "/g", Tool: "grep", Base: ReadBase, Spec: grepSpec, Handle: k.grep, Init: "/g?path=<p>&raw=<literal>"},
+		{Path: "/o", Tool: "outline", Base: ReadBase, Spec: outlineSpec, Handle: k.outlineFile, Init: "/o?path=<p>"},
 		{Path: "/t", Tool: "stat", Base: ReadBase, Spec: statSpec, Handle: k.stat, Init: "/t?path=<p>"},
-		{Path: "/p", Tool: "project", Base: ReadBase, Init: "/p"},
+		{Path: "/p", Tool: "project", Base: ReadBase, Spec: projectSpec, Handle: k.project, Init: "/p"},
 		{Path: "/k", Tool: "plugins", Base: AnyBase, Spec: pluginSpec, Handle: k.plugin, Init: "/k"},
 		{Path: "/z", Tool: "range", Base: AnyBase, Spec: rangeSpec, Handle: k.rangeFallback},
 

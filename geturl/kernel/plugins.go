@@ -85,9 +85,17 @@ func (k *Kernel) plugin(_ context.Context, c *Call) (any, *transport.Error) {
 			Hint: "GET " + c.URL("/k", nil) + " lists the installed plugins", Action: transport.ActionCorrectRequest,
 		}
 	}
-	if c.Args.Has("tool") {
+	if name := c.Args.Text("tool"); name != "" {
+		for _, t := range tools {
+			if t.Name == name {
+				// The plugin host (part 2) runs calls; until then a known
+				// tool is listed but cannot be called.
+				return nil, &transport.Error{Code: CodePluginCallsUnavailable, Detail: "plugin=" + id + " tool=" + name}
+			}
+		}
 		return nil, &transport.Error{
-			Code: CodeUnknownPlugin, Detail: "plugin tool calls are not available yet", Retryable: false,
+			Code: CodeUnknownTool, Detail: "plugin=" + id + " tool=" + name, Retryable: true, Action: transport.ActionCorrectRequest,
+			Hint: "GET " + c.URL("/k", new(transport.Query).Add("plugin", id)) + " lists its tools",
 		}
 	}
 	if tools == nil {

@@ -306,9 +306,17 @@ func TestVirtualAndRedact(t *testing.T) {
 	if rel, ok := f.scope.Rel(f.root); !ok || rel != "." {
 		t.Errorf("Rel(root) = %q, %v", rel, ok)
 	}
-	msg := "open " + f.root + "/x: no such file"
-	if got := f.scope.Redact(msg); strings.Contains(got, f.root) || !strings.Contains(got, "/project/x") {
-		t.Errorf("Redact = %q", got)
+	for in, want := range map[string]string{
+		"open " + f.root + "/x: no such file": "open /project/x: no such file",
+		"stat " + f.root + ": denied":         "stat /project: denied",
+		f.root:                                "/project",
+		`"` + f.root + `"`:                    `"/project"`,
+		f.root + "2/x and " + f.root + "/y":   f.root + "2/x and /project/y",
+		"nothing here":                        "nothing here",
+	} {
+		if got := f.scope.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
@@ -331,6 +339,7 @@ func TestDisplay(t *testing.T) {
 		{"/project/", "/project"},
 		{"../x", "../x"},
 		{"/etc/passwd", "/etc/passwd"},
+		{f.root + "2/x", f.root + "2/x"},
 		{"a\x00b", `a\0b`},
 		{"link_etc/passwd", "/project/link_etc/passwd"},
 	}

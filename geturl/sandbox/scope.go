@@ -73,12 +73,35 @@ func (s *Scope) Rel(hostPath string) (string, bool) {
 }
 
 // Redact replaces every occurrence of the root's host path in text with
-// VirtualRoot. Use it on messages that may embed an OS error.
+// VirtualRoot. Use it on messages that may embed an OS error. Only whole
+// path prefixes are replaced: with root /src/app, "/src/app/x" becomes
+// "/project/x" but "/src/apple" stays as it is.
 func (s *Scope) Redact(text string) string {
-	if s.root == "/" {
+	if s.root == "/" || !strings.Contains(text, s.root) {
 		return text
 	}
-	return strings.ReplaceAll(text, s.root, VirtualRoot)
+	var b strings.Builder
+	for {
+		i := strings.Index(text, s.root)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		end := i + len(s.root)
+		b.WriteString(text[:i])
+		if end == len(text) || !isNameByte(text[end]) {
+			b.WriteString(VirtualRoot)
+		} else {
+			b.WriteString(s.root)
+		}
+		text = text[end:]
+	}
+}
+
+// isNameByte reports bytes that can continue a file name (so a match of
+// the root followed by one is a longer, different name).
+func isNameByte(c byte) bool {
+	return c != '/' && c > ' ' && c != '"' && c != '\'' && c != ':' && c != ')'
 }
 
 func within(root, p string) bool {

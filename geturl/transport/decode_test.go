@@ -47,6 +47,9 @@ func TestDecode(t *testing.T) {
 		{"invalid continuation kept, rest decoded", "%C3%28", "%C3("},
 		{"lone continuation byte kept", "%A9", "%A9"},
 		{"0xFF kept", "%FF%41", "%FFA"},
+		{"overlong slash kept (no ../ smuggling)", "%C0%AF", "%C0%AF"},
+		{"UTF-8-encoded surrogate kept", "%ED%A0%80", "%ED%A0%80"},
+		{"4-byte emoji", "%F0%9F%98%80", "😀"},
 		{"raw UTF-8 passes through", "é✓", "é✓"},
 		{"control via percent", "%00%1F%7F", "\x00\x1f\x7f"},
 
