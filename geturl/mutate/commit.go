@@ -80,7 +80,9 @@ func (tx *txn) apply(c change) error {
 		}
 		if len(created) > 0 {
 			tx.undo = append(tx.undo, undoStep{v.t.virtual, func() error { return tx.f.rmdirs(created) }})
-			tx.touch(created[0])
+			for _, d := range created {
+				tx.touch(d)
+			}
 		}
 		if err := tx.f.create(rel, []byte(v.content), v.perm, !v.defaultPerm); err != nil {
 			return err

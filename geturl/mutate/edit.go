@@ -86,6 +86,9 @@ func (e *Engine) Edit(ctx context.Context, p, old, new string) (*EditResult, err
 		if nw := toCRLF(new); nw != new {
 			new, endings = nw, "crlf"
 		}
+		if new == old {
+			return nil, refusal(CodeEditNoChange, "old and new are identical once the file's CRLF line endings are applied", "nothing to change", "", false).With("path", t.virtual)
+		}
 	}
 	out := s[:at] + new + s[at+len(old):]
 	if int64(len(out)) > lim.MaxFileBytes {

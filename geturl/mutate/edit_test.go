@@ -40,6 +40,7 @@ func TestEdit(t *testing.T) {
 		{name: "lf file, crlf old", file: "a\nb\n", old: "a\r\nb\r\n", new: "x", code: CodeEditOldNotFound, detail: "LF line endings"},
 		{name: "lf file, crlf new kept", file: "a\nb\n", old: "b\n", new: "c\r\n", want: "a\nc\r\n", line: 2},
 		{name: "mixed file used as given", file: "a\r\nb\nc\r\n", old: "b\n", new: "x\ny\n", want: "a\r\nx\ny\nc\r\n", line: 2},
+		{name: "crlf file, same once converted", file: "a\r\nb\r\n", old: "a\r\n", new: "a\n", code: CodeEditNoChange},
 		{name: "ambiguous after crlf retry", file: "a\r\nb\r\na\r\nb\r\n", old: "a\nb", new: "x", code: CodeEditOldAmbiguous},
 		{name: "bytes beyond utf-8", file: "caf\xe9 \x00 ok\n", old: "\xe9 \x00", new: "\xc3\xa9", want: "caf\xc3\xa9 ok\n", line: 1},
 	}

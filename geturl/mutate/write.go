@@ -63,6 +63,7 @@ func (e *Engine) Write(ctx context.Context, p, content string) (*WriteResult, er
 		res.Created = true
 		for _, d := range created {
 			res.CreatedDirs = append(res.CreatedDirs, e.Scope.Virtual(e.Scope.Root()+"/"+d))
+			f.syncDir(path.Dir(d))
 		}
 	}
 	f.syncDir(path.Dir(t.rel))
