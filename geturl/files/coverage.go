@@ -78,6 +78,30 @@ func (c *Coverage) Complete(fp string) bool {
 // Fingerprint is the version the coverage is about ("" when empty).
 func (c *Coverage) Fingerprint() string { return c.fingerprint }
 
+// Total is the line count of that version (-1 when it was too large to
+// count).
+func (c *Coverage) Total() int { return c.total }
+
+// Missing returns the line spans of the version that have not been
+// observed, sorted (nil when the total is unknown or nothing is missing).
+func (c *Coverage) Missing() [][2]int {
+	if c.total <= 0 {
+		return nil
+	}
+	var out [][2]int
+	next := 1
+	for _, s := range c.spans {
+		if s[0] > next {
+			out = append(out, [2]int{next, min(s[0]-1, c.total)})
+		}
+		next = max(next, s[1]+1)
+	}
+	if next <= c.total {
+		out = append(out, [2]int{next, c.total})
+	}
+	return out
+}
+
 // Spans returns the observed line spans, sorted.
 func (c *Coverage) Spans() [][2]int { return slices.Clone(c.spans) }
 
@@ -135,6 +159,21 @@ func (l *Ledger) Complete(host, fp string) bool {
 	defer l.mu.Unlock()
 	e, ok := l.files[host]
 	return ok && e.cov.Complete(fp)
+}
+
+// Lookup returns a copy of the coverage recorded for host, so a refused
+// whole-file overwrite can say which version was read and which lines are
+// still missing.
+func (l *Ledger) Lookup(host string) (Coverage, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.files[host]
+	if !ok {
+		return Coverage{}, false
+	}
+	c := e.cov
+	c.spans = slices.Clone(c.spans)
+	return c, true
 }
 
 // Invalidate forgets the coverage of host (after a mutation of it).

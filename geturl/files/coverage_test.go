@@ -94,3 +94,54 @@ func TestLedgerBounded(t *testing.T) {
 		t.Fatal("reset")
 	}
 }
+
+func TestCoverageMissing(t *testing.T) {
+	cases := []struct {
+		name  string
+		total int
+		spans [][2]int
+		want  string
+	}{
+		{"nothing read", 5, nil, "[[1 5]]"},
+		{"all read", 5, [][2]int{{1, 5}}, "[]"},
+		{"head read", 5, [][2]int{{1, 2}}, "[[3 5]]"},
+		{"gaps", 10, [][2]int{{2, 3}, {6, 7}}, "[[1 1] [4 5] [8 10]]"},
+		{"empty file", 0, nil, "[]"},
+		{"unknown total", -1, [][2]int{{1, 4}}, "[]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var c Coverage
+			c.Observe("a", tc.total, 0, 0)
+			for _, s := range tc.spans {
+				c.Observe("a", tc.total, s[0], s[1])
+			}
+			if got := fmt.Sprint(c.Missing()); got != tc.want {
+				t.Errorf("Missing = %s, want %s", got, tc.want)
+			}
+			if c.Total() != tc.total {
+				t.Errorf("Total = %d", c.Total())
+			}
+		})
+	}
+}
+
+func TestLedgerLookup(t *testing.T) {
+	var l Ledger
+	if _, ok := l.Lookup("/h/a"); ok {
+		t.Fatal("empty ledger found something")
+	}
+	l.RecordFile(FileResult{Host: "/h/a", Kind: KindFile, Fingerprint: "f", TotalLines: 4, StartLine: 1, EndLine: 2})
+	c, ok := l.Lookup("/h/a")
+	if !ok || c.Fingerprint() != "f" || fmt.Sprint(c.Missing()) != "[[3 4]]" {
+		t.Fatalf("Lookup = %v %v %v", ok, c.Fingerprint(), c.Missing())
+	}
+	c.Observe("f", 4, 3, 4) // a copy: the ledger must not change
+	if l.Complete("/h/a", "f") {
+		t.Fatal("Lookup returned the ledger's own coverage")
+	}
+	l.Invalidate("/h/a")
+	if _, ok := l.Lookup("/h/a"); ok {
+		t.Fatal("invalidated coverage still found")
+	}
+}
