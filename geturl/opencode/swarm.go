@@ -34,7 +34,10 @@ func (c *call) swarm(ctx context.Context) (any, error) {
 	if a.Action == "swarm_start" {
 		return c.swarmStart(ctx)
 	}
-	ss, wds, ms, err := c.listWorkers(ctx)
+	if a.Action != "swarm_list" && a.SwarmID == "" {
+		return nil, missing(a.Action, "swarmID")
+	}
+	ss, _, ms, err := c.listWorkers(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -67,9 +70,6 @@ func (c *call) swarm(ctx context.Context) (any, error) {
 		sort.Slice(out, func(i, j int) bool { return out[i].Created > out[j].Created })
 		return map[string]any{"action": a.Action, "swarms": out}, nil
 	}
-	if a.SwarmID == "" {
-		return nil, missing(a.Action, "swarmID")
-	}
 	var members []ocSession
 	var mm []meta
 	for i, s := range ss {
@@ -77,7 +77,6 @@ func (c *call) swarm(ctx context.Context) (any, error) {
 			members, mm = append(members, s), append(mm, ms[i])
 		}
 	}
-	_ = wds
 	if len(members) == 0 {
 		return nil, plugin.Errorf(CodeNotFound, false, "no swarm %s among this project's workers", a.SwarmID)
 	}
