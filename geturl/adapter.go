@@ -3,7 +3,6 @@ package geturl
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,7 +109,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	s.tunnel.Target, s.tunnel.Log = fmt.Sprintf("http://%s:%d", hub.LoopbackHost, dataPort), env.Log
 	defer s.tunnel.Stop() // the child points at this run's data plane
 	gw := gateway.New(gateway.Options{Sessions: mgr.Sessions(), Kernel: s.kernel, Port: dataPort,
-		PublicOrigin: s.publicOrigin, Logger: env.Log})
+		PublicOrigin: s.publicOrigin, Logger: env.Log, Observe: s.observe(env)})
 	ctl := &control{s: s, mgr: mgr, env: env, dataPort: dataPort, ctrlPort: ctrlPort, key: key, ui: newUIAuth(time.Now)}
 
 	env.Log.Info("geturl listening", "data", fmt.Sprintf("%s:%d", hub.LoopbackHost, dataPort),
@@ -121,7 +120,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 2)
-	go func() { errc <- hub.ServeHTTP(ctx, dataLn, s.countAgents(gw, env, mgr), nil, env.Log) }()
+	go func() { errc <- hub.ServeHTTP(ctx, dataLn, gw, nil, env.Log) }()
 	go func() { errc <- hub.ServeHTTP(ctx, ctrlLn, ctl.handler(), nil, env.Log) }()
 	err = <-errc
 	cancel() // one plane stopped: stop the other
@@ -131,71 +130,22 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	return err
 }
 
-// countAgents records an authenticated data-plane request (any 200: tool
-// errors are 200 too, while unknown tokens are an opaque 404) as agent
-// activity and in the control page's activity list. It also counts as a
-// page attaching: the URL reader is the client this bridge serves, so a
-// hub used only through geturl is not idle.
-func (s *Server) countAgents(h http.Handler, env *adapters.Env, mgr *session.Manager) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
-		h.ServeHTTP(sw, r)
-		if sw.status != http.StatusOK {
-			return
-		}
+// observe records an authenticated data-plane request as agent activity
+// and in the control page's activity list. It also counts as a page
+// attaching: the URL reader is the client this bridge serves, so a hub
+// used only through geturl is not idle.
+func (s *Server) observe(env *adapters.Env) func(gateway.Event) {
+	return func(ev gateway.Event) {
 		env.Activity.PageAttached()
 		env.Activity.AgentActivity()
 		s.touch()
-		e := activityEntry{At: start, Status: sw.status, Bytes: sw.bytes, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
-		tok, route := splitDataPath(r.URL.Path)
-		if sess, kind, ok := mgr.Sessions().Lookup(tok); ok {
-			e.Capability = kind.String()
-			if g, ok := sess.(*session.Generation); ok {
-				e.Session = g.SessionID()
-			}
-		}
-		e.Route = route
-		if rt, ok := s.kernel.Route(route); ok {
-			e.Tool = rt.Tool
+		e := activityEntry{At: time.Now().Add(-ev.Duration), Capability: ev.Capability.String(), Route: ev.Route, Tool: ev.Tool,
+			Status: ev.Status, ErrorCode: ev.ErrorCode, Bytes: ev.Bytes, DurationMS: float64(ev.Duration.Microseconds()) / 1000}
+		if g, ok := ev.Session.(*session.Generation); ok {
+			e.Session = g.SessionID()
 		}
 		s.activity.add(e)
-	})
-}
-
-// splitDataPath returns the token and route of /v0/init/<tok> ("init") or
-// /v0/<tok>/<route> ("/r").
-func splitDataPath(p string) (tok, route string) {
-	rest, _ := strings.CutPrefix(p, "/v0/")
-	for _, pre := range []string{"init/", "bootstrap/"} {
-		if t, ok := strings.CutPrefix(rest, pre); ok {
-			return t, "init"
-		}
 	}
-	tok, route, _ = strings.Cut(rest, "/")
-	return tok, "/" + route
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	bytes  int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	n, err := w.ResponseWriter.Write(b)
-	w.bytes += n
-	return n, err
 }
 
 // publicOrigin is where agents reach the data plane from outside: the
