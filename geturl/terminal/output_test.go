@@ -59,7 +59,18 @@ func TestRedactor(t *testing.T) {
 			t.Fatalf("split %d: %q", split, out)
 		}
 	}
-	r := newRedactor("/", "/project")
+	// Only a tail that could start the root is held back.
+	r := newRedactor(root, "/project")
+	if got := string(r.write(nil, []byte("port 9000\n"))); got != "port 9000\n" {
+		t.Errorf("held back %q", got)
+	}
+	if got := string(r.write(nil, []byte("at /home/u/wo"))); got != "at " {
+		t.Errorf("emitted %q", got)
+	}
+	if got := string(r.write(nil, []byte("rk/app!"))); got != "/project!" {
+		t.Errorf("emitted %q", got)
+	}
+	r = newRedactor("/", "/project")
 	if got := string(r.flush(r.write(nil, []byte("/etc/x")))); got != "/etc/x" {
 		t.Errorf("root / redacts: %q", got)
 	}

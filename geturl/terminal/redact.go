@@ -4,9 +4,12 @@ import "bytes"
 
 // redactor replaces every occurrence of the project's host path in a byte
 // stream with "/project", so output never tells the agent where the project
-// lives. It holds back the last len(root)-1 bytes of each write until the
-// next one (or flush), so an occurrence split between two reads is still
-// replaced. An empty root (or "/") disables it.
+// lives. When a write ends with the beginning of the root ("/ho" of
+// "/home/u/app") it holds those bytes back until the next write (or flush)
+// shows whether the occurrence completes, so one split between two reads is
+// still replaced. A snapshot taken meanwhile lacks them: at most
+// len(root)-1 bytes that end the output so far and look like the start of
+// the root. An empty root (or "/") disables it.
 type redactor struct {
 	root    []byte
 	virtual []byte
@@ -37,9 +40,15 @@ func (r *redactor) write(dst, p []byte) []byte {
 		dst = append(dst, r.virtual...)
 		i += k + len(r.root)
 	}
-	// Bytes from cut on might begin an occurrence completed by the next
-	// write; everything before it is final.
-	cut := max(len(r.pending)-keep, i)
+	// Hold back the longest tail that could begin an occurrence completed
+	// by the next write; everything before it is final.
+	cut := len(r.pending)
+	for j := max(len(r.pending)-keep, i); j < len(r.pending); j++ {
+		if r.pending[j] == r.root[0] && bytes.HasPrefix(r.root, r.pending[j:]) {
+			cut = j
+			break
+		}
+	}
 	dst = append(dst, r.pending[i:cut]...)
 	r.pending = append(r.pending[:0], r.pending[cut:]...)
 	return dst
