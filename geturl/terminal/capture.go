@@ -55,8 +55,8 @@ func (c *capture) write(p []byte) {
 	}
 }
 
-// Output is a bounded view of a stream of process output.
-type Output struct {
+// outputView is a bounded view of a stream of process output.
+type outputView struct {
 	// Text is valid UTF-8: the whole output, or when it was larger than
 	// the capture limit its head and its tail joined by a marker line
 	// "[… N bytes omitted …]".
@@ -72,7 +72,7 @@ type Output struct {
 // snapshot returns the current view. Head and tail are cut on UTF-8
 // boundaries (a character split by a cut is counted as omitted), and any
 // invalid byte left is replaced by U+FFFD.
-func (c *capture) snapshot() Output {
+func (c *capture) snapshot() outputView {
 	c.mu.Lock()
 	head := string(c.head)
 	tail := make([]byte, 0, len(c.tail))
@@ -84,7 +84,7 @@ func (c *capture) snapshot() Output {
 	kept := int64(len(head) + len(tail))
 	if kept >= total {
 		// A snapshot of a running process may end inside a character.
-		return Output{Text: strings.ToValidUTF8(trimPartialEnd(head+string(tail)), "\uFFFD"), Bytes: total}
+		return outputView{Text: strings.ToValidUTF8(trimPartialEnd(head+string(tail)), "\uFFFD"), Bytes: total}
 	}
 	head = trimPartialEnd(head)
 	t := trimPartialStart(string(tail))
@@ -97,7 +97,7 @@ func (c *capture) snapshot() Output {
 	}
 	b.WriteString("[… " + strconv.FormatInt(omitted, 10) + " bytes omitted …]\n")
 	b.WriteString(t)
-	return Output{
+	return outputView{
 		Text:      strings.ToValidUTF8(b.String(), "\uFFFD"),
 		Bytes:     total,
 		Truncated: true,
