@@ -30,6 +30,9 @@ type Env struct {
 	// adapter's name, for status and the idle rules.
 	Activity  hub.ActivityReporter
 	Heartbeat hub.HeartbeatConfig
+	// Hub is what the adapter may see of the hub it runs in; nil when it
+	// runs alone (`hub <adapter> serve`).
+	Hub HubView
 	// Ready reports the ports actually bound. Call it once per Serve, after
 	// every listener is bound and before serving.
 	Ready func(ports ...int)
@@ -40,6 +43,12 @@ type Env struct {
 	// and hub.ServeHTTP routes WebSocket handler panics through it.
 	// Nil runs things plainly.
 	Guard *hub.Guard
+}
+
+// HubView is the running hub as an adapter sees it: every adapter's line
+// of `hub status` (geturl's control page doubles as the hub's dashboard).
+type HubView interface {
+	Status() []Status
 }
 
 // State is where an adapter is in its life, as shown by `hub status`.

@@ -160,6 +160,7 @@ func (s *Supervisor) env(u *unit) *adapters.Env {
 		Dirs:      s.opts.Dirs,
 		Activity:  s.opts.Lifecycle.Reporter(u.name),
 		Heartbeat: s.opts.Heartbeat,
+		Hub:       s,
 		Ready:     u.markReady,
 	}
 }

@@ -34,6 +34,8 @@ type Options struct {
 	Lifecycle *hub.Lifecycle
 	// Heartbeat defaults to the hub defaults (30 s / 90 s).
 	Heartbeat hub.HeartbeatConfig
+	// Hub is what the adapter sees of a hub (nil: it runs alone).
+	Hub adapters.HubView
 	// ReadyTimeout bounds the wait for the adapter's Ready (default 10 s).
 	ReadyTimeout time.Duration
 	// NoLeakCheck skips goleak (for tests that deliberately leave work behind).
@@ -86,7 +88,7 @@ func Start(t testing.TB, a adapters.Adapter, opts Options) *Harness {
 	}
 	run, err := adapters.Standalone{
 		Name: opts.Name, Adapter: a, Log: h.logs.logger(), Dirs: &dirs,
-		Lifecycle: opts.Lifecycle, Heartbeat: opts.Heartbeat, ReadyTimeout: opts.ReadyTimeout,
+		Lifecycle: opts.Lifecycle, Heartbeat: opts.Heartbeat, Hub: opts.Hub, ReadyTimeout: opts.ReadyTimeout,
 	}.Start(ctx)
 	if err != nil {
 		t.Fatalf("%s did not start: %v", opts.Name, err)

@@ -1,0 +1,234 @@
+package geturl
+
+import (
+	"context"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/adapters/adaptertest"
+)
+
+var updateScreenshot = flag.Bool("update-screenshot", false, "rewrite testdata/control-page.png from the Chromium test")
+
+// fakeHub stands in for the supervisor's status, so the page shows the
+// hub's table as it does under `hub start`.
+type fakeHub struct{}
+
+func (fakeHub) Status() []adapters.Status {
+	return []adapters.Status{
+		{Name: "aiui", State: adapters.StateRunning, Ports: []int{8686}},
+		{Name: "geturl", State: adapters.StateRunning, Ports: []int{47432, 47433}, AgentSessions: 1},
+		{Name: "pixelle", State: adapters.StateDisabled, Note: "disabled: set adapters.pixelle.website"},
+		{Name: "stitchslop", State: adapters.StateRunning, Ports: []int{8787}, PageAttached: true, AgentSessions: 1},
+	}
+}
+
+// The control page in a real browser: log in with a one-time link, add a
+// project with the folder browser, create a session, copy its Init URL,
+// rotate it and see the old URL 404; a cross-origin form POST from another
+// page is refused.
+func TestControlPageInChromium(t *testing.T) {
+	adaptertest.RequireChromium(t)
+	s := New(func() *Config { c := NewConfig(); c.Port, c.ControlPort = 0, 0; return c }())
+	h := adaptertest.Start(t, s, adaptertest.Options{Hub: fakeHub{}})
+	b := &bridge{Harness: h, s: s}
+	var err error
+	if b.cl, err = Locate(h.Dirs); err != nil {
+		t.Fatal(err)
+	}
+	proj := filepath.Join(h.Dirs.Home, "webapp")
+	os.MkdirAll(filepath.Join(proj, "src"), 0o755)
+	os.WriteFile(filepath.Join(proj, "src", "main.ts"), []byte("console.log('hi')\n"), 0o644)
+
+	ctx, cancel := adaptertest.Chromium(t, context.Background())
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelT()
+	poll := chromedp.WithPollingTimeout(20 * time.Second)
+	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	text := func(what, sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(sel))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return s
+	}
+	until := func(what, expr string) chromedp.Action[chromedp.Void] {
+		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := chromedp.Poll[bool](expr, poll)(ctx, tg)
+			return chromedp.Void{}, err
+		}
+	}
+
+	// Without the cookie the page asks for a login and its API refuses.
+	home := b.controlURL("/")
+	run("open the page", chromedp.Navigate(home))
+	if hint := text("read the login hint", "main"); !strings.Contains(hint, "hub geturl open") {
+		t.Fatalf("page without a login: %q", hint)
+	}
+
+	var login struct{ URL string }
+	b.call(t, "POST", "/api/login", nil, &login)
+	run("log in", chromedp.Navigate(login.URL), chromedp.WaitVisible(`body[data-ready="yes"]`))
+	// A login link works once.
+	if code, _ := get(t, login.URL); code != http.StatusUnauthorized {
+		t.Fatalf("a spent login link answered %d", code)
+	}
+
+	run("add a project with the folder browser",
+		chromedp.Click("#add-project summary"),
+		chromedp.WaitVisible(`#browse-list li[title="`+proj+`"]`),
+		chromedp.Click(`#browse-list li[title="`+proj+`"]`),
+		chromedp.WaitVisible(`#browse-path`),
+		until("the folder chosen", `document.getElementById("project-dir").value === `+strconv.Quote(proj)),
+		chromedp.SendKeys("#project-name", "webapp"),
+		chromedp.Click("#project-write"),
+		chromedp.Click(`#project-form button[type="submit"]`),
+		chromedp.WaitVisible(`#projects tr[data-project="webapp"]`),
+	)
+	if ps := s.mgr.Projects(); len(ps) != 1 || ps[0].Root != proj || !ps[0].Write {
+		t.Fatalf("projects after the page added one: %+v", ps)
+	}
+
+	run("create a session",
+		chromedp.SendKeys("#session-label", "chromium"),
+		chromedp.Click(`#session-form button[type="submit"]`),
+		chromedp.WaitVisible(`.session .init-url`),
+	)
+	initURL := text("read the Init URL", `.session .init-url`)
+	run("copy it", chromedp.Click(`.session .copy-url`),
+		until("the copy", `document.body.dataset.copied === `+strconv.Quote(initURL)))
+	if code, body := get(t, initURL); code != 200 || !strings.Contains(body, `"bases"`) {
+		t.Fatalf("the copied Init URL: %d %s", code, body)
+	}
+	hubTable := text("read the hub table", "#hub-table")
+	if !strings.Contains(hubTable, "stitchslop") || !strings.Contains(hubTable, "disabled: set adapters.pixelle.website") {
+		t.Fatalf("hub table: %q", hubTable)
+	}
+	if *updateScreenshot {
+		run("reload with the agent's first fetch in the activity list", chromedp.EmulateViewport(1200, 1100),
+			chromedp.Navigate(home), chromedp.WaitVisible(`#activity tbody tr`))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("testdata", "control-page.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	run("rotate it",
+		chromedp.Click(`.session button[data-op="rotate"]`),
+		until("new URLs", `document.querySelector(".session .init-url").textContent !== `+strconv.Quote(initURL)),
+	)
+	if code, _ := get(t, initURL); code != http.StatusNotFound {
+		t.Fatalf("the old Init URL after rotate answered %d, want 404", code)
+	}
+
+	// Another page (another origin) posts a form at the control plane: the
+	// cookie is SameSite=Strict and the Origin is not the page's own, so
+	// nothing is created.
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte(`<!doctype html><form id=f method=POST action="` + b.controlURL("/ui/api/sessions") + `" enctype="text/plain">
+<input name='{"project":"webapp","x":"' value='"}'></form><script>document.getElementById("f").submit()</script>`))
+	}))
+	defer evil.Close()
+	before := len(s.mgr.List())
+	run("let another site post a form", chromedp.Navigate(evil.URL), chromedp.Sleep(500*time.Millisecond))
+	if n := len(s.mgr.List()); n != before {
+		t.Fatalf("a cross-origin form POST created a session (%d → %d)", before, n)
+	}
+}
+
+// The page's gates without a browser: writes need the cookie and the
+// page's own Origin; reads need the cookie; a rebinding Host is refused.
+func TestControlPageGates(t *testing.T) {
+	b := startBridge(t, nil)
+	var login struct{ URL string }
+	b.call(t, "POST", "/api/login", nil, &login)
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get(login.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == cookieName {
+			cookie = c
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("login: %d cookie %+v", resp.StatusCode, cookie)
+	}
+	own := "http://127.0.0.1:" + strconv.Itoa(b.Ports[1])
+	for name, tc := range map[string]struct {
+		method, origin, host string
+		withCookie           bool
+		want                 int
+	}{
+		"read with cookie":            {"GET", "", "", true, 200},
+		"read without cookie":         {"GET", "", "", false, 401},
+		"write from the page":         {"POST", own, "", true, 200},
+		"write without Origin":        {"POST", "", "", true, 403},
+		"write from another origin":   {"POST", "http://evil.example", "", true, 403},
+		"write from localhost origin": {"POST", "http://localhost:" + strconv.Itoa(b.Ports[1]), "", true, 403},
+		"write without cookie":        {"POST", own, "", false, 401},
+		"rebound host":                {"GET", "", "evil.example:" + strconv.Itoa(b.Ports[1]), true, 403},
+	} {
+		path := "/ui/api/state"
+		var body *strings.Reader
+		if tc.method == "POST" {
+			path = "/ui/api/tunnel/stop"
+			body = strings.NewReader("{}")
+		} else {
+			body = strings.NewReader("")
+		}
+		req, _ := http.NewRequest(tc.method, b.controlURL(path), body)
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		if tc.withCookie {
+			req.AddCookie(&http.Cookie{Name: cookieName, Value: cookie.Value})
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: %d, want %d", name, resp.StatusCode, tc.want)
+		}
+	}
+	// The keyed API still refuses the cookie holder's browser (any Origin).
+	req, _ := http.NewRequest("GET", b.controlURL("/api/projects"), nil)
+	req.Header.Set("Origin", own)
+	req.AddCookie(&http.Cookie{Name: cookieName, Value: cookie.Value})
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("keyed API from a page: %d", resp.StatusCode)
+	}
+}

@@ -1,0 +1,445 @@
+package geturl
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
+)
+
+var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON on stdout"}
+
+// Command is the `hub geturl` command group.
+func Command() *cli.Command {
+	return &cli.Command{
+		Name:  "geturl",
+		Usage: "the GET-only URL bridge for URL-reader agents: serve it, register projects, mint session URLs",
+		Subcommands: []*cli.Command{
+			serveCommand(),
+			openCommand(),
+			{
+				Name:  "project",
+				Usage: "register project roots and their permissions",
+				Subcommands: []*cli.Command{
+					{Name: "add", Usage: "register DIR (its canonical realpath) as a project", ArgsUsage: "DIR",
+						Flags: []cli.Flag{&cli.StringFlag{Name: "name", Usage: "project `NAME` (default: the directory's name)"},
+							&cli.BoolFlag{Name: "write", Usage: "allow file writes"}, &cli.BoolFlag{Name: "terminal", Usage: "allow terminal commands"}, jsonFlag},
+						Action: projectAdd},
+					{Name: "list", Usage: "list projects", Flags: []cli.Flag{jsonFlag}, Action: projectList},
+					{Name: "remove", Usage: "forget a project no session uses", ArgsUsage: "NAME", Flags: []cli.Flag{jsonFlag}, Action: projectRemove},
+					{Name: "set", Usage: "change a project's permissions or root (rotates its sessions)", ArgsUsage: "NAME",
+						Flags: []cli.Flag{&cli.BoolFlag{Name: "write", Usage: "allow file writes (--write=false to revoke)"},
+							&cli.BoolFlag{Name: "terminal", Usage: "allow terminal commands (--terminal=false to revoke)"},
+							&cli.StringFlag{Name: "root", Usage: "move the project to `DIR`"}, jsonFlag},
+						Action: projectSet},
+				},
+			},
+			{
+				Name:  "session",
+				Usage: "create and manage agent sessions (each has its own capability URLs)",
+				Subcommands: []*cli.Command{
+					{Name: "new", Usage: "create a session and print its Init URL and prompt",
+						Flags: []cli.Flag{&cli.StringFlag{Name: "project", Usage: "project `NAME`", Required: true},
+							&cli.StringFlag{Name: "label", Usage: "a `LABEL` for your own bookkeeping"}, jsonFlag},
+						Action: sessionNew},
+					{Name: "list", Usage: "list sessions", Flags: []cli.Flag{jsonFlag}, Action: sessionList},
+					sessionOpCommand("rotate", "give a session new URLs (the old ones stop working)"),
+					sessionOpCommand("stop", "stop a session (its URLs stop working)"),
+					sessionOpCommand("start", "start a stopped session with new URLs"),
+					sessionOpCommand("delete", "delete a session"),
+				},
+			},
+		},
+	}
+}
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "run the geturl bridge in the foreground: the data plane and the control plane on 127.0.0.1",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "port", Value: DefaultPort, Usage: "data-plane `PORT` (the one a tunnel exposes)"},
+			&cli.IntFlag{Name: "control-port", Value: DefaultControlPort, Usage: "operator control-plane `PORT` (never tunneled)"},
+			&cli.StringFlag{Name: "public-origin", Usage: "the https `ORIGIN` a tunnel exposes the data plane at (default $" + PublicOriginEnv + ")"},
+			&cli.StringFlag{Name: "log-level", Value: "info"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return hub.Exit(hub.ExitUsage, "hub geturl serve: unexpected arguments")
+			}
+			cfg := NewConfig()
+			cfg.Port, cfg.ControlPort, cfg.PublicOrigin = c.Int("port"), c.Int("control-port"), c.String("public-origin")
+			if err := cfg.Validate(); err != nil {
+				return hub.Exit(hub.ExitUsage, "hub geturl serve: "+err.Error())
+			}
+			log, err := hub.NewLogger(c.App.ErrWriter, hub.LogOptions{Level: c.String("log-level")})
+			if err != nil {
+				return hub.Exit(hub.ExitUsage, "hub geturl serve: "+err.Error())
+			}
+			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := (adapters.Standalone{Name: "geturl", Adapter: New(cfg), Log: log}).Serve(ctx); err != nil {
+				return hub.Exit(hub.ExitFailed, "hub geturl serve: "+err.Error())
+			}
+			return nil
+		},
+	}
+}
+
+// client finds the running control plane.
+func client() (*Client, error) {
+	d, err := hub.DirsFromEnv()
+	if err != nil {
+		return nil, hub.Exit(hub.ExitFailed, "hub geturl: "+err.Error())
+	}
+	return Locate(d)
+}
+
+// args applies flags written after the positionals and checks their count.
+func args(c *cli.Context, want int, usage string) ([]string, error) {
+	pos, err := hub.Interspersed(c)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != want {
+		return nil, hub.Exit(hub.ExitUsage, "usage: hub geturl "+usage)
+	}
+	return pos, nil
+}
+
+func emitJSON(w io.Writer, v any) {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	fmt.Fprintf(w, "%s\n", b)
+}
+
+// projectOut is a project as the CLI prints it.
+type projectOut struct {
+	Name     string `json:"name"`
+	Root     string `json:"root"`
+	Write    bool   `json:"write"`
+	Terminal bool   `json:"terminal"`
+}
+
+type projectAnswer struct {
+	Project projectOut `json:"project"`
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func printProject(c *cli.Context, p projectOut) {
+	if c.Bool("json") {
+		emitJSON(c.App.Writer, p)
+		return
+	}
+	fmt.Fprintf(c.App.Writer, "project %s: %s (write: %s, terminal: %s)\n", p.Name, p.Root, yesNo(p.Write), yesNo(p.Terminal))
+}
+
+func projectAdd(c *cli.Context) error {
+	pos, err := args(c, 1, "project add DIR [--name NAME] [--write] [--terminal]")
+	if err != nil {
+		return err
+	}
+	// The control plane may run with another working directory: resolve
+	// DIR here, where the user typed it.
+	dir, err := filepath.Abs(pos[0])
+	if err != nil {
+		return hub.Exit(hub.ExitFailed, "hub geturl: "+err.Error())
+	}
+	cl, err := client()
+	if err != nil {
+		return err
+	}
+	var ans projectAnswer
+	req := map[string]any{"dir": dir, "name": c.String("name"), "write": c.Bool("write"), "terminal": c.Bool("terminal")}
+	if err := cl.do(c.Context, http.MethodPost, "/api/projects", req, &ans); err != nil {
+		return refusal(err)
+	}
+	printProject(c, ans.Project)
+	return nil
+}
+
+func projectList(c *cli.Context) error {
+	if _, err := args(c, 0, "project list [--json]"); err != nil {
+		return err
+	}
+	cl, err := client()
+	if err != nil {
+		return err
+	}
+	var ans struct {
+		Projects []projectOut `json:"projects"`
+	}
+	if err := cl.do(c.Context, http.MethodGet, "/api/projects", nil, &ans); err != nil {
+		return refusal(err)
+	}
+	if c.Bool("json") {
+		if ans.Projects == nil {
+			ans.Projects = []projectOut{}
+		}
+		emitJSON(c.App.Writer, ans.Projects)
+		return nil
+	}
+	if len(ans.Projects) == 0 {
+		fmt.Fprintln(c.App.ErrWriter, "no projects; add one with `hub geturl project add DIR`")
+		return nil
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tWRITE\tTERMINAL\tROOT")
+	for _, p := range ans.Projects {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, yesNo(p.Write), yesNo(p.Terminal), p.Root)
+	}
+	return tw.Flush()
+}
+
+func projectRemove(c *cli.Context) error {
+	pos, err := args(c, 1, "project remove NAME")
+	if err != nil {
+		return err
+	}
+	cl, err := client()
+	if err != nil {
+		return err
+	}
+	if err := cl.do(c.Context, http.MethodDelete, "/api/projects/"+url.PathEscape(pos[0]), nil, nil); err != nil {
+		return refusal(err)
+	}
+	if c.Bool("json") {
+		emitJSON(c.App.Writer, map[string]any{"name": pos[0], "removed": true})
+		return nil
+	}
+	fmt.Fprintf(c.App.Writer, "project %s removed\n", pos[0])
+	return nil
+}
+
+func projectSet(c *cli.Context) error {
+	pos, err := args(c, 1, "project set NAME [--write=BOOL] [--terminal=BOOL] [--root DIR]")
+	if err != nil {
+		return err
+	}
+	req := map[string]any{}
+	for _, f := range []string{"write", "terminal"} {
+		if c.IsSet(f) {
+			req[f] = c.Bool(f)
+		}
+	}
+	if c.IsSet("root") {
+		root, err := filepath.Abs(c.String("root"))
+		if err != nil {
+			return hub.Exit(hub.ExitFailed, "hub geturl: "+err.Error())
+		}
+		req["root"] = root
+	}
+	if len(req) == 0 {
+		return hub.Exit(hub.ExitUsage, "hub geturl project set: nothing to change; give --write=BOOL, --terminal=BOOL or --root DIR")
+	}
+	cl, err := client()
+	if err != nil {
+		return err
+	}
+	var ans projectAnswer
+	if err := cl.do(c.Context, http.MethodPost, "/api/projects/"+url.PathEscape(pos[0]), req, &ans); err != nil {
+		return refusal(err)
+	}
+	printProject(c, ans.Project)
+	return nil
+}
+
+// refusal prefixes a control-plane refusal for stderr (exit 1); other
+// errors already carry their exit code.
+func refusal(err error) error {
+	if re, ok := err.(*RemoteError); ok {
+		return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub geturl: %s (%s)", re.Message, re.Code))
+	}
+	return err
+}
+
+type sessionAnswer struct {
+	Session SessionInfo `json:"session"`
+}
+
+// printSession prints what a new, rotated or started session gives the
+// operator: its Init URL and the prompt to hand the agent.
+func printSession(c *cli.Context, s SessionInfo) {
+	if c.Bool("json") {
+		emitJSON(c.App.Writer, struct {
+			ID      string `json:"id"`
+			Project string `json:"project"`
+			InitURL string `json:"initUrl"`
+			Prompt  string `json:"prompt"`
+		}{s.ID, s.Project, s.InitURL, s.Prompt})
+		return
+	}
+	fmt.Fprintf(c.App.Writer, "session %s (project %s)\nInit URL: %s\n\nPrompt for the agent:\n%s\n", s.ID, s.Project, s.InitURL, s.Prompt)
+}
+
+func sessionNew(c *cli.Context) error {
+	if _, err := args(c, 0, "session new --project NAME [--label L]"); err != nil {
+		return err
+	}
+	cl, err := client()
+	if err != nil {
+		return err
+	}
+	var ans sessionAnswer
+	if err := cl.do(c.Context, http.MethodPost, "/api/sessions", map[string]any{"project": c.String("project"), "label": c.String("label")}, &ans); err != nil {
+		return refusal(err)
+	}
+	printSession(c, ans.Session)
+	return nil
+}
+
+func sessionList(c *cli.Context) error {
+	if _, err := args(c, 0, "session list [--json]"); err != nil {
+		return err
+	}
+	cl, err := client()
+	if err != nil {
+		return err
+	}
+	var ans struct {
+		Sessions []SessionInfo `json:"sessions"`
+	}
+	if err := cl.do(c.Context, http.MethodGet, "/api/sessions", nil, &ans); err != nil {
+		return refusal(err)
+	}
+	if c.Bool("json") {
+		type item struct {
+			ID      string `json:"id"`
+			Project string `json:"project"`
+			Label   string `json:"label,omitempty"`
+			Enabled bool   `json:"enabled"`
+			Live    bool   `json:"live"`
+			InitURL string `json:"initUrl,omitempty"`
+			Note    string `json:"note,omitempty"`
+		}
+		out := make([]item, len(ans.Sessions))
+		for i, s := range ans.Sessions {
+			out[i] = item{s.ID, s.Project, s.Label, s.Enabled, s.Live, s.InitURL, s.Note}
+		}
+		emitJSON(c.App.Writer, out)
+		return nil
+	}
+	if len(ans.Sessions) == 0 {
+		fmt.Fprintln(c.App.ErrWriter, "no sessions; create one with `hub geturl session new --project NAME`")
+		return nil
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPROJECT\tSTATE\tLABEL\tINIT URL")
+	for _, s := range ans.Sessions {
+		state := "stopped"
+		switch {
+		case s.Live:
+			state = "live"
+		case s.Enabled:
+			state = "down: " + s.Note
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, s.Project, state, s.Label, s.InitURL)
+	}
+	return tw.Flush()
+}
+
+func sessionOpCommand(op, usage string) *cli.Command {
+	return &cli.Command{Name: op, Usage: usage, ArgsUsage: "ID", Flags: []cli.Flag{jsonFlag}, Action: func(c *cli.Context) error {
+		pos, err := args(c, 1, "session "+op+" ID")
+		if err != nil {
+			return err
+		}
+		cl, err := client()
+		if err != nil {
+			return err
+		}
+		id := url.PathEscape(pos[0])
+		if op == "delete" {
+			if err := cl.do(c.Context, http.MethodDelete, "/api/sessions/"+id, nil, nil); err != nil {
+				return refusal(err)
+			}
+			if c.Bool("json") {
+				emitJSON(c.App.Writer, map[string]any{"id": pos[0], "deleted": true})
+			} else {
+				fmt.Fprintf(c.App.Writer, "session %s deleted\n", pos[0])
+			}
+			return nil
+		}
+		var ans sessionAnswer
+		if err := cl.do(c.Context, http.MethodPost, "/api/sessions/"+id+"/"+op, nil, &ans); err != nil {
+			return refusal(err)
+		}
+		if op == "stop" {
+			if c.Bool("json") {
+				emitJSON(c.App.Writer, map[string]any{"id": ans.Session.ID, "project": ans.Session.Project, "enabled": false})
+			} else {
+				fmt.Fprintf(c.App.Writer, "session %s stopped; its URLs no longer work\n", ans.Session.ID)
+			}
+			return nil
+		}
+		printSession(c, ans.Session)
+		return nil
+	}}
+}
+
+func openCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "open",
+		Usage: "print a one-time login URL for the control page (it sets the page's cookie; it works once, for two minutes)",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "browser", Usage: "also open it in the default browser ($BROWSER, else xdg-open)"}, jsonFlag},
+		Action: func(c *cli.Context) error {
+			if _, err := args(c, 0, "open [--browser]"); err != nil {
+				return err
+			}
+			cl, err := client()
+			if err != nil {
+				return err
+			}
+			var ans struct {
+				URL string `json:"url"`
+			}
+			if err := cl.do(c.Context, http.MethodPost, "/api/login", nil, &ans); err != nil {
+				return refusal(err)
+			}
+			if c.Bool("json") {
+				emitJSON(c.App.Writer, map[string]string{"url": ans.URL})
+			} else {
+				fmt.Fprintln(c.App.Writer, ans.URL)
+			}
+			if c.Bool("browser") {
+				if err := openBrowser(ans.URL); err != nil {
+					return hub.Exit(hub.ExitFailed, "hub geturl open: cannot open a browser ("+err.Error()+"); open the URL above yourself")
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// openBrowser hands url to $BROWSER or xdg-open, detached, with its output
+// away from our stdout (which belongs to the URL and JSON).
+func openBrowser(url string) error {
+	name := os.Getenv("BROWSER")
+	if name == "" {
+		name = "xdg-open"
+	}
+	cmd := exec.Command(name, url)
+	cmd.Stdout, cmd.Stderr = nil, nil
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait()
+	return nil
+}

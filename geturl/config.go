@@ -1,0 +1,92 @@
+package geturl
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
+)
+
+// Default ports of the contract: the data plane (the only one ever
+// tunneled) and the operator control plane.
+const (
+	DefaultPort        = 47432
+	DefaultControlPort = 47433
+)
+
+// PublicOriginEnv overrides nothing set in hub.yaml or on the command line;
+// it fills public_origin when neither says anything.
+const PublicOriginEnv = "GETMCP_PUBLIC_ORIGIN"
+
+// Config is the `adapters.geturl` section of hub.yaml.
+type Config struct {
+	adapters.Base `yaml:",inline"`
+	// Port is the data-plane gateway port.
+	Port int `yaml:"port"`
+	// ControlPort is the operator control surface port.
+	ControlPort int `yaml:"control_port"`
+	// PublicOrigin is the https origin a tunnel exposes the data plane at;
+	// Init URLs start with it. Empty: http://127.0.0.1:<port>.
+	PublicOrigin string `yaml:"public_origin,omitempty"`
+	// Projects are registered (or updated to match) at every start.
+	Projects []ProjectConfig `yaml:"projects,omitempty"`
+}
+
+// ProjectConfig is one project root declared in hub.yaml.
+type ProjectConfig struct {
+	Name     string `yaml:"name"`
+	Root     string `yaml:"root"`
+	Write    bool   `yaml:"write,omitempty"`
+	Terminal bool   `yaml:"terminal,omitempty"`
+}
+
+// NewConfig returns the section's defaults, with the spec's ports.
+func NewConfig() *Config {
+	return &Config{Base: adapters.Base{Enabled: true}, Port: DefaultPort, ControlPort: DefaultControlPort}
+}
+
+// Validate checks the section.
+func (c *Config) Validate() error {
+	if err := adapters.ValidatePort("port", c.Port); err != nil {
+		return err
+	}
+	if err := adapters.ValidatePort("control_port", c.ControlPort); err != nil {
+		return err
+	}
+	if c.Port != 0 && c.Port == c.ControlPort {
+		return fmt.Errorf("control_port: must differ from port (the data plane is tunneled, the control plane never is), both are %d", c.Port)
+	}
+	if c.PublicOrigin != "" {
+		if err := adapters.ValidateOrigin("public_origin", c.PublicOrigin); err != nil {
+			return err
+		}
+	}
+	names := map[string]bool{}
+	for i, p := range c.Projects {
+		key := fmt.Sprintf("projects[%d]", i)
+		if p.Name == "" || names[p.Name] {
+			return fmt.Errorf("%s.name: must be set and unique, got %q", key, p.Name)
+		}
+		names[p.Name] = true
+		if !filepath.IsAbs(hub.ExpandHome(p.Root, "/")) && p.Root != "~" {
+			return fmt.Errorf("%s.root: must be an absolute path (or start with ~/), got %q", key, p.Root)
+		}
+	}
+	return nil
+}
+
+// publicOrigin is the effective public origin: the config (or flag) first,
+// then $GETMCP_PUBLIC_ORIGIN; "" when neither is a usable origin.
+func (c *Config) publicOrigin() string {
+	v := c.PublicOrigin
+	if v == "" {
+		v = os.Getenv(PublicOriginEnv)
+	}
+	o, ok := hub.NormalizeOrigin(v)
+	if !ok {
+		return ""
+	}
+	return o
+}

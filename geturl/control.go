@@ -1,0 +1,333 @@
+package geturl
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/session"
+	"github.com/hubdev/hub/hub"
+)
+
+// KeyHeader carries the control key from the control file.
+const KeyHeader = "X-Geturl-Key"
+
+// maxControlBody bounds an operator request.
+const maxControlBody = 16 << 10
+
+// control is the operator API the CLI drives (JSON over the keyed control
+// plane; the key gate refuses any request carrying an Origin before it
+// looks at the key).
+type control struct {
+	s        *Server
+	mgr      *session.Manager
+	env      *adapters.Env
+	dataPort int
+	ctrlPort int
+	key      string
+	ui       *uiAuth
+}
+
+// handler is the whole control plane: the keyed operator API under /api/
+// (the CLI) and the control page with its cookie-authenticated API.
+func (c *control) handler() http.Handler {
+	api := http.NewServeMux()
+	api.HandleFunc("GET /api/status", c.status)
+	api.HandleFunc("GET /api/projects", c.listProjects)
+	api.HandleFunc("POST /api/projects", c.addProject)
+	api.HandleFunc("POST /api/projects/{name}", c.setProject)
+	api.HandleFunc("DELETE /api/projects/{name}", c.removeProject)
+	api.HandleFunc("GET /api/sessions", c.listSessions)
+	api.HandleFunc("POST /api/sessions", c.newSession)
+	api.HandleFunc("POST /api/sessions/{id}/{op}", c.sessionOp)
+	api.HandleFunc("DELETE /api/sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
+		r.SetPathValue("op", "delete")
+		c.sessionOp(w, r)
+	})
+	api.HandleFunc("POST /api/login", c.login)
+	gate := hub.KeyGate{Header: KeyHeader, Key: func() string { return c.key }, Port: func() int { return c.ctrlPort }}
+
+	mux := http.NewServeMux()
+	mux.Handle("/api/", gate.Wrap(api))
+	c.uiRoutes(mux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.env.Activity.AgentActivity()
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func (c *control) listProjects(w http.ResponseWriter, r *http.Request) {
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "projects": c.mgr.Projects()})
+}
+
+func (c *control) removeProject(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := c.mgr.RemoveProject(name); err != nil {
+		refuse(w, err)
+		return
+	}
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "name": name})
+}
+
+func (c *control) listSessions(w http.ResponseWriter, r *http.Request) {
+	list := c.mgr.List()
+	out := make([]SessionInfo, len(list))
+	for i, v := range list {
+		out[i] = c.info(v)
+	}
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "sessions": out})
+}
+
+// login mints a one-time URL that sets the control page's cookie, so the
+// operator never copies a secret by hand (`hub geturl open`).
+func (c *control) login(w http.ResponseWriter, r *http.Request) {
+	u := "http://" + hub.LoopbackHost + ":" + strconv.Itoa(c.ctrlPort) + "/login?token=" + c.ui.newLogin()
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "url": u, "expiresIn": int(loginTTL / time.Second)})
+}
+
+// refuse answers a session-manager refusal with its code.
+func refuse(w http.ResponseWriter, err error) {
+	var se *session.Error
+	if !errors.As(err, &se) {
+		hub.WriteJSON(w, http.StatusInternalServerError, map[string]any{"ok": false, "error": "internal", "message": err.Error()})
+		return
+	}
+	status := http.StatusBadRequest
+	switch se.Code {
+	case session.CodeProjectNotFound, session.CodeSessionNotFound:
+		status = http.StatusNotFound
+	case session.CodeProjectExists, session.CodeProjectInUse, session.CodeEnabledLimit, session.CodeDefinitionLimit:
+		status = http.StatusConflict
+	}
+	hub.WriteJSON(w, status, map[string]any{"ok": false, "error": se.Code, "message": se.Message})
+}
+
+func badRequest(w http.ResponseWriter, err error) {
+	status := http.StatusBadRequest
+	if errors.Is(err, hub.ErrBodyTooLarge) {
+		status = http.StatusRequestEntityTooLarge
+	}
+	hub.WriteJSON(w, status, map[string]any{"ok": false, "error": "bad_request", "message": err.Error()})
+}
+
+// StatusInfo is GET /api/status.
+type StatusInfo struct {
+	OK           bool   `json:"ok"`
+	PID          int    `json:"pid"`
+	Port         int    `json:"port"`
+	PublicOrigin string `json:"publicOrigin,omitempty"`
+	InitBase     string `json:"initBase"`
+	Projects     int    `json:"projects"`
+	Enabled      int    `json:"enabledSessions"`
+}
+
+func (c *control) status(w http.ResponseWriter, r *http.Request) {
+	hub.WriteJSON(w, http.StatusOK, StatusInfo{OK: true, PID: os.Getpid(), Port: c.dataPort,
+		PublicOrigin: c.s.cfg.publicOrigin(), InitBase: c.base(), Projects: len(c.mgr.Projects()), Enabled: c.mgr.EnabledCount()})
+}
+
+// base is where Init URLs point: the configured public origin first, then
+// a running managed tunnel, else the loopback data plane.
+func (c *control) base() string {
+	if o := c.s.publicOrigin(); o != "" {
+		return o
+	}
+	return "http://" + hub.LoopbackHost + ":" + strconv.Itoa(c.dataPort)
+}
+
+type projectRequest struct {
+	Dir      string  `json:"dir"`
+	Name     string  `json:"name"`
+	Root     *string `json:"root"`
+	Write    *bool   `json:"write"`
+	Terminal *bool   `json:"terminal"`
+}
+
+func (c *control) addProject(w http.ResponseWriter, r *http.Request) {
+	var req projectRequest
+	if err := hub.ReadJSONBody(r, maxControlBody, &req); err != nil {
+		badRequest(w, err)
+		return
+	}
+	if req.Dir == "" {
+		badRequest(w, errors.New("dir is required"))
+		return
+	}
+	p, err := c.mgr.AddProject(req.Dir, req.Name, req.Write != nil && *req.Write, req.Terminal != nil && *req.Terminal)
+	if err != nil {
+		refuse(w, err)
+		return
+	}
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "project": p})
+}
+
+func (c *control) setProject(w http.ResponseWriter, r *http.Request) {
+	var req projectRequest
+	if err := hub.ReadJSONBody(r, maxControlBody, &req); err != nil {
+		badRequest(w, err)
+		return
+	}
+	p, err := c.mgr.SetProject(r.PathValue("name"), session.ProjectChange{Root: req.Root, Write: req.Write, Terminal: req.Terminal})
+	if err != nil {
+		refuse(w, err)
+		return
+	}
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "project": p})
+}
+
+// SessionInfo is a session as the control plane reports it: the Init URL
+// and the prompt only while the session is live.
+type SessionInfo struct {
+	ID        string `json:"id"`
+	Project   string `json:"project"`
+	Label     string `json:"label,omitempty"`
+	Enabled   bool   `json:"enabled"`
+	Live      bool   `json:"live"`
+	Write     bool   `json:"write"`
+	Terminal  bool   `json:"terminal"`
+	CreatedAt string `json:"createdAt"`
+	InitURL   string `json:"initUrl,omitempty"`
+	Prompt    string `json:"prompt,omitempty"`
+	Note      string `json:"note,omitempty"`
+	// Tools are the routes this session generation may use.
+	Tools []string `json:"tools"`
+}
+
+func (c *control) info(v session.SessionView) SessionInfo {
+	si := SessionInfo{ID: v.ID, Project: v.Project, Label: v.Label, Enabled: v.Enabled, Live: v.Live,
+		Write: v.Write, Terminal: v.Terminal, CreatedAt: v.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), Note: v.Note}
+	si.Tools = effectiveTools(c.s.kernel, v.Write, v.Terminal)
+	if v.Live {
+		si.InitURL = c.base() + "/v0/init/" + v.InitToken
+		si.Prompt = InitPrompt(si.InitURL)
+	}
+	return si
+}
+
+// InitPrompt is the model-neutral message an operator gives the agent: the
+// one URL it needs and how to fetch it.
+func InitPrompt(initURL string) string {
+	return "You can work in my local project through a URL bridge. Fetch this URL first, in raw and unconverted mode " +
+		"(no markdown conversion, summary or extraction), and follow the contract it returns; every later URL comes from " +
+		"its answers: " + initURL
+}
+
+type sessionRequest struct {
+	Project string `json:"project"`
+	Label   string `json:"label"`
+}
+
+func (c *control) newSession(w http.ResponseWriter, r *http.Request) {
+	var req sessionRequest
+	if err := hub.ReadJSONBody(r, maxControlBody, &req); err != nil {
+		badRequest(w, err)
+		return
+	}
+	v, err := c.mgr.NewSession(strings.TrimSpace(req.Project), req.Label)
+	if err != nil {
+		refuse(w, err)
+		return
+	}
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "session": c.info(v)})
+}
+
+func (c *control) sessionOp(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var op func(string) (session.SessionView, error)
+	switch r.PathValue("op") {
+	case "rotate":
+		op = c.mgr.Rotate
+	case "stop":
+		op = c.mgr.Stop
+	case "start":
+		op = c.mgr.Start
+	case "delete":
+		if err := c.mgr.Delete(id); err != nil {
+			refuse(w, err)
+			return
+		}
+		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "id": id})
+		return
+	default:
+		hub.WriteJSON(w, http.StatusNotFound, map[string]any{"ok": false, "error": "not_found", "message": "sessions support rotate, stop and start"})
+		return
+	}
+	v, err := op(id)
+	if err != nil {
+		refuse(w, err)
+		return
+	}
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "session": c.info(v)})
+}
+
+// controlFile is how the operator CLI finds and authenticates to the
+// running control plane (0600, under the 0700 state dir).
+type controlFile struct {
+	PID         int    `json:"pid"`
+	Port        int    `json:"port"`
+	ControlPort int    `json:"controlPort"`
+	Key         string `json:"key"`
+}
+
+func controlPath(d hub.Dirs) string { return StateDir(d) + "/control.json" }
+
+func writeControlFile(d hub.Dirs, cf controlFile) error {
+	if err := hub.EnsurePrivateDir(StateDir(d)); err != nil {
+		return err
+	}
+	b, err := json.Marshal(cf)
+	if err != nil {
+		return err
+	}
+	return hub.WriteFileAtomic(controlPath(d), append(b, '\n'), 0o600)
+}
+
+// removeControlFile deletes the control file only if it is still ours: a
+// second geturl may have replaced it.
+func removeControlFile(d hub.Dirs, pid int) {
+	if cf, err := readControlFile(d); err == nil && cf.PID == pid {
+		os.Remove(controlPath(d))
+	}
+}
+
+func readControlFile(d hub.Dirs) (controlFile, error) {
+	var cf controlFile
+	b, err := os.ReadFile(controlPath(d))
+	if err != nil {
+		return cf, err
+	}
+	if err := json.Unmarshal(b, &cf); err != nil || cf.ControlPort <= 0 || cf.ControlPort > 65535 || cf.Key == "" {
+		return cf, errors.New(controlPath(d) + " is corrupt")
+	}
+	return cf, nil
+}
+
+// effectiveTools lists the tools a generation with these permissions may
+// call: every read tool; file mutations with write; the terminal with
+// terminal; staging and the journal with either.
+func effectiveTools(k *kernel.Kernel, write, terminal bool) []string {
+	var out []string
+	for _, r := range k.Routes() {
+		ok := true
+		if r.Base == kernel.MutationBase {
+			switch r.Tool {
+			case "terminal":
+				ok = terminal
+			case "write", "edit", "apply_patch":
+				ok = write
+			default:
+				ok = write || terminal
+			}
+		}
+		if ok {
+			out = append(out, r.Tool)
+		}
+	}
+	return out
+}

@@ -1,0 +1,192 @@
+package gateway
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hubdev/hub/geturl/internal/cputime"
+	"github.com/hubdev/hub/geturl/kernel"
+)
+
+// benchEnv is a served project: one 4 KiB file and eight 2 KiB ones.
+func benchEnv(b *testing.B) (*env, *testSession) {
+	dir := b.TempDir()
+	line := strings.Repeat("x", 63) + "\n"
+	os.WriteFile(filepath.Join(dir, "four.ts"), []byte(strings.Repeat(line, 64)), 0o644)
+	for i := range 8 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.ts", i)), []byte(strings.Repeat(line, 32)), 0o644)
+	}
+	e := newEnv(b)
+	s := newSession(b, dir, kernel.Permissions{Write: true, Terminal: true}, "A")
+	e.table.Add(s)
+	return e, s
+}
+
+// fetchLoop GETs url n times over one keep-alive connection, reading each
+// body whole, and fails on anything but 200.
+func fetchLoop(url string, n int) error {
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	for range n {
+		resp, err := c.Get(url)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			return fmt.Errorf("status %d: %v", resp.StatusCode, err)
+		}
+	}
+	return nil
+}
+
+// benchInProcess measures a GET end to end over a real loopback socket.
+// The client runs in this process, so cpu-µs/op counts both sides.
+func benchInProcess(b *testing.B, url string) {
+	if err := fetchLoop(url, 10); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	stop := cputime.Start(b)
+	if err := fetchLoop(url, b.N); err != nil {
+		b.Fatal(err)
+	}
+	stop()
+}
+
+func BenchmarkInit(b *testing.B) {
+	e, s := benchEnv(b)
+	benchInProcess(b, e.srv.URL+"/v0/init/"+s.Token(CapInit))
+}
+
+func BenchmarkReadOneFile4KiB(b *testing.B) {
+	e, s := benchEnv(b)
+	benchInProcess(b, e.srv.URL+"/v0/"+s.Token(CapRead)+"/r?path=four.ts")
+}
+
+func BenchmarkReadEightFiles(b *testing.B) {
+	e, s := benchEnv(b)
+	q := ""
+	for i := range 8 {
+		q += fmt.Sprintf("&path=f%d.ts", i)
+	}
+	benchInProcess(b, e.srv.URL+"/v0/"+s.Token(CapRead)+"/r?"+q[1:])
+}
+
+// BenchmarkReadOneFile4KiBServerCPU puts the client in a child process, so
+// server-cpu-µs/op is the server's CPU alone (this process's user + system
+// time, children excluded): the number the ≤ 100 µs target is about.
+func BenchmarkReadOneFile4KiBServerCPU(b *testing.B) {
+	e, s := benchEnv(b)
+	url := e.srv.URL + "/v0/" + s.Token(CapRead) + "/r?path=four.ts"
+	run := func(n int) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestBenchClientProcess$")
+		cmd.Env = append(os.Environ(), "GETURL_BENCH_URL="+url, "GETURL_BENCH_N="+strconv.Itoa(n), "GOMAXPROCS=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("client: %v\n%s", err, out)
+		}
+	}
+	run(10)
+	b.ResetTimer()
+	before := selfCPU()
+	run(b.N)
+	d := selfCPU() - before
+	b.StopTimer()
+	b.ReportMetric(float64(d.Nanoseconds())/1e3/float64(b.N), "server-cpu-µs/op")
+}
+
+// TestBenchClientProcess is the child side of the server-CPU benchmark.
+func TestBenchClientProcess(t *testing.T) {
+	url := os.Getenv("GETURL_BENCH_URL")
+	if url == "" {
+		t.Skip("only runs as a benchmark's client process")
+	}
+	n, _ := strconv.Atoi(os.Getenv("GETURL_BENCH_N"))
+	if err := fetchLoop(url, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkReadOneFile4KiBHandler calls the handler directly (no sockets,
+// no net/http server): the gateway's and the kernel's own share.
+func BenchmarkReadOneFile4KiBHandler(b *testing.B) {
+	e, s := benchEnv(b)
+	req := httptestRequest(e, "/v0/"+s.Token(CapRead)+"/r?path=four.ts")
+	b.ReportAllocs()
+	stop := cputime.Start(b)
+	for range b.N {
+		w := &discardWriter{h: http.Header{}}
+		e.gw.ServeHTTP(w, req)
+		if w.status != 200 {
+			b.Fatal(w.status)
+		}
+	}
+	stop()
+}
+
+func httptestRequest(e *env, target string) *http.Request {
+	r, _ := http.NewRequest("GET", "http://"+e.srv.Listener.Addr().String()+target, nil)
+	r.RequestURI = target
+	return r
+}
+
+type discardWriter struct {
+	h      http.Header
+	status int
+}
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discardWriter) WriteHeader(s int)           { d.status = s }
+
+// tree10k writes 10,000 small source files in 100 directories; every 50th
+// file mentions the needle.
+func tree10k(b *testing.B) string {
+	dir := b.TempDir()
+	for d := range 100 {
+		sub := filepath.Join(dir, "pkg", fmt.Sprintf("d%03d", d))
+		os.MkdirAll(sub, 0o755)
+		for f := range 100 {
+			n := d*100 + f
+			body := fmt.Sprintf("package d%03d\n\n// file %d\nfunc F%d() int { return %d }\n", d, n, n, n)
+			if n%50 == 0 {
+				body += "// NEEDLE: look here\n"
+			}
+			os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%03d.go", f)), []byte(body), 0o644)
+		}
+	}
+	return dir
+}
+
+// BenchmarkGrep10kFiles is /g over 10k files through the gateway, with rg
+// (its CPU counted: rg is a waited-for child) and with the Go engine. The
+// client is in this process.
+func BenchmarkGrep10kFiles(b *testing.B) {
+	dir := tree10k(b)
+	for _, c := range []struct {
+		name string
+		noRG bool
+	}{{"rg", false}, {"go", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			e := newEnvWith(b, kernel.Options{NoRG: c.noRG})
+			s := newSession(b, dir, kernel.Permissions{}, "A")
+			e.table.Add(s)
+			benchInProcess(b, e.srv.URL+"/v0/"+s.Token(CapRead)+"/g?path=pkg&raw=NEEDLE")
+		})
+	}
+}

@@ -1,0 +1,15 @@
+// Package gateway is geturl's data plane: the http.Handler a tunnel points
+// at. It answers GET and HEAD only, checks the Host header (the configured
+// public origin's host, or the bound loopback port), looks capability
+// tokens up through the Sessions interface, serves the compact Init
+// contract at /v0/init/<tok> (alias /v0/bootstrap/<tok>) and hands
+// /v0/<tok>/<route> to the kernel.
+//
+// Unknown or altered tokens all get one identical opaque 404, so the data
+// plane is no oracle for tokens. Authenticated mistakes get structured,
+// self-correcting answers instead (HTTP 200, ok:false): wrong_capability_base
+// with the exact URL on the other base, /s?path= on the read base repaired to
+// /t, unknown_route. Every tool answer is stored in the session's replay
+// store; one larger than a range part starts with a rangeFallback object
+// naming its /z recovery URL. Tokens never reach a log line.
+package gateway

@@ -1,0 +1,453 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+func decodeJSON(t *testing.T, body string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, body)
+	}
+	return m
+}
+
+// TestOpaque404 sends every kind of bad token and path: all answers are
+// byte-identical, with identical headers, whatever the token resembles.
+func TestOpaque404(t *testing.T) {
+	e := newEnv(t)
+	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true}, "A")
+	e.table.Add(s)
+	other := newSession(t, t.TempDir(), kernel.Permissions{}, "B")
+	e.table.Add(other)
+	read, mut, ini := s.Token(CapRead), s.Token(CapMutation), s.Token(CapInit)
+	altered := read[:7] + "X"
+	targets := []string{
+		"/", "/favicon.ico", "/v0", "/v0/", "/v0/init/", "/v0/init", "/v0/bootstrap/",
+		"/v1/" + read + "/r?path=a",
+		"/v0/ZZZZZZZZ/r?path=a", "/v0/" + altered + "/r?path=a", "/v0/" + read[:7] + "/r", "/v0/" + read + "0/r",
+		"/v0/" + strings.ToLower(read) + "/r", "/v0/%41Read001/r",
+		"/v0/init/" + read, "/v0/init/" + mut, "/v0/bootstrap/" + read, "/v0/init/" + ini[:7], "/v0/init/" + ini + "/x",
+		"/v0/" + ini + "/r?path=a", "/v0/" + ini, "/v0/" + ini + "/",
+		"/v0//r", "/v0/init/" + ini + "?", // the last one is valid: the control
+	}
+	var first *response
+	for _, target := range targets[:len(targets)-1] {
+		r := e.get(target)
+		if r.status != http.StatusNotFound {
+			t.Fatalf("%s: status %d: %s", target, r.status, r.body)
+		}
+		if first == nil {
+			first = &r
+			continue
+		}
+		if r.body != first.body {
+			t.Fatalf("%s: body differs: %s vs %s", target, r.body, first.body)
+		}
+		for _, h := range []string{"Content-Type", "Cache-Control", "Content-Length", "X-Content-Type-Options"} {
+			if r.header.Get(h) != first.header.Get(h) {
+				t.Fatalf("%s: header %s differs", target, h)
+			}
+		}
+	}
+	if first.body != string(opaque404) {
+		t.Fatalf("404 body %s", first.body)
+	}
+	if r := e.get(targets[len(targets)-1]); r.status != 200 {
+		t.Fatalf("control: %d", r.status)
+	}
+	// A stopped session's tokens are as unknown as never-issued ones.
+	e.table.Remove(other)
+	if r := e.get("/v0/" + other.Token(CapRead) + "/k"); r.status != 404 || r.body != first.body {
+		t.Fatalf("removed session: %d %s", r.status, r.body)
+	}
+	if r := e.get("/v0/" + read + "/k"); r.status != 200 {
+		t.Fatalf("removing one session touched another: %d", r.status)
+	}
+}
+
+// TestLookupComparesEveryToken: the lookup compares against every entry,
+// in constant time, whether the token matches the first entry, the last or
+// none — so its timing does not depend on which tokens exist.
+func TestLookupComparesEveryToken(t *testing.T) {
+	var table TokenTable
+	var sessions []*testSession
+	for _, seed := range []string{"A", "B", "C"} {
+		s := newSession(t, t.TempDir(), kernel.Permissions{Terminal: true}, seed)
+		sessions = append(sessions, s)
+		table.Add(s)
+	}
+	calls := 0
+	orig := compare
+	compare = func(a, b []byte) int { calls++; return orig(a, b) }
+	defer func() { compare = orig }()
+	for _, tok := range []string{sessions[0].Token(CapInit), sessions[2].Token(CapMutation), "AInit00X", "", "much-longer-than-eight"} {
+		calls = 0
+		_, _, ok := table.Lookup(tok)
+		if calls != 9 {
+			t.Fatalf("%q: %d comparisons, want 9", tok, calls)
+		}
+		if ok != (tok == sessions[0].Token(CapInit) || tok == sessions[2].Token(CapMutation)) {
+			t.Fatalf("%q: found=%v", tok, ok)
+		}
+	}
+	s, kind, ok := table.Lookup(sessions[2].Token(CapMutation))
+	if !ok || kind != CapMutation || s != sessions[2] {
+		t.Fatal("wrong session or kind")
+	}
+}
+
+func TestHostCheck(t *testing.T) {
+	e := newEnv(t)
+	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	e.table.Add(s)
+	initPath := "/v0/init/" + s.Token(CapInit)
+	port := strings.TrimPrefix(e.origin(), "http://127.0.0.1")
+	for _, c := range []struct {
+		host, public string
+		ok           bool
+		base         string
+	}{
+		{"127.0.0.1" + port, "", true, "http://127.0.0.1" + port},
+		{"localhost" + port, "", true, "http://localhost" + port},
+		{"LOCALHOST" + port, "", true, "http://localhost" + port},
+		{"127.0.0.1:1", "", false, ""},
+		{"127.0.0.1", "", false, ""},
+		{"evil.example" + port, "", false, ""},
+		{"evil.example", "", false, ""},
+		{"abc.trycloudflare.com", "https://abc.trycloudflare.com", true, "https://abc.trycloudflare.com"},
+		{"ABC.trycloudflare.com:443", "https://abc.trycloudflare.com/", true, "https://abc.trycloudflare.com"},
+		{"abc.trycloudflare.com:80", "https://abc.trycloudflare.com", false, ""},
+		{"xyz.trycloudflare.com", "https://abc.trycloudflare.com", false, ""},
+		{"abc.trycloudflare.com.evil.example", "https://abc.trycloudflare.com", false, ""},
+		{"127.0.0.1" + port, "https://abc.trycloudflare.com", true, "http://127.0.0.1" + port},
+		{"tunnel.example:8443", "https://tunnel.example:8443", true, "https://tunnel.example:8443"},
+	} {
+		e.publicOrigin = c.public
+		r := e.get(initPath, c.host)
+		if !c.ok {
+			if r.status != http.StatusForbidden || strings.Contains(r.body, s.Token(CapRead)) {
+				t.Errorf("host %q (public %q): %d %s", c.host, c.public, r.status, r.body)
+			}
+			continue
+		}
+		if r.status != 200 {
+			t.Errorf("host %q (public %q): %d %s", c.host, c.public, r.status, r.body)
+			continue
+		}
+		bases := decodeJSON(t, r.body)["bases"].(map[string]any)
+		if bases["r"] != c.base+"/v0/"+s.Token(CapRead) {
+			t.Errorf("host %q: base %v, want %s", c.host, bases["r"], c.base)
+		}
+	}
+}
+
+func TestMethods(t *testing.T) {
+	e := newEnv(t)
+	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	e.table.Add(s)
+	for _, m := range []string{"POST", "PUT", "DELETE", "PATCH", "OPTIONS"} {
+		for _, target := range []string{"/v0/" + s.Token(CapRead) + "/k", "/v0/nothing/r"} {
+			r := e.do(m, target)
+			if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != "GET, HEAD" {
+				t.Fatalf("%s %s: %d", m, target, r.status)
+			}
+		}
+	}
+	r := e.do("HEAD", "/v0/"+s.Token(CapRead)+"/k")
+	if r.status != 200 || r.body != "" || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("HEAD: %d %q", r.status, r.body)
+	}
+	if _, ok := s.Replay().Last(); ok {
+		t.Fatal("a HEAD answer was stored for /z")
+	}
+}
+
+func TestCapabilityBaseRepairs(t *testing.T) {
+	e := newEnv(t, withMutationStubs)
+	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true, Terminal: true}, "A")
+	e.table.Add(s)
+	ro := newSession(t, t.TempDir(), kernel.Permissions{}, "B")
+	e.table.Add(ro)
+	rb, mb := e.origin()+"/v0/"+s.Token(CapRead), e.origin()+"/v0/"+s.Token(CapMutation)
+	for _, c := range []struct {
+		name, target, code, repair string
+	}{
+		{"mutation route on read base", "/v0/" + s.Token(CapRead) + "/x?wait=1000&raw=npm+test", transport.CodeWrongCapabilityBase, mb + "/x?wait=1000&raw=npm+test"},
+		{"query kept byte for byte", "/v0/" + s.Token(CapRead) + "/w?path=a%20b&raw=x~n&wait=1", transport.CodeWrongCapabilityBase, mb + "/w?path=a%20b&raw=x~n&wait=1"},
+		{"read route on mutation base", "/v0/" + s.Token(CapMutation) + "/k?plugin=x", "", ""},
+		{"/s?path on read base is stat", "/v0/" + s.Token(CapRead) + "/s?path=src/a.ts", transport.CodeWrongCapabilityBase, rb + "/t?path=src/a.ts"},
+		{"/s staging on read base", "/v0/" + s.Token(CapRead) + "/s?blob=b&i=0&count=1&raw=x", transport.CodeWrongCapabilityBase, mb + "/s?blob=b&i=0&count=1&raw=x"},
+		{"mutation route, read-only session", "/v0/" + ro.Token(CapRead) + "/x?raw=ls", kernel.CodeMutationsDisabled, ""},
+		{"unknown route", "/v0/" + s.Token(CapRead) + "/nope", transport.CodeUnknownRoute, ""},
+		{"no route", "/v0/" + s.Token(CapRead), transport.CodeUnknownRoute, ""},
+		{"nested route", "/v0/" + s.Token(CapRead) + "/r/x", transport.CodeUnknownRoute, ""},
+		{"mutation base, unknown route", "/v0/" + s.Token(CapMutation) + "/q", transport.CodeUnknownRoute, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := e.get(c.target)
+			if r.status != 200 {
+				t.Fatalf("status %d", r.status)
+			}
+			m := decodeJSON(t, r.body)
+			if c.code == "" {
+				if m["ok"] != true && m["errorCode"] != kernel.CodeUnknownPlugin {
+					t.Fatalf("%s", r.body)
+				}
+				return
+			}
+			if m["ok"] != false || m["errorCode"] != c.code {
+				t.Fatalf("%s", r.body)
+			}
+			if got, _ := m["repair"].(string); got != c.repair {
+				t.Fatalf("repair %q, want %q", got, c.repair)
+			}
+			if c.repair != "" {
+				// the repair is exact: fetching it reaches the route
+				rr := e.get(strings.TrimPrefix(c.repair, e.origin()))
+				if rm := decodeJSON(t, rr.body); rm["errorCode"] == transport.CodeWrongCapabilityBase {
+					t.Fatalf("repair loops: %s", rr.body)
+				}
+			}
+		})
+	}
+	// read routes on the mutation base repair to the read base
+	k := e.k
+	k.Handle("/r", &transport.Spec{Route: "/r", Params: []transport.Param{{Name: "path"}}},
+		func(context.Context, *kernel.Call) (any, *transport.Error) { return map[string]bool{"ok": true}, nil })
+	r := e.get("/v0/" + s.Token(CapMutation) + "/r?path=a~nb")
+	if m := decodeJSON(t, r.body); m["errorCode"] != transport.CodeWrongCapabilityBase || m["repair"] != rb+"/r?path=a~nb" {
+		t.Fatalf("%s", r.body)
+	}
+}
+
+// TestUnservedMutationRoutesAreUnknown: until the mutation kernel lands, a
+// mutation route is not routed on either base.
+func TestUnservedMutationRoutesAreUnknown(t *testing.T) {
+	e := newEnv(t)
+	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true, Terminal: true}, "A")
+	e.table.Add(s)
+	for _, tok := range []string{s.Token(CapRead), s.Token(CapMutation)} {
+		for _, route := range []string{"/w", "/e", "/a", "/x", "/s?blob=a", "/b", "/j"} {
+			r := e.get("/v0/" + tok + route)
+			if m := decodeJSON(t, r.body); m["errorCode"] != transport.CodeUnknownRoute {
+				t.Fatalf("%s: %s", route, r.body)
+			}
+		}
+	}
+}
+
+// TestRangeFallback: a large answer leads with rangeFallback, is stored,
+// and /z reconstructs the stored answer exactly, part by part, following
+// next URLs.
+func TestRangeFallback(t *testing.T) {
+	big := strings.Repeat("ä€😀 & <x> ~ line\n", 600)
+	e := newEnv(t, func(k *kernel.Kernel) {
+		k.Handle("/t", &transport.Spec{Route: "/t"}, func(context.Context, *kernel.Call) (any, *transport.Error) {
+			return map[string]any{"ok": true, "content": big}, nil
+		})
+	})
+	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	e.table.Add(s)
+	r := e.get("/v0/" + s.Token(CapRead) + "/t")
+	if !strings.HasPrefix(r.body, `{"rangeFallback":{"id":"`) {
+		t.Fatalf("no leading rangeFallback: %.200s", r.body)
+	}
+	m := decodeJSON(t, r.body)
+	if m["content"] != big {
+		t.Fatal("content changed")
+	}
+	fb := m["rangeFallback"].(map[string]any)
+	id := fb["id"].(string)
+	want, _ := transport.Marshal(map[string]any{"ok": true, "content": big})
+	if int(fb["bytes"].(float64)) != len(want) {
+		t.Fatalf("bytes %v, want %d", fb["bytes"], len(want))
+	}
+	next := fb["first"].(string)
+	if next != e.origin()+"/v0/"+s.Token(CapRead)+"/z?id="+id+"&part=0" {
+		t.Fatalf("first %q", next)
+	}
+	var got []byte
+	for i := 0; next != ""; i++ {
+		if i > 100 {
+			t.Fatal("too many parts")
+		}
+		rr := e.get(strings.TrimPrefix(next, e.origin()))
+		if rr.header.Get("Content-Type") != "text/plain; charset=utf-8" || rr.header.Get("Cache-Control") != "no-store" {
+			t.Fatalf("headers %v", rr.header)
+		}
+		meta, chunk, err := replay.Parse([]byte(rr.body))
+		if err != nil {
+			t.Fatalf("%v: %.200s", err, rr.body)
+		}
+		if len(chunk) > replay.PartSize {
+			t.Fatalf("part of %d bytes", len(chunk))
+		}
+		got = append(got, chunk...)
+		next = meta.Next
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("reconstruction differs")
+	}
+	// range reads did not replace the last pointer; last=1 is the same
+	rr := e.get("/v0/" + s.Token(CapRead) + "/z?last=1&part=0")
+	meta, _, err := replay.Parse([]byte(rr.body))
+	if err != nil || meta.ID != id {
+		t.Fatalf("last=1: %v %+v", err, meta)
+	}
+	// offset mode, also on the mutation base? (read-only session: read base)
+	rr = e.get("/v0/" + s.Token(CapRead) + "/z?id=" + id + "&offset=1&length=3")
+	meta, chunk, err := replay.Parse([]byte(rr.body))
+	if err != nil || meta.Offset != 0 && meta.Offset != 1 || len(chunk) == 0 || !strings.Contains(meta.Next, "offset=") {
+		t.Fatalf("offset: %v %+v %q", err, meta, chunk)
+	}
+	// bad ids and modes are structured
+	for target, code := range map[string]string{
+		"/z?id=zdeadbeef0000":                       kernel.CodeUnknownResponse,
+		"/z?id=" + id + "&part=50":                  kernel.CodeRangeOutOfBounds,
+		"/z?id=" + id + "&part=0&offset=0&length=5": transport.CodeAmbiguousRange,
+		"/z?last=1&id=" + id:                        transport.CodeConflictingParams,
+		"/z":                                        transport.CodeMissingParameter,
+		"/z?id=" + id + "&offset=5":                 transport.CodeMissingParameter,
+	} {
+		rr := e.get("/v0/" + s.Token(CapRead) + target)
+		if m := decodeJSON(t, rr.body); m["errorCode"] != code {
+			t.Errorf("%s: %s", target, rr.body)
+		}
+	}
+}
+
+func TestSmallAnswersAreStoredWithoutFallback(t *testing.T) {
+	e := newEnv(t)
+	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	e.table.Add(s)
+	r := e.get("/v0/" + s.Token(CapRead) + "/k")
+	if r.body != `{"ok":true,"plugins":[]}` {
+		t.Fatalf("%s", r.body)
+	}
+	rr := e.get("/v0/" + s.Token(CapRead) + "/z?last=1")
+	_, chunk, err := replay.Parse([]byte(rr.body))
+	if err != nil || string(chunk) != r.body {
+		t.Fatalf("%v %q", err, chunk)
+	}
+	for _, h := range []string{"Cache-Control"} {
+		if r.header.Get(h) != "no-store" {
+			t.Fatal(h)
+		}
+	}
+}
+
+func TestPluginDiscovery(t *testing.T) {
+	e := newEnv(t)
+	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	e.table.Add(s)
+	base := "/v0/" + s.Token(CapRead)
+	for target, code := range map[string]string{
+		"/k?plugin=opencode-control":       kernel.CodeUnknownPlugin,
+		"/k?plugin=x&tool=y&raw={\"a\":1}": kernel.CodeUnknownPlugin,
+		"/k?tool=y":                        transport.CodeMissingParameter,
+		"/k?plugn=x":                       transport.CodeUnknownParameter,
+		"/k?plugin=x&tool=y&blob=b&raw={}": transport.CodeConflictingContent,
+	} {
+		r := e.get(base + target)
+		if m := decodeJSON(t, r.body); m["errorCode"] != code {
+			t.Errorf("%s: %s", target, r.body)
+		}
+	}
+	r := e.get(base + "/k?plugn=x")
+	if m := decodeJSON(t, r.body); m["repair"] != e.origin()+base+"/k?plugin=x" {
+		t.Fatalf("typo repair: %s", r.body)
+	}
+}
+
+// TestTokensNeverLogged drives every kind of request with a capturing
+// logger: no token, and no query text, reaches a log line.
+func TestTokensNeverLogged(t *testing.T) {
+	var buf bytes.Buffer
+	e := newEnv(t, withMutationStubs)
+	e.gw.log = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true}, "A")
+	e.table.Add(s)
+	for _, target := range []string{
+		"/v0/init/" + s.Token(CapInit), "/v0/bootstrap/" + s.Token(CapInit),
+		"/v0/" + s.Token(CapRead) + "/k?plugin=secretvalue", "/v0/" + s.Token(CapRead) + "/x?raw=secretvalue",
+		"/v0/" + s.Token(CapMutation) + "/w?path=secretvalue", "/v0/" + s.Token(CapRead) + "/" + s.Token(CapMutation),
+		"/v0/" + s.Token(CapRead)[:7] + "Q/r", "/v0/init/" + s.Token(CapRead),
+	} {
+		e.get(target)
+	}
+	e.do("POST", "/v0/"+s.Token(CapRead)+"/k")
+	e.get("/v0/init/"+s.Token(CapInit), "evil.example")
+	out := buf.String()
+	for _, secret := range []string{s.Token(CapInit), s.Token(CapRead), s.Token(CapMutation), s.Token(CapRead)[:7], "secretvalue"} {
+		if strings.Contains(out, secret) {
+			t.Fatalf("log contains %q:\n%s", secret, out)
+		}
+	}
+	if strings.Count(out, "geturl request") != 10 {
+		t.Fatalf("expected one line per request:\n%s", out)
+	}
+	if RedactPath("/v0/AbCd1234/r?path=x") != "/v0/…/r" || RedactPath("/v0/init/AbCd1234") != "/v0/init/…" {
+		t.Fatal("RedactPath")
+	}
+}
+
+// TestSemicolonsAreContent: ; in a query is content, reaches the route
+// intact, and net/http logs no warning about it.
+func TestSemicolonsAreContent(t *testing.T) {
+	var seen string
+	e := newEnv(t, func(k *kernel.Kernel) {
+		k.Handle("/t", &transport.Spec{Route: "/t", Raw: true}, func(_ context.Context, c *kernel.Call) (any, *transport.Error) {
+			seen, _ = c.Args.Raw()
+			return map[string]bool{"ok": true}, nil
+		})
+	})
+	var errLog bytes.Buffer
+	e.srv.Config.ErrorLog = log.New(&errLog, "", 0)
+	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	e.table.Add(s)
+	e.get("/v0/" + s.Token(CapRead) + "/t?raw=cd+src;make;echo+a&b")
+	if seen != "cd src;make;echo a&b" {
+		t.Fatalf("raw %q", seen)
+	}
+	if errLog.Len() > 0 {
+		t.Fatalf("server logged: %s", errLog.String())
+	}
+}
+
+// TestObserve: authenticated requests reach the activity hook with their
+// route, tool and outcome; bad tokens never do.
+func TestObserve(t *testing.T) {
+	var events []Event
+	e := newEnv(t)
+	e.gw.opts.Observe = func(ev Event) { events = append(events, ev) }
+	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	e.table.Add(s)
+	e.get("/v0/init/" + s.Token(CapInit))
+	e.get("/v0/" + s.Token(CapRead) + "/k")
+	e.get("/v0/" + s.Token(CapRead) + "/k?plugn=x")
+	e.get("/v0/" + s.Token(CapRead) + "/nope")
+	e.get("/v0/ZZZZZZZZ/k")
+	if len(events) != 4 {
+		t.Fatalf("%d events", len(events))
+	}
+	want := []struct{ route, tool, code string }{{"init", "", ""}, {"/k", "plugins", ""}, {"/k", "plugins", transport.CodeUnknownParameter}, {"unknown", "", transport.CodeUnknownRoute}}
+	for i, w := range want {
+		ev := events[i]
+		if ev.Route != w.route || ev.Tool != w.tool || ev.ErrorCode != w.code || ev.Status != 200 || ev.Session != s || ev.Bytes == 0 {
+			t.Fatalf("event %d: %+v", i, ev)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package gateway
+
+import (
+	"bytes"
+
+	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/sandbox"
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// MaxInit is the spec's ceiling on the Init contract with mutations and
+// plugin discovery enabled (1.6 KiB of UTF-8).
+const MaxInit = 1638
+
+// initContract is the compact, model-neutral bootstrap: the exact bases,
+// endpoints as [baseRef, suffix] (the callable URL is bases[ref]+suffix),
+// the /project root, permissions, the raw-fetch requirement and the rules
+// an agent needs before its second call. Everything else is disclosed
+// later, by exact URLs in answers and by /k.
+type initContract struct {
+	OK          bool         `json:"ok"`
+	Protocol    string       `json:"protocol"`
+	Bases       kernel.Bases `json:"bases"`
+	Endpoints   endpoints    `json:"endpoints"`
+	Root        string       `json:"root"`
+	Project     string       `json:"project"`
+	Permissions permissions  `json:"permissions"`
+	Fetch       string       `json:"fetch"`
+	Rules       []string     `json:"rules"`
+}
+
+type permissions struct {
+	Read     bool `json:"read"`
+	Write    bool `json:"write"`
+	Terminal bool `json:"terminal"`
+}
+
+// endpoint is one [baseRef, suffix] pair under its tool name.
+type endpoint struct {
+	tool, ref, suffix string
+}
+
+// endpoints marshal as an object in table order.
+type endpoints []endpoint
+
+func (es endpoints) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, e := range es {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		for j, s := range []string{e.tool, e.ref, e.suffix} {
+			v, err := transport.Marshal(s)
+			if err != nil {
+				return nil, err
+			}
+			switch j {
+			case 0:
+				b.Write(v)
+				b.WriteString(":[")
+			case 1:
+				b.Write(v)
+				b.WriteByte(',')
+			case 2:
+				b.Write(v)
+				b.WriteByte(']')
+			}
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// Rules of the contract. They are words an agent acts on; every byte counts
+// against MaxInit, so each says one thing.
+const (
+	fetchRule = "fetch every URL in raw, unconverted mode (no markdown, summary or extraction); without one, stop: transport unavailable"
+	ruleURL   = "URL = bases[ref]+suffix; replace <…> only; omit unused optional params"
+	ruleRaw   = "raw= goes last: all after it is content. Escapes: ~n newline ~t tab ~h # ~p % ~q + ~s space ~a & ~~ ~ ~uXXXX; + is a space"
+	ruleRead  = "/r: up to 8 path=, each optionally followed by start=&end=; if truncated, fetch next. /o outlines JS/TS/Go. /f?name= finds files (raw= by content). /g is literal; regex=1 for regex"
+	ruleErr   = "errors are HTTP 200 ok:false; fetch repair/next/retry/poll/repeat URLs exactly as returned"
+	ruleCut   = "cut-off answer: bases.r+/z?last=1&part=0"
+	ruleKit   = "/k lists plugins; /k?plugin=<id> gives tool schemas"
+	ruleMut   = "one hunk in one file: /e; new or whole file: /w (after a complete read); 2+ edits or files: one /a patch; pending: poll /j"
+)
+
+// initContract builds the contract for a session reached through origin.
+func (g *Gateway) initContract(origin string, s Session) *initContract {
+	b := bases(origin, s)
+	perm := s.Permissions()
+	c := &initContract{
+		OK: true, Protocol: "geturl/0", Bases: b, Root: sandbox.VirtualRoot, Project: s.Project(),
+		Permissions: permissions{Read: true, Write: perm.Write, Terminal: perm.Terminal},
+		Fetch:       fetchRule,
+		Rules:       []string{ruleURL, ruleRaw, ruleRead, ruleErr, ruleCut, ruleKit},
+	}
+	mutations := false
+	for _, rt := range g.opts.Kernel.Routes() {
+		if rt.Init == "" || !rt.Served() || !allowed(rt, perm) {
+			continue
+		}
+		ref := "r"
+		if rt.Base == kernel.MutationBase {
+			if b.Mutation == "" {
+				continue
+			}
+			ref, mutations = "m", true
+		}
+		c.Endpoints = append(c.Endpoints, endpoint{tool: rt.Tool, ref: ref, suffix: rt.Init})
+	}
+	if mutations {
+		c.Rules = append(c.Rules, ruleMut)
+	}
+	return c
+}
+
+// allowed hides mutation routes a session's permissions rule out: file
+// tools need write, the terminal needs terminal; staging and results serve
+// both.
+func allowed(rt *kernel.Route, p kernel.Permissions) bool {
+	switch rt.Tool {
+	case "write", "edit", "apply_patch":
+		return p.Write
+	case "terminal":
+		return p.Terminal
+	}
+	return true
+}

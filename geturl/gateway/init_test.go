@@ -1,0 +1,55 @@
+package gateway
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/hubdev/hub/geturl/kernel"
+)
+
+// TestInitSize measures the fully enabled contract (mutations and plugin
+// discovery on) against the spec's 1.6 KiB ceiling on the local origin.
+func TestInitSize(t *testing.T) {
+	e := newEnv(t, withMutationStubs)
+	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true, Terminal: true}, "A")
+	e.table.Add(s)
+	r := e.get("/v0/init/" + s.Token(CapInit))
+	if r.status != 200 {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	if !utf8.ValidString(r.body) {
+		t.Fatal("init is not UTF-8")
+	}
+	t.Logf("init contract: %d bytes on %s\n%s", len(r.body), e.origin(), r.body)
+	if len(r.body) > MaxInit {
+		t.Fatalf("init contract is %d bytes; the ceiling is %d", len(r.body), MaxInit)
+	}
+	var c struct {
+		Bases     map[string]string    `json:"bases"`
+		Endpoints map[string][2]string `json:"endpoints"`
+		Root      string               `json:"root"`
+		Perm      map[string]bool      `json:"permissions"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Bases["r"] != e.origin()+"/v0/"+s.Token(CapRead) || c.Bases["m"] != e.origin()+"/v0/"+s.Token(CapMutation) {
+		t.Fatalf("bases %v", c.Bases)
+	}
+	if c.Endpoints["plugins"] != [2]string{"r", "/k"} || c.Endpoints["terminal"][0] != "m" || c.Root != "/project" {
+		t.Fatalf("endpoints %v root %q", c.Endpoints, c.Root)
+	}
+	if strings.Contains(r.body, s.Scope().Root()) {
+		t.Fatal("init names the host path")
+	}
+	// Through a quick tunnel the origin is longer (it appears twice): the
+	// contract must still fit.
+	e.publicOrigin = "https://marked-vision-brought-tommy.trycloudflare.com"
+	r = e.get("/v0/init/"+s.Token(CapInit), "marked-vision-brought-tommy.trycloudflare.com")
+	t.Logf("through a quick tunnel: %d bytes", len(r.body))
+	if r.status != 200 || len(r.body) > MaxInit {
+		t.Fatalf("tunnel init: %d, %d bytes", r.status, len(r.body))
+	}
+}

@@ -1,0 +1,91 @@
+package gateway
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// serveRoute answers an authenticated /v0/<tok>/<route>: the route on its
+// own base goes to the kernel; a route of the other base gets the exact URL
+// on that base; anything else is unknown_route.
+func (g *Gateway) serveRoute(w http.ResponseWriter, r *http.Request, rec *record, target, origin string, sess Session, kind Capability, route string) {
+	on := kernel.ReadBase
+	if kind == CapMutation {
+		on = kernel.MutationBase
+	}
+	k := g.opts.Kernel
+	rt, declared := k.Route(route)
+	if declared {
+		rec.route, rec.tool = route, rt.Tool
+	} else {
+		rec.route = "unknown"
+	}
+	c := &kernel.Call{Session: sess, Bases: bases(origin, sess), On: on, Route: rt, Head: r.Method == http.MethodHead}
+	t, terr := transport.ParseTarget(target)
+	if terr != nil {
+		g.answer(w, r, rec, c, nil, terr)
+		return
+	}
+	switch {
+	case !declared:
+		g.answer(w, r, rec, c, nil, k.UnknownRoute(route, on))
+	case rt.OnBase(on):
+		v, err := k.Serve(r.Context(), c, t)
+		g.answer(w, r, rec, c, v, err)
+	default:
+		g.answer(w, r, rec, c, nil, g.otherBase(c, rt, t, target))
+	}
+}
+
+// otherBase answers a route that belongs to the other capability base.
+func (g *Gateway) otherBase(c *kernel.Call, rt *kernel.Route, t *transport.Target, target string) *transport.Error {
+	_, query, _ := strings.Cut(target, "?")
+	if c.On == kernel.ReadBase && rt.Path == "/s" {
+		if p, ok := statPath(t); ok {
+			return &transport.Error{
+				Code: transport.CodeWrongCapabilityBase, Detail: "/s is staging (mutation base); stat is /t",
+				Hint: "for path metadata use /t", Retryable: true, Action: transport.ActionFetchRepair,
+				Repair: c.Bases.Read + "/t?path=" + p,
+			}
+		}
+	}
+	other := kernel.MutationBase
+	if c.On == kernel.MutationBase {
+		other = kernel.ReadBase
+	}
+	if !rt.Served() {
+		return g.opts.Kernel.UnknownRoute(rt.Path, c.On)
+	}
+	base := c.Bases.Of(other)
+	if base == "" {
+		return &transport.Error{
+			Code: kernel.CodeMutationsDisabled, Detail: rt.Path + " needs the mutation capability",
+			Hint: "this session is read-only; the operator can enable file writes or terminal for the project",
+		}
+	}
+	repair := base + rt.Path
+	if query != "" {
+		repair += "?" + query
+	}
+	name := map[kernel.BaseKind]string{kernel.ReadBase: "read (bases.r)", kernel.MutationBase: "mutation (bases.m)"}
+	return &transport.Error{
+		Code:      transport.CodeWrongCapabilityBase,
+		Detail:    rt.Path + " is served on the " + name[other] + " base",
+		Hint:      "fetch the repair URL: the same request on the right base",
+		Retryable: true,
+		Action:    transport.ActionFetchRepair,
+		Repair:    repair,
+	}
+}
+
+// statPath recognises /s?path=<p> used for stat: a path and nothing that
+// belongs to staging. It returns the path exactly as written.
+func statPath(t *transport.Target) (string, bool) {
+	if t.HasRaw || len(t.Pairs) != 1 || t.Pairs[0].Key != "path" || t.Pairs[0].Value == "" {
+		return "", false
+	}
+	return t.Pairs[0].Value, true
+}

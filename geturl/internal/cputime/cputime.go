@@ -1,0 +1,36 @@
+// Package cputime measures the CPU a benchmark costs the process (user +
+// system time of every thread, plus waited-for children such as rg), which
+// is what "costs the server ≤ 100 µs of CPU" means — wall time hides work
+// done on other cores and counts time spent waiting.
+package cputime
+
+import (
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Start resets the benchmark timer and returns a function to call after the
+// loop; it reports "cpu-µs/op".
+func Start(b *testing.B) func() {
+	b.Helper()
+	before := used()
+	b.ResetTimer()
+	return func() {
+		b.StopTimer()
+		d := used() - before
+		b.ReportMetric(float64(d.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+	}
+}
+
+func used() time.Duration {
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(who, &ru); err != nil {
+			continue
+		}
+		total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return total
+}

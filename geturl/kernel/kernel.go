@@ -1,0 +1,131 @@
+package kernel
+
+import (
+	"context"
+	"os/exec"
+
+	"github.com/hubdev/hub/geturl/search"
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// Options configure a Kernel.
+type Options struct {
+	// Plugins is the plugin catalog /k discovers; nil means none installed.
+	Plugins Plugins
+	// RG is the ripgrep executable /g uses; "" looks rg up on PATH once,
+	// at New. NoRG forces the Go engine (same results, no rg process).
+	RG   string
+	NoRG bool
+	// SearchLimits bound /f and /g; zero fields take search's defaults.
+	SearchLimits search.Limits
+	// NoVersions makes /p report tools by presence only (no version
+	// probes, which run each tool once per process).
+	NoVersions bool
+}
+
+// Kernel is the route table with its handlers. It is immutable after New
+// (apart from Handle, used before serving) and safe for concurrent use.
+type Kernel struct {
+	routes       []*Route
+	byPath       map[string]*Route
+	plugins      Plugins
+	rg           string
+	searchLimits search.Limits
+	noVersions   bool
+}
+
+// New builds the kernel with every route of the table.
+func New(opts Options) *Kernel {
+	k := &Kernel{byPath: map[string]*Route{}, plugins: opts.Plugins, rg: opts.RG, searchLimits: opts.SearchLimits, noVersions: opts.NoVersions}
+	if k.rg == "" && !opts.NoRG {
+		k.rg, _ = exec.LookPath("rg")
+	}
+	if opts.NoRG {
+		k.rg = ""
+	}
+	if k.plugins == nil {
+		k.plugins = noPlugins{}
+	}
+	for _, r := range k.table() {
+		k.routes = append(k.routes, r)
+		k.byPath[r.Path] = r
+	}
+	return k
+}
+
+// table is the one place routes are declared: read routes with their
+// handlers, mutation routes (part 2) declared without one so capability-base
+// repairs and Init already know them. Order is Init's order.
+func (k *Kernel) table() []*Route {
+	return []*Route{
+		{Path: "/r", Tool: "read", Base: ReadBase, Spec: readSpec, Handle: k.read, Init: "/r?path=<p>"},
+		{Path: "/f", Tool: "find", Base: ReadBase, Spec: findSpec, Handle: k.find, Init: "/f?name=<part>"},
+		{Path: "/g", Tool: "grep", Base: ReadBase, Spec: grepSpec, Handle: k.grep, Init: "/g?path=<p>&raw=<literal>"},
+		{Path: "/o", Tool: "outline", Base: ReadBase, Spec: outlineSpec, Handle: k.outlineFile, Init: "/o?path=<p>"},
+		{Path: "/t", Tool: "stat", Base: ReadBase, Spec: statSpec, Handle: k.stat, Init: "/t?path=<p>"},
+		{Path: "/p", Tool: "project", Base: ReadBase, Spec: projectSpec, Handle: k.project, Init: "/p"},
+		{Path: "/k", Tool: "plugins", Base: AnyBase, Spec: pluginSpec, Handle: k.plugin, Init: "/k"},
+		{Path: "/z", Tool: "range", Base: AnyBase, Spec: rangeSpec, Handle: k.rangeFallback},
+
+		{Path: "/w", Tool: "write", Base: MutationBase, Init: "/w?path=<p>&wait=1000&raw=<content>"},
+		{Path: "/e", Tool: "edit", Base: MutationBase, Init: "/e?path=<p>&old=<a>&new=<b>&wait=1000"},
+		{Path: "/a", Tool: "apply_patch", Base: MutationBase, Init: "/a?wait=1000&raw=<patch>"},
+		{Path: "/x", Tool: "terminal", Base: MutationBase, Init: "/x?wait=1000&raw=<command>"},
+		{Path: "/s", Tool: "stage", Base: MutationBase, Init: "/s?blob=<id>&i=<n>&count=<N>&raw=<chunk>"},
+		{Path: "/b", Tool: "blob_status", Base: MutationBase},
+		{Path: "/j", Tool: "result", Base: MutationBase, Init: "/j?call=<id>"},
+	}
+}
+
+// Handle installs the spec and handler of a declared route (the mutation
+// kernel's entry point, and tests'). It must be called before serving.
+func (k *Kernel) Handle(path string, spec *transport.Spec, h Handler) {
+	r, ok := k.byPath[path]
+	if !ok {
+		panic("kernel: Handle of undeclared route " + path)
+	}
+	r.Spec, r.Handle = spec, h
+}
+
+// Route returns the declared route for a path ("/r").
+func (k *Kernel) Route(path string) (*Route, bool) {
+	r, ok := k.byPath[path]
+	return r, ok
+}
+
+// Routes returns the table in declaration order.
+func (k *Kernel) Routes() []*Route { return k.routes }
+
+// Call is one request on its way through a route.
+type Call struct {
+	Session Session
+	Bases   Bases
+	// On is the base kind the request arrived on (ReadBase or MutationBase).
+	On    BaseKind
+	Route *Route
+	Args  *transport.Args
+	// Head is set for HEAD requests: the agent sees no body, so nothing it
+	// "read" may count as read coverage.
+	Head bool
+}
+
+// Base is the exact base the call arrived on.
+func (c *Call) Base() string { return c.Bases.Of(c.On) }
+
+// URL builds an exact URL on the call's base.
+func (c *Call) URL(route string, q *transport.Query) string {
+	return transport.URL(c.Base(), route, q)
+}
+
+// Serve binds the target's parameters to a served route and runs it.
+func (k *Kernel) Serve(ctx context.Context, c *Call, t *transport.Target) (any, *transport.Error) {
+	if !c.Route.Served() {
+		return nil, k.UnknownRoute(c.Route.Path, c.On)
+	}
+	args, err := transport.Bind(t, c.Route.Spec, c.Base())
+	if err != nil {
+		return nil, err
+	}
+	c.Args = args
+	return c.Route.Handle(ctx, c)
+}

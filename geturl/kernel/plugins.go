@@ -1,0 +1,105 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// PluginSummary is one installed plugin as /k lists it.
+type PluginSummary struct {
+	ID          string `json:"id"`
+	Description string `json:"description,omitempty"`
+	Status      string `json:"status,omitempty"`
+	Tools       int    `json:"tools"`
+}
+
+// PluginTool is one tool's schema as /k?plugin=<id> returns it.
+type PluginTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Mutation    bool            `json:"mutation"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+}
+
+// Plugins is the catalog /k discovers. The plugin host (part 2) implements
+// it and adds tool calls; until then no plugin is installed.
+type Plugins interface {
+	List() []PluginSummary
+	Tools(id string) ([]PluginTool, bool)
+}
+
+type noPlugins struct{}
+
+func (noPlugins) List() []PluginSummary             { return nil }
+func (noPlugins) Tools(string) ([]PluginTool, bool) { return nil, false }
+
+// pluginSpec is the whole /k grammar, tool calls included, so a call is
+// refused for the right reason (no such plugin) rather than for an
+// "unknown" parameter that part 2 will accept.
+var pluginSpec = &transport.Spec{
+	Route: "/k",
+	Params: []transport.Param{
+		{Name: "plugin", MaxLen: 128},
+		{Name: "tool", MaxLen: 128},
+		{Name: "blob", MaxLen: 64},
+		{Name: "count", Kind: transport.Int, Min: 1, Max: 64},
+		transport.WaitParam(), transport.RunParam(), transport.CallParam(),
+	},
+	Raw:        true,
+	RawMeaning: "the tool's JSON arguments",
+	Groups: []transport.Group{
+		{Names: []string{"raw", "blob"}, Code: transport.CodeConflictingContent},
+		{Names: []string{"call", "run"}},
+	},
+	Requires: [][2]string{{"tool", "plugin"}, {"raw", "tool"}, {"blob", "tool"}, {"count", "blob"}},
+}
+
+type pluginList struct {
+	OK      bool            `json:"ok"`
+	Plugins []PluginSummary `json:"plugins"`
+}
+
+type pluginSchema struct {
+	OK     bool         `json:"ok"`
+	Plugin string       `json:"plugin"`
+	Tools  []PluginTool `json:"tools"`
+}
+
+// plugin answers /k: the installed plugins, or one plugin's tool schemas.
+// Tool calls arrive with part 2's plugin host.
+func (k *Kernel) plugin(_ context.Context, c *Call) (any, *transport.Error) {
+	if !c.Args.Has("plugin") {
+		list := k.plugins.List()
+		if list == nil {
+			list = []PluginSummary{}
+		}
+		return pluginList{OK: true, Plugins: list}, nil
+	}
+	id := c.Args.Text("plugin")
+	tools, ok := k.plugins.Tools(id)
+	if !ok {
+		return nil, &transport.Error{
+			Code: CodeUnknownPlugin, Detail: "plugin=" + id, Retryable: true,
+			Hint: "GET " + c.URL("/k", nil) + " lists the installed plugins", Action: transport.ActionCorrectRequest,
+		}
+	}
+	if name := c.Args.Text("tool"); name != "" {
+		for _, t := range tools {
+			if t.Name == name {
+				// The plugin host (part 2) runs calls; until then a known
+				// tool is listed but cannot be called.
+				return nil, &transport.Error{Code: CodePluginCallsUnavailable, Detail: "plugin=" + id + " tool=" + name}
+			}
+		}
+		return nil, &transport.Error{
+			Code: CodeUnknownTool, Detail: "plugin=" + id + " tool=" + name, Retryable: true, Action: transport.ActionCorrectRequest,
+			Hint: "GET " + c.URL("/k", new(transport.Query).Add("plugin", id)) + " lists its tools",
+		}
+	}
+	if tools == nil {
+		tools = []PluginTool{}
+	}
+	return pluginSchema{OK: true, Plugin: id, Tools: tools}, nil
+}

@@ -1,0 +1,44 @@
+package kernel
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+type fakePlugins struct{}
+
+func (fakePlugins) List() []PluginSummary {
+	return []PluginSummary{{ID: "hub-status", Description: "the hub's adapters", Tools: 1}}
+}
+
+func (fakePlugins) Tools(id string) ([]PluginTool, bool) {
+	if id != "hub-status" {
+		return nil, false
+	}
+	return []PluginTool{{Name: "status", InputSchema: json.RawMessage(`{"type":"object"}`)}}, true
+}
+
+func TestPluginDiscovery(t *testing.T) {
+	p := newProject(t, nil)
+	if body := p.ok("/k", nil); body != `{"ok":true,"plugins":[]}` {
+		t.Fatalf("%s", body)
+	}
+	p.fail("/k?plugin=hub-status", CodeUnknownPlugin)
+
+	p.k = New(Options{Plugins: fakePlugins{}})
+	if body := p.ok("/k", nil); !strings.Contains(body, `"id":"hub-status"`) {
+		t.Fatalf("%s", body)
+	}
+	if body := p.ok("/k?plugin=hub-status", nil); body != `{"ok":true,"plugin":"hub-status","tools":[{"name":"status","mutation":false,"inputSchema":{"type":"object"}}]}` {
+		t.Fatalf("%s", body)
+	}
+	p.fail("/k?plugin=hub-status&tool=status&raw={}", CodePluginCallsUnavailable)
+	if e := p.fail("/k?plugin=hub-status&tool=nope", CodeUnknownTool); !strings.Contains(e.Hint, readBase+"/k?plugin=hub-status") {
+		t.Fatalf("%+v", e)
+	}
+	p.fail("/k?raw={}", transport.CodeMissingParameter)
+	p.fail("/k?plugin=x&tool=y&wait=5000", transport.CodeValueOutOfRange)
+}

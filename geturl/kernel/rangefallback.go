@@ -1,0 +1,66 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// rangeSpec is /z: which response (id= or last=1) and which piece of it
+// (part=N, the default part=0, or offset= with length=).
+var rangeSpec = &transport.Spec{
+	Route: "/z",
+	Params: []transport.Param{
+		{Name: "id", MaxLen: 64},
+		{Name: "last", Kind: transport.Enum, Values: []string{"1", "true"}},
+		{Name: "part", Kind: transport.Int, Min: 0, Max: replay.MaxBytes / replay.PartSize},
+		{Name: "offset", Kind: transport.Int, Min: 0, Max: replay.MaxBytes},
+		{Name: "length", Kind: transport.Int, Min: 1, Max: replay.MaxRangeLength, Clamp: true},
+	},
+	Groups: []transport.Group{
+		{Names: []string{"id", "last"}, Required: true},
+		{Names: []string{"part", "offset"}, Code: transport.CodeAmbiguousRange},
+	},
+	Requires: [][2]string{{"offset", "length"}, {"length", "offset"}},
+}
+
+// rangeFallback answers /z with one plain-text piece of a stored response.
+// It never runs anything again and never becomes the "last" response.
+func (k *Kernel) rangeFallback(_ context.Context, c *Call) (any, *transport.Error) {
+	store := c.Session.Replay()
+	id := c.Args.Text("id")
+	if c.Args.Has("last") {
+		last, ok := store.Last()
+		if !ok {
+			return nil, &transport.Error{Code: CodeUnknownResponse, Detail: "no response stored yet",
+				Hint: "responses are kept 15 minutes after their last use, and not across capability rotation"}
+		}
+		id = last
+	}
+	var (
+		r    replay.Range
+		err  error
+		next transport.Query
+	)
+	next.Add("id", id)
+	if off, ok := c.Args.Int("offset"); ok {
+		length, _ := c.Args.Int("length")
+		r, err = store.Range(id, off, length)
+		next.Add("offset", strconv.Itoa(r.NextOffset)).Add("length", strconv.Itoa(length))
+	} else {
+		r, err = store.Part(id, c.Args.IntOr("part", 0))
+		next.Add("part", strconv.Itoa(r.NextPart))
+	}
+	switch {
+	case errors.Is(err, replay.ErrNotFound):
+		return nil, &transport.Error{Code: CodeUnknownResponse, Detail: "id=" + id,
+			Hint: "responses are kept 15 minutes after their last use, and not across capability rotation"}
+	case err != nil:
+		return nil, &transport.Error{Code: CodeRangeOutOfBounds, Detail: err.Error(), Retryable: true,
+			Hint: "start again from " + c.URL("/z", new(transport.Query).Add("id", id).Add("part", "0")), Action: transport.ActionCorrectRequest}
+	}
+	return PlainText(r.Render(c.URL("/z", &next))), nil
+}

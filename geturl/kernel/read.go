@@ -1,0 +1,167 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/hubdev/hub/geturl/files"
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// maxLine bounds line numbers in a request (far beyond any file).
+const maxLine = 1_000_000_000
+
+// readSpec is /r: up to 8 path= (alias file=), each with an optional line
+// range written after it: start=, and end= or lines= (a count).
+var readSpec = &transport.Spec{
+	Route: "/r",
+	Params: []transport.Param{
+		{Name: "path", Aliases: []string{"file"}, Repeat: files.DefaultLimits.MaxPaths, Required: true},
+		{Name: "start", Kind: transport.Int, Min: 1, Max: maxLine, Repeat: files.DefaultLimits.MaxPaths},
+		{Name: "end", Kind: transport.Int, Min: 1, Max: maxLine, Repeat: files.DefaultLimits.MaxPaths},
+		{Name: "lines", Kind: transport.Int, Min: 1, Max: maxLine, Repeat: files.DefaultLimits.MaxPaths},
+	},
+}
+
+// readAnswer puts the summary before the files, so a reader that cuts the
+// answer short still shows what came back and where to continue.
+type readAnswer struct {
+	OK              bool               `json:"ok"`
+	Truncated       bool               `json:"truncated"`
+	Next            string             `json:"next,omitempty"`
+	Hint            string             `json:"hint,omitempty"`
+	RequestedPaths  []string           `json:"requestedPaths"`
+	ReturnedPaths   []string           `json:"returnedPaths"`
+	AllComplete     bool               `json:"allComplete"`
+	CompletePaths   []string           `json:"completePaths"`
+	IncompletePaths []string           `json:"incompletePaths"`
+	UnreturnedPaths []string           `json:"unreturnedPaths"`
+	Files           []files.FileResult `json:"files"`
+}
+
+// read answers /r. What it returned is recorded as read coverage (not for
+// HEAD, whose body nobody sees).
+func (k *Kernel) read(_ context.Context, c *Call) (any, *transport.Error) {
+	targets, terr := readTargets(c.Args)
+	if terr != nil {
+		return nil, terr
+	}
+	res, err := files.NewReader(c.Session.Scope()).Read(targets)
+	if err != nil {
+		code := transport.CodeInvalidParameter
+		if errors.Is(err, files.ErrTooManyPaths) {
+			code = transport.CodeTooManyValues
+		}
+		return nil, &transport.Error{Code: code, Detail: err.Error(), Retryable: true, Action: transport.ActionCorrectRequest}
+	}
+	if cov := c.Session.Coverage(); cov != nil && !c.Head {
+		cov.Record(res)
+	}
+	a := &readAnswer{
+		OK: true, RequestedPaths: res.RequestedPaths, ReturnedPaths: res.ReturnedPaths, AllComplete: res.AllComplete,
+		CompletePaths: res.CompletePaths, IncompletePaths: res.IncompletePaths, UnreturnedPaths: res.UnreturnedPaths,
+		Files: res.Files,
+	}
+	var next transport.Query
+	for i, f := range res.Files {
+		if !f.Truncated {
+			continue
+		}
+		a.Truncated = true
+		if f.NextStartLine <= 0 {
+			continue
+		}
+		next.Add("path", f.Path).Add("start", strconv.Itoa(f.NextStartLine))
+		if targets[i].End > 0 {
+			next.Add("end", strconv.Itoa(targets[i].End))
+		}
+	}
+	if a.Truncated {
+		if q := next.String(); q != "" {
+			a.Next = c.URL("/r", &next)
+		}
+		a.Hint = "fetch next for the rest; for large source files /o maps declarations first"
+	}
+	return a, nil
+}
+
+// lineRange is one path's range parameters as written.
+type lineRange struct {
+	start, end, lines int
+}
+
+// readTargets pairs each line-range parameter with the path= written before
+// it (ranges written before the first path= belong to the first path), and
+// refuses a path given the same range parameter twice or both end= and
+// lines= (ambiguous).
+func readTargets(args *transport.Args) ([]files.Target, *transport.Error) {
+	var (
+		paths   []string
+		ranges  []lineRange
+		pending lineRange
+		bad     *transport.Error
+	)
+	args.Each(func(name, v string) {
+		if name == "path" {
+			paths = append(paths, v)
+			ranges = append(ranges, lineRange{})
+			return
+		}
+		n, _ := strconv.Atoi(v)
+		r := &pending
+		if len(ranges) > 0 {
+			r = &ranges[len(ranges)-1]
+		}
+		if bad == nil && !setRange(r, name, n) {
+			bad = rangeConflict(name, len(paths))
+		}
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	for _, name := range []string{"start", "end", "lines"} {
+		if v := get(pending, name); v != 0 && !setRange(&ranges[0], name, v) {
+			return nil, rangeConflict(name, 1)
+		}
+	}
+	targets := make([]files.Target, len(paths))
+	for i, p := range paths {
+		r := ranges[i]
+		if r.end > 0 && r.lines > 0 {
+			return nil, &transport.Error{Code: transport.CodeAmbiguousRange, Detail: "path #" + strconv.Itoa(i+1) + " has both end= and lines=",
+				Hint: "give end= (last line) or lines= (a count), not both", Retryable: true, Action: transport.ActionCorrectRequest}
+		}
+		t := files.Target{Path: p, Start: r.start, End: r.end}
+		if r.lines > 0 {
+			t.End = max(r.start, 1) + r.lines - 1
+		}
+		if t.End > 0 && t.Start > t.End {
+			return nil, &transport.Error{Code: transport.CodeInvalidParameter,
+				Detail:    "path #" + strconv.Itoa(i+1) + ": end=" + strconv.Itoa(t.End) + " is before start=" + strconv.Itoa(t.Start),
+				Retryable: true, Action: transport.ActionCorrectRequest}
+		}
+		targets[i] = t
+	}
+	return targets, nil
+}
+
+func setRange(r *lineRange, name string, n int) bool {
+	f := map[string]*int{"start": &r.start, "end": &r.end, "lines": &r.lines}[name]
+	if *f != 0 {
+		return false
+	}
+	*f = n
+	return true
+}
+
+func get(r lineRange, name string) int {
+	return map[string]int{"start": r.start, "end": r.end, "lines": r.lines}[name]
+}
+
+func rangeConflict(name string, pathNo int) *transport.Error {
+	return &transport.Error{Code: transport.CodeConflictingParams,
+		Detail:    name + "= given twice for path #" + strconv.Itoa(max(pathNo, 1)),
+		Hint:      "a line range belongs to the path= written before it; give each path one range",
+		Retryable: true, Action: transport.ActionCorrectRequest}
+}

@@ -1,0 +1,63 @@
+package kernel
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// TestRouteTable keeps the table honest: one entry per route, each served
+// route's spec names its own route, and the spec's base split holds.
+func TestRouteTable(t *testing.T) {
+	k := New(Options{})
+	seen := map[string]bool{}
+	for _, r := range k.Routes() {
+		if seen[r.Path] {
+			t.Fatalf("%s declared twice", r.Path)
+		}
+		seen[r.Path] = true
+		if r.Served() && (r.Spec == nil || r.Spec.Route != r.Path) {
+			t.Fatalf("%s: spec route %v", r.Path, r.Spec)
+		}
+		if r.Init != "" && !strings.HasPrefix(r.Init, r.Path) {
+			t.Fatalf("%s: init suffix %q", r.Path, r.Init)
+		}
+		got, ok := k.Route(r.Path)
+		if !ok || got != r {
+			t.Fatalf("lookup %s", r.Path)
+		}
+	}
+	for _, p := range []string{"/w", "/e", "/a", "/x", "/s", "/b", "/j"} {
+		r, ok := k.Route(p)
+		if !ok || r.Base != MutationBase || r.Served() {
+			t.Fatalf("%s: mutation route must be declared, unserved, on the mutation base", p)
+		}
+	}
+	for _, p := range []string{"/k", "/z"} {
+		if r, _ := k.Route(p); r.Base != AnyBase || !r.Served() {
+			t.Fatalf("%s must be served on both bases", p)
+		}
+	}
+	if _, ok := k.Route("/nope"); ok {
+		t.Fatal("undeclared route found")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Handle of an undeclared route must panic")
+		}
+	}()
+	k.Handle("/nope", &transport.Spec{Route: "/nope"}, nil)
+}
+
+func TestUnknownRouteListsWhatTheBaseServes(t *testing.T) {
+	k := New(Options{})
+	e := k.UnknownRoute("/q", ReadBase)
+	if e.Code != transport.CodeUnknownRoute || !strings.Contains(e.Hint, "/r") || strings.Contains(e.Hint, "/w") {
+		t.Fatalf("%+v", e)
+	}
+	e = k.UnknownRoute("/q", MutationBase)
+	if strings.Contains(e.Hint, "/r ") || !strings.Contains(e.Hint, "/k") {
+		t.Fatalf("%+v", e)
+	}
+}

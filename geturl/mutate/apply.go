@@ -1,0 +1,79 @@
+package mutate
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// ApplyPatch is /a: it parses an apply_patch text (see ParsePatch for the
+// grammar), preflights every section and hunk against the current files
+// (sandbox resolution of every path, Move to included; hunks located; sizes
+// checked) before the first write, then commits the net change of each
+// file. If the commit fails part way, the changes already made are rolled
+// back (see txn). A patch that does not parse or apply changes nothing and
+// says which section, hunk and patch line is at fault.
+//
+// Rules beyond the grammar: Add File refuses an existing file (update it,
+// or delete it first in the same patch); Move to refuses an existing
+// destination and keeps the source's permission bits; Delete File and a
+// move's source must be regular files named directly, not symlinks;
+// updated files keep their permission bits, added ones get 0666 less the
+// umask; deleting a directory's last file leaves the directory. A
+// successful patch ends the session's serial-edit streak.
+func (e *Engine) ApplyPatch(ctx context.Context, text string) (*PatchResult, error) {
+	lim := e.Limits.withDefaults()
+	p, err := parsePatch(text, lim)
+	if err != nil {
+		return nil, parseFailure(err)
+	}
+	if len(p.Files) == 0 {
+		return nil, refusal(CodePatchEmpty, "the patch has no file sections", "add *** Add File:, *** Update File: or *** Delete File: sections between *** Begin Patch and *** End Patch", transport.ActionCorrectRequest, true)
+	}
+	f, done, terr := e.begin(ctx)
+	if terr != nil {
+		return nil, terr
+	}
+	defer done()
+	pl := newPlanner(e, f, lim)
+	files, terr := pl.preflight(p)
+	if terr != nil {
+		return nil, terr
+	}
+	written, terr := commit(f, pl.changes())
+	if terr != nil {
+		if terr.Code == CodeRollbackIncomplete {
+			for _, v := range pl.order {
+				e.invalidate(v.t.host)
+			}
+		}
+		return nil, terr
+	}
+	res := &PatchResult{Files: files, BytesWritten: written}
+	for _, fr := range files {
+		res.Hunks += len(fr.Hunks)
+	}
+	for _, v := range pl.order {
+		if v.dirty {
+			e.invalidate(v.t.host)
+		}
+	}
+	e.Edits.Reset()
+	return res, nil
+}
+
+func parseFailure(err error) *transport.Error {
+	var pe *PatchError
+	if !errors.As(err, &pe) {
+		return refusal(CodePatchInvalid, err.Error(), "", transport.ActionCorrectRequest, true)
+	}
+	if pe.Code == CodePatchTooLarge {
+		return refusal(CodePatchTooLarge, pe.Error(), "split the change into several patches", transport.ActionCorrectRequest, true)
+	}
+	e := refusal(CodePatchInvalid, pe.Error(), "fix the patch text: *** Begin Patch, then *** Add File: / *** Update File: / *** Delete File: sections, then *** End Patch; hunk lines start with ' ', '-' or '+'", transport.ActionCorrectRequest, true)
+	if pe.Line > 0 {
+		e.With("patchLine", pe.Line)
+	}
+	return e
+}

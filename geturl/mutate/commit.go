@@ -1,0 +1,217 @@
+package mutate
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// change is the net effect of a patch on one file.
+type change struct {
+	v    *vfile
+	kind byte // 'c' create, 'r' replace, 'd' delete
+}
+
+// changes lists the net change of every file the preflight touched, in the
+// order the patch first named them; files a patch left as they were (an
+// update whose hunks change nothing, a file added then deleted) are not
+// written at all.
+func (pl *planner) changes() []change {
+	var out []change
+	for _, v := range pl.order {
+		switch {
+		case !v.dirty:
+		case !v.exists && v.now:
+			out = append(out, change{v, 'c'})
+		case v.exists && !v.now:
+			out = append(out, change{v, 'd'})
+		case v.exists && v.now:
+			if v.loaded && v.content == v.orig && !v.defaultPerm && v.perm == v.diskPerm {
+				continue
+			}
+			out = append(out, change{v, 'r'})
+		}
+	}
+	return out
+}
+
+// txn commits a patch's changes so that a failure part way leaves the
+// project as it was: every step first records how to undo itself.
+//
+//   - create: missing parent directories are made, then the file is linked
+//     into place (never over an existing file). Undo removes the file and
+//     the directories it made (when empty).
+//   - replace: the original is first hard-linked to a hidden backup name
+//     beside it (a copy of its bytes and permission bits where hard links
+//     are not supported), then the new bytes replace it atomically. Undo
+//     renames the backup back over it: the very same inode, with its mode,
+//     owner and times.
+//   - delete: the original is renamed to a hidden backup name beside it.
+//     Undo renames it back.
+//
+// Backups are removed once every step has succeeded. If the process dies
+// part way, they stay behind as ".geturl-bak-*" files next to the
+// originals.
+type txn struct {
+	f       *fsys
+	undo    []undoStep
+	backups []string
+	dirs    map[string]bool // directories whose entries changed, to fsync
+	written int
+}
+
+type undoStep struct {
+	virtual string
+	run     func() error
+}
+
+func (tx *txn) touch(rel string) { tx.dirs[path.Dir(rel)] = true }
+
+func (tx *txn) apply(c change) error {
+	v, rel := c.v, c.v.t.rel
+	switch c.kind {
+	case 'c':
+		created, err := tx.f.mkdirs(rel)
+		if err != nil {
+			return err
+		}
+		if len(created) > 0 {
+			tx.undo = append(tx.undo, undoStep{v.t.virtual, func() error { return tx.f.rmdirs(created) }})
+			for _, d := range created {
+				tx.touch(d)
+			}
+		}
+		if err := tx.f.create(rel, []byte(v.content), v.perm, !v.defaultPerm); err != nil {
+			return err
+		}
+		tx.undo = append(tx.undo, undoStep{v.t.virtual, func() error {
+			if err := tx.f.step("restore", rel); err != nil {
+				return err
+			}
+			return tx.f.root.Remove(rel)
+		}})
+		tx.written += len(v.content)
+	case 'r':
+		bak, err := tx.backup(v)
+		if err != nil {
+			return err
+		}
+		tx.undo = append(tx.undo, undoStep{v.t.virtual, func() error { return tx.restore(bak, rel) }})
+		if err := tx.f.replace(rel, []byte(v.content), v.perm, !v.defaultPerm); err != nil {
+			return err
+		}
+		tx.written += len(v.content)
+	case 'd':
+		if err := tx.f.step("delete", rel); err != nil {
+			return err
+		}
+		bak := tempName(path.Dir(rel), "bak")
+		if err := tx.f.root.Rename(rel, bak); err != nil {
+			return err
+		}
+		tx.backups = append(tx.backups, bak)
+		tx.undo = append(tx.undo, undoStep{v.t.virtual, func() error { return tx.restore(bak, rel) }})
+	}
+	tx.touch(rel)
+	return nil
+}
+
+// backup keeps the original of a file about to be replaced.
+func (tx *txn) backup(v *vfile) (string, error) {
+	rel := v.t.rel
+	if err := tx.f.step("backup", rel); err != nil {
+		return "", err
+	}
+	bak := tempName(path.Dir(rel), "bak")
+	err := tx.f.step("link", rel) // tests: a filesystem without hard links
+	if err == nil {
+		err = tx.f.root.Link(rel, bak)
+	}
+	if err == nil {
+		tx.backups = append(tx.backups, bak)
+		return bak, nil
+	}
+	data := []byte(v.orig)
+	if !v.loaded {
+		var err error
+		if data, _, err = tx.f.readRegular(rel, 1<<62); err != nil {
+			return "", err
+		}
+	}
+	bak, err = tx.f.writeTemp(rel, data, v.diskPerm, true)
+	if err != nil {
+		return "", err
+	}
+	tx.backups = append(tx.backups, bak)
+	return bak, nil
+}
+
+// restore puts a backup back at rel. When the backup is a hard link to the
+// file still at rel, rename does nothing; the backup is then removed.
+func (tx *txn) restore(bak, rel string) error {
+	if err := tx.f.step("restore", rel); err != nil {
+		return err
+	}
+	if err := tx.f.root.Rename(bak, rel); err != nil {
+		return err
+	}
+	if err := tx.f.root.Remove(bak); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// rollback undoes the steps taken, newest first, and returns the virtual
+// paths it could not restore.
+func (tx *txn) rollback() []string {
+	var failed []string
+	for i := len(tx.undo) - 1; i >= 0; i-- {
+		if err := tx.undo[i].run(); err != nil {
+			failed = append(failed, tx.undo[i].virtual)
+		}
+	}
+	return failed
+}
+
+// finish drops the backups and makes the renames durable.
+func (tx *txn) finish() {
+	for _, b := range tx.backups {
+		tx.f.root.Remove(b)
+	}
+	for d := range tx.dirs {
+		tx.f.syncDir(d)
+	}
+}
+
+// commit performs the changes, or none of them.
+func commit(f *fsys, changes []change) (int, *transport.Error) {
+	tx := &txn{f: f, dirs: make(map[string]bool)}
+	for _, c := range changes {
+		if err := tx.apply(c); err != nil {
+			cause := ioFailure(c.v.t.virtual, opName(c.kind), err)
+			if failed := tx.rollback(); len(failed) > 0 {
+				e := refusal(CodeRollbackIncomplete, cause.Detail+"; the rollback could not restore "+strings.Join(failed, ", "),
+					"inspect those files (a .geturl-bak-* file beside each holds its previous version) before retrying", "", false)
+				return 0, e.With("path", c.v.t.virtual).With("failedCode", cause.Code).With("notRestored", failed)
+			}
+			cause.Detail += "; every change of the patch was rolled back"
+			cause.Hint = "nothing was changed; retry later"
+			return 0, cause.With("rolledBack", true)
+		}
+	}
+	tx.finish()
+	return tx.written, nil
+}
+
+func opName(kind byte) string {
+	switch kind {
+	case 'c':
+		return "create"
+	case 'd':
+		return "delete"
+	}
+	return "write"
+}

@@ -1,0 +1,22 @@
+// Package outline is the engine behind /o: a bounded map of a source file's
+// imports and named declarations with line numbers, so an agent can read
+// only the ranges it needs.
+//
+// JavaScript and TypeScript (.js .jsx .mjs .cjs .ts .tsx .mts .cts) go
+// through a hand-written scanner that understands exactly as much of the
+// language as an outline needs: it skips strings, template literals (with
+// nested ${} expressions), comments, regular expression literals and JSX,
+// so that brace depth stays right, then reads top-level statements: static
+// imports and re-exports, require() and import() with a literal module
+// anywhere, functions, classes (with their methods), interfaces, type
+// aliases, enums, namespaces, const/let/var (arrow functions and function
+// expressions reported as functions), export default and CommonJS exports.
+// It never fails: on input it does not understand it reports less.
+//
+// Go goes through go/parser: imports, funcs, methods with their receiver,
+// types, consts and vars; a file with syntax errors is outlined as far as
+// the parser got.
+//
+// Every outline is bounded (MaxSourceBytes scanned, MaxImports, MaxDecls,
+// MaxNameBytes) and says when a bound cut it.
+package outline

@@ -1,0 +1,32 @@
+package replay
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/hubdev/hub/geturl/internal/cputime"
+)
+
+// BenchmarkPutAndReadParts stores a 30 KiB response (about a full /r) and
+// reads it back part by part, rendering each range answer.
+func BenchmarkPutAndReadParts(b *testing.B) {
+	body := bytes.Repeat([]byte(`{"path":"/project/src/a.ts","content":"héllo wörld\n"},`), 30<<10/56)
+	s := New(nil)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	done := cputime.Start(b)
+	for b.Loop() {
+		id := s.Put(body)
+		for n := 0; ; n++ {
+			r, err := s.Part(id, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.Render("https://example.test/v0/AbCdEfGh/z?id=" + id)
+			if !r.HasMore {
+				break
+			}
+		}
+	}
+	done()
+}

@@ -1,0 +1,20 @@
+// Package sandbox confines agent-supplied paths to one project root.
+//
+// A Scope is the canonical realpath of a project directory. Agents name
+// files relative to it, as virtual "/project/..." paths, or as native
+// absolute paths that happen to lie inside it; every answer the agent sees
+// uses the virtual form, so the host location of the project never leaks.
+//
+// Existing targets are accepted only when their realpath (every symlink
+// followed) stays inside the root. New targets are accepted when the
+// realpath of their nearest existing ancestor does — following dangling
+// symlinks on the way, so a link pointing outside cannot be used to create a
+// file there. Errors are typed (errors.Is against ErrOutsideScope,
+// ErrTraversal, ...) and their messages never contain a host path.
+//
+// Resolution is a check, not a lock: a process that can create symlinks in
+// the project between the check and the use can race it. The agent has no
+// way to create symlinks except the terminal tool, which is a real host shell
+// anyway; callers open the resolved path with O_NOFOLLOW so at least the
+// final component cannot be swapped for a link.
+package sandbox

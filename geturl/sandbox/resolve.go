@@ -1,0 +1,271 @@
+package sandbox
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Limits on agent paths, mirroring Linux PATH_MAX and NAME_MAX so an
+// over-long path is refused with a typed error before any system call.
+const (
+	MaxPathBytes = 4096
+	MaxNameBytes = 255
+	// maxLinks is the number of symlinks one resolution may follow (Linux's
+	// own limit), so a loop ends in ErrSymlinkLoop.
+	maxLinks = 40
+)
+
+// Path is a resolved agent path.
+type Path struct {
+	// Virtual is the "/project/..." spelling to show the agent: the cleaned
+	// path as the agent named it, or for a native absolute path reaching the
+	// project through an outside alias, the path of its realpath.
+	Virtual string
+	// Host is the path to operate on. ResolveExisting: the realpath.
+	// ResolveNew: the realpath of the nearest existing ancestor joined with
+	// the missing rest (equal to the realpath when the target exists).
+	// ResolveLink: the realpath of the parent joined with the final name.
+	Host string
+	// Exists reports whether the target exists (always true for
+	// ResolveExisting and ResolveLink).
+	Exists bool
+	// Symlink reports whether the final component, as named, is a symlink.
+	Symlink bool
+}
+
+// ResolveExisting resolves p to an existing file or directory whose realpath
+// is inside the scope.
+func (s *Scope) ResolveExisting(p string) (Path, error) {
+	host, inside, err := s.candidate(p)
+	if err != nil {
+		return Path{}, err
+	}
+	if host == s.root {
+		return Path{Virtual: VirtualRoot, Host: s.root, Exists: true}, nil
+	}
+	parent, err := s.existingDir(filepath.Dir(host), inside)
+	if err != nil {
+		return Path{}, err
+	}
+	link := filepath.Join(parent, filepath.Base(host))
+	fi, err := os.Lstat(link)
+	if err != nil {
+		return Path{}, classify(err)
+	}
+	real := link
+	isLink := fi.Mode()&fs.ModeSymlink != 0
+	if isLink {
+		dest, missing, err := s.walk(link)
+		if err != nil {
+			return Path{}, err
+		}
+		if !within(s.root, dest) {
+			return Path{}, s.escape(inside)
+		}
+		if missing != "" {
+			return Path{}, newErr(ErrNotFound)
+		}
+		real = dest
+	} else if !within(s.root, real) {
+		return Path{}, s.escape(inside)
+	}
+	return Path{Virtual: s.virtual(host, real, inside), Host: real, Exists: true, Symlink: isLink}, nil
+}
+
+// ResolveLink resolves p without following its final component: the parent
+// must be an existing directory inside the scope and the final name must
+// exist (it may be a symlink pointing anywhere, or dangling). Use it to
+// inspect or remove a link itself.
+func (s *Scope) ResolveLink(p string) (Path, error) {
+	host, inside, err := s.candidate(p)
+	if err != nil {
+		return Path{}, err
+	}
+	if host == s.root {
+		return Path{Virtual: VirtualRoot, Host: s.root, Exists: true}, nil
+	}
+	parent, err := s.existingDir(filepath.Dir(host), inside)
+	if err != nil {
+		return Path{}, err
+	}
+	link := filepath.Join(parent, filepath.Base(host))
+	fi, err := os.Lstat(link)
+	if err != nil {
+		return Path{}, classify(err)
+	}
+	return Path{Virtual: s.virtual(host, link, inside), Host: link, Exists: true,
+		Symlink: fi.Mode()&fs.ModeSymlink != 0}, nil
+}
+
+// ResolveNew resolves p as a target that may not exist yet: the realpath of
+// its nearest existing ancestor must be inside the scope. Dangling symlinks
+// on the way are followed, so Host is where a create would really land.
+func (s *Scope) ResolveNew(p string) (Path, error) {
+	host, inside, err := s.candidate(p)
+	if err != nil {
+		return Path{}, err
+	}
+	dest, missing, err := s.walk(host)
+	if err != nil {
+		return Path{}, err
+	}
+	if !within(s.root, dest) {
+		return Path{}, s.escape(inside)
+	}
+	real := dest
+	if missing != "" {
+		real = filepath.Join(dest, missing)
+	}
+	return Path{Virtual: s.virtual(host, real, inside), Host: real, Exists: missing == ""}, nil
+}
+
+// existingDir returns the realpath of dir, which must exist inside the scope.
+func (s *Scope) existingDir(dir string, inside bool) (string, error) {
+	dest, missing, err := s.walk(dir)
+	if err != nil {
+		return "", err
+	}
+	if !within(s.root, dest) {
+		return "", s.escape(inside)
+	}
+	if missing != "" {
+		return "", newErr(ErrNotFound)
+	}
+	return dest, nil
+}
+
+func (s *Scope) escape(inside bool) error {
+	if inside {
+		return newErr(ErrSymlinkEscape)
+	}
+	return newErr(ErrOutsideScope)
+}
+
+func (s *Scope) virtual(host, real string, inside bool) string {
+	if inside {
+		return virtualOf(s.root, host)
+	}
+	return virtualOf(s.root, real)
+}
+
+// candidate turns an agent path into a clean absolute host path, before any
+// symlink is looked at. inside reports whether that path is lexically in the
+// root (always true for relative and virtual paths, which may not climb out).
+func (s *Scope) candidate(p string) (host string, inside bool, err error) {
+	if p == "" || strings.IndexByte(p, 0) >= 0 {
+		return "", false, newErr(ErrInvalidPath)
+	}
+	if len(p) > MaxPathBytes {
+		return "", false, newErr(ErrPathTooLong)
+	}
+	var rel string
+	switch {
+	case p == VirtualRoot || strings.HasPrefix(p, VirtualRoot+"/"):
+		rel = strings.TrimLeft(p[len(VirtualRoot):], "/")
+	case filepath.IsAbs(p):
+		c := filepath.Clean(p)
+		if err := checkNames(c); err != nil {
+			return "", false, err
+		}
+		return c, within(s.root, c), nil
+	default:
+		rel = p
+	}
+	c := filepath.Clean(rel)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", false, newErr(ErrTraversal)
+	}
+	if err := checkNames(c); err != nil {
+		return "", false, err
+	}
+	host = filepath.Join(s.root, c)
+	if len(host) > MaxPathBytes {
+		return "", false, newErr(ErrPathTooLong)
+	}
+	return host, true, nil
+}
+
+func checkNames(p string) error {
+	for name := range strings.SplitSeq(p, "/") {
+		if len(name) > MaxNameBytes {
+			return newErr(ErrPathTooLong)
+		}
+	}
+	return nil
+}
+
+// walk resolves the absolute clean path p component by component, following
+// every symlink (at most maxLinks). When a component does not exist it stops:
+// dest is then the realpath of the nearest existing ancestor and missing the
+// clean remainder (which may not climb with ".."). Paths under the root skip
+// the root's own components, which are canonical by construction.
+func (s *Scope) walk(p string) (dest, missing string, err error) {
+	dest, rest := s.start(p)
+	links := 0
+	for {
+		rest = strings.TrimLeft(rest, "/")
+		if rest == "" {
+			return dest, "", nil
+		}
+		name := rest
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			name, rest = rest[:i], rest[i:]
+		} else {
+			rest = ""
+		}
+		switch name {
+		case ".":
+			continue
+		case "..":
+			dest = filepath.Dir(dest)
+			continue
+		}
+		next := filepath.Join(dest, name)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			left := filepath.Clean(name + rest)
+			if left == ".." || strings.HasPrefix(left, "../") || strings.Contains(left, "/../") || strings.HasSuffix(left, "/..") {
+				return "", "", newErr(ErrNotFound)
+			}
+			return dest, left, nil
+		}
+		var errno syscall.Errno
+		if errors.As(err, &errno) && errno == syscall.ENOTDIR {
+			return "", "", newErr(ErrNotDirectory)
+		}
+		if err != nil {
+			return "", "", classify(err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			if !fi.IsDir() && strings.Trim(rest, "/") != "" {
+				return "", "", newErr(ErrNotDirectory)
+			}
+			dest = next
+			continue
+		}
+		links++
+		if links > maxLinks {
+			return "", "", newErr(ErrSymlinkLoop)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", "", classify(err)
+		}
+		if filepath.IsAbs(target) {
+			dest, target = s.start(filepath.Clean(target))
+		}
+		rest = target + "/" + rest
+	}
+}
+
+// start splits p into an already-canonical prefix and the rest to resolve.
+func (s *Scope) start(p string) (dest, rest string) {
+	if within(s.root, p) {
+		return s.root, p[len(s.root):]
+	}
+	return "/", p
+}

@@ -1,0 +1,64 @@
+package session
+
+import (
+	"time"
+
+	"github.com/hubdev/hub/geturl/files"
+	"github.com/hubdev/hub/geturl/gateway"
+	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/sandbox"
+)
+
+// Generation is one live session generation: three capability tokens and
+// the state that lives and dies with them (response replay, read
+// coverage). Rotating a session replaces its generation, so everything an
+// old URL could reach disappears at once.
+type Generation struct {
+	id      string // the session's
+	project string
+	scope   *sandbox.Scope
+	perms   kernel.Permissions
+	tokens  map[gateway.Capability]string
+	replay  *replay.Store
+	ledger  *files.Ledger
+	born    time.Time
+}
+
+var _ gateway.Session = (*Generation)(nil)
+
+func newGeneration(d Definition, p Project, scope *sandbox.Scope, now func() time.Time) *Generation {
+	g := &Generation{
+		id: d.ID, project: p.Name, scope: scope,
+		perms:  kernel.Permissions{Write: p.Write, Terminal: p.Terminal},
+		tokens: map[gateway.Capability]string{gateway.CapInit: newToken(), gateway.CapRead: newToken()},
+		replay: replay.New(now),
+		ledger: &files.Ledger{},
+		born:   now(),
+	}
+	if g.perms.Mutations() {
+		g.tokens[gateway.CapMutation] = newToken()
+	}
+	return g
+}
+
+// Scope implements kernel.Session.
+func (g *Generation) Scope() *sandbox.Scope { return g.scope }
+
+// Permissions implements kernel.Session.
+func (g *Generation) Permissions() kernel.Permissions { return g.perms }
+
+// Replay implements kernel.Session.
+func (g *Generation) Replay() *replay.Store { return g.replay }
+
+// Coverage implements kernel.Session.
+func (g *Generation) Coverage() kernel.Coverage { return g.ledger }
+
+// Project implements gateway.Session.
+func (g *Generation) Project() string { return g.project }
+
+// Token implements gateway.Session.
+func (g *Generation) Token(k gateway.Capability) string { return g.tokens[k] }
+
+// SessionID is the session this generation belongs to.
+func (g *Generation) SessionID() string { return g.id }

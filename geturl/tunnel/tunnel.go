@@ -1,0 +1,246 @@
+package tunnel
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// States of the managed tunnel.
+const (
+	StateStopped     = "stopped"
+	StateStarting    = "starting"
+	StateRunning     = "running"
+	StateFailed      = "failed"
+	StateUnavailable = "unavailable" // no cloudflared on PATH
+)
+
+// Status is what the control page and `hub status` show.
+type Status struct {
+	State  string `json:"state"`
+	Origin string `json:"origin,omitempty"` // https://<host>.trycloudflare.com while running
+	PID    int    `json:"pid,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// Binary is the cloudflared that would run ("" when none is on PATH).
+	Binary string `json:"binary,omitempty"`
+}
+
+// Manager owns at most one cloudflared child.
+type Manager struct {
+	// Target is the data plane's loopback URL, e.g. http://127.0.0.1:47432.
+	Target string
+	Log    *slog.Logger
+	// Binary overrides the cloudflared looked up on PATH (tests).
+	Binary string
+	// StartTimeout bounds the wait for the hostname (default 30 s).
+	StartTimeout time.Duration
+	// OnChange runs after every state change.
+	OnChange func(Status)
+
+	mu     sync.Mutex
+	status Status
+	cmd    *exec.Cmd
+	done   chan struct{} // closed when the current child has been reaped
+	stop   bool          // the current child is being stopped on purpose
+}
+
+// ErrUnavailable means there is no cloudflared to run.
+var ErrUnavailable = errors.New("cloudflared is not installed (no cloudflared on PATH); install it, or set a public origin (public_origin / --public-origin / GETMCP_PUBLIC_ORIGIN)")
+
+func (m *Manager) binary() string {
+	if m.Binary != "" {
+		return m.Binary
+	}
+	p, err := exec.LookPath("cloudflared")
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// Status is a snapshot.
+func (m *Manager) Status() Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.status
+	if st.State == "" {
+		st.State = StateStopped
+	}
+	if st.State == StateStopped || st.State == StateUnavailable || st.State == StateFailed {
+		if st.Binary = m.binary(); st.Binary == "" && st.State == StateStopped {
+			st.State, st.Error = StateUnavailable, ErrUnavailable.Error()
+		}
+	}
+	return st
+}
+
+func (m *Manager) set(st Status) {
+	m.status = st
+	if m.OnChange != nil {
+		go m.OnChange(st)
+	}
+}
+
+// quickURL finds the Quick Tunnel hostname cloudflared prints in its boxed
+// banner ("|  https://seasonal-deck-organisms-sf.trycloudflare.com  |").
+var quickURL = regexp.MustCompile(`https://[a-z0-9-]+(\.[a-z0-9-]+)*\.trycloudflare\.com`)
+
+// Start launches cloudflared and returns once it printed its public
+// hostname (or failed, or StartTimeout passed). A tunnel already running
+// is returned as it is.
+func (m *Manager) Start(ctx context.Context) (Status, error) {
+	bin := m.binary()
+	if bin == "" {
+		return m.Status(), ErrUnavailable
+	}
+	m.mu.Lock()
+	if m.cmd != nil {
+		st := m.status
+		m.mu.Unlock()
+		return st, nil
+	}
+	dir, err := os.MkdirTemp("", "hub-cloudflared-")
+	if err != nil {
+		m.mu.Unlock()
+		return m.Status(), err
+	}
+	// An explicit empty config: cloudflared would otherwise read the user's
+	// ~/.cloudflared/config.yml, whose ingress rules break --url mode.
+	cfg := filepath.Join(dir, "config.yml")
+	if err := os.WriteFile(cfg, nil, 0o600); err != nil {
+		os.RemoveAll(dir)
+		m.mu.Unlock()
+		return m.Status(), err
+	}
+	cmd := exec.Command(bin, "tunnel", "--no-autoupdate", "--config", cfg, "--protocol", "http2", "--url", m.Target)
+	cmd.Stdin = nil
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		os.RemoveAll(dir)
+		m.mu.Unlock()
+		return m.Status(), err
+	}
+	cmd.Stdout = cmd.Stderr // cloudflared logs to stderr; keep both on one pipe
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		m.set(Status{State: StateFailed, Error: err.Error(), Binary: bin})
+		m.mu.Unlock()
+		return m.Status(), err
+	}
+	m.cmd, m.done, m.stop = cmd, make(chan struct{}), false
+	m.set(Status{State: StateStarting, PID: cmd.Process.Pid, Binary: bin})
+	found := make(chan string, 1)
+	done := m.done
+	m.mu.Unlock()
+
+	go m.watch(cmd, out, found, dir, done)
+
+	timeout := m.StartTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-found:
+		return m.Status(), nil
+	case <-done:
+		st := m.Status()
+		return st, fmt.Errorf("cloudflared exited before it printed a hostname: %s", st.Error)
+	case <-t.C:
+		m.Stop()
+		return m.Status(), fmt.Errorf("cloudflared printed no hostname within %s", timeout)
+	case <-ctx.Done():
+		m.Stop()
+		return m.Status(), ctx.Err()
+	}
+}
+
+// watch reads cloudflared's output for the hostname, reaps the child and
+// removes its temporary config.
+func (m *Manager) watch(cmd *exec.Cmd, out io.Reader, found chan<- string, dir string, done chan struct{}) {
+	defer close(done)
+	defer os.RemoveAll(dir)
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 4096), 64<<10)
+	var tail string
+	for sc.Scan() {
+		line := sc.Text()
+		tail = line
+		if u := quickURL.FindString(line); u != "" {
+			m.mu.Lock()
+			if m.cmd == cmd && m.status.Origin == "" {
+				m.set(Status{State: StateRunning, Origin: u, PID: cmd.Process.Pid, Binary: m.status.Binary})
+				select {
+				case found <- u:
+				default:
+				}
+				m.Log.Info("quick tunnel running", "origin", u, "target", m.Target, "pid", cmd.Process.Pid)
+			}
+			m.mu.Unlock()
+		}
+	}
+	io.Copy(io.Discard, out)
+	err := cmd.Wait()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd != cmd {
+		return
+	}
+	m.cmd = nil
+	if m.stop {
+		m.set(Status{State: StateStopped})
+		return
+	}
+	why := "cloudflared exited"
+	if err != nil {
+		why += ": " + err.Error()
+	}
+	if tail != "" {
+		why += " (last line: " + clip(tail, 200) + ")"
+	}
+	// The hostname dies with the child: it is never kept or persisted.
+	m.set(Status{State: StateFailed, Error: why})
+	m.Log.Warn("quick tunnel ended", "why", why)
+}
+
+// Stop ends the child this Manager started (its process group: SIGTERM,
+// then SIGKILL after five seconds) and waits for it. It never signals
+// anything it did not start.
+func (m *Manager) Stop() Status {
+	m.mu.Lock()
+	cmd, done := m.cmd, m.done
+	if cmd == nil {
+		m.mu.Unlock()
+		return m.Status()
+	}
+	m.stop = true
+	m.mu.Unlock()
+	pgid := cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-done
+	}
+	return m.Status()
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

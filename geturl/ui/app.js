@@ -1,0 +1,201 @@
+// The geturl control page. Plain JS, no build step. Everything shown is
+// built with textContent, never innerHTML: session labels and paths are
+// data, not markup.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, props = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === "class") e.className = v;
+    else if (k === "dataset") Object.assign(e.dataset, v);
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e[k] = v;
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+function say(text, bad) {
+  const s = $("status");
+  s.textContent = text;
+  s.className = bad ? "bad" : "";
+}
+
+async function api(method, path, body) {
+  const opts = { method, credentials: "same-origin", headers: {} };
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  const resp = await fetch(path, opts);
+  let data = {};
+  try { data = await resp.json(); } catch (e) { data = { ok: false, message: "HTTP " + resp.status }; }
+  if (!data.ok) {
+    say(data.message || data.error || ("HTTP " + resp.status), true);
+    throw new Error(data.message || data.error);
+  }
+  return data;
+}
+
+async function copy(text, what) {
+  try {
+    await navigator.clipboard.writeText(text);
+    say(what + " copied");
+  } catch (e) {
+    // Clipboard access can be refused (no user gesture, permissions): fall
+    // back to selecting the text for a manual copy.
+    const ta = el("textarea", { value: text, readOnly: true });
+    document.body.append(ta);
+    ta.select();
+    document.execCommand("copy");
+    ta.remove();
+    say(what + " copied");
+  }
+  document.body.dataset.copied = text;
+}
+
+const yes = (b) => (b ? "yes" : "no");
+
+function renderHub(list) {
+  const sec = $("hub-section");
+  if (!list) { sec.hidden = true; return; }
+  sec.hidden = false;
+  const tb = $("hub-table").tBodies[0];
+  tb.replaceChildren(...list.map((a) => el("tr", {},
+    el("td", {}, a.name), el("td", {}, a.state), el("td", {}, (a.ports || []).join(", ") || "-"),
+    el("td", {}, yes(a.pageAttached)), el("td", {}, String(a.agentSessions)), el("td", {}, String(a.restarts)),
+    el("td", { class: "muted" }, [a.note, a.lastError].filter(Boolean).join(" ")))));
+}
+
+function renderProjects(projects) {
+  const tb = $("projects").tBodies[0];
+  tb.replaceChildren(...projects.map((p) => {
+    const toggle = (field) => el("input", {
+      type: "checkbox", checked: p[field], title: field,
+      onchange: async (ev) => {
+        try {
+          await api("POST", "/ui/api/projects/" + encodeURIComponent(p.name), { [field]: ev.target.checked });
+          say(p.name + ": " + field + " " + (ev.target.checked ? "on" : "off") + " (its sessions got new URLs)");
+        } finally { refresh(); }
+      },
+    });
+    return el("tr", { dataset: { project: p.name } },
+      el("td", {}, p.name), el("td", {}, el("code", {}, p.root)),
+      el("td", {}, toggle("write")), el("td", {}, toggle("terminal")), el("td", {}, String(p.sessions)),
+      el("td", {}, el("button", { type: "button", class: "danger", onclick: async () => {
+        await api("POST", "/ui/api/projects/" + encodeURIComponent(p.name) + "/remove");
+        say("project " + p.name + " removed");
+        refresh();
+      } }, "Remove")));
+  }));
+  const sel = $("session-project");
+  const was = sel.value;
+  sel.replaceChildren(...projects.map((p) => el("option", { value: p.name }, p.name)));
+  if (projects.some((p) => p.name === was)) sel.value = was;
+}
+
+function renderSessions(sessions) {
+  const box = $("sessions");
+  if (!sessions.length) {
+    box.replaceChildren(el("p", { class: "muted" }, "No sessions yet."));
+    return;
+  }
+  box.replaceChildren(...sessions.map((s) => {
+    const op = (name, label, cls) => el("button", { type: "button", class: cls || "", dataset: { op: name },
+      onclick: async () => {
+        await api("POST", "/ui/api/sessions/" + encodeURIComponent(s.id) + "/" + name);
+        say("session " + s.id + ": " + name);
+        refresh();
+      } }, label);
+    const state = s.live ? el("span", { class: "good" }, "live") : s.enabled ? el("span", { class: "bad" }, "down: " + s.note) : el("span", { class: "muted" }, "stopped");
+    return el("div", { class: "session", dataset: { session: s.id } },
+      el("h3", {}, s.id + " · " + s.project + (s.label ? " · " + s.label : "") + " · ", state),
+      s.initUrl ? el("div", {}, "Init URL: ", el("span", { class: "url init-url" }, s.initUrl)) : null,
+      el("div", { class: "muted" }, "tools: " + (s.tools || []).join(", ")),
+      el("div", { class: "actions" },
+        s.initUrl ? el("button", { type: "button", class: "copy-url", onclick: () => copy(s.initUrl, "Init URL") }, "Copy Init URL") : null,
+        s.prompt ? el("button", { type: "button", onclick: () => copy(s.prompt, "Init prompt") }, "Copy Init prompt") : null,
+        s.enabled ? op("rotate", "Rotate") : null,
+        s.enabled ? op("stop", "Stop") : op("start", "Start"),
+        op("delete", "Delete", "danger")));
+  }));
+}
+
+function renderTunnel(state) {
+  const t = state.tunnel || {};
+  let text;
+  if (state.publicOrigin && t.state !== "running") text = "Public origin (configured): " + state.publicOrigin;
+  else if (t.state === "running") text = "Quick Tunnel running: " + t.origin + " → data plane port " + state.dataPort;
+  else if (t.state === "unavailable") text = "No tunnel: " + t.error;
+  else if (t.state === "failed") text = "Tunnel failed: " + t.error;
+  else text = "No tunnel; Init URLs point at http://127.0.0.1:" + state.dataPort + " (this machine only).";
+  $("tunnel-state").textContent = text;
+  $("tunnel-start").disabled = !!state.publicOrigin || t.state === "running" || t.state === "unavailable";
+  $("tunnel-stop").disabled = t.state !== "running" && t.state !== "starting";
+}
+
+function renderPlugins(list) {
+  $("plugins").replaceChildren(...(list.length ? list.map((p) => el("li", {}, p.id + " — " + (p.status || "") + " · " + p.tools + " tools" + (p.description ? " · " + p.description : "")))
+    : [el("li", { class: "muted" }, "No plugins installed.")]));
+}
+
+function renderActivity(list) {
+  $("activity").tBodies[0].replaceChildren(...list.slice(0, 50).map((a) => el("tr", {},
+    el("td", {}, new Date(a.at).toLocaleTimeString()), el("td", {}, a.session || "-"), el("td", {}, a.tool || a.route),
+    el("td", {}, a.errorCode ? a.errorCode : String(a.status)), el("td", {}, a.durationMs.toFixed(1)),
+    el("td", {}, String(a.bytes)), el("td", {}, a.replayed ? "yes" : ""))));
+}
+
+async function refresh() {
+  try {
+    const st = await api("GET", "/ui/api/state");
+    renderHub(st.hub);
+    renderProjects(st.projects);
+    renderSessions(st.sessions);
+    renderTunnel(st);
+    renderPlugins(st.plugins);
+    renderActivity(st.activity);
+    document.body.dataset.ready = "yes";
+  } catch (e) { /* say() already showed it */ }
+}
+
+async function browse(path) {
+  const d = await api("GET", "/ui/api/browse" + (path ? "?path=" + encodeURIComponent(path) : ""));
+  $("browse-path").textContent = d.path;
+  $("browse-up").onclick = () => browse(d.parent);
+  $("project-dir").value = d.path;
+  $("browse-list").replaceChildren(...d.dirs.map((dir) => el("li", {
+    onclick: () => browse(dir.path), title: dir.path,
+  }, dir.name + "/")));
+}
+
+function wire() {
+  $("project-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const p = await api("POST", "/ui/api/projects", {
+      dir: $("project-dir").value, name: $("project-name").value,
+      write: $("project-write").checked, terminal: $("project-terminal").checked,
+    });
+    say("project " + p.project.name + " added: " + p.project.root);
+    $("project-name").value = "";
+    refresh();
+  });
+  $("session-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const s = await api("POST", "/ui/api/sessions", { project: $("session-project").value, label: $("session-label").value });
+    say("session " + s.session.id + " created");
+    $("session-label").value = "";
+    refresh();
+  });
+  $("tunnel-start").addEventListener("click", async () => { say("starting a Quick Tunnel…"); try { await api("POST", "/ui/api/tunnel/start"); } finally { refresh(); } });
+  $("tunnel-stop").addEventListener("click", async () => { await api("POST", "/ui/api/tunnel/stop"); refresh(); });
+  $("add-project").addEventListener("toggle", () => { if ($("add-project").open && !$("browse-path").textContent) browse(""); });
+}
+
+if (document.body.dataset.loggedIn === "yes") {
+  wire();
+  refresh();
+  setInterval(refresh, 3000);
+}
