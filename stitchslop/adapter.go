@@ -32,6 +32,9 @@ type Server struct {
 
 	// authMu serialises handshake decisions (busy vs take over, redeem).
 	authMu sync.Mutex
+	// callTurn lets one command at a time reach the page (a semaphore, so
+	// a caller waiting its turn can give up).
+	callTurn chan struct{}
 
 	mu           sync.Mutex
 	log          *slog.Logger
@@ -68,6 +71,7 @@ func New(opts Options) (*Server, error) {
 		policy:     hub.NewOriginPolicy(origin),
 		armed:      opts.Token,
 		attachedCh: make(chan struct{}),
+		callTurn:   make(chan struct{}, 1),
 		pending:    map[int64]*pendingCall{},
 		listeners:  map[int]func(){},
 		log:        slog.New(slog.DiscardHandler),
