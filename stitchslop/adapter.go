@@ -54,7 +54,9 @@ type Server struct {
 	nextID       int64
 	listeners    map[int]func()
 	nextListener int
-	sessions     int
+	sessions     int    // MCP sessions of this process's face
+	faces        int    // follower faces attached to GET /events
+	rev          uint64 // bumped on every attach, tool-list revision and detach
 	lastActivity time.Time
 }
 
@@ -155,7 +157,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 func (s *Server) Status() adapters.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := adapters.Status{PageAttached: s.page != nil, AgentSessions: s.sessions, LastActivity: s.lastActivity}
+	st := adapters.Status{PageAttached: s.page != nil, AgentSessions: s.sessions + s.faces, LastActivity: s.lastActivity}
 	if s.running {
 		st.Ports = []int{s.port}
 	}
@@ -208,6 +210,7 @@ func (s *Server) Subscribe(fn func()) func() {
 
 func (s *Server) notifyToolsChanged() {
 	s.mu.Lock()
+	s.rev++
 	fns := make([]func(), 0, len(s.listeners))
 	for _, fn := range s.listeners {
 		fns = append(fns, fn)
