@@ -66,7 +66,10 @@ type StatusReport struct {
 	Attempts     int              `json:"attempts"`
 	Refusals     []Refusal        `json:"refusals"`
 	OtherBridges []map[string]any `json:"otherBridges,omitempty"`
-	Message      string           `json:"message"`
+	// Face says, for a face that is not its own bridge (or took one
+	// over), which bridge it serves.
+	Face    *FaceReport `json:"face,omitempty"`
+	Message string      `json:"message"`
 }
 
 // Report builds the status snapshot.
