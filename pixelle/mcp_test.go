@@ -19,8 +19,9 @@ func mcpSession(t *testing.T, relay RelayFunc) (*mcp.ClientSession, hub.Dirs) {
 	t.Helper()
 	dirs := adaptertest.TempDirs(t)
 	srv := mcpface.New(mcpface.Options{Name: "t", Version: "1"})
-	if err := AddMCPTools(srv, dirs, relay); err != nil {
-		t.Fatal(err)
+	defs, call := MCPTools(dirs, relay)
+	if _, dropped := srv.Forward(mcpface.Identity, call).Sync(context.Background(), defs); len(dropped) > 0 {
+		t.Fatalf("dropped %v", dropped)
 	}
 	st, ct := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())
