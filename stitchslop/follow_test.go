@@ -1,121 +1,61 @@
 package stitchslop
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
 )
 
-// lineMCP drives an MCP face over newline-delimited pipes, as an MCP
-// client does over a process's stdio: answers by id, notifications in
-// order.
-type lineMCP struct {
-	t     *testing.T
-	w     io.WriteCloser
-	ids   atomic.Int64
-	mu    sync.Mutex
-	wait  map[int64]chan map[string]any
-	notes chan map[string]any
+// faceClient wraps adaptertest.MCPClient with test failures.
+type faceClient struct {
+	t *testing.T
+	*adaptertest.MCPClient
 }
 
-func newLineMCP(t *testing.T, w io.WriteCloser, r io.Reader) *lineMCP {
-	c := &lineMCP{t: t, w: w, wait: map[int64]chan map[string]any{}, notes: make(chan map[string]any, 256)}
-	go func() {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m["jsonrpc"] != "2.0" {
-				t.Errorf("stdout carried a non-JSON-RPC line: %q", sc.Text())
-				continue
-			}
-			if id, ok := m["id"].(float64); ok {
-				c.mu.Lock()
-				ch := c.wait[int64(id)]
-				delete(c.wait, int64(id))
-				c.mu.Unlock()
-				if ch != nil {
-					ch <- m
-				}
-				continue
-			}
-			c.notes <- m
-		}
-	}()
-	return c
-}
-
-// call sends a request and returns its result (failing on an error).
-func (c *lineMCP) call(method string, params any) map[string]any {
+func (c faceClient) initialize() {
 	c.t.Helper()
-	id := c.ids.Add(1)
-	ch := make(chan map[string]any, 1)
-	c.mu.Lock()
-	c.wait[id] = ch
-	c.mu.Unlock()
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if _, err := c.w.Write(append(b, '\n')); err != nil {
+	if _, err := c.Initialize("2025-06-18", 2*frameWait); err != nil {
 		c.t.Fatal(err)
 	}
-	select {
-	case m := <-ch:
-		res, ok := m["result"].(map[string]any)
-		if !ok {
-			c.t.Fatalf("%s answered %v", method, m)
-		}
-		return res
-	case <-time.After(2 * frameWait):
-		c.t.Fatalf("no answer to %s", method)
-		return nil
-	}
 }
 
-func (c *lineMCP) initialize() {
+func (c faceClient) call(method string, params any) map[string]any {
 	c.t.Helper()
-	c.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
-	c.w.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	res, err := c.Result(method, params, 2*frameWait)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return res
 }
 
 // tool calls a tool and returns its first text block and isError.
-func (c *lineMCP) tool(name string, args any) (string, bool) {
+func (c faceClient) tool(name string, args any) (string, bool) {
 	c.t.Helper()
-	res := c.call("tools/call", map[string]any{"name": name, "arguments": args})
-	content := res["content"].([]any)
-	text, _ := content[0].(map[string]any)["text"].(string)
-	return text, res["isError"] == true
-}
-
-func (c *lineMCP) toolNames() string {
-	c.t.Helper()
-	var names []string
-	for _, tl := range c.call("tools/list", map[string]any{})["tools"].([]any) {
-		names = append(names, tl.(map[string]any)["name"].(string))
+	res, err := c.Tool(name, args, 2*frameWait)
+	if err != nil {
+		c.t.Fatal(err)
 	}
-	return strings.Join(names, ",")
+	return res.Text, res.IsError
 }
 
-// expectNote waits for a notification with method, skipping others.
-func (c *lineMCP) expectNote(method string) {
+func (c faceClient) toolNames() string {
 	c.t.Helper()
-	timeout := time.After(2 * frameWait)
-	for {
-		select {
-		case m := <-c.notes:
-			if m["method"] == method {
-				return
-			}
-		case <-timeout:
-			c.t.Fatalf("no %s", method)
-		}
+	names, err := c.ToolNames(2 * frameWait)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return names
+}
+
+func (c faceClient) expectNote(method string) {
+	c.t.Helper()
+	if _, err := c.Note(method, 2*frameWait); err != nil {
+		c.t.Fatal(err)
 	}
 }
 
@@ -181,7 +121,7 @@ func TestFollowerFacesTheLiveBridgeAndTakesOver(t *testing.T) {
 		}
 		t.Logf("face stderr:\n%s", stderr.String())
 	})
-	c := newLineMCP(t, inW, outR)
+	c := faceClient{t, adaptertest.NewMCPClient(inW, outR)}
 	c.initialize()
 
 	if got := c.toolNames(); got != "wait_for_connection,connection_status,pair,scene.describe,render" {
@@ -203,11 +143,13 @@ func TestFollowerFacesTheLiveBridgeAndTakesOver(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	c.DropNotes()
 	p.send(map[string]any{"tools": []any{map[string]any{"name": "render"}}})
 	c.expectNote("notifications/tools/list_changed")
 	adaptertest.WaitFor(t, "the revised list", func() bool { return c.toolNames() == "wait_for_connection,connection_status,pair,render" })
 
 	// The leader stops: the face takes over its port and the tab returns.
+	c.DropNotes()
 	leader.Stop()
 	c.expectNote("notifications/tools/list_changed")
 	p2 := dialSecret(t, port, secret)
@@ -238,6 +180,9 @@ func TestFollowerFacesTheLiveBridgeAndTakesOver(t *testing.T) {
 	}
 	if _, err := os.Stat(sessionPath(leader.configDir(), port)); !os.IsNotExist(err) {
 		t.Fatalf("the taken-over bridge left its session file: %v", err)
+	}
+	if err := c.CheckOutput(); err != nil {
+		t.Fatal(err)
 	}
 	for _, want := range []string{"following it as an MCP face", "taking over", "took over"} {
 		if !strings.Contains(stderr.String(), want) {
