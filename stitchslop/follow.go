@@ -126,6 +126,7 @@ func (f *follower) lifecycle() *hub.Lifecycle {
 // lead follows r, and each bridge after it, until one goes away with none
 // to follow; then it takes over and runs its own bridge until that ends.
 func (f *follower) lead(ctx context.Context, r *Remote) error {
+	f.armToken(ctx, r)
 	quick := takeoverBackoff
 	for {
 		rf := newRemoteFace(r, f.log)
@@ -166,6 +167,20 @@ func (f *follower) lead(ctx context.Context, r *Remote) error {
 			return nil
 		}
 	}
+}
+
+// armToken arms STITCHSLOP_TOKEN on the bridge followed first, as `hub
+// stitchslop pair` would: whoever passed a token means the tab to pair with
+// whichever bridge serves it.
+func (f *follower) armToken(ctx context.Context, r *Remote) {
+	if f.o.Token == "" {
+		return
+	}
+	if err := r.Pair(ctx, f.o.Token); err != nil {
+		f.log.Warn("STITCHSLOP_TOKEN was not armed on the bridge this face follows", "port", r.Port, "why", err)
+		return
+	}
+	f.log.Info("armed STITCHSLOP_TOKEN on the bridge this face follows", "port", r.Port)
 }
 
 // takeOver finds another bridge to follow, or binds one of its own: the

@@ -192,15 +192,19 @@ func TestFollowerFacesTheLiveBridgeAndTakesOver(t *testing.T) {
 }
 
 // Before initialize a face has nobody to serve: stdin closing ends it, and
-// the bridge it followed carries on.
+// the bridge it followed carries on. A token it was given is armed there.
 func TestFollowerWithoutClientExits(t *testing.T) {
-	leader := startBridge(t, nil)
+	leader := startBridge(t, func(o *Options) { o.Token = "" })
 	var stderr adaptertest.SyncBuffer
-	err := RunStandalone(t.Context(), StandaloneOptions{Origin: testOrigin, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr})
+	err := RunStandalone(t.Context(), StandaloneOptions{Origin: testOrigin, Token: "tok_for_the_leader",
+		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr})
 	if err != nil || !strings.Contains(stderr.String(), "before any MCP initialize") {
 		t.Fatalf("err = %v\n%s", err, stderr.String())
 	}
 	if st := leader.control("GET", "/status", ""); st.Status != 200 {
 		t.Fatalf("the followed bridge stopped: %d", st.Status)
+	}
+	if !leader.S.Report().TokenArmed {
+		t.Fatalf("the token was not armed on the followed bridge:\n%s", stderr.String())
 	}
 }
