@@ -61,7 +61,7 @@ func mcpCommand() *cli.Command {
 // startForMCP is `hub start` for hub mcp: the same detached hub, its
 // outcome logged on stderr (stdout is the protocol).
 func startForMCP(configFlag string, dirs hub.Dirs, log *slog.Logger) error {
-	msg, logPath, err := startDetached(configFlag, dirs)
+	msg, logPath, err := startDetached(configFlag, dirs, hub.DefaultLogMaxSize)
 	if err != nil {
 		if tail := tailLines(logPath, 20); logPath != "" && tail != "" {
 			return fmt.Errorf("%w\n--- last lines of %s ---\n%s", err, logPath, tail)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,7 +30,7 @@ func startCommand() *cli.Command {
 		Description: "Re-executes `hub run` detached from this terminal (own session, stdin /dev/null,\n" +
 			"output to the log file in the state dir), waits until every adapter is listening, and\n" +
 			"prints the pid and ports. On failure it prints the error and the log tail, exit 1.",
-		Flags: []cli.Flag{configFlag},
+		Flags: []cli.Flag{configFlag, logMaxFlag},
 		Action: func(c *cli.Context) error {
 			dirs, err := hub.DirsFromEnv()
 			if err != nil {
@@ -41,8 +42,10 @@ func startCommand() *cli.Command {
 				return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub: already running (pid %d)", st.PID))
 			case supervisor.Stale:
 				fmt.Fprintf(c.App.ErrWriter, "hub: %s; starting a new hub\n", msg)
+			case supervisor.Unsafe:
+				return hub.Exit(hub.ExitFailed, "hub: "+msg)
 			}
-			msgOK, logPath, err := startDetached(c.String("config"), dirs)
+			msgOK, logPath, err := startDetached(c.String("config"), dirs, c.Int64("log-max"))
 			if errors.Is(err, errSpawn) {
 				fmt.Fprintf(c.App.ErrWriter, "hub: %v\n", err)
 				if tail := tailLines(logPath, 20); tail != "" {
@@ -69,7 +72,7 @@ var errSpawn = errors.New("start failed")
 // returns its readiness and its log file. The config is checked before
 // anything is spawned, so a bad one is one clear line and nothing is
 // half-started.
-func startDetached(configFlag string, dirs hub.Dirs) (*readyMsg, string, error) {
+func startDetached(configFlag string, dirs hub.Dirs, logMax int64) (*readyMsg, string, error) {
 	cfgPath, err := supervisor.ConfigPath(configFlag, dirs)
 	if err != nil {
 		return nil, "", err
@@ -78,10 +81,13 @@ func startDetached(configFlag string, dirs hub.Dirs) (*readyMsg, string, error) 
 		return nil, "", err
 	}
 	if err := hub.EnsurePrivateDir(dirs.State); err != nil {
-		return nil, "", fmt.Errorf("state dir %s: %v", dirs.State, errors.Unwrap(err))
+		if !errors.Is(err, hub.ErrUnsafeFile) {
+			err = fmt.Errorf("state dir %s: %v", dirs.State, errors.Unwrap(err))
+		}
+		return nil, "", err
 	}
 	logPath := filepath.Join(dirs.State, supervisor.LogFileName)
-	msg, err := spawnDetached(cfgPath, logPath)
+	msg, err := spawnDetached(cfgPath, logPath, logMax)
 	if err != nil {
 		return nil, logPath, fmt.Errorf("%w: %w", errSpawn, err)
 	}
@@ -92,13 +98,15 @@ func startDetached(configFlag string, dirs hub.Dirs) (*readyMsg, string, error) 
 // on /dev/null and stdout/stderr appended to logPath, and waits for its
 // readiness line. The caller's stdout and stderr are never inherited, so
 // `out=$(hub start)` returns as soon as the hub is ready.
-func spawnDetached(cfgPath, logPath string) (*readyMsg, error) {
+func spawnDetached(cfgPath, logPath string, logMax int64) (*readyMsg, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	rotateLog(logPath)
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	rotateLog(logPath, logMax)
+	// Never through a planted link (as root, that appended to and chmod'ed
+	// the link's target); the chmod below is on our own descriptor.
+	logf, err := hub.OpenPrivate(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600, false)
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}
@@ -116,7 +124,7 @@ func spawnDetached(cfgPath, logPath string) (*readyMsg, error) {
 		return nil, err
 	}
 	defer pr.Close()
-	args := []string{"run", "--detached", "--ready-fd", "3"}
+	args := []string{"run", "--detached", "--ready-fd", "3", "--log-max", strconv.FormatInt(logMax, 10)}
 	if cfgPath != "" {
 		abs, _ := filepath.Abs(cfgPath)
 		args = append(args, "--config", abs)
@@ -157,20 +165,17 @@ func spawnDetached(cfgPath, logPath string) (*readyMsg, error) {
 	}
 }
 
-// maxLogSize is the log size at which `hub start` keeps one old generation
-// (hub.log.1) and begins a fresh file, so the log never grows without bound
-// across restarts.
-const maxLogSize = 10 << 20
-
-func rotateLog(path string) {
-	if fi, err := os.Stat(path); err == nil && fi.Size() > maxLogSize {
-		os.Rename(path, path+".1")
+// rotateLog starts a fresh log before a new hub when the old one is over
+// the cap, the same way the running hub rotates (hub.RotatingFile).
+func rotateLog(path string, logMax int64) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > logMax {
+		hub.RotateFiles(path, hub.DefaultLogKeep)
 	}
 }
 
 // tailLines returns the last n lines of a file ("" if unreadable).
 func tailLines(path string, n int) string {
-	f, err := os.Open(path)
+	f, err := hub.OpenPrivate(path, os.O_RDONLY, 0, false)
 	if err != nil {
 		return ""
 	}
