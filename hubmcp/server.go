@@ -191,7 +191,7 @@ func (f *face) supervise(ctx context.Context) {
 	for ctx.Err() == nil {
 		st, live, msg := supervisor.Probe(f.o.Dirs.State)
 		if live != supervisor.Running {
-			if !tried {
+			if !tried && live != supervisor.Unsafe {
 				tried = true
 				f.startHub(ctx, msg)
 				continue
@@ -200,7 +200,7 @@ func (f *face) supervise(ctx context.Context) {
 			switch {
 			case gone != 0:
 				why = fmt.Sprintf("the hub (pid %d) stopped", gone)
-			case live == supervisor.Stale:
+			case live == supervisor.Stale || live == supervisor.Unsafe:
 				why += " (" + msg + ")"
 			}
 			if f.startFailed() {
