@@ -39,15 +39,13 @@ type FaceOptions struct {
 	Version string
 }
 
-// CallInput is page_tools_call's input.
-type CallInput struct {
-	Name     string `json:"name" jsonschema:"the page tool's name"`
-	Args     any    `json:"args,omitempty" jsonschema:"the tool's arguments (an object matching its inputSchema)"`
-	NS       string `json:"ns,omitempty" jsonschema:"narrow to this page namespace"`
-	ClientID string `json:"clientId,omitempty" jsonschema:"narrow to this /tools connection"`
+// callInput is page_tools_call's input.
+type callInput struct {
+	Name     string          `json:"name"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	NS       string          `json:"ns,omitempty"`
+	ClientID string          `json:"clientId,omitempty"`
 }
-
-type empty struct{}
 
 func textResult(v any) *mcp.CallToolResult {
 	b, _ := json.MarshalIndent(v, "", "  ")
@@ -56,62 +54,124 @@ func textResult(v any) *mcp.CallToolResult {
 
 func errResult(msg string) *mcp.CallToolResult { return mcpface.ErrorResult(msg) }
 
+// faceTool is one tool of the face: its definition and what it does.
+type faceTool struct {
+	tool *mcp.Tool
+	run  func(ctx context.Context, cl *Client, args json.RawMessage) *mcp.CallToolResult
+}
+
+var noArgs = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// Page tools stay behind page_tools_list/page_tools_call (the spec's "Not
+// yet: per-tool MCP registration"), so the face's tools are static.
+var (
+	toolChannelInfo = faceTool{
+		&mcp.Tool{Name: "channel_info", InputSchema: noArgs, Description: "The aiui channel backend: port, pid, generation, page-tools summary, attached faces, pending prompts."},
+		func(ctx context.Context, cl *Client, _ json.RawMessage) *mcp.CallToolResult {
+			info, err := cl.Info(ctx)
+			if err != nil {
+				return errResult(err.Error())
+			}
+			return textResult(info)
+		}}
+	toolChannelReload = faceTool{
+		&mcp.Tool{Name: "channel_reload", InputSchema: noArgs, Description: "Reload the channel's lowering layer in place: rebuild the format registry, drop every /ws and /tools socket (1012), bump the generation."},
+		func(ctx context.Context, cl *Client, _ json.RawMessage) *mcp.CallToolResult {
+			res, err := cl.Reload(ctx)
+			if err != nil {
+				return errResult(err.Error())
+			}
+			return textResult(res)
+		}}
+	toolPageToolsCall = faceTool{
+		&mcp.Tool{Name: "page_tools_call", Description: "Call a page tool. Routed to the one page holding it (the active tab wins a tie); when ambiguous the error lists candidates — retry with ns and/or clientId.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+				`"name":{"type":"string","description":"the page tool's name"},` +
+				`"args":{"type":"object","description":"the tool's arguments (an object matching its inputSchema)"},` +
+				`"ns":{"type":"string","description":"narrow to this page namespace"},` +
+				`"clientId":{"type":"string","description":"narrow to this /tools connection"}},"required":["name"]}`)},
+		func(ctx context.Context, cl *Client, args json.RawMessage) *mcp.CallToolResult {
+			var in callInput
+			if json.Unmarshal(args, &in) != nil || in.Name == "" {
+				return errResult(`page_tools_call needs {"name": "<page tool>"} and optional args, ns, clientId`)
+			}
+			if string(in.Args) == "null" {
+				in.Args = nil
+			}
+			res, err := cl.Call(ctx, tools.CallRequest{Name: in.Name, Args: in.Args, NS: in.NS, ClientID: in.ClientID})
+			if err != nil {
+				return errResult(err.Error())
+			}
+			if !res.OK {
+				return errResult(callErrorText(res))
+			}
+			return mcpface.TextResult(string(res.Value))
+		}}
+	toolPageToolsList = faceTool{
+		&mcp.Tool{Name: "page_tools_list", InputSchema: noArgs, Description: "List the tools browser pages registered on /tools: clientId, ns, url, tab, hash, tools, activeTab."},
+		func(ctx context.Context, cl *Client, _ json.RawMessage) *mcp.CallToolResult {
+			regs, err := cl.Tools(ctx)
+			if err != nil {
+				return errResult(err.Error())
+			}
+			return textResult(nonNil(regs))
+		}}
+)
+
 // NewFaceServer builds the MCP server for a face bound to cl. onReady runs
 // once the client may take notifications.
 func NewFaceServer(cl *Client, o FaceOptions, onReady func()) *mcpface.Server {
 	srv := mcpface.New(mcpface.Options{
-		Name:    "aiui-claude-channel",
-		Version: o.Version,
-		Instructions: "Prompts from the aiui browser overlay arrive as notifications/claude/channel. " +
-			"Page tools the browser page declares are listed by page_tools_list and called with page_tools_call.",
-		Experimental: map[string]any{"claude/channel": map[string]any{}},
+		Name:         "aiui-claude-channel",
+		Version:      o.Version,
+		Instructions: faceInstructions,
+		Experimental: ChannelCapability(),
 		OnInit:       o.OnInitialized,
 		OnReady:      onReady,
 		Log:          o.Log,
 	})
-	// Page tools stay behind page_tools_list/page_tools_call (the spec's
-	// "Not yet: per-tool MCP registration"), so the tool list is static;
-	// tools/list shows it in this order.
-	mcpface.AddTool(srv, &mcp.Tool{Name: "channel_info", Description: "The aiui channel backend: port, pid, generation, page-tools summary, attached faces, pending prompts."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
-			info, err := cl.Info(ctx)
-			if err != nil {
-				return errResult(err.Error()), nil, nil
-			}
-			return textResult(info), nil, nil
-		})
-	mcpface.AddTool(srv, &mcp.Tool{Name: "channel_reload", Description: "Reload the channel's lowering layer in place: rebuild the format registry, drop every /ws and /tools socket (1012), bump the generation."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
-			res, err := cl.Reload(ctx)
-			if err != nil {
-				return errResult(err.Error()), nil, nil
-			}
-			return textResult(res), nil, nil
-		})
-	mcpface.AddTool(srv, &mcp.Tool{Name: "page_tools_call", Description: "Call a page tool. Routed to the one page holding it (the active tab wins a tie); when ambiguous the error lists candidates — retry with ns and/or clientId."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in CallInput) (*mcp.CallToolResult, any, error) {
-			var args json.RawMessage
-			if in.Args != nil {
-				args, _ = json.Marshal(in.Args)
-			}
-			res, err := cl.Call(ctx, tools.CallRequest{Name: in.Name, Args: args, NS: in.NS, ClientID: in.ClientID})
-			if err != nil {
-				return errResult(err.Error()), nil, nil
-			}
-			if !res.OK {
-				return errResult(callErrorText(res)), nil, nil
-			}
-			return mcpface.TextResult(string(res.Value)), nil, nil
-		})
-	mcpface.AddTool(srv, &mcp.Tool{Name: "page_tools_list", Description: "List the tools browser pages registered on /tools: clientId, ns, url, tab, hash, tools, activeTab."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
-			regs, err := cl.Tools(ctx)
-			if err != nil {
-				return errResult(err.Error()), nil, nil
-			}
-			return textResult(nonNil(regs)), nil, nil
-		})
+	// tools/list shows them in this order.
+	for _, ft := range []faceTool{toolChannelInfo, toolChannelReload, toolPageToolsCall, toolPageToolsList} {
+		run := ft.run
+		if err := srv.AddTool(ft.tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return run(ctx, cl, req.Params.Arguments), nil
+		}); err != nil {
+			panic(err) // a static schema of ours: a bug, not input
+		}
+	}
 	return srv
+}
+
+const faceInstructions = "Prompts from the aiui browser overlay arrive as notifications/claude/channel. " +
+	"Page tools the browser page declares are listed by page_tools_list and called with page_tools_call."
+
+// ChannelCapability is the experimental capability that makes Claude Code
+// deliver notifications/claude/channel to the conversation.
+func ChannelCapability() map[string]any { return map[string]any{"claude/channel": map[string]any{}} }
+
+// HubTools are channel_info, page_tools_call and page_tools_list for a
+// server of several bridges (`hub mcp`), as definitions and one call
+// function in mcpface.Forwarder's shape, so they can come and go with the
+// backend. cl returns the backend's client, or an error saying why none
+// runs.
+func HubTools(cl func() (*Client, error)) ([]*mcp.Tool, mcpface.CallFunc) {
+	list := []faceTool{toolChannelInfo, toolPageToolsCall, toolPageToolsList}
+	defs := make([]*mcp.Tool, len(list))
+	byName := make(map[string]faceTool, len(list))
+	for i, ft := range list {
+		defs[i], byName[ft.tool.Name] = ft.tool, ft
+	}
+	return defs, func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+		ft, ok := byName[name]
+		if !ok {
+			return errResult("no aiui tool named " + name), nil
+		}
+		c, err := cl()
+		if err != nil {
+			return errResult("The aiui channel backend is not available: " + err.Error()), nil
+		}
+		return ft.run(ctx, c, args), nil
+	}
 }
 
 // callErrorText renders a failed call; a routing error's text already
@@ -154,6 +214,16 @@ func RunFace(ctx context.Context, t mcp.Transport, cl *Client, o FaceOptions) er
 		return nil
 	}
 	return err
+}
+
+// FollowEvents attaches srv to the backend as a face until ctx ends (see
+// RunFace): prompts routed to it become notifications/claude/channel and
+// page-tools changes list_changed. `hub mcp` uses it for its aiui part.
+func FollowEvents(ctx context.Context, srv *mcpface.Server, cl *Client, o FaceOptions) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	pumpEvents(ctx, srv, cl, o)
 }
 
 // pumpEvents keeps the face attached, re-attaching with backoff when the

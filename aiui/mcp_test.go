@@ -164,3 +164,58 @@ func testMCPFace(t *testing.T, version string) {
 		t.Fatalf("channel_reload = %s", txt)
 	}
 }
+
+// HubTools serve the face's tools on a server of several bridges, through
+// a Forwarder, with the backend looked up per call.
+func TestHubTools(t *testing.T) {
+	h, _ := start(t, nil)
+	cl := control(t, h)
+	toolsPage(t, h, `{"v":1,"type":"register","ns":"morpho","hash":"h1","tools":[{"name":"zoom","description":"zoom in"}]}`,
+		func(call map[string]any) string {
+			return fmt.Sprintf(`{"v":1,"type":"result","callId":%q,"ok":true,"value":{"args":%s}}`, call["callId"], mustJSON(call["args"]))
+		})
+	var backend error
+	defs, call := HubTools(func() (*Client, error) { return cl, backend })
+	var names []string
+	for _, d := range defs {
+		names = append(names, d.Name)
+	}
+	if strings.Join(names, ",") != "channel_info,page_tools_call,page_tools_list" {
+		t.Fatalf("tools = %v", names)
+	}
+	cases := []struct {
+		name, tool, args string
+		down             error
+		isError          bool
+		want             string
+	}{
+		{"list", "page_tools_list", `{}`, nil, false, `"ns": "morpho"`},
+		{"call", "page_tools_call", `{"name":"zoom","args":{"f":2}}`, nil, false, `{"args":{"f":2}}`},
+		{"call without args", "page_tools_call", `{"name":"zoom"}`, nil, false, `{"args":`},
+		{"call without a name", "page_tools_call", `{}`, nil, true, "needs"},
+		{"info", "channel_info", `{}`, nil, false, `"generation"`},
+		{"reload is not offered", "channel_reload", `{}`, nil, true, "no aiui tool"},
+		{"backend down", "page_tools_list", `{}`, fmt.Errorf("adapters.aiui is disabled"), true, "adapters.aiui is disabled"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			backend = tc.down
+			res, err := call(t.Context(), tc.tool, json.RawMessage(tc.args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := res.Content[0].(*mcp.TextContent).Text
+			if res.IsError != tc.isError || !strings.Contains(text, tc.want) {
+				t.Fatalf("%s = %q (isError %v), want %q", tc.tool, text, res.IsError, tc.want)
+			}
+		})
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	if v == nil {
+		return "null"
+	}
+	return string(b)
+}

@@ -45,6 +45,7 @@ type Lifecycle struct {
 	pageEver  bool
 	lastAgent time.Time
 	owned     bool
+	attached  int // agents holding the process alive (AgentAttached)
 	per       map[string]*Activity
 	changed   chan struct{}
 }
@@ -100,6 +101,33 @@ func (l *Lifecycle) Own() {
 	l.poke()
 }
 
+// AgentAttached records that an agent attached to adapter name for as
+// long as it stays (a face holding an event stream open): no idle rule
+// fires while any agent is attached, as none does while an MCP client owns
+// the process. The returned detach, called once when the agent leaves,
+// counts as its last activity, so the idle clock restarts from there.
+func (l *Lifecycle) AgentAttached(name string) (detach func()) {
+	l.mu.Lock()
+	now := time.Now()
+	l.attached++
+	l.activity(name).LastAgent = now
+	l.lastAgent = now
+	l.mu.Unlock()
+	l.poke()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			now := time.Now()
+			l.attached--
+			l.activity(name).LastAgent = now
+			l.lastAgent = now
+			l.mu.Unlock()
+			l.poke()
+		})
+	}
+}
+
 // Activity returns a copy of what is known about adapter name.
 func (l *Lifecycle) Activity(name string) Activity {
 	l.mu.Lock()
@@ -115,7 +143,7 @@ func (l *Lifecycle) Activity(name string) Activity {
 func (l *Lifecycle) next() (at time.Time, reason string, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.owned {
+	if l.owned || l.attached > 0 {
 		return time.Time{}, "", false
 	}
 	if l.rules.NoPageWithin > 0 && !l.pageEver {
@@ -184,4 +212,12 @@ func (r ActivityReporter) AgentActivity() {
 	if r.l != nil {
 		r.l.AgentActivity(r.name)
 	}
+}
+
+// AgentAttached records an agent attached until the returned detach runs.
+func (r ActivityReporter) AgentAttached() (detach func()) {
+	if r.l == nil {
+		return func() {}
+	}
+	return r.l.AgentAttached(r.name)
 }

@@ -105,3 +105,54 @@ func TestLifecycleDisabledRules(t *testing.T) {
 		}
 	})
 }
+
+// An attached agent (a face holding an event stream) keeps every rule from
+// firing while it stays; when it leaves, the agent rule counts from then.
+func TestLifecycleAttachedAgentHolds(t *testing.T) {
+	cases := []struct {
+		name   string
+		rules  IdleRules
+		stay   time.Duration // how long the agent stays attached
+		faces  int           // attached at once; all leave together
+		reason string
+		after  time.Duration // when the rule fires, from start
+	}{
+		{"no page rule held", IdleRules{NoPageWithin: 30 * time.Minute}, 5 * time.Hour, 1, "no page attached", 5 * time.Hour},
+		{"agent rule restarts at detach", IdleRules{AgentIdle: 2 * time.Hour}, 5 * time.Hour, 1, "no agent activity", 7 * time.Hour},
+		{"two faces", IdleRules{NoPageWithin: time.Minute, AgentIdle: time.Hour}, 3 * time.Hour, 2, "", 3 * time.Hour},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := NewLifecycle(tc.rules)
+				start := time.Now()
+				var detach []func()
+				for range tc.faces {
+					detach = append(detach, l.AgentAttached("stitchslop"))
+				}
+				res := waitResult(t.Context(), l)
+				time.Sleep(tc.stay)
+				synctest.Wait()
+				select {
+				case err := <-res:
+					t.Fatalf("idled while attached: %v", err)
+				default:
+				}
+				for _, d := range detach {
+					d()
+					d() // idempotent
+				}
+				err := <-res
+				if d := time.Since(start); d != tc.after {
+					t.Fatalf("fired after %v, want %v", d, tc.after)
+				}
+				if !strings.Contains(err.Error(), tc.reason) {
+					t.Fatalf("err = %v, want %q", err, tc.reason)
+				}
+				if a := l.Activity("stitchslop"); !a.LastAgent.Equal(start.Add(tc.stay)) {
+					t.Fatalf("last agent activity %v, want the detach", a.LastAgent)
+				}
+			})
+		})
+	}
+}

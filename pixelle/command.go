@@ -323,18 +323,7 @@ func callAction(c *cli.Context, raw []byte) error {
 	if out.Error != nil {
 		fmt.Fprintf(c.App.Writer, "%s\n", out.Error)
 		code := out.ErrorCode()
-		msg := "hub pixelle: the command failed: " + code
-		switch code {
-		case "OUTCOME_UNKNOWN":
-			msg += " — the command may have been applied: read state (hub pixelle state), or retry the exact same command with the same operationId; do not invent a new operationId"
-		case "REVISION_CONFLICT":
-			msg += " — read state and rebase onto the current revision"
-		case "BROWSER_OFFLINE":
-			msg += " — ask the person to open Pixelle and click Connect locally"
-		case "BUSY":
-			msg += " — wait for earlier commands to finish and retry"
-		}
-		return hub.Exit(hub.ExitFailed, msg)
+		return hub.Exit(hub.ExitFailed, "hub pixelle: the command failed: "+code+errorHint(code))
 	}
 	fmt.Fprintf(c.App.Writer, "%s\n", out.Result)
 	return nil

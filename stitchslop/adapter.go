@@ -32,6 +32,9 @@ type Server struct {
 
 	// authMu serialises handshake decisions (busy vs take over, redeem).
 	authMu sync.Mutex
+	// callTurn lets one command at a time reach the page (a semaphore, so
+	// a caller waiting its turn can give up).
+	callTurn chan struct{}
 
 	mu           sync.Mutex
 	log          *slog.Logger
@@ -51,7 +54,9 @@ type Server struct {
 	nextID       int64
 	listeners    map[int]func()
 	nextListener int
-	sessions     int
+	sessions     int    // MCP sessions of this process's face
+	faces        int    // follower faces attached to GET /events
+	rev          uint64 // bumped on every attach, tool-list revision and detach
 	lastActivity time.Time
 }
 
@@ -68,6 +73,7 @@ func New(opts Options) (*Server, error) {
 		policy:     hub.NewOriginPolicy(origin).Lenient(), // §2.2: case-insensitive, trailing slash ignored
 		armed:      opts.Token,
 		attachedCh: make(chan struct{}),
+		callTurn:   make(chan struct{}, 1),
 		pending:    map[int64]*pendingCall{},
 		listeners:  map[int]func(){},
 		log:        slog.New(slog.DiscardHandler),
@@ -151,7 +157,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 func (s *Server) Status() adapters.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := adapters.Status{PageAttached: s.page != nil, AgentSessions: s.sessions, LastActivity: s.lastActivity}
+	st := adapters.Status{PageAttached: s.page != nil, AgentSessions: s.sessions + s.faces, LastActivity: s.lastActivity}
 	if s.running {
 		st.Ports = []int{s.port}
 	}
@@ -204,6 +210,7 @@ func (s *Server) Subscribe(fn func()) func() {
 
 func (s *Server) notifyToolsChanged() {
 	s.mu.Lock()
+	s.rev++
 	fns := make([]func(), 0, len(s.listeners))
 	for _, fn := range s.listeners {
 		fns = append(fns, fn)

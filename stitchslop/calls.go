@@ -43,6 +43,15 @@ func (s *Server) Call(ctx context.Context, command string, args json.RawMessage)
 	} else if !isJSONObject(args) {
 		return nil, fmt.Errorf("args must be a JSON object")
 	}
+	// One command at a time per tab: every face (this process's MCP
+	// session, follower faces and shells over the control plane) shares
+	// the page, and a page's command handler need not be re-entrant.
+	select {
+	case s.callTurn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("the caller gave up before the command was sent: %w", ctx.Err())
+	}
+	defer func() { <-s.callTurn }()
 	s.mu.Lock()
 	p := s.page
 	if p == nil {

@@ -15,8 +15,8 @@ import (
 const KeyHeader = "x-stitchslop-key"
 
 // ServeHTTP routes one request on the bridge's port: WebSocket upgrades go
-// to the page side, the four control routes (plus /pair) to the control
-// plane, and everything else is answered 426.
+// to the page side, the four control routes (plus /pair and /events) to
+// the control plane, and everything else is answered 426.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isUpgrade(r) {
 		s.serveUpgrade(w, r)
@@ -34,11 +34,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h = s.handleCall
 	case "POST /pair":
 		h = s.handlePair
+	case "GET /events":
+		h = s.handleEvents
 	}
 	if h == nil {
 		w.Header().Set("Upgrade", "websocket")
 		hub.WriteJSON(w, http.StatusUpgradeRequired, map[string]any{"ok": false, "error": "upgrade_required",
-			"message": "this port serves the Stitch Slop page WebSocket and the keyed control plane (GET /status, GET /tools, POST /wait, POST /call)"})
+			"message": "this port serves the Stitch Slop page WebSocket and the keyed control plane (GET /status, GET /tools, POST /wait, POST /call, GET /events)"})
 		return
 	}
 	// §4.3: a request carrying Origin comes from a page; the gate refuses
@@ -64,7 +66,10 @@ type StatusReport struct {
 	Attempts     int              `json:"attempts"`
 	Refusals     []Refusal        `json:"refusals"`
 	OtherBridges []map[string]any `json:"otherBridges,omitempty"`
-	Message      string           `json:"message"`
+	// Face says, for a face that is not its own bridge (or took one
+	// over), which bridge it serves.
+	Face    *FaceReport `json:"face,omitempty"`
+	Message string      `json:"message"`
 }
 
 // Report builds the status snapshot.

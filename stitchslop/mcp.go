@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,24 +68,29 @@ func serveFace(ctx context.Context, b bridgeFace, t mcp.Transport, onInit func()
 	b.sessionAdd(1)
 	defer b.sessionAdd(-1)
 	f := newFace(b, onInit)
-
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	synced := f.keepSynced(ctx)
+	defer func() { cancel(); <-synced }()
+	return f.srv.Serve(ctx, t)
+}
+
+// keepSynced forwards the page's tools now and after every change, until
+// ctx ends; the returned channel closes when it has stopped.
+func (f *face) keepSynced(ctx context.Context) <-chan struct{} {
 	// The page's read loop triggers changes and must never wait for a slow
 	// MCP client: it only marks the list dirty, and one goroutine syncs.
 	dirty := make(chan struct{}, 1)
-	unsub := b.Subscribe(func() {
+	unsub := f.b.Subscribe(func() {
 		select {
 		case dirty <- struct{}{}:
 		default: // a sync is pending already and will see this change too
 		}
 	})
-	defer unsub()
 	f.syncPage(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
+	done := make(chan struct{})
 	go func() {
-		defer wg.Done()
+		defer close(done)
+		defer unsub()
 		for {
 			select {
 			case <-ctx.Done():
@@ -96,9 +100,7 @@ func serveFace(ctx context.Context, b bridgeFace, t mcp.Transport, onInit func()
 			}
 		}
 	}()
-	defer wg.Wait()
-	defer cancel()
-	return f.srv.Serve(ctx, t)
+	return done
 }
 
 func newFace(b bridgeFace, onInit func()) *face {

@@ -45,8 +45,10 @@ var errNoCredential = errors.New("no credential")
 
 // RunStandalone runs one bridge as its own process: the page WebSocket and
 // control plane on loopback, MCP over stdin/stdout, and the idle rules of
-// §2.7/§2.8. It returns nil for every clean exit (idle, agent gone, signal)
-// and an error for a refusal to start (no credential, ports busy).
+// §2.7/§2.8. When a live bridge already serves the origin (on --port, if
+// given) it runs as an MCP face of that bridge instead (see follower). It
+// returns nil for every clean exit (idle, agent gone, signal) and an error
+// for a refusal to start (no credential, ports busy).
 func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	log, err := hub.NewLogger(o.Stderr, hub.LogOptions{})
 	if err != nil {
@@ -63,6 +65,12 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	origin, ok := hub.NormalizeOrigin(o.Origin)
 	if !ok {
 		return fmt.Errorf("--origin must be an origin like https://www.stitchslop.com, got %q", o.Origin)
+	}
+	// A bridge already serving this origin holds the tab: a second one
+	// would wait forever for a page that never comes, so this process
+	// becomes an MCP face of that one instead.
+	if r, err := FindRemote(ctx, dir, origin, o.Port); err == nil {
+		return newFollower(o, dir, origin, dirs, log).run(ctx, r)
 	}
 	store := &pairingStore{dir: dir}
 	paired := store.Paired(origin)

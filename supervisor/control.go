@@ -14,12 +14,15 @@ import (
 const KeyHeader = "X-Hub-Key"
 
 // Control is the daemon's authenticated loopback HTTP endpoint, used by
-// `hub status` and `hub stop`.
+// `hub status`, `hub stop` and the agent faces that attach (`hub mcp`).
 type Control struct {
 	Key    string
 	Port   int        // the bound port, for the Host check
 	Status func() any // GET /status body
 	Stop   func()     // POST /stop: begin graceful shutdown
+	// Attach records an agent face attached through GET /attach until the
+	// returned detach runs (nil: the route is not served).
+	Attach func() (detach func())
 }
 
 // ServeHTTP answers control requests behind the shared key gate: a request
@@ -34,6 +37,8 @@ func (c *Control) route(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/status":
 		hub.WriteJSON(w, http.StatusOK, c.Status())
+	case r.Method == http.MethodGet && r.URL.Path == "/attach":
+		c.serveAttach(w, r)
 	case r.Method == http.MethodPost && r.URL.Path == "/stop":
 		hub.WriteJSON(w, http.StatusAccepted, map[string]any{"ok": true, "message": "stopping"})
 		go c.Stop()

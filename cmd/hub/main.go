@@ -72,6 +72,7 @@ func newApp() *cli.App {
 			logsCommand(),
 			configCommand(),
 			versionCommand(),
+			mcpCommand(),
 		}, registry().Commands()...),
 	}
 	for _, c := range app.Commands {

@@ -158,6 +158,7 @@ func runHub(c *cli.Context) error {
 			log.Info("stop requested through the control endpoint")
 			cancel()
 		},
+		Attach: sup.Lifecycle().Reporter("hub").AgentAttached,
 	}
 	ctrlCtx, stopControl := context.WithCancel(context.Background())
 	ctrlDone := make(chan error, 1)

@@ -45,29 +45,16 @@ func startCommand() *cli.Command {
 			case supervisor.Unsafe:
 				return hub.Exit(hub.ExitFailed, "hub: "+msg)
 			}
-			// Validate before spawning anything, so a bad config is one
-			// clear line here and nothing is half-started.
-			cfgPath, err := supervisor.ConfigPath(c.String("config"), dirs)
-			if err != nil {
-				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
-			}
-			if _, err := supervisor.LoadConfig(cfgPath, registry()); err != nil {
-				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
-			}
-			if err := hub.EnsurePrivateDir(dirs.State); err != nil {
-				if !errors.Is(err, hub.ErrUnsafeFile) {
-					err = fmt.Errorf("state dir %s: %v", dirs.State, errors.Unwrap(err))
-				}
-				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
-			}
-			logPath := filepath.Join(dirs.State, supervisor.LogFileName)
-			msgOK, err := spawnDetached(cfgPath, logPath, c.Int64("log-max"))
-			if err != nil {
-				fmt.Fprintf(c.App.ErrWriter, "hub: start failed: %v\n", err)
+			msgOK, logPath, err := startDetached(c.String("config"), dirs, c.Int64("log-max"))
+			if errors.Is(err, errSpawn) {
+				fmt.Fprintf(c.App.ErrWriter, "hub: %v\n", err)
 				if tail := tailLines(logPath, 20); tail != "" {
 					fmt.Fprintf(c.App.ErrWriter, "--- last lines of %s ---\n%s", logPath, tail)
 				}
 				return hub.Exit(hub.ExitFailed, "")
+			}
+			if err != nil {
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			fmt.Fprintf(c.App.Writer, "hub started (pid %d)\n", msgOK.PID)
 			printAdapters(c.App.Writer, msgOK.Adapters, time.Now())
@@ -75,6 +62,36 @@ func startCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// errSpawn marks a start that failed after the config was valid: the log
+// file may say why.
+var errSpawn = errors.New("start failed")
+
+// startDetached validates the config, then starts a detached hub on it and
+// returns its readiness and its log file. The config is checked before
+// anything is spawned, so a bad one is one clear line and nothing is
+// half-started.
+func startDetached(configFlag string, dirs hub.Dirs, logMax int64) (*readyMsg, string, error) {
+	cfgPath, err := supervisor.ConfigPath(configFlag, dirs)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := supervisor.LoadConfig(cfgPath, registry()); err != nil {
+		return nil, "", err
+	}
+	if err := hub.EnsurePrivateDir(dirs.State); err != nil {
+		if !errors.Is(err, hub.ErrUnsafeFile) {
+			err = fmt.Errorf("state dir %s: %v", dirs.State, errors.Unwrap(err))
+		}
+		return nil, "", err
+	}
+	logPath := filepath.Join(dirs.State, supervisor.LogFileName)
+	msg, err := spawnDetached(cfgPath, logPath, logMax)
+	if err != nil {
+		return nil, logPath, fmt.Errorf("%w: %w", errSpawn, err)
+	}
+	return msg, logPath, nil
 }
 
 // spawnDetached starts `hub run --detached` in its own session with stdin

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,7 +43,8 @@ func waitBridge(ts *testscript.TestScript, neg bool, args []string) {
 
 // sspage PORT ORIGIN TOKEN attaches a scripted Stitch Slop page for the rest
 // of the script. It answers scene.describe (with a say line), render (with
-// a PNG dataUrl), fail (ok:false) and echoes anything else.
+// a PNG dataUrl), fail (ok:false) and echoes anything else. It keeps the
+// pairing secret the bridge gives it, as the tab does (sspage-reconnect).
 func ssPage(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: sspage PORT ORIGIN TOKEN")
@@ -63,6 +65,38 @@ func ssPage(ts *testscript.TestScript, neg bool, args []string) {
 	if hello["hello"] != "stitchslop-connector" {
 		ts.Fatalf("sspage: refused: %s", m.Data)
 	}
+	secret, _ := hello["pairingSecret"].(string)
+	servePage(ts, c, args[0], secret)
+	fmt.Fprintln(ts.Stdout(), "page attached")
+}
+
+// scriptPage is the last page sspage attached in a script.
+type scriptPage struct {
+	c      *adaptertest.WSClient
+	secret string
+}
+
+var (
+	pagesMu     sync.Mutex
+	scriptPages = map[*testscript.TestScript]*scriptPage{}
+)
+
+func lastPage(ts *testscript.TestScript) *scriptPage {
+	pagesMu.Lock()
+	defer pagesMu.Unlock()
+	p := scriptPages[ts]
+	if p == nil {
+		ts.Fatalf("no page: run sspage first")
+	}
+	return p
+}
+
+// servePage sends the page's tools, answers its commands until the socket
+// closes, and waits until the bridge on port lists the tools.
+func servePage(ts *testscript.TestScript, c *adaptertest.WSClient, port, secret string) {
+	pagesMu.Lock()
+	scriptPages[ts] = &scriptPage{c: c, secret: secret}
+	pagesMu.Unlock()
 	c.SendText(`{"tools":[{"name":"scene.describe"},{"name":"render"},{"name":"fail"}]}`)
 	png := base64.StdEncoding.EncodeToString([]byte("PNGDATA\n"))
 	go func() {
@@ -94,8 +128,7 @@ func ssPage(ts *testscript.TestScript, neg bool, args []string) {
 	// The next script line may list the tools: wait until the bridge has
 	// processed the list (asking it over its control plane) rather than
 	// sleeping and hoping.
-	waitToolsListed(ts, args[0], 3)
-	fmt.Fprintln(ts.Stdout(), "page attached")
+	waitToolsListed(ts, port, 3)
 }
 
 // waitToolsListed polls GET /tools on the bridge at port, with the key from

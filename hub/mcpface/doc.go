@@ -9,8 +9,8 @@
 //   - [Server], a server builder whose middleware knows when a client
 //     announced itself (initialize, or a stateless client's first
 //     request), answers cancelled calls with silence, and sends one bare
-//     notifications/tools/list_changed per change instead of the SDK's
-//     timer-debounced ones;
+//     notifications/tools/list_changed per change (or, with
+//     ListChangedDelay, one per burst) instead of the SDK's ones;
 //   - [Forwarder], which registers a page's tools with their raw JSON
 //     schemas, updates and removes them, and maps their names;
 //   - result helpers for text, errors and data-URL images.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -224,5 +226,60 @@ func TestForwardersOrderAndUnknownTool(t *testing.T) {
 	res, err := sdk.CallTool(context.Background(), &mcp.CallToolParams{Name: "gone.tool"})
 	if err != nil || !res.IsError || fmt.Sprint(unknown) != "[gone.tool]" {
 		t.Fatalf("unknown tool: %v %+v %v", err, res, unknown)
+	}
+}
+
+// With ListChangedDelay, every change within the delay rides on one
+// notification, sent when the delay has passed (synctest's clock: nothing
+// here waits on the wall clock).
+func TestListChangedDelay(t *testing.T) {
+	const delay = 200 * time.Millisecond
+	cases := []struct {
+		name  string
+		syncs [][]*mcp.Tool // applied at once, one after another
+		want  int           // notifications once the delay has passed
+	}{
+		{"one change", [][]*mcp.Tool{{tool("a", "")}}, 1},
+		{"a burst", [][]*mcp.Tool{{tool("a", "")}, {tool("a", ""), tool("b", "")}, nil, {tool("c", "")}}, 1},
+		{"no change", [][]*mcp.Tool{nil}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := testServer(Options{ListChangedDelay: delay})
+				a := s.Forward(Prefix("a_"), nil)
+				b := s.Forward(Prefix("b_"), nil)
+				c := serveRaw(t, s)
+				c.initialize("2025-06-18")
+				for i, tools := range tc.syncs {
+					fw := a
+					if i%2 == 1 {
+						fw = b
+					}
+					fw.Sync(context.Background(), tools)
+				}
+				if got := c.untilPing(); len(got) != 0 {
+					t.Fatalf("notified before the delay: %q", got)
+				}
+				time.Sleep(delay)
+				synctest.Wait()
+				got := c.untilPing()
+				if len(got) != tc.want {
+					t.Fatalf("%d notifications %q, want %d", len(got), got, tc.want)
+				}
+				for _, n := range got {
+					if n != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` {
+						t.Fatalf("notification %s", n)
+					}
+				}
+				// A later change is announced again.
+				a.Sync(context.Background(), []*mcp.Tool{tool("z", "")})
+				time.Sleep(delay)
+				synctest.Wait()
+				if got := c.untilPing(); len(got) != 1 {
+					t.Fatalf("after a later change: %q", got)
+				}
+			})
+		})
 	}
 }

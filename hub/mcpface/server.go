@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,6 +44,12 @@ type Options struct {
 	// UnknownTool answers tools/call for a name no tool is registered
 	// under; nil leaves the SDK's -32602 "unknown tool".
 	UnknownTool mcp.ToolHandler
+	// ListChangedDelay coalesces notifications/tools/list_changed: the
+	// first change schedules one notification this long after it, and
+	// every change until then rides along. A server of several bridges
+	// wants it (their pages change independently, often together); 0
+	// sends one per change, at once.
+	ListChangedDelay time.Duration
 
 	// Log receives the SDK's warnings and errors; nil discards them.
 	Log *slog.Logger
@@ -60,6 +67,7 @@ type Server struct {
 	nextPos   int             // position of the next tool the server itself adds
 	nextOwner int             // owner id of the next Forwarder
 	sessions  map[*session]struct{}
+	listDue   bool // a delayed list_changed is scheduled
 }
 
 // slot orders tools/list: the server's own tools in the order added, then
@@ -253,7 +261,26 @@ func (s *Server) Notify(ctx context.Context, method string, params any) error {
 }
 
 // NotifyToolsChanged sends the bare notification Stitch Slop §3.3 shows,
-// {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}.
+// {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}, at once
+// or, with ListChangedDelay, once for every change within the delay.
 func (s *Server) NotifyToolsChanged(ctx context.Context) error {
-	return s.Notify(ctx, methodToolsListChanged, nil)
+	d := s.opts.ListChangedDelay
+	if d <= 0 {
+		return s.Notify(ctx, methodToolsListChanged, nil)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.listDue {
+		s.listDue = true
+		// Not ctx: the caller's context may end before the delay does.
+		time.AfterFunc(d, func() {
+			s.mu.Lock()
+			s.listDue = false
+			s.mu.Unlock()
+			if err := s.Notify(context.Background(), methodToolsListChanged, nil); err != nil {
+				s.log.Debug("list_changed not delivered", "err", err)
+			}
+		})
+	}
+	return nil
 }

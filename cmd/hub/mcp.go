@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hubmcp"
+	"github.com/hubdev/hub/stitchslop"
+	"github.com/hubdev/hub/supervisor"
+)
+
+func mcpCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "mcp",
+		Usage: "one MCP server (stdio) for every bridge of the hub: claude mcp add hub -- hub mcp",
+		Description: "Serves MCP on stdin/stdout (nothing else is written to stdout). It attaches to the\n" +
+			"running hub, or starts one in the background (as `hub start` does, with --config)\n" +
+			"when none runs, and holds it alive while attached; it never stops a hub. Tools:\n" +
+			"hub_status, the Stitch Slop tab's (stitchslop_…), pixelle_state, pixelle_selection,\n" +
+			"pixelle_call, and aiui's page_tools_list, page_tools_call and channel_info; aiui\n" +
+			"prompts arrive as notifications/claude/channel.",
+		Flags: []cli.Flag{configFlag, &cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level"}},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return hub.Exit(hub.ExitUsage, "hub mcp: unexpected arguments")
+			}
+			dirs, err := hub.DirsFromEnv()
+			if err != nil {
+				return hub.Exit(hub.ExitFailed, "hub mcp: "+err.Error())
+			}
+			log, err := hub.NewLogger(os.Stderr, hub.LogOptions{Level: c.String("log-level")})
+			if err != nil {
+				return hub.Exit(hub.ExitUsage, "hub mcp: "+err.Error())
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			cwd, _ := os.Getwd()
+			configFlag := c.String("config")
+			err = hubmcp.Run(ctx, mcpface.Stdio(), hubmcp.Options{
+				Dirs: dirs, Log: log, Version: versionString(), CWD: cwd,
+				StartHub:      func(context.Context) error { return startForMCP(configFlag, dirs, log) },
+				StitchslopDir: func(st *supervisor.State) string { return stitchslopDir(st, dirs) },
+			})
+			if err != nil {
+				return hub.Exit(hub.ExitFailed, "hub mcp: "+err.Error())
+			}
+			return nil
+		},
+	}
+}
+
+// startForMCP is `hub start` for hub mcp: the same detached hub, its
+// outcome logged on stderr (stdout is the protocol).
+func startForMCP(configFlag string, dirs hub.Dirs, log *slog.Logger) error {
+	msg, logPath, err := startDetached(configFlag, dirs, hub.DefaultLogMaxSize)
+	if err != nil {
+		if tail := tailLines(logPath, 20); logPath != "" && tail != "" {
+			return fmt.Errorf("%w\n--- last lines of %s ---\n%s", err, logPath, tail)
+		}
+		return err
+	}
+	log.Info("started a hub in the background", "pid", msg.PID, "log", logPath)
+	return nil
+}
+
+// stitchslopDir is where the running hub's stitchslop adapter keeps its
+// session files: its config's config_dir, ~/.stitchslop by default.
+func stitchslopDir(st *supervisor.State, dirs hub.Dirs) string {
+	dir := "~/.stitchslop"
+	path := st.Config
+	if path == "embedded default" {
+		path = ""
+	}
+	if cfg, err := supervisor.LoadConfig(path, registry()); err == nil {
+		for _, sec := range cfg.Adapters {
+			if c, ok := sec.Config.(*stitchslop.Config); ok && c.ConfigDir != "" {
+				dir = c.ConfigDir
+			}
+		}
+	}
+	return filepath.Clean(hub.ExpandHome(dir, dirs.Home))
+}

@@ -1,0 +1,171 @@
+package hubmcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/stitchslop"
+	"github.com/hubdev/hub/supervisor"
+)
+
+// BenchmarkToolsCall measures what an agent pays for one call to a Stitch
+// Slop page, end to end over real loopback sockets, two ways:
+//
+//   - control: POST /call on the hub's bridge, what a shell client does,
+//     over a keep-alive connection;
+//   - hub-mcp: tools/call to `hub mcp` (Run, over the newline-delimited
+//     stdio framing), which makes that same POST /call.
+//
+// Both run against one in-process hub (supervisor and real adapters) with a
+// page that answers at once over a real WebSocket; each client does the
+// least it can (send prepared bytes, check the answer's ok). Besides
+// ns/op it reports the process's CPU time per call (user+system, from
+// getrusage), which counts every side: client, hub mcp, bridge and page.
+func BenchmarkToolsCall(b *testing.B) {
+	dirs := adaptertest.TempDirs(b)
+	h := startHub(b, dirs, hubConfig(b, "stitchslop"))
+	h.ssPage("scene.describe")
+	port := h.port("stitchslop")
+	cases := []struct {
+		name string
+		call func(b *testing.B) func() error
+	}{
+		{"control", func(b *testing.B) func() error { return controlCaller(b, dirs.Home, port) }},
+		{"hub-mcp", func(b *testing.B) func() error { return mcpCaller(b, dirs) }},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			call := tc.call(b)
+			for range 50 { // warm connections and caches
+				if err := call(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var lat []time.Duration
+			before := cpuTime()
+			b.ResetTimer()
+			for b.Loop() {
+				t0 := time.Now()
+				if err := call(); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			b.ReportMetric(float64((cpuTime()-before).Microseconds())/float64(b.N), "cpu-µs/call")
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		})
+	}
+}
+
+// cpuTime is the process's user+system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// controlCaller posts scene.describe to the bridge's control plane.
+func controlCaller(b *testing.B, home string, port int) func() error {
+	var sess struct {
+		Key string `json:"key"`
+	}
+	raw, err := os.ReadFile(filepath.Join(home, ".stitchslop", "session-"+strconv.Itoa(port)+".json"))
+	if err == nil {
+		err = json.Unmarshal(raw, &sess)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	key := sess.Key
+	hc := &http.Client{}
+	b.Cleanup(hc.CloseIdleConnections)
+	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/call"
+	body := []byte(`{"command":"scene.describe","args":{"limit":5}}`)
+	var buf bytes.Buffer
+	return func() error {
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		req.Header.Set(stitchslop.KeyHeader, key)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		buf.Reset()
+		buf.ReadFrom(resp.Body)
+		resp.Body.Close()
+		if !bytes.Contains(buf.Bytes(), []byte(`"ok":true`)) {
+			return fmt.Errorf("answer %s", buf.Bytes())
+		}
+		return nil
+	}
+}
+
+// mcpCaller runs hub mcp over pipes and calls stitchslop_scene_describe.
+func mcpCaller(b *testing.B, dirs hub.Dirs) func() error {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(ctx, &mcpface.LineTransport{In: inR, Out: outW}, Options{Dirs: dirs, Log: adaptertest.Logger(b), Retry: 20 * time.Millisecond,
+			StitchslopDir: func(*supervisor.State) string { return filepath.Join(dirs.Home, ".stitchslop") }})
+		outW.Close()
+	}()
+	b.Cleanup(func() { inW.Close(); cancel(); <-done })
+	lines := bufio.NewReaderSize(outR, 64<<10)
+	// The answer to id is the next line that carries it (a list_changed
+	// may come first).
+	roundTrip := func(msg []byte, id []byte) ([]byte, error) {
+		if _, err := inW.Write(msg); err != nil {
+			return nil, err
+		}
+		for {
+			line, err := lines.ReadSlice('\n')
+			if err != nil {
+				return nil, err
+			}
+			if bytes.Contains(line, id) {
+				return line, nil
+			}
+		}
+	}
+	if _, err := roundTrip([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`+"\n"), []byte(`"id":0,`)); err != nil {
+		b.Fatal(err)
+	}
+	inW.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	// Until hub mcp has followed the bridge, the tool is not there yet.
+	adaptertest.WaitFor(b, "the page's tool", func() bool {
+		line, err := roundTrip([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n"), []byte(`"id":1,`))
+		return err == nil && bytes.Contains(line, []byte(`"stitchslop_scene_describe"`))
+	})
+	const msg = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stitchslop_scene_describe","arguments":{"limit":5}}}` + "\n"
+	id := []byte(`"id":2,`)
+	return func() error {
+		line, err := roundTrip([]byte(msg), id)
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(line, []byte(`"isError":false`)) {
+			return fmt.Errorf("answer %s", line)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,308 @@
+package hubmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hubdev/hub/aiui"
+	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/pixelle"
+	"github.com/hubdev/hub/stitchslop"
+	"github.com/hubdev/hub/supervisor"
+)
+
+// Options configure `hub mcp`.
+type Options struct {
+	Dirs hub.Dirs
+	// Log is stderr's (never stdout: stdout is the protocol).
+	Log     *slog.Logger
+	Version string
+	// CWD is the agent's working directory: aiui routes prompts to the
+	// face whose directory matches the page's source.
+	CWD string
+	// StartHub starts a hub in the background (the `hub start` path) when
+	// none runs; nil never starts one.
+	StartHub func(ctx context.Context) error
+	// StitchslopDir says where the hub's stitchslop adapter keeps its
+	// session files, from the state of the running hub; nil means
+	// ~/.stitchslop.
+	StitchslopDir func(st *supervisor.State) string
+	// ListChangedDelay coalesces list_changed across the bridges; 0 means
+	// DefaultListChangedDelay.
+	ListChangedDelay time.Duration
+	// Retry is the pause between looks for a hub or bridge that is not
+	// there; 0 means one second.
+	Retry time.Duration
+	// FirstLook bounds how long Run waits, before it answers initialize,
+	// to know what runs (so the first tools/list is complete); 0 means
+	// ten seconds.
+	FirstLook time.Duration
+}
+
+// DefaultListChangedDelay lets the tool changes of one moment (a hub
+// coming up with several pages, a page attaching and sending its list)
+// reach the client as one list_changed.
+const DefaultListChangedDelay = 200 * time.Millisecond
+
+// Bridge names, as the hub's config and status spell them.
+const (
+	bridgeStitchslop = "stitchslop"
+	bridgePixelle    = "pixelle"
+	bridgeAiui       = "aiui"
+)
+
+// face is one `hub mcp` process: the MCP server and what it knows of the
+// hub behind it.
+type face struct {
+	o   Options
+	log *slog.Logger
+	srv *mcpface.Server
+	id  string // how the bridges' logs name this face
+
+	stitch   *stitchslop.Mount
+	pixFw    *mcpface.Forwarder
+	pixDefs  []*mcp.Tool
+	aiuiFw   *mcpface.Forwarder
+	aiuiDefs []*mcp.Tool
+
+	mu       sync.Mutex
+	hubSt    *supervisor.State // the hub attached to; nil while none
+	hubWhy   string            // why none
+	started  int               // pid of the hub this face started, if it did
+	startErr string
+	why      map[string]string // bridge → why it offers no tools
+	aiuiCl   *aiui.Client
+	pending  map[string]bool // bridges whose first state is not in yet
+	first    chan struct{}   // closed once the first look is done
+}
+
+func newFace(o Options) *face {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.ListChangedDelay <= 0 {
+		o.ListChangedDelay = DefaultListChangedDelay
+	}
+	if o.Retry <= 0 {
+		o.Retry = time.Second
+	}
+	if o.FirstLook <= 0 {
+		o.FirstLook = 10 * time.Second
+	}
+	f := &face{o: o, log: o.Log, id: fmt.Sprintf("hub-mcp-%d", os.Getpid()),
+		why: map[string]string{}, first: make(chan struct{})}
+	f.srv = mcpface.New(mcpface.Options{
+		Name:             "hub",
+		Version:          o.Version,
+		Instructions:     instructions,
+		Experimental:     aiui.ChannelCapability(),
+		ListChangedDelay: o.ListChangedDelay,
+		UnknownTool:      f.unknownTool,
+		Log:              o.Log,
+	})
+	mcpface.AddTool(f.srv, &mcp.Tool{Name: "hub_status", Description: "The hub and each bridge: running or why not, ports, whether a page is attached, " +
+		"attached agents, and the tools each contributes (a bridge that is disabled or not running contributes none, and this says why)."}, f.statusTool)
+	// Made in this order, so tools/list shows the bridges in it.
+	f.stitch = stitchslop.NewMount(f.srv, "stitchslop_", o.Log)
+	var pixCall, aiuiCall mcpface.CallFunc
+	f.pixDefs, pixCall = pixelle.MCPTools(o.Dirs, f.pixelleRelay)
+	f.pixFw = f.srv.Forward(mcpface.Identity, pixCall)
+	f.aiuiDefs, aiuiCall = aiui.HubTools(f.aiuiClient)
+	f.aiuiFw = f.srv.Forward(mcpface.Identity, aiuiCall)
+	return f
+}
+
+// unknownTool answers a call to a tool that is not offered (now): a
+// client may call one it listed before its bridge went, and the model
+// should learn why rather than see a protocol error.
+func (f *face) unknownTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	name := req.Params.Name
+	bridge := ""
+	switch {
+	case strings.HasPrefix(name, "stitchslop_"):
+		bridge = bridgeStitchslop
+	case strings.HasPrefix(name, "pixelle_"):
+		bridge = bridgePixelle
+	case name == "channel_info" || strings.HasPrefix(name, "page_tools_"):
+		bridge = bridgeAiui
+	}
+	text := fmt.Sprintf("No tool named %q is offered now.", name)
+	f.mu.Lock()
+	why := f.why[bridge]
+	f.mu.Unlock()
+	switch {
+	case why != "":
+		text += " The " + bridge + " bridge offers no tools: " + why + "."
+	case bridge == bridgeStitchslop:
+		text += " The Stitch Slop tab has no such tool, or is not attached: call stitchslop_wait_for_connection."
+	}
+	return mcpface.ErrorResult(text + " hub_status lists every bridge and its tools."), nil
+}
+
+// instructions tell the model what the server is and how to use it.
+const instructions = "This server is the hub: every browser-tool bridge the hub runs, in one MCP server. " +
+	"Stitch Slop tab commands are the stitchslop_ tools (a renamed tool names the page's own command in its description); " +
+	"when none are listed, call stitchslop_wait_for_connection: the tab attaches by itself. " +
+	"The Pixelle canvas is pixelle_state, pixelle_selection and pixelle_call. " +
+	"aiui overlay prompts arrive as notifications/claude/channel, and its page tools are page_tools_list and page_tools_call. " +
+	"hub_status says which bridges run, and why one offers no tools."
+
+// Run serves `hub mcp` on t until the client goes away or ctx ends. It
+// attaches to the running hub, starting one when none runs; it never stops
+// a hub, and a hub that stops while it is attached is not started again
+// (someone stopped it): its tools go, and come back if a hub starts.
+func Run(ctx context.Context, t mcp.Transport, o Options) error {
+	f := newFace(o)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); f.stitch.Run(ctx) }()
+	go func() { defer wg.Done(); f.supervise(ctx) }()
+	select {
+	case <-f.first:
+	case <-time.After(f.o.FirstLook):
+		f.log.Warn("still looking for the hub's bridges; serving anyway (their tools follow with list_changed)")
+	case <-ctx.Done():
+	}
+	_, err := f.srv.Serve(ctx, t)
+	cancel()
+	wg.Wait()
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// supervise keeps the face attached to the running hub: it starts one the
+// first time none runs, serves each hub until it goes, then looks again.
+func (f *face) supervise(ctx context.Context) {
+	tried := f.o.StartHub == nil
+	gone := 0 // the pid of the hub last served
+	for ctx.Err() == nil {
+		st, live, msg := supervisor.Probe(f.o.Dirs.State)
+		if live != supervisor.Running {
+			if !tried && live != supervisor.Unsafe {
+				tried = true
+				f.startHub(ctx, msg)
+				continue
+			}
+			why := "no hub is running"
+			switch {
+			case gone != 0:
+				why = fmt.Sprintf("the hub (pid %d) stopped", gone)
+			case live == supervisor.Stale || live == supervisor.Unsafe:
+				why += " (" + msg + ")"
+			}
+			if f.startFailed() {
+				why += "; starting one failed"
+			}
+			f.noHub(why + "; its tools come back when a hub runs (`hub start`)")
+			sleepCtx(ctx, f.o.Retry)
+			continue
+		}
+		// A hub ran: if it stops, someone stopped it, and it is not this
+		// face's to start again.
+		tried = true
+		if st.PID == gone {
+			// The hub that just went keeps its state file until its last
+			// moment: only a control endpoint that still answers makes it
+			// live again.
+			if _, err := fetchStatus(ctx, st); err != nil {
+				sleepCtx(ctx, f.o.Retry)
+				continue
+			}
+		}
+		f.serveHub(ctx, st)
+		gone = st.PID
+	}
+}
+
+func (f *face) startHub(ctx context.Context, why string) {
+	f.log.Info("no hub is running; starting one in the background", "why", why)
+	err := f.o.StartHub(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err != nil {
+		f.startErr = err.Error()
+		f.log.Error("could not start a hub", "err", err)
+		return
+	}
+	if st, live, _ := supervisor.Probe(f.o.Dirs.State); live == supervisor.Running {
+		f.started = st.PID
+	}
+}
+
+func (f *face) startFailed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.startErr != ""
+}
+
+// noHub withdraws every bridge's tools, for the reason why.
+func (f *face) noHub(why string) {
+	f.mu.Lock()
+	f.hubSt, f.hubWhy, f.aiuiCl = nil, why, nil
+	for _, b := range []string{bridgeStitchslop, bridgePixelle, bridgeAiui} {
+		f.why[b] = why
+	}
+	f.mu.Unlock()
+	f.stitch.Absent(why)
+	f.pixFw.Clear(context.Background())
+	f.aiuiFw.Clear(context.Background())
+	f.firstDone()
+}
+
+// firstDone ends the first look.
+func (f *face) firstDone() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	select {
+	case <-f.first:
+	default:
+		close(f.first)
+	}
+}
+
+// ready marks a bridge's first state as in; the first look is done when
+// every bridge's is.
+func (f *face) ready(bridge string) {
+	f.mu.Lock()
+	delete(f.pending, bridge)
+	done := len(f.pending) == 0
+	f.mu.Unlock()
+	if done {
+		f.firstDone()
+	}
+}
+
+func (f *face) setWhy(bridge, why string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if why == "" {
+		delete(f.why, bridge)
+	} else {
+		f.why[bridge] = why
+	}
+}
+
+// sleepCtx sleeps d unless ctx ends first (then false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,116 @@
+package hubmcp
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub/mcpface"
+)
+
+// statusReport is hub_status's answer.
+type statusReport struct {
+	Hub     hubReport      `json:"hub"`
+	Bridges []bridgeReport `json:"bridges"`
+}
+
+type hubReport struct {
+	Running bool      `json:"running"`
+	PID     int       `json:"pid,omitempty"`
+	Started time.Time `json:"started,omitzero"`
+	Config  string    `json:"config,omitempty"`
+	// StartedByThisServer: `hub mcp` started it because none ran. It is
+	// left running when this server exits either way; its idle rules end
+	// it once no agent is attached.
+	StartedByThisServer bool   `json:"startedByThisServer"`
+	Message             string `json:"message"`
+}
+
+type bridgeReport struct {
+	Name         string         `json:"name"`
+	State        adapters.State `json:"state,omitempty"`
+	Ports        []int          `json:"ports,omitempty"`
+	PageAttached bool           `json:"pageAttached"`
+	Agents       int            `json:"agents"`
+	Note         string         `json:"note,omitempty"`
+	// Tools are the tools it contributes now; Why says why none.
+	Tools []string `json:"tools"`
+	Why   string   `json:"why,omitempty"`
+}
+
+type noInput struct{}
+
+// statusTool is hub_status: the hub's own status, and for each bridge the
+// tools it contributes or why it contributes none.
+func (f *face) statusTool(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, any, error) {
+	f.mu.Lock()
+	st, hubWhy, started, startErr := f.hubSt, f.hubWhy, f.started, f.startErr
+	why := make(map[string]string, len(f.why))
+	for k, v := range f.why {
+		why[k] = v
+	}
+	f.mu.Unlock()
+
+	var rep statusReport
+	var list []adapters.Status
+	if st != nil {
+		if status, err := fetchStatus(ctx, st); err != nil {
+			hubWhy = "the hub (pid " + itoa(st.PID) + ") does not answer: " + err.Error()
+		} else {
+			list = status.Adapters
+			rep.Hub = hubReport{Running: true, PID: st.PID, Started: status.Started, Config: status.Config,
+				StartedByThisServer: started == st.PID, Message: "the hub is running; this server holds it alive while attached"}
+		}
+	}
+	if !rep.Hub.Running {
+		rep.Hub.Message = hubWhy
+		if startErr != "" {
+			rep.Hub.Message += "; starting one failed: " + startErr
+		}
+	}
+	tools := map[string][]string{
+		bridgeStitchslop: namesOf(f.stitch.Names()),
+		bridgePixelle:    namesOf(f.pixFw.Names()),
+		bridgeAiui:       namesOf(f.aiuiFw.Names()),
+	}
+	seen := map[string]bool{}
+	for _, a := range list {
+		seen[a.Name] = true
+		b := bridgeReport{Name: a.Name, State: a.State, Ports: a.Ports, PageAttached: a.PageAttached, Agents: a.AgentSessions,
+			Note: a.Note, Tools: orEmpty(tools[a.Name]), Why: why[a.Name]}
+		if len(b.Tools) == 0 && b.Why == "" {
+			b.Why = notRunning(a.Name, a, true)
+		}
+		if _, served := tools[a.Name]; !served && b.Why == "" {
+			b.Why = "hub mcp does not serve this bridge's tools"
+		}
+		rep.Bridges = append(rep.Bridges, b)
+	}
+	for _, name := range []string{bridgeAiui, bridgePixelle, bridgeStitchslop} {
+		if !seen[name] {
+			rep.Bridges = append(rep.Bridges, bridgeReport{Name: name, Tools: orEmpty(tools[name]), Why: why[name]})
+		}
+	}
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	return mcpface.TextResult(string(b)), nil, nil
+}
+
+func namesOf(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

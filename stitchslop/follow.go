@@ -1,0 +1,267 @@
+package stitchslop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/mcpface"
+)
+
+// follower is `hub stitchslop --origin …` started while a live bridge
+// already serves that origin (the hub's adapter, or another standalone
+// bridge): instead of a second bridge, which the tab would never find, it
+// is an MCP face of that one, through its control plane. When that bridge
+// goes away it takes over: it starts its own bridge on the freed port,
+// with the same origin, config dir and stored pairing, so the tab finds it
+// again.
+type follower struct {
+	o      StandaloneOptions
+	dir    string
+	origin string
+	dirs   hub.Dirs
+	log    *slog.Logger
+	sb     *switchBridge
+	id     string // the face id the leader logs
+	// firstReady closes once the first bridge's state is known.
+	firstReady chan struct{}
+	firstOnce  sync.Once
+
+	// The lifecycle of the bridge it may start; made at the takeover, so
+	// §2.7's clock starts with that bridge, and owned if the MCP client
+	// announced itself before or after.
+	mu    sync.Mutex
+	owned bool
+	lc    *hub.Lifecycle
+}
+
+// Timings of a takeover, variables so tests can shorten them.
+var (
+	// takeoverBackoff is the first pause between attempts to bind the
+	// freed port (doubling up to takeoverMaxBackoff): the leader releases
+	// it a moment after its event stream ends.
+	takeoverBackoff    = 25 * time.Millisecond
+	takeoverMaxBackoff = 500 * time.Millisecond
+	// freedPortFor is how long the takeover insists on the leader's port
+	// before it scans the usual ports (something else may have taken it).
+	freedPortFor = 15 * time.Second
+)
+
+func newFollower(o StandaloneOptions, dir, origin string, dirs hub.Dirs, log *slog.Logger) *follower {
+	return &follower{o: o, dir: dir, origin: origin, dirs: dirs, log: log,
+		sb: newSwitchBridge(origin, log), id: fmt.Sprintf("face-%d", os.Getpid()), firstReady: make(chan struct{})}
+}
+
+// run serves MCP on stdio as a face of first until the client goes away
+// (§2.8, as for a bridge), a signal, or the bridge it took over ends by an
+// idle rule.
+func (f *follower) run(ctx context.Context, first *Remote) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	leadDone := make(chan error, 1)
+	go func() { leadDone <- f.lead(ctx, first) }()
+	// The first tools/list, right after initialize, should already show
+	// the page's tools: serve once the bridge's current state is in.
+	select {
+	case <-f.firstReady:
+	case <-time.After(verifyTimeout):
+	}
+	mcpDone := make(chan bool, 1)
+	go func() {
+		initialized, _ := serveFace(ctx, f.sb, &mcpface.LineTransport{In: f.o.Stdin, Out: f.o.Stdout}, f.own)
+		mcpDone <- initialized
+	}()
+	select {
+	case initialized := <-mcpDone:
+		if initialized {
+			f.log.Info("exiting: the MCP client closed stdin, so the agent this face served is gone")
+		} else {
+			f.log.Info("exiting: stdin closed before any MCP initialize, and a face has nothing to serve without an MCP client (the bridge it follows keeps running)")
+		}
+		cancel()
+		return <-leadDone
+	case err := <-leadDone:
+		cancel()
+		<-mcpDone
+		return err
+	}
+}
+
+// own records that an MCP client owns this process (§2.7/§2.8): the
+// bridge it may start then has no idle rules.
+func (f *follower) own() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.owned = true
+	if f.lc != nil {
+		f.lc.Own()
+	}
+}
+
+func (f *follower) lifecycle() *hub.Lifecycle {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lc == nil {
+		noPage, idle := f.o.NoPageWithin, f.o.AgentIdle
+		if noPage <= 0 {
+			noPage = NoPageWithin
+		}
+		if idle <= 0 {
+			idle = DefaultAgentIdleMinutes * time.Minute
+		}
+		f.lc = hub.NewLifecycle(standaloneRules(noPage, idle))
+		if f.owned {
+			f.lc.Own()
+		}
+	}
+	return f.lc
+}
+
+// lead follows r, and each bridge after it, until one goes away with none
+// to follow; then it takes over and runs its own bridge until that ends.
+func (f *follower) lead(ctx context.Context, r *Remote) error {
+	f.armToken(ctx, r)
+	quick := takeoverBackoff
+	for {
+		rf := newRemoteFace(r, f.log)
+		f.sb.set(rf, "", &FaceReport{Mode: "following", LeaderPort: r.Port, LeaderPID: r.PID,
+			Message: fmt.Sprintf("This is an MCP face of the Stitch Slop bridge on port %d (pid %d), which already serves %s; its tab is shared, one call at a time.", r.Port, r.PID, f.origin)})
+		f.log.Info("a bridge already serves this origin: following it as an MCP face instead of starting a second one",
+			"port", r.Port, "pid", r.PID, "origin", f.origin)
+		go func() {
+			<-rf.ready
+			f.firstOnce.Do(func() { close(f.firstReady) })
+		}()
+		started := time.Now()
+		err := rf.follow(ctx, f.id)
+		r.Close()
+		if ctx.Err() != nil {
+			return nil
+		}
+		f.sb.set(nil, "There is no bridge behind this face at the moment.", &FaceReport{Mode: "taking-over", LeaderPort: r.Port, LeaderPID: r.PID,
+			Message: fmt.Sprintf("The bridge this face followed (pid %d, port %d) has stopped, so this face is taking over: it is starting its own bridge on port %d, where the tab reconnects by itself; call wait_for_connection.", r.PID, r.Port, r.Port)})
+		f.log.Warn("the bridge this face followed went away; taking over", "port", r.Port, "pid", r.PID, "why", err)
+		// A bridge that is shutting down may still be found once more; a
+		// stream that ends at once must not turn into a busy loop.
+		if time.Since(started) < time.Second {
+			if !sleepCtx(ctx, quick) {
+				return nil
+			}
+			quick = min(quick*2, takeoverMaxBackoff)
+		} else {
+			quick = takeoverBackoff
+		}
+		next, run, srv := f.takeOver(ctx, r)
+		switch {
+		case next != nil:
+			r = next
+		case run != nil:
+			return f.serveOwn(ctx, run, srv, r)
+		default:
+			return nil
+		}
+	}
+}
+
+// armToken arms STITCHSLOP_TOKEN on the bridge followed first, as `hub
+// stitchslop pair` would: whoever passed a token means the tab to pair with
+// whichever bridge serves it.
+func (f *follower) armToken(ctx context.Context, r *Remote) {
+	if f.o.Token == "" {
+		return
+	}
+	if err := r.Pair(ctx, f.o.Token); err != nil {
+		f.log.Warn("STITCHSLOP_TOKEN was not armed on the bridge this face follows", "port", r.Port, "why", err)
+		return
+	}
+	f.log.Info("armed STITCHSLOP_TOKEN on the bridge this face follows", "port", r.Port)
+}
+
+// takeOver finds another bridge to follow, or binds one of its own: the
+// port gone freed, or after freedPortFor the usual ports. It returns
+// nothing when ctx ends first.
+func (f *follower) takeOver(ctx context.Context, gone *Remote) (*Remote, *adapters.Running, *Server) {
+	backoff := takeoverBackoff
+	start := time.Now()
+	for ctx.Err() == nil {
+		if r, err := FindRemote(ctx, f.dir, f.origin, f.o.Port); err == nil {
+			return r, nil, nil
+		}
+		ports := []int{gone.Port}
+		if time.Since(start) > freedPortFor {
+			ports = DefaultPorts
+			if f.o.Port != 0 {
+				ports = []int{f.o.Port}
+			}
+		}
+		srv, run, err := f.startBridge(ctx, ports)
+		if err == nil {
+			return nil, run, srv
+		}
+		f.log.Debug("cannot start a bridge yet", "ports", hub.FormatPorts(ports), "err", err)
+		if !sleepCtx(ctx, backoff) {
+			break
+		}
+		backoff = min(backoff*2, takeoverMaxBackoff)
+	}
+	return nil, nil, nil
+}
+
+// startBridge starts this process's own bridge on the first free port of
+// ports. Unlike a fresh start it needs no credential: the tab returns with
+// the pairing the followed bridge stored, and the face's pair tool can arm
+// a token.
+func (f *follower) startBridge(ctx context.Context, ports []int) (*Server, *adapters.Running, error) {
+	token := f.o.Token
+	if token != "" && (&pairingStore{dir: f.dir}).Spent(token) {
+		token = ""
+	}
+	srv, err := New(Options{Origin: f.origin, Ports: ports, ConfigDir: f.dir, Token: token})
+	if err != nil {
+		return nil, nil, err
+	}
+	run, err := adapters.Standalone{Name: "stitchslop", Adapter: srv, Log: f.log, Dirs: &f.dirs, Lifecycle: f.lifecycle()}.Start(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv, run, nil
+}
+
+// serveOwn makes the bridge this face took over the one behind it, and
+// runs it until ctx ends or an idle rule ends it.
+func (f *follower) serveOwn(ctx context.Context, run *adapters.Running, srv *Server, gone *Remote) error {
+	port := srv.Port()
+	f.sb.set(srv, "", &FaceReport{Mode: "took-over", LeaderPort: gone.Port, LeaderPID: gone.PID,
+		Message: fmt.Sprintf("The bridge this face followed (pid %d, port %d) stopped; this face took over and runs its own bridge on port %d.", gone.PID, gone.Port, port)})
+	f.log.Info("took over: this process now runs the bridge", "port", port, "origin", f.origin, "pid", os.Getpid())
+	err := run.Wait()
+	const kept = "the pairing is kept, so starting again needs no token"
+	var ie *hub.IdleError
+	switch {
+	case errors.As(err, &ie):
+		f.log.Info(fmt.Sprintf("exiting: %s; %s", ie.Reason, kept))
+		return nil
+	case err != nil:
+		return err
+	}
+	f.log.Info("the bridge this face took over stopped; " + kept)
+	return nil
+}
+
+// sleepCtx sleeps d unless ctx ends first (then false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,277 @@
+package stitchslop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/hubdev/hub/hub"
+)
+
+// ErrBridgeGone means the bridge a Remote drives no longer answers with
+// its key: its process ended, or another bridge holds the port now.
+var ErrBridgeGone = errors.New("the Stitch Slop bridge is gone")
+
+// Remote drives a bridge that another process runs (the hub's adapter, or
+// a standalone bridge) over its keyed control plane (§4). Calls reuse
+// keep-alive connections: a face sends many.
+type Remote struct {
+	Port   int
+	Origin string
+	PID    int
+
+	key    string
+	base   string
+	hc     *http.Client // bounded requests
+	stream *http.Client // GET /events: no overall timeout
+}
+
+// verifyTimeout bounds the GET /status that proves a bridge is live.
+const verifyTimeout = 3 * time.Second
+
+// OpenRemote connects to the bridge whose session file for port is in
+// configDir, after checking that its pid is alive and that its control
+// plane answers with the file's key.
+func OpenRemote(ctx context.Context, configDir string, port int) (*Remote, error) {
+	sf, err := readSession(sessionPath(configDir, port))
+	if err != nil {
+		return nil, fmt.Errorf("%w: no session file for port %d (%v)", ErrBridgeGone, port, err)
+	}
+	return verifyRemote(ctx, sf)
+}
+
+// FindRemote finds a live bridge in configDir serving origin (and on port,
+// when port is not 0). Of several, the one with a tab attached is chosen
+// (that is the tab an agent means), then the lowest port (the one a tab
+// tries first). It returns ErrBridgeGone when none qualifies.
+func FindRemote(ctx context.Context, configDir, origin string, port int) (*Remote, error) {
+	var fallback *Remote
+	for _, sf := range scanSessions(configDir).Live {
+		if (port != 0 && sf.Port != port) || sf.Origin != origin {
+			continue
+		}
+		r, err := verifyRemote(ctx, sf)
+		if err != nil {
+			continue
+		}
+		st, err := r.Status(ctx)
+		if err != nil {
+			r.Close()
+			continue
+		}
+		if st.Connected {
+			if fallback != nil {
+				fallback.Close()
+			}
+			return r, nil
+		}
+		if fallback == nil {
+			fallback = r
+		} else {
+			r.Close()
+		}
+	}
+	if fallback != nil {
+		return fallback, nil
+	}
+	return nil, fmt.Errorf("%w: no live bridge for %s in %s", ErrBridgeGone, origin, configDir)
+}
+
+func verifyRemote(ctx context.Context, sf sessionFile) (*Remote, error) {
+	if !hub.PIDAlive(sf.PID) {
+		return nil, fmt.Errorf("%w: pid %d of port %d has exited", ErrBridgeGone, sf.PID, sf.Port)
+	}
+	r := newRemote(sf)
+	vctx, cancel := context.WithTimeout(ctx, verifyTimeout)
+	defer cancel()
+	st, err := r.Status(vctx)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	if st.Origin != sf.Origin {
+		r.Close()
+		return nil, fmt.Errorf("%w: port %d serves %s, not %s", ErrBridgeGone, sf.Port, st.Origin, sf.Origin)
+	}
+	return r, nil
+}
+
+func newRemote(sf sessionFile) *Remote {
+	return &Remote{
+		Port: sf.Port, Origin: sf.Origin, PID: sf.PID, key: sf.Key,
+		base: "http://" + hub.LoopbackHost + ":" + strconv.Itoa(sf.Port),
+		// A call may take the page's whole CallTimeout, after waiting its
+		// turn behind another caller's.
+		hc:     &http.Client{Timeout: 2*DefaultCallTimeout + 30*time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}},
+		stream: &http.Client{},
+	}
+}
+
+// Close drops the idle keep-alive connections.
+func (r *Remote) Close() {
+	r.hc.CloseIdleConnections()
+	r.stream.CloseIdleConnections()
+}
+
+// do sends one keyed control request and returns the 200 answer's body.
+func (r *Remote) do(ctx context.Context, hc *http.Client, method, path string, body []byte) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header[http.CanonicalHeaderKey(KeyHeader)] = []string{r.key}
+	if body != nil {
+		req.Header["Content-Type"] = []string{"application/json"}
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%w: port %d does not answer (%v)", ErrBridgeGone, r.Port, err)
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return resp, nil
+	case http.StatusUnauthorized, http.StatusUpgradeRequired:
+		resp.Body.Close()
+		return nil, fmt.Errorf("%w: port %d refused its key (another process holds it now)", ErrBridgeGone, r.Port)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(b, &e) == nil && e.Message != "" {
+		return nil, errors.New(e.Message)
+	}
+	return nil, fmt.Errorf("the bridge on port %d answered HTTP %d", r.Port, resp.StatusCode)
+}
+
+// get does a bounded request and reads the whole answer.
+func (r *Remote) get(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+	resp, err := r.do(ctx, r.hc, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+}
+
+// Status is GET /status.
+func (r *Remote) Status(ctx context.Context) (StatusReport, error) {
+	var st StatusReport
+	b, err := r.get(ctx, http.MethodGet, "/status", nil)
+	if err == nil {
+		err = json.Unmarshal(b, &st)
+	}
+	return st, err
+}
+
+// noPageMark is in every no_page answer; a page's own envelope that
+// happens to contain it carries an id as well.
+var noPageMark = []byte(`"no_page"`)
+
+// Call is POST /call: the tab's envelope verbatim, or ErrNoPage when no tab
+// is attached.
+func (r *Remote) Call(ctx context.Context, command string, args json.RawMessage) ([]byte, error) {
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	cmd, err := json.Marshal(command)
+	if err != nil {
+		return nil, err
+	}
+	body := make([]byte, 0, len(cmd)+len(args)+24)
+	body = append(body, `{"command":`...)
+	body = append(body, cmd...)
+	body = append(body, `,"args":`...)
+	body = append(body, args...)
+	body = append(body, '}')
+	out, err := r.get(ctx, http.MethodPost, "/call", body)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Contains(out, noPageMark) {
+		var e struct {
+			ID    json.RawMessage `json:"id"`
+			Error string          `json:"error"`
+		}
+		if json.Unmarshal(out, &e) == nil && e.ID == nil && e.Error == "no_page" {
+			return nil, ErrNoPage
+		}
+	}
+	return bytes.TrimSuffix(out, []byte{'\n'}), nil
+}
+
+// Wait is POST /wait: whether a tab attached within d.
+func (r *Remote) Wait(ctx context.Context, d time.Duration) (bool, error) {
+	body, _ := json.Marshal(map[string]float64{"seconds": d.Seconds()})
+	b, err := r.get(ctx, http.MethodPost, "/wait", body)
+	if err != nil {
+		return false, err
+	}
+	var v struct {
+		Connected bool `json:"connected"`
+	}
+	return v.Connected, json.Unmarshal(b, &v)
+}
+
+// Pair is POST /pair: arm a one-time token on the bridge.
+func (r *Remote) Pair(ctx context.Context, token string) error {
+	body, _ := json.Marshal(map[string]string{"token": token})
+	b, err := r.get(ctx, http.MethodPost, "/pair", body)
+	if err != nil {
+		return err
+	}
+	var v struct {
+		OK      bool   `json:"ok"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if !v.OK {
+		return errors.New(v.Message)
+	}
+	return nil
+}
+
+// Events attaches to GET /events as face and calls fn with every tools
+// event until ctx ends (ctx.Err()) or the stream does: nil when the bridge
+// ended it (it is stopping), an error when the connection failed.
+func (r *Remote) Events(ctx context.Context, face string, fn func(ToolsEvent)) error {
+	resp, err := r.do(ctx, r.stream, http.MethodGet, "/events?face="+url.QueryEscape(face), nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 2*maxToolList+64<<10)
+	for sc.Scan() {
+		var ev ToolsEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Type != "tools" {
+			continue
+		}
+		fn(ev)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%w: the event stream of port %d broke (%v)", ErrBridgeGone, r.Port, err)
+	}
+	return nil
+}
