@@ -100,8 +100,10 @@ func TestRealChromium(t *testing.T) {
 	cfg.DebounceMS = 20
 	s := New(cfg, KindHub)
 	h := adaptertest.Start(t, s, adaptertest.Options{
-		// a fast heartbeat proves the browser answers pings by itself
-		Heartbeat: hub.HeartbeatConfig{Interval: 50 * time.Millisecond, DeadAfter: 400 * time.Millisecond},
+		// a fast heartbeat proves the browser answers pings by itself; a
+		// second of grace, because a loaded machine under -race can take
+		// hundreds of milliseconds to deliver a live browser's pong
+		Heartbeat: hub.HeartbeatConfig{Interval: 100 * time.Millisecond, DeadAfter: time.Second},
 	})
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -169,8 +171,8 @@ func TestRealChromium(t *testing.T) {
 		t.Fatalf("shot_1 %q not a PNG saved on arrival: %v", shot, err)
 	}
 
-	// several heartbeat periods: Chromium's automatic pongs keep it attached
-	time.Sleep(500 * time.Millisecond)
+	// past the dead-after: only Chromium's automatic pongs keep it attached
+	time.Sleep(1500 * time.Millisecond)
 	// the MCP face calls the page tool the browser registered
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "page_tools_call", Arguments: map[string]any{"name": "page.info", "args": map[string]any{"q": 1}}})
 	if err != nil || res.IsError {
