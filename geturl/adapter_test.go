@@ -347,6 +347,9 @@ func (b *bridge) uiLogin(t *testing.T) *http.Cookie {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login link answered %d, want a 303 to the page", resp.StatusCode)
+	}
 	for _, c := range resp.Cookies() {
 		if c.Name == cookieName {
 			return c

@@ -161,21 +161,9 @@ func TestControlPageInChromium(t *testing.T) {
 // page's own Origin; reads need the cookie; a rebinding Host is refused.
 func TestControlPageGates(t *testing.T) {
 	b := startBridge(t, nil)
-	var login struct{ URL string }
-	b.call(t, "POST", "/api/login", nil, &login)
-	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get(login.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	var cookie *http.Cookie
-	for _, c := range resp.Cookies() {
-		if c.Name == cookieName {
-			cookie = c
-		}
-	}
-	if resp.StatusCode != http.StatusSeeOther || cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
-		t.Fatalf("login: %d cookie %+v", resp.StatusCode, cookie)
+	cookie := b.uiLogin(t)
+	if !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("login cookie %+v: want HttpOnly and SameSite=Strict", cookie)
 	}
 	own := "http://127.0.0.1:" + strconv.Itoa(b.Ports[1])
 	for name, tc := range map[string]struct {
@@ -223,7 +211,7 @@ func TestControlPageGates(t *testing.T) {
 	req, _ := http.NewRequest("GET", b.controlURL("/api/projects"), nil)
 	req.Header.Set("Origin", own)
 	req.AddCookie(&http.Cookie{Name: cookieName, Value: cookie.Value})
-	resp, err = http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
