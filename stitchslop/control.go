@@ -143,9 +143,15 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request) {
 // waitAttached blocks until a page is attached, d passes or ctx ends.
 func (s *Server) waitAttached(ctx context.Context, d time.Duration) bool {
 	ch, ok := s.attached()
-	if ok {
+	if ok || waitClosed(ctx, ch, d) {
 		return true
 	}
+	_, ok = s.attached()
+	return ok
+}
+
+// waitClosed reports whether ch closed within d (and before ctx ended).
+func waitClosed(ctx context.Context, ch <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -154,8 +160,7 @@ func (s *Server) waitAttached(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	_, ok = s.attached()
-	return ok
+	return false
 }
 
 func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {

@@ -114,16 +114,8 @@ func (f *remoteFace) waitAttached(ctx context.Context, d time.Duration) bool {
 	f.mu.Lock()
 	ch, ok := f.attachedCh, f.connected
 	f.mu.Unlock()
-	if ok {
+	if ok || waitClosed(ctx, ch, d) {
 		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ch:
-		return true
-	case <-t.C:
-	case <-ctx.Done():
 	}
 	_, ok = f.Tools()
 	return ok
