@@ -56,6 +56,10 @@ type Intent struct {
 	// Call is the explicit call= id ("" for the automatic one). Call and
 	// Run together are refused.
 	Call string
+	// Origin is the request as the agent wrote it, from the route on
+	// ("/w?path=a&raw=…"), kept so recovery URLs offered later (a retry
+	// from a /j poll, a repeat) repeat it exactly with a new run=.
+	Origin string
 	// Exec runs the intent.
 	Exec Exec
 }
@@ -162,7 +166,7 @@ func (j *Journal) Begin(in Intent) (rec Record, start func(context.Context), ter
 			Retryable: true, Action: transport.ActionRetryLater}
 	}
 	e := &entry{
-		rec:    Record{Call: key, Tool: in.Tool, Explicit: in.Call != "", State: Pending, Created: j.now()},
+		rec:    Record{Call: key, Tool: in.Tool, Explicit: in.Call != "", State: Pending, Origin: in.Origin, Created: j.now()},
 		digest: d,
 		done:   make(chan struct{}),
 	}

@@ -44,6 +44,8 @@ type Record struct {
 	// intent finished at, to know whether a terminal replay should offer a
 	// repeat.
 	Tag uint64
+	// Origin is the intent's request as first written (Intent.Origin).
+	Origin string
 	// Evicted is set when the record itself was dropped to stay within the
 	// journal's bounds and only its tombstone remains: the state is known,
 	// the result is not.
@@ -56,7 +58,7 @@ type Record struct {
 
 // size is what a finished record counts against MaxBytes.
 func (r *Record) size() int {
-	n := len(r.Result) + 128
+	n := len(r.Result) + len(r.Origin) + 128
 	if r.Err != nil {
 		n += len(r.Err.Detail) + len(r.Err.Hint) + len(r.Err.Repair) + len(r.Err.Retry) + 64
 	}
