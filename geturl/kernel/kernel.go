@@ -107,6 +107,15 @@ type Call struct {
 	// Head is set for HEAD requests: the agent sees no body, so nothing it
 	// "read" may count as read coverage.
 	Head bool
+	// Target is the request as written, for recovery URLs that must
+	// repeat it exactly with one control parameter changed (retry and
+	// repeat carry a new run=).
+	Target *transport.Target
+
+	// Set by journaled handlers, for the activity view: the intent's call
+	// id, and whether this request replayed an existing intent.
+	Intent   string
+	Replayed bool
 }
 
 // Base is the exact base the call arrived on.
@@ -126,6 +135,6 @@ func (k *Kernel) Serve(ctx context.Context, c *Call, t *transport.Target) (any, 
 	if err != nil {
 		return nil, err
 	}
-	c.Args = args
+	c.Args, c.Target = args, t
 	return c.Route.Handle(ctx, c)
 }
