@@ -174,3 +174,19 @@ func withRun(o, nonce string) string {
 	}
 	return b.String()
 }
+
+// Journaled runs a mutation that is not one of the native routes (a
+// plugin's, through /k) through the session's journal exactly like the
+// native ones: identity from in.Tool, in.Args and run=/call=, one
+// execution detached from the request, the record as the answer.
+func (h *Host) Journaled(ctx context.Context, c *kernel.Call, in journal.Intent) (any, *transport.Error) {
+	st, terr := prepare(c, "")
+	if terr != nil {
+		return nil, terr
+	}
+	return h.journaled(ctx, c, st, in)
+}
+
+// Origin is the request as written from its route on ("/k?plugin=…"),
+// for repair URLs that send the same request to another base.
+func Origin(c *kernel.Call) string { return origin(c) }
