@@ -1,0 +1,72 @@
+// Package terminal is the engine behind /x: it runs an agent's shell
+// command in a project, in the foreground with bounded time and output, or
+// as a startup-verified background launch (bg=1). It is a typed Go API; it
+// knows nothing of HTTP, URLs or the intent journal, which calls it at most
+// once per intent.
+//
+// # A real host shell, not a sandbox
+//
+// Commands run as the hub's user through the host's /bin/sh -c (dash on
+// Debian and Ubuntu), starting in a directory inside the project. A
+// command can still name any path the hub's user can reach: containment
+// is the business of the file tools, not of this one. What this package
+// adds are guard rails against accidents — the refusal of obvious
+// machine-level catastrophes (Catastrophic), the stripping of
+// secret-looking environment variables (IsSecret), bounded time and
+// output — none of which stops a deliberately constructed command.
+//
+// # Use
+//
+// A Manager per hub owns the machine-wide foreground gate (2 slots, the
+// spec's TerminalConcurrencyGate) and every background process; a Runner
+// per session runs commands in that session's sandbox.Scope:
+//
+//	m := terminal.NewManager(terminal.Config{})
+//	defer m.Shutdown(ctx)
+//	r := m.Runner(scope)
+//	job, err := r.Start(ctx, terminal.Request{Command: "go test ./...", Cwd: "src"})
+//	// err: a *Error refusal (nothing ran). Otherwise the first answer:
+//	res, finished, err := job.Await(wait) // else poll job.Done() later
+//
+// Start validates synchronously (empty or over-long command, catastrophe,
+// cwd outside the project or not a directory, timeout out of range), then
+// the job queues for the gate (Job.State: queued, running, done — the
+// journal's pending, running, succeeded/failed), runs until exit or its
+// timeout (default 120 s) kills its process group, and yields a Result:
+// exit code or signal, timedOut, durationMs, and the interleaved stdout and
+// stderr, at most 64 KiB (head and tail around an omission marker).
+//
+// Launch starts a background command detached from the request and
+// watches its startup for up to 5 s (less when it exits, or once a URL or
+// port has appeared and output settled). The Launched result says whether
+// it is still running, its pid, the startup transcript, detectedUrls and
+// detectedPorts (DetectURLs); a launch that died is Failed, with Err and
+// the foreground form of the command as Repair.
+//
+// # Processes
+//
+// Each command's shell leads its own session and process group, with
+// stdin /dev/null and no controlling terminal. Timeouts, Job.Cancel,
+// Runner.Stop and Manager.Shutdown signal that group (SIGTERM, SIGCONT,
+// then SIGKILL after a grace period) and nothing else; when a shell exits,
+// whatever it left in its group is ended too, so a foreground command
+// leaves nothing running (use bg=1 for that) and a background process's
+// children go with it. A process that moves itself to another session or
+// group (setsid, a daemon) is no longer owned. On Linux the shell is left
+// unreaped until its group has been dealt with, so the group id cannot have
+// been recycled for someone else's processes.
+//
+// Background processes belong to the Manager: Manager.Shutdown (adapter
+// shutdown) kills them all and waits for them. If the hub dies without a
+// shutdown they keep running, reparented to init.
+//
+// # Output
+//
+// Output is read continuously (a background process never blocks on a
+// full pipe), terminal escape sequences and stray control bytes are
+// removed, every occurrence of the project's host path becomes /project,
+// and the text handed back is valid UTF-8. Results give cwd as the virtual
+// /project/... path and errors never name a host path; what a command
+// prints about the rest of the machine ($HOME, /usr/bin/go) is its own
+// business and passes through.
+package terminal
