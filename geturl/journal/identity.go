@@ -39,7 +39,8 @@ func AutoID(tool string, d Digest) string {
 }
 
 // DeriveRun makes a server-chosen run= nonce for a recovery URL (a retry
-// after a failure, a repeat after the project changed). It is derived,
+// after a failure, a repeat after the project changed), spelled
+// "<purpose>.<12 hex>" so the agent can tell it apart. It is derived,
 // not random, from the call id, the purpose and a counter (the project
 // version for a repeat), so the same answer always offers the same URL and
 // fetching it twice still runs once.
@@ -52,9 +53,9 @@ func DeriveRun(callID, purpose string, n uint64) string {
 	binary.BigEndian.PutUint64(nb[:], n)
 	h.Write(nb[:])
 	sum := h.Sum(nil)
-	prefix := "r"
-	if purpose != "" {
-		prefix = purpose[:1]
+	prefix := purpose
+	if prefix == "" || !NonceRE.MatchString(prefix) || len(prefix) > 16 {
+		prefix = "r"
 	}
 	return prefix + "." + hex.EncodeToString(sum[:6])
 }

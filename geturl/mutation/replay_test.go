@@ -163,7 +163,7 @@ func TestStaleReadRefusalAndRetry(t *testing.T) {
 	e := newEnv(t, rw, map[string]string{"f.txt": "old\n", "g.txt": "g1\ng2\n"})
 	u := e.m + "/w?path=f.txt&wait=1500&raw=new~n"
 	a := e.fail(u, "read_required")
-	if a.AgentAction != transport.ActionRereadThenRetry || !a.Retryable || !strings.HasPrefix(a.Retry, e.m+"/w?path=f.txt&wait=1500&run=r.") || !strings.HasSuffix(a.Retry, "&raw=new~n") {
+	if a.AgentAction != transport.ActionRereadThenRetry || !a.Retryable || !strings.HasPrefix(a.Retry, e.m+"/w?path=f.txt&wait=1500&run=retry.") || !strings.HasSuffix(a.Retry, "&raw=new~n") {
 		t.Fatalf("%s", a.raw)
 	}
 	// The poll of the failed record keeps every field of the error.

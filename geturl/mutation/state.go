@@ -1,13 +1,17 @@
 package mutation
 
 import (
+	"context"
+	"sync"
 	"time"
 
 	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/journal"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/mutate"
+	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/staging"
+	"github.com/hubdev/hub/geturl/terminal"
 )
 
 // State is one session generation's mutation state: its journal, its
@@ -19,6 +23,34 @@ type State struct {
 	Staging *staging.Store
 	Ledger  *files.Ledger
 	Edits   *mutate.EditTracker
+
+	mu     sync.Mutex
+	termOf *terminal.Manager // the manager term belongs to
+	term   *terminal.Runner  // this generation's terminal (its background processes)
+}
+
+// runner is the generation's terminal on m (a new one after a restart
+// made a new manager).
+func (s *State) runner(m *terminal.Manager, scope *sandbox.Scope) *terminal.Runner {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.term == nil || s.termOf != m {
+		s.term, s.termOf = m.Runner(scope), m
+	}
+	return s.term
+}
+
+// Close stops the generation's background processes (it has ended: its
+// URLs, and so the processes' only handles, are gone).
+func (s *State) Close(ctx context.Context) error {
+	s.mu.Lock()
+	r := s.term
+	s.term, s.termOf = nil, nil
+	s.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	return r.Close(ctx)
 }
 
 // NewState builds a generation's state around its read ledger, on clock

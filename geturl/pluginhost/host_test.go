@@ -296,7 +296,7 @@ func TestBadArgumentsAndErrors(t *testing.T) {
 	// A plugin failure is the intent's record, host paths redacted, with a
 	// retry URL when the plugin says retrying can help.
 	a := e.get(m + `/k?plugin=counter&tool=fail&wait=1500&raw={}`)
-	if a.ErrorCode != "backend_down" || a.State != "failed" || !strings.Contains(a.raw, "/project/socket") || !strings.Contains(a.Retry, "&run=r.") {
+	if a.ErrorCode != "backend_down" || a.State != "failed" || !strings.Contains(a.raw, "/project/socket") || !strings.Contains(a.Retry, "&run=retry.") {
 		t.Fatal(a.raw)
 	}
 	if e.p.count() != 1 {

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"time"
 
 	"github.com/hubdev/hub/geturl/files"
@@ -67,6 +68,14 @@ func (g *Generation) Coverage() kernel.Coverage { return g.ledger }
 // staging store and edit tracker (also for read-only generations, which
 // cannot reach them: they have no mutation base).
 func (g *Generation) Mutations() *mutation.State { return g.mut }
+
+// end releases what outlives a request: the generation's background
+// terminal processes, whose only handles were its URLs.
+func (g *Generation) end() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	g.mut.Close(ctx)
+}
 
 // Project implements gateway.Session.
 func (g *Generation) Project() string { return g.project }
