@@ -54,8 +54,9 @@ func New(opts Options) *Kernel {
 }
 
 // table is the one place routes are declared: read routes with their
-// handlers, mutation routes (part 2) declared without one so capability-base
-// repairs and Init already know them. Order is Init's order.
+// handlers, mutation routes declared without one (package mutation
+// installs them) so capability-base repairs and Init know them even in a
+// kernel without mutations. Order is Init's order.
 func (k *Kernel) table() []*Route {
 	return []*Route{
 		{Path: "/r", Tool: "read", Base: ReadBase, Spec: readSpec, Handle: k.read, Init: "/r?path=<p>"},
