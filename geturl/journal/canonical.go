@@ -149,46 +149,54 @@ const hexDigits = "0123456789abcdef"
 // (\n \r \t \b \f by name, the rest as \u00XX), DEL and everything else
 // valid written as is, and each byte of invalid UTF-8 as \udcXX.
 func encodeString(b *bytes.Buffer, s string) {
+	b.Grow(len(s) + 2)
 	b.WriteByte('"')
+	start := 0 // s[start:i] is pending, written as is
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == '"':
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b.WriteString(s[start:i])
+			switch c {
+			case '"':
 				b.WriteString(`\"`)
-			case c == '\\':
+			case '\\':
 				b.WriteString(`\\`)
-			case c == '\n':
+			case '\n':
 				b.WriteString(`\n`)
-			case c == '\r':
+			case '\r':
 				b.WriteString(`\r`)
-			case c == '\t':
+			case '\t':
 				b.WriteString(`\t`)
-			case c == '\b':
+			case '\b':
 				b.WriteString(`\b`)
-			case c == '\f':
+			case '\f':
 				b.WriteString(`\f`)
-			case c < 0x20:
+			default:
 				b.WriteString(`\u00`)
 				b.WriteByte(hexDigits[c>>4])
 				b.WriteByte(hexDigits[c&15])
-			default:
-				b.WriteByte(c)
 			}
 			i++
+			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
+			b.WriteString(s[start:i])
 			b.WriteString(`\udc`)
 			b.WriteByte(hexDigits[c>>4])
 			b.WriteByte(hexDigits[c&15])
 			i++
+			start = i
 			continue
 		}
-		b.WriteString(s[i : i+size])
 		i += size
 	}
+	b.WriteString(s[start:])
 	b.WriteByte('"')
 }
 
