@@ -3,6 +3,7 @@ package mutation
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -213,5 +214,44 @@ func TestSerialEditHint(t *testing.T) {
 	json.Unmarshal(last.Result, &res)
 	if !res.SuggestedBulkPatch || res.EfficiencyHint == "" {
 		t.Fatalf("%s", last.raw)
+	}
+}
+
+// A dropped connection never cancels a mutation: the request that created
+// the intent goes away while it is queued, and it still runs, once.
+func TestDroppedRequestDoesNotCancel(t *testing.T) {
+	e := newEnv(t, rw, nil)
+	unlock, err := e.host.gate.Lock(context.Background(), e.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.m+"/w?path=d.txt&wait=1500&raw=survives", nil)
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := e.srv.Client().Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	for e.sess.state.Journal.Len() == 0 { // the intent exists: the request is waiting on it
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("the request was not dropped")
+	}
+	unlock()
+	u := e.m + "/w?path=d.txt&raw=survives"
+	a := e.ok(u)
+	if !a.Replayed {
+		t.Fatalf("%s", a.raw)
+	}
+	if a.State != "succeeded" {
+		a = e.do(a.Poll)
+	}
+	if a.State != "succeeded" || e.file("d.txt") != "survives" {
+		t.Fatalf("%s", a.raw)
 	}
 }

@@ -243,3 +243,29 @@ func TestTerminalUnavailable(t *testing.T) {
 	e.fail(e.m+"/x?raw=true", CodeTerminalUnavailable)
 	_ = filepath.Join
 }
+
+// A command can come from a staged blob (a long script), and a session
+// generation's end stops the background processes it launched.
+func TestTerminalStagedCommandAndGenerationEnd(t *testing.T) {
+	e := newTermEnv(t, terminal.Config{StartupWindow: 200 * time.Millisecond}, nil)
+	e.ok(e.m + "/s?blob=script&i=0&count=2&raw=" + transport.Encode("for i in 1 2 3; do\n"))
+	e.ok(e.m + "/s?blob=script&i=1&count=2&raw=" + transport.Encode("  echo line $i\ndone\n"))
+	if r := result(t, e.settle(e.ok(e.m+"/x?blob=script&count=2&wait=1500"))); r.Output != "line 1\nline 2\nline 3\n" {
+		t.Fatalf("%+v", r)
+	}
+	r := result(t, e.settle(e.ok(e.m+"/x?bg=1&wait=1500&raw=exec+sleep+300")))
+	if !r.Running || !alive(r.Pid) {
+		t.Fatalf("%+v", r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.sess.state.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; alive(r.Pid) && i < 300; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if alive(r.Pid) {
+		t.Fatal("a background process outlived its session generation")
+	}
+}
