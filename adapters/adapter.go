@@ -36,6 +36,13 @@ type Env struct {
 	// Ready reports the ports actually bound. Call it once per Serve, after
 	// every listener is bound and before serving.
 	Ready func(ports ...int)
+	// Guard runs the goroutines and timer callbacks the adapter starts
+	// outside Serve: a panic in one is logged with its stack and ends
+	// this run, which the supervisor restarts, instead of killing the
+	// process. Serve's context carries it too (hub.Go, hub.AfterFunc),
+	// and hub.ServeHTTP routes WebSocket handler panics through it.
+	// Nil runs things plainly.
+	Guard *hub.Guard
 }
 
 // HubView is the running hub as an adapter sees it: every adapter's line

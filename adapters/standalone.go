@@ -39,7 +39,7 @@ type Running struct {
 	Lifecycle *hub.Lifecycle
 	Ports     []int // what the adapter reported to Ready
 
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	served chan struct{} // closed when Serve returned
 	err    error         // Serve's result, once served is closed
 
@@ -81,9 +81,17 @@ func (s Standalone) Start(ctx context.Context) (*Running, error) {
 			}
 		},
 	}
-	ctx, r.cancel = context.WithCancel(ctx)
+	ctx, r.cancel = context.WithCancelCause(ctx)
+	// A panic in a goroutine or callback the adapter started ends the run
+	// with that panic as its error, instead of killing the process with
+	// no word on stderr's log.
+	r.Env.Guard = hub.NewGuard(r.Env.Log, func(pe *hub.PanicError) { r.cancel(pe) })
 	go func() {
-		r.err = s.Adapter.Serve(ctx, r.Env)
+		r.err = s.Adapter.Serve(hub.WithGuard(ctx, r.Env.Guard), r.Env)
+		var pe *hub.PanicError
+		if errors.As(context.Cause(ctx), &pe) {
+			r.err = pe
+		}
 		close(r.served)
 	}()
 	timer := time.NewTimer(s.ReadyTimeout)
@@ -91,7 +99,7 @@ func (s Standalone) Start(ctx context.Context) (*Running, error) {
 	select {
 	case r.Ports = <-ready:
 	case <-r.served:
-		r.cancel()
+		r.cancel(nil)
 		if r.err == nil {
 			r.err = errors.New("stopped before it was ready")
 		}
@@ -111,7 +119,7 @@ func (r *Running) watchIdle(ctx context.Context) {
 		r.mu.Lock()
 		r.idle = ie
 		r.mu.Unlock()
-		r.cancel()
+		r.cancel(nil)
 	}
 }
 
@@ -135,7 +143,7 @@ func (r *Running) Wait() error {
 // Stop cancels the adapter and waits for it, returning what Wait returns.
 // It is idempotent.
 func (r *Running) Stop() error {
-	r.cancel()
+	r.cancel(nil)
 	return r.Wait()
 }
 

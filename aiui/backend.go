@@ -63,6 +63,7 @@ func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
 		BlobDir:         b.blobDir,
 		FinWait:         s.FinWait,
 		Realtime:        s.Realtime,
+		Guard:           env.Guard,
 	}
 	if b.deps.Realtime == nil {
 		b.deps.Realtime = intent.OpenAIRealtime(b.cfg.TranscribeBaseURL)
@@ -70,6 +71,7 @@ func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
 	reg := s.Formats(b.deps)
 	b.formats.Store(&reg)
 	b.dir = tools.NewDirectory(env.Log)
+	b.dir.Guard = env.Guard
 	b.dir.CallTimeout = time.Duration(b.cfg.CallTimeoutMS) * time.Millisecond
 	b.dir.Debounce = time.Duration(b.cfg.DebounceMS) * time.Millisecond
 	var err error

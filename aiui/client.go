@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -39,7 +38,10 @@ type Client struct {
 
 // Locate reads the control file and checks that the backend answers.
 func Locate(ctx context.Context, d hub.Dirs) (*Client, error) {
-	data, err := os.ReadFile(ControlPath(d))
+	data, err := hub.ReadPrivateFile(ControlPath(d), maxControlFile)
+	if errors.Is(err, hub.ErrUnsafeFile) {
+		return nil, err // its key may be planted or leaked: refuse, naming the fix
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w (no %s)", ErrNoBackend, ControlPath(d))
 	}
@@ -70,7 +72,7 @@ func (c *Client) relocate() bool {
 	if c.dirs == nil {
 		return false
 	}
-	data, err := os.ReadFile(ControlPath(*c.dirs))
+	data, err := hub.ReadPrivateFile(ControlPath(*c.dirs), maxControlFile)
 	if err != nil {
 		return false
 	}

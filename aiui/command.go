@@ -14,12 +14,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/aiui/tools"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/mcpface"
 )
 
 // Command is the `hub aiui` command group.
@@ -117,7 +117,7 @@ func mcpCommand() *cli.Command {
 				defer stop()
 			}
 			cwd, _ := os.Getwd()
-			err = RunFace(ctx, &mcp.StdioTransport{}, cl, FaceOptions{
+			err = RunFace(ctx, mcpface.Stdio(), cl, FaceOptions{
 				NotifyPageTools: !c.Bool("no-page-tools-notify"), CWD: cwd, Log: log, OnInitialized: lc.Own, Version: "1",
 			})
 			if err != nil && !errors.Is(err, io.EOF) {

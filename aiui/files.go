@@ -59,6 +59,9 @@ type ControlFile struct {
 	Kind      string    `json:"kind"`
 }
 
+// maxControlFile bounds what a reader of the control file loads.
+const maxControlFile = 64 << 10
+
 // StateDir is the aiui state directory (control file, prompt record).
 func StateDir(d hub.Dirs) string { return filepath.Join(d.State, "aiui") }
 
@@ -78,7 +81,7 @@ func (b *backend) writeControlFile() error {
 // removeControlFile removes the control file only when it is still ours
 // (a later backend may have replaced it).
 func (b *backend) removeControlFile() {
-	data, err := os.ReadFile(b.controlPath)
+	data, err := hub.ReadPrivateFile(b.controlPath, maxControlFile)
 	if errors.Is(err, fs.ErrNotExist) || err != nil {
 		return
 	}

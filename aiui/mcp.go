@@ -10,11 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hubdev/hub/aiui/tools"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/mcpface"
 )
 
 // Notification methods the MCP face sends.
@@ -31,42 +31,12 @@ type FaceOptions struct {
 	// CWD is the face's working directory, used to route prompts.
 	CWD string
 	Log *slog.Logger
-	// OnInitialized runs once the MCP client finished initialize (the
-	// in-process backend uses it to mark itself owned).
+	// OnInitialized runs once the MCP client announced itself (initialize,
+	// or a stateless client's first request); the in-process backend uses
+	// it to mark itself owned.
 	OnInitialized func()
 	// Version is reported in serverInfo.
 	Version string
-}
-
-// notifyTransport wraps a transport to keep its connection, so the face
-// can write the non-standard channel notification the SDK has no API for.
-// The connection serializes concurrent writes.
-type notifyTransport struct {
-	inner mcp.Transport
-	mu    sync.Mutex
-	conn  mcp.Connection
-}
-
-func (t *notifyTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	t.mu.Lock()
-	t.conn = c
-	t.mu.Unlock()
-	return c, err
-}
-
-func (t *notifyTransport) notify(ctx context.Context, method string, params any) error {
-	t.mu.Lock()
-	c := t.conn
-	t.mu.Unlock()
-	if c == nil {
-		return errors.New("not connected")
-	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return err
-	}
-	return c.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
 }
 
 // CallInput is page_tools_call's input.
@@ -81,35 +51,28 @@ type empty struct{}
 
 func textResult(v any) *mcp.CallToolResult {
 	b, _ := json.MarshalIndent(v, "", "  ")
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+	return mcpface.TextResult(string(b))
 }
 
-func errResult(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
-}
+func errResult(msg string) *mcp.CallToolResult { return mcpface.ErrorResult(msg) }
 
-// NewFaceServer builds the MCP server for a face bound to cl.
-func NewFaceServer(cl *Client, o FaceOptions, initialized func()) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "aiui-claude-channel", Version: o.Version}, &mcp.ServerOptions{
+// NewFaceServer builds the MCP server for a face bound to cl. onReady runs
+// once the client may take notifications.
+func NewFaceServer(cl *Client, o FaceOptions, onReady func()) *mcpface.Server {
+	srv := mcpface.New(mcpface.Options{
+		Name:    "aiui-claude-channel",
+		Version: o.Version,
 		Instructions: "Prompts from the aiui browser overlay arrive as notifications/claude/channel. " +
 			"Page tools the browser page declares are listed by page_tools_list and called with page_tools_call.",
-		Capabilities: &mcp.ServerCapabilities{
-			Experimental: map[string]any{"claude/channel": map[string]any{}},
-			Tools:        &mcp.ToolCapabilities{ListChanged: true},
-		},
-		InitializedHandler: func(context.Context, *mcp.InitializedRequest) { initialized() },
+		Experimental: map[string]any{"claude/channel": map[string]any{}},
+		OnInit:       o.OnInitialized,
+		OnReady:      onReady,
+		Log:          o.Log,
 	})
-	// Clients of the stateless protocol (2026-07-28) never send
-	// initialize/initialized: their first other request starts the face.
-	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "initialize" && method != "notifications/initialized" {
-				defer initialized()
-			}
-			return next(ctx, method, req)
-		}
-	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "channel_info", Description: "The aiui channel backend: port, pid, generation, page-tools summary, attached faces, pending prompts."},
+	// Page tools stay behind page_tools_list/page_tools_call (the spec's
+	// "Not yet: per-tool MCP registration"), so the tool list is static;
+	// tools/list shows it in this order.
+	mcpface.AddTool(srv, &mcp.Tool{Name: "channel_info", Description: "The aiui channel backend: port, pid, generation, page-tools summary, attached faces, pending prompts."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
 			info, err := cl.Info(ctx)
 			if err != nil {
@@ -117,15 +80,15 @@ func NewFaceServer(cl *Client, o FaceOptions, initialized func()) *mcp.Server {
 			}
 			return textResult(info), nil, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "page_tools_list", Description: "List the tools browser pages registered on /tools: clientId, ns, url, tab, hash, tools, activeTab."},
+	mcpface.AddTool(srv, &mcp.Tool{Name: "channel_reload", Description: "Reload the channel's lowering layer in place: rebuild the format registry, drop every /ws and /tools socket (1012), bump the generation."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
-			regs, err := cl.Tools(ctx)
+			res, err := cl.Reload(ctx)
 			if err != nil {
 				return errResult(err.Error()), nil, nil
 			}
-			return textResult(nonNil(regs)), nil, nil
+			return textResult(res), nil, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "page_tools_call", Description: "Call a page tool. Routed to the one page holding it (the active tab wins a tie); when ambiguous the error lists candidates — retry with ns and/or clientId."},
+	mcpface.AddTool(srv, &mcp.Tool{Name: "page_tools_call", Description: "Call a page tool. Routed to the one page holding it (the active tab wins a tie); when ambiguous the error lists candidates — retry with ns and/or clientId."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in CallInput) (*mcp.CallToolResult, any, error) {
 			var args json.RawMessage
 			if in.Args != nil {
@@ -138,15 +101,15 @@ func NewFaceServer(cl *Client, o FaceOptions, initialized func()) *mcp.Server {
 			if !res.OK {
 				return errResult(callErrorText(res)), nil, nil
 			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(res.Value)}}}, nil, nil
+			return mcpface.TextResult(string(res.Value)), nil, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "channel_reload", Description: "Reload the channel's lowering layer in place: rebuild the format registry, drop every /ws and /tools socket (1012), bump the generation."},
+	mcpface.AddTool(srv, &mcp.Tool{Name: "page_tools_list", Description: "List the tools browser pages registered on /tools: clientId, ns, url, tab, hash, tools, activeTab."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
-			res, err := cl.Reload(ctx)
+			regs, err := cl.Tools(ctx)
 			if err != nil {
 				return errResult(err.Error()), nil, nil
 			}
-			return textResult(res), nil, nil
+			return textResult(nonNil(regs)), nil, nil
 		})
 	return srv
 }
@@ -156,9 +119,10 @@ func NewFaceServer(cl *Client, o FaceOptions, initialized func()) *mcp.Server {
 func callErrorText(res CallResult) string { return res.Error }
 
 // RunFace serves the MCP face on t until the client goes away or ctx is
-// done. After initialize it attaches to the backend's event stream and
-// turns every routed prompt into notifications/claude/channel and every
-// page-tools change into list_changed (plus a kind "page-tools" push).
+// done. Once the client may take notifications it attaches to the
+// backend's event stream and turns every routed prompt into
+// notifications/claude/channel and every page-tools change into
+// list_changed (plus a kind "page-tools" push).
 func RunFace(ctx context.Context, t mcp.Transport, cl *Client, o FaceOptions) error {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -168,24 +132,23 @@ func RunFace(ctx context.Context, t mcp.Transport, cl *Client, o FaceOptions) er
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	nt := &notifyTransport{inner: t}
-	var once sync.Once
-	var wg sync.WaitGroup
+	var (
+		srv  *mcpface.Server
+		once sync.Once
+		wg   sync.WaitGroup
+	)
 	defer wg.Wait()
-	initialized := func() {
+	onReady := func() {
 		once.Do(func() {
-			if o.OnInitialized != nil {
-				o.OnInitialized()
-			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				pumpEvents(ctx, nt, cl, o)
+				pumpEvents(ctx, srv, cl, o)
 			}()
 		})
 	}
-	srv := NewFaceServer(cl, o, initialized)
-	err := srv.Run(ctx, nt)
+	srv = NewFaceServer(cl, o, onReady)
+	_, err := srv.Serve(ctx, t)
 	cancel()
 	if errors.Is(err, context.Canceled) {
 		return nil
@@ -195,20 +158,22 @@ func RunFace(ctx context.Context, t mcp.Transport, cl *Client, o FaceOptions) er
 
 // pumpEvents keeps the face attached, re-attaching with backoff when the
 // backend restarts.
-func pumpEvents(ctx context.Context, nt *notifyTransport, cl *Client, o FaceOptions) {
+func pumpEvents(ctx context.Context, srv *mcpface.Server, cl *Client, o FaceOptions) {
 	backoff := 200 * time.Millisecond
 	for ctx.Err() == nil {
 		err := cl.Events(ctx, o.CWD, func(ev FaceEvent) error {
 			switch ev.Type {
 			case "prompt":
-				return nt.notify(ctx, MethodChannel, map[string]any{"content": ev.Prompt.Text, "meta": ev.Prompt.Meta})
+				return srv.Notify(ctx, MethodChannel, map[string]any{"content": ev.Prompt.Text, "meta": ev.Prompt.Meta})
 			case "page-tools":
 				if o.NotifyPageTools {
-					if err := nt.notify(ctx, MethodChannel, map[string]any{"content": ev.PageTools.Text, "meta": map[string]string{"kind": "page-tools"}}); err != nil {
+					if err := srv.Notify(ctx, MethodChannel, map[string]any{"content": ev.PageTools.Text, "meta": map[string]string{"kind": "page-tools"}}); err != nil {
 						return err
 					}
 				}
-				return nt.notify(ctx, MethodToolsListChanged, map[string]any{})
+				// The advertised tools are static; the notification's value
+				// is the client's refresh cycle (the spec's change signal).
+				return srv.NotifyToolsChanged(ctx)
 			}
 			return nil
 		})

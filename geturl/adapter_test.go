@@ -355,3 +355,20 @@ func (b *bridge) uiLogin(t *testing.T) *http.Cookie {
 	t.Fatal("no cookie from the login link")
 	return nil
 }
+
+// The longest project name still keeps a mutation-enabled Init within the
+// contract's 1.6 KiB on the local origin.
+func TestInitSizeWithLongestName(t *testing.T) {
+	b := startBridge(t, nil)
+	name := strings.Repeat("n", 40)
+	b.project(t, t.TempDir(), name, true)
+	b.call(t, "POST", "/api/projects/"+name, map[string]any{"terminal": true}, nil)
+	s := b.newSession(t, name)
+	_, body := get(t, s.InitURL)
+	if len(body) > 1638 {
+		t.Fatalf("Init is %d bytes with a 40-character project name, over 1.6 KiB:\n%s", len(body), body)
+	}
+	if _, err := b.s.mgr.AddProject(t.TempDir(), strings.Repeat("n", 41), false, false); err == nil {
+		t.Fatal("a 41-character name was accepted")
+	}
+}

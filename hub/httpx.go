@@ -23,9 +23,14 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // ReadJSONBody decodes a JSON body of at most limit bytes into v. An empty
-// body decodes as nothing. The error says what was wrong, for the caller to
-// answer with 400 (or 413 when errors.Is(err, ErrBodyTooLarge)).
+// body decodes as nothing. Under ServeHTTP the body must arrive within the
+// server's BodyPace for limit bytes (ErrBodyTooSlow otherwise). The error
+// says what was wrong, for the caller to answer with 400 (or 413 when
+// errors.Is(err, ErrBodyTooLarge)).
 func ReadJSONBody(r *http.Request, limit int64, v any) error {
+	if b, ok := r.Body.(*pacedBody); ok {
+		b.arm(limit) // sized to this route's limit, from now
+	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
 		return fmt.Errorf("reading body: %w", err)

@@ -51,11 +51,17 @@ func NormalizeOrigin(s string) (string, bool) {
 	return scheme + "://" + host, true
 }
 
-// OriginPolicy is an exact allow-list of normalised origins, optionally
-// with every loopback origin (a local dev server on any port).
+// OriginPolicy is an exact allow-list of canonical origins, optionally
+// with every loopback origin (a local dev server on any port). Configured
+// origins are canonicalised once, when the policy is built; a request's
+// Origin header must then equal one of them byte for byte. Browsers always
+// send the canonical serialisation (RFC 6454 §6.2), so a header in any
+// other spelling ("HTTPS://App.Example/", ":443") did not come from a
+// browser's own Origin logic and is refused rather than normalised.
 type OriginPolicy struct {
 	allowed  map[string]bool
 	loopback bool
+	lenient  bool
 }
 
 // NewOriginPolicy builds a policy from origins; unusable entries are ignored
@@ -70,17 +76,49 @@ func NewOriginPolicy(origins ...string) *OriginPolicy {
 	return p
 }
 
-// AllowLoopback also allows http(s) origins on 127.0.0.1, localhost and
-// [::1], on any port. It returns p.
+// AllowLoopback also allows canonical http(s) origins on 127.0.0.1,
+// localhost and [::1], on any port. It returns p.
 func (p *OriginPolicy) AllowLoopback() *OriginPolicy {
 	p.loopback = true
 	return p
 }
 
-// Allowed reports whether the origin header value matches the allow-list.
+// Lenient makes the policy normalise a request's Origin before comparing
+// it (case-insensitive scheme and host, a trailing slash and a default
+// port ignored), for a protocol whose contract says so (Stitch Slop §2.2).
+// A missing Origin and "null" still never match. It returns p.
+func (p *OriginPolicy) Lenient() *OriginPolicy {
+	p.lenient = true
+	return p
+}
+
+// Allowed reports whether the origin header value is one of the allowed
+// canonical origins, exactly.
 func (p *OriginPolicy) Allowed(origin string) bool {
-	n, ok := NormalizeOrigin(origin)
-	return ok && (p.allowed[n] || p.loopback && isLoopbackOrigin(n))
+	return p.canonical(origin) != ""
+}
+
+// canonical returns the allowed origin origin names — which, when allowed,
+// is origin itself — or "" when it is not allowed.
+func (p *OriginPolicy) canonical(origin string) string {
+	if p.allowed[origin] {
+		return origin
+	}
+	if p.lenient {
+		if n, ok := NormalizeOrigin(origin); ok && (p.allowed[n] || p.loopback && isLoopbackOrigin(n)) {
+			return n
+		}
+		return ""
+	}
+	if !p.loopback {
+		return ""
+	}
+	// A loopback origin must already be in canonical form: the
+	// normalised value is used only to check that it is.
+	if n, ok := NormalizeOrigin(origin); ok && n == origin && isLoopbackOrigin(n) {
+		return n
+	}
+	return ""
 }
 
 // isLoopbackOrigin reports whether a normalised origin names a loopback host.
@@ -99,19 +137,29 @@ func isLoopbackOrigin(n string) bool {
 // AllowedRequest reports whether r carries an allowed Origin header. Exactly
 // one Origin header must be present.
 func (p *OriginPolicy) AllowedRequest(r *http.Request) bool {
+	return p.requestOrigin(r) != ""
+}
+
+// requestOrigin is the allowed canonical origin of r, or "".
+func (p *OriginPolicy) requestOrigin(r *http.Request) string {
 	v := r.Header.Values("Origin")
-	return len(v) == 1 && p.Allowed(v[0])
+	if len(v) != 1 {
+		return ""
+	}
+	return p.canonical(v[0])
 }
 
 // SetCORS echoes an allowed request origin and always sets Vary: Origin, so
 // caches never serve one origin's answer to another. It never sends "*".
+// The echoed value is the policy's canonical origin, not the raw header.
 // It reports whether the origin was allowed.
 func (p *OriginPolicy) SetCORS(w http.ResponseWriter, r *http.Request) bool {
 	w.Header().Add("Vary", "Origin")
-	if !p.AllowedRequest(r) {
+	o := p.requestOrigin(r)
+	if o == "" {
 		return false
 	}
-	w.Header().Set("Access-Control-Allow-Origin", r.Header.Get("Origin"))
+	w.Header().Set("Access-Control-Allow-Origin", o)
 	return true
 }
 

@@ -39,14 +39,20 @@ func TestNormalizeOrigin(t *testing.T) {
 func TestOriginPolicy(t *testing.T) {
 	p := NewOriginPolicy("https://www.stitchslop.com/")
 	for origin, want := range map[string]bool{
-		"https://www.stitchslop.com":   true,
-		"https://WWW.STITCHSLOP.COM/":  true,
-		"https://www.stitchslop.com.":  false,
-		"http://www.stitchslop.com":    false,
-		"https://evil.stitchslop.com":  false,
-		"null":                         false,
-		"":                             false,
-		"https://www.stitchslop.com:1": false,
+		"https://www.stitchslop.com": true,
+		// Browsers send the canonical form only: any other spelling of
+		// the allowed origin is refused, not normalised (issue 15).
+		"https://WWW.STITCHSLOP.COM/":    false,
+		"https://www.stitchslop.com/":    false,
+		"https://www.stitchslop.com:443": false,
+		"HTTPS://www.stitchslop.com":     false,
+		" https://www.stitchslop.com":    false,
+		"https://www.stitchslop.com.":    false,
+		"http://www.stitchslop.com":      false,
+		"https://evil.stitchslop.com":    false,
+		"null":                           false,
+		"":                               false,
+		"https://www.stitchslop.com:1":   false,
 	} {
 		if got := p.Allowed(origin); got != want {
 			t.Errorf("Allowed(%q) = %v, want %v", origin, got, want)
@@ -57,13 +63,27 @@ func TestOriginPolicy(t *testing.T) {
 func TestSetCORS(t *testing.T) {
 	p := NewOriginPolicy("https://app.example")
 	r := httptest.NewRequest("GET", "/", nil)
-	r.Header.Set("Origin", "https://APP.example")
+	r.Header.Set("Origin", "https://app.example")
 	w := httptest.NewRecorder()
 	if !p.SetCORS(w, r) {
 		t.Fatal("allowed origin refused")
 	}
-	if got := w.Header().Get("Access-Control-Allow-Origin"); got != "https://APP.example" {
-		t.Errorf("ACAO = %q, want the request origin echoed", got)
+	if got := w.Header().Get("Access-Control-Allow-Origin"); got != "https://app.example" {
+		t.Errorf("ACAO = %q, want the canonical origin", got)
+	}
+	if got := w.Header().Get("Vary"); got != "Origin" {
+		t.Errorf("Vary = %q", got)
+	}
+	// A non-canonical spelling is refused, so its raw value is never echoed.
+	r.Header.Set("Origin", "https://APP.example")
+	w = httptest.NewRecorder()
+	if p.SetCORS(w, r) || w.Header().Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("non-canonical origin got ACAO %q", w.Header().Get("Access-Control-Allow-Origin"))
+	}
+	r.Header.Set("Origin", "https://app.example")
+	w = httptest.NewRecorder()
+	if !p.SetCORS(w, r) {
+		t.Fatal("allowed origin refused")
 	}
 	if got := w.Header().Get("Vary"); got != "Origin" {
 		t.Errorf("Vary = %q", got)
@@ -97,6 +117,15 @@ func TestOriginPolicyLoopback(t *testing.T) {
 		"null":                     false,
 		"file://localhost":         false,
 		"http://127.0.0.1.nip.io/": false,
+		// Loopback origins too must be canonical (issue 15, row 4).
+		"HTTP://LOCALHOST:5173/": false,
+		"http://localhost:5173/": false,
+		"http://Localhost:5173":  false,
+		"http://localhost:80":    false,
+		"https://localhost:443":  false,
+		"http://127.0.0.1:05173": false,
+		"http://[0:0::1]:8080":   false,
+		"http://localhost:5173 ": false,
 	} {
 		if got := p.Allowed(origin); got != want {
 			t.Errorf("Allowed(%q) = %v, want %v", origin, got, want)
@@ -104,6 +133,30 @@ func TestOriginPolicyLoopback(t *testing.T) {
 	}
 	if NewOriginPolicy("https://app.example").Allowed("http://localhost:3000") {
 		t.Error("loopback allowed without AllowLoopback")
+	}
+}
+
+func TestOriginPolicyLenient(t *testing.T) {
+	p := NewOriginPolicy("https://www.stitchslop.com").Lenient()
+	for origin, want := range map[string]bool{
+		"https://www.stitchslop.com":      true,
+		"HTTPS://WWW.StitchSlop.COM":      true,
+		"https://www.stitchslop.com/":     true,
+		"https://www.stitchslop.com:443":  true,
+		"http://www.stitchslop.com":       false,
+		"https://www.stitchslop.com.evil": false,
+		"":                                false,
+		"null":                            false,
+	} {
+		if got := p.Allowed(origin); got != want {
+			t.Errorf("Allowed(%q) = %v, want %v", origin, got, want)
+		}
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("Origin", "HTTPS://WWW.StitchSlop.COM/")
+	w := httptest.NewRecorder()
+	if !p.SetCORS(w, r) || w.Header().Get("Access-Control-Allow-Origin") != "https://www.stitchslop.com" {
+		t.Fatalf("lenient CORS echo %q, want the canonical origin", w.Header().Get("Access-Control-Allow-Origin"))
 	}
 }
 

@@ -3,6 +3,7 @@ package hub
 import (
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -27,5 +28,36 @@ func TestPIDAlive(t *testing.T) {
 	}
 	if PIDAlive(cmd.Process.Pid) {
 		t.Error("a zombie reads as alive")
+	}
+}
+
+func TestFlockHoldersAndProcessCommand(t *testing.T) {
+	path := t.TempDir() + "/lock"
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	if pids, err := FlockHolders(fi); err != nil || len(pids) != 0 {
+		t.Fatalf("unlocked: %v %v", pids, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if pids, err := FlockHolders(fi); err != nil || len(pids) != 1 || pids[0] != os.Getpid() {
+		t.Fatalf("locked by us: %v %v", pids, err)
+	}
+	// Another file on the same device is not this one.
+	other, _ := os.Create(t.TempDir() + "/other")
+	defer other.Close()
+	ofi, _ := other.Stat()
+	if pids, _ := FlockHolders(ofi); len(pids) != 0 {
+		t.Fatalf("another file reported as locked by %v", pids)
+	}
+	exe, argv, err := ProcessCommand(os.Getpid())
+	self, _ := os.Executable()
+	if err != nil || exe != self || len(argv) == 0 || argv[0] != os.Args[0] {
+		t.Fatalf("ProcessCommand = %q %q %v, want %q", exe, argv, err, self)
 	}
 }

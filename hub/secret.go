@@ -33,17 +33,13 @@ func (s *SecretStore) Write(name string, data []byte) error {
 	return WriteFileAtomic(s.Path(name), data, 0o600)
 }
 
-// Read returns the named file's contents.
-func (s *SecretStore) Read(name string) ([]byte, error) {
-	return os.ReadFile(s.Path(name))
-}
+// maxSecretFile bounds what Read is willing to load.
+const maxSecretFile = 1 << 20
 
-// EnsurePrivateDir creates dir (and parents) and sets it to mode 0700.
-func EnsurePrivateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	return os.Chmod(dir, 0o700)
+// Read returns the named file's contents; a file that is not private (a
+// link, another owner, readable by others) is refused (ReadPrivateFile).
+func (s *SecretStore) Read(name string) ([]byte, error) {
+	return ReadPrivateFile(s.Path(name), maxSecretFile)
 }
 
 // WriteFileAtomic writes data to path so that readers see either the old or

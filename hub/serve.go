@@ -15,14 +15,19 @@ const ShutdownGrace = 5 * time.Second
 // ServeHTTP serves handler on ln until ctx is done, then shuts the server
 // down gracefully, closes every socket in sockets (nil: none) with 1001
 // (going away) and waits for their read loops. It returns nil after a clean
-// shutdown and the server's error if it stopped by itself.
+// shutdown and the server's error if it stopped by itself. Every request
+// body must arrive within the BodyPace of ctx (see WithBodyPace, and
+// ReadJSONBody for a route's own limit).
 func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, sockets *Sockets, log *slog.Logger) error {
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           paceBodies(handler, bodyPaceFrom(ctx)),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute, // idle keep-alive connections are not kept forever
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	if g := GuardFrom(ctx); g != nil && sockets != nil {
+		sockets.SetGuard(g) // a handler's panic restarts this adapter, not the process
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

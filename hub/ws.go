@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,7 +62,12 @@ type Sockets struct {
 	conns  map[*WSConn]struct{}
 	closed bool
 	loops  sync.WaitGroup
+	guard  atomic.Pointer[Guard] // handlers' panics go here (ServeHTTP sets it)
 }
+
+// SetGuard makes g handle a panic in any handler callback of these
+// sockets; ServeHTTP does it with its context's guard.
+func (s *Sockets) SetGuard(g *Guard) { s.guard.Store(g) }
 
 // Endpoint makes an endpoint that serves h with o. Text frames must be
 // valid UTF-8 on every endpoint (RFC 6455 §8.1).
@@ -236,6 +242,11 @@ type WSConn struct {
 
 const wsConnKey = "hub.ws"
 
+// Guard is the guard of the server run this socket belongs to (nil outside
+// a supervisor): timers and goroutines a handler starts for the socket go
+// through it.
+func (c *WSConn) Guard() *Guard { return c.ep.s.guard.Load() }
+
 // Raw is the underlying gws connection.
 func (c *WSConn) Raw() *gws.Conn { return c.gc }
 
@@ -342,8 +353,30 @@ func connOf(gc *gws.Conn) *WSConn {
 	return c
 }
 
+// recover, deferred directly by each callback that runs handler code,
+// turns a handler's panic into a dropped socket and a report to the
+// guard (which restarts the adapter). gws recovers OnMessage and OnClose
+// itself but only logs, and does not recover OnOpen at all: a panic there
+// killed the whole process.
+func (ev *wsEvents) recover(c *WSConn, where string) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	pe := &PanicError{Where: "websocket " + where, Value: r, Stack: debug.Stack()}
+	if where != "close" {
+		c.Drop()
+	}
+	if g := ev.e.s.guard.Load(); g != nil {
+		g.Handle(pe)
+		return
+	}
+	ev.e.opts.Log.Error("websocket handler panicked; socket dropped", "in", pe.Where, "panic", fmt.Sprint(r), "stack", string(pe.Stack))
+}
+
 func (ev *wsEvents) OnOpen(gc *gws.Conn) {
 	c := connOf(gc)
+	defer ev.recover(c, "open")
 	c.hb = StartHeartbeat(ev.e.opts.Heartbeat, c, func() {
 		ev.e.opts.Log.Warn("peer silent past the heartbeat deadline; treating it as gone", "remote", c.RemoteAddr())
 		c.Drop()
@@ -355,6 +388,7 @@ func (ev *wsEvents) OnOpen(gc *gws.Conn) {
 
 func (ev *wsEvents) OnClose(gc *gws.Conn, err error) {
 	c := connOf(gc)
+	defer ev.recover(c, "close")
 	c.closed.Store(true)
 	c.hb.Stop()
 	ev.e.s.remove(c)
@@ -375,6 +409,7 @@ func (ev *wsEvents) OnPong(gc *gws.Conn, _ []byte) { connOf(gc).markSeen() }
 func (ev *wsEvents) OnMessage(gc *gws.Conn, m *gws.Message) {
 	defer m.Close()
 	c := connOf(gc)
+	defer ev.recover(c, "message")
 	c.markSeen()
 	if c.sess != nil {
 		c.sess.Message(m)

@@ -3,7 +3,6 @@ package pixelle
 import (
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/lxzan/gws"
 
@@ -99,7 +98,7 @@ func (h relayHandler) Open(c *hub.WSConn) hub.WSSession {
 	s.nextSess++
 	p := &peer{conn: c, origin: origin, label: "c" + itoa(s.nextSess)}
 	s.peers[p] = struct{}{}
-	p.auth = time.AfterFunc(s.AuthTimeout, func() { s.authTimeout(p) })
+	p.auth = c.Guard().AfterFunc("relay auth timer", s.AuthTimeout, func() { s.authTimeout(p) })
 	return &relayPeer{s: s, p: p}
 }
 
@@ -282,7 +281,7 @@ func (s *Server) armExpiryLocked(sess *session) {
 	}
 	sess.expiryGen++
 	gen := sess.expiryGen
-	sess.expiry = time.AfterFunc(s.SessionTTL, func() { s.expire(sess, gen) })
+	sess.expiry = s.env.Guard.AfterFunc("session expiry", s.SessionTTL, func() { s.expire(sess, gen) })
 }
 
 // expire forgets a session whose browser stayed away for SessionTTL and

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/hubdev/hub/hub"
 )
@@ -110,7 +109,7 @@ func (s *Server) agentMessageLocked(p *peer, m *message, o *outbox) {
 	s.nextReq++
 	relayID := fmt.Sprintf("r%d-%s", s.nextReq, hub.RandomHex(4))
 	pe := &pending{relayID: relayID, clientID: m.ID, agent: p}
-	pe.timer = time.AfterFunc(s.CommandTimeout, func() { s.commandTimeout(sess, relayID) })
+	pe.timer = s.env.Guard.AfterFunc("command timeout", s.CommandTimeout, func() { s.commandTimeout(sess, relayID) })
 	sess.pending[relayID] = pe
 	o.sendRaw(sess.browser, commandFrame(relayID, m.Command))
 }

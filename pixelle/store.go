@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/hubdev/hub/hub"
@@ -39,21 +38,15 @@ func (c *CredentialStore) Save(cr Credentials) error {
 // errNotPaired means no credentials are stored.
 var errNotPaired = errors.New("not paired")
 
-// Load reads the stored credentials. A file readable by others is refused:
-// someone loosened it, and the token may have leaked.
+// Load reads the stored credentials. A file others could have planted or
+// read (a link, another owner, a loose mode) is refused: the token may
+// have leaked (hub.ReadPrivateFile).
 func (c *CredentialStore) Load() (Credentials, error) {
 	path := c.Path()
-	st, err := os.Stat(path)
+	b, err := c.store.Read(credentialsFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Credentials{}, errNotPaired
 	}
-	if err != nil {
-		return Credentials{}, err
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return Credentials{}, fmt.Errorf("%s is accessible to other users (mode %v); delete it and pair again", path, st.Mode().Perm())
-	}
-	b, err := os.ReadFile(path)
 	if err != nil {
 		return Credentials{}, err
 	}

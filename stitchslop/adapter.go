@@ -65,7 +65,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		opts:       opts,
 		origin:     origin,
-		policy:     hub.NewOriginPolicy(origin),
+		policy:     hub.NewOriginPolicy(origin).Lenient(), // §2.2: case-insensitive, trailing slash ignored
 		armed:      opts.Token,
 		attachedCh: make(chan struct{}),
 		pending:    map[int64]*pendingCall{},

@@ -1,6 +1,7 @@
 package stitchslop
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hubdev/hub/hub/mcpface"
 )
 
 // BenchmarkRoundTrip measures agent → page → agent through the control
@@ -106,15 +109,15 @@ func stdioCaller(b *testing.B, br *bridge) func() error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		br.S.ServeMCP(context.Background(), NewLineConn(inR, outW), nil)
+		br.S.ServeMCP(context.Background(), &mcpface.LineTransport{In: inR, Out: outW}, nil)
 		outW.Close()
 	}()
 	var mu sync.Mutex
 	waiting := map[int64]chan []byte{}
 	go func() {
-		lc := NewLineConn(outR, io.Discard)
+		lines := bufio.NewReader(outR)
 		for {
-			line, err := lc.Read(context.Background())
+			line, err := lines.ReadBytes('\n')
 			if err != nil {
 				return
 			}
@@ -134,6 +137,13 @@ func stdioCaller(b *testing.B, br *bridge) func() error {
 		}
 	}()
 	b.Cleanup(func() { inW.Close(); <-done })
+	// A real client initializes first; the SDK refuses calls before that.
+	initDone := make(chan []byte, 1)
+	mu.Lock()
+	waiting[0] = initDone
+	mu.Unlock()
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`+"\n")
+	<-initDone
 	var wmu sync.Mutex
 	var ids atomic.Int64
 	return func() error {

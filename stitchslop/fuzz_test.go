@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/hub/mcpface"
 )
 
 func FuzzParseHandshake(f *testing.F) {
@@ -125,7 +126,7 @@ func FuzzMCPStream(f *testing.F) {
 		var out adaptertest.SyncBuffer
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		s.ServeMCP(ctx, NewLineConn(strings.NewReader(in), &out), nil)
+		s.ServeMCP(ctx, &mcpface.LineTransport{In: strings.NewReader(in), Out: &out}, nil)
 		for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
 			if line == "" {
 				continue

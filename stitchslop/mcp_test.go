@@ -1,6 +1,8 @@
 package stitchslop
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -10,28 +12,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hubdev/hub/hub/mcpface"
 )
 
-// sdkConn adapts an MCP SDK Connection (the in-memory transport) to MsgConn.
+// sdkConn hands ServeMCP one end of the SDK's in-memory transport, already
+// connected.
 type sdkConn struct{ c mcp.Connection }
 
-func (s sdkConn) Read(ctx context.Context) ([]byte, error) {
-	m, err := s.c.Read(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return jsonrpc.EncodeMessage(m)
-}
-
-func (s sdkConn) Write(ctx context.Context, b []byte) error {
-	m, err := jsonrpc.DecodeMessage(b)
-	if err != nil {
-		return err
-	}
-	return s.c.Write(ctx, m)
-}
+func (s sdkConn) Connect(context.Context) (mcp.Connection, error) { return s.c, nil }
 
 type mcpClient struct {
 	*mcp.ClientSession
@@ -329,18 +319,19 @@ func startRaw(t *testing.T, b *bridge) *rawMCP {
 	outR, outW := io.Pipe()
 	r := &rawMCP{t: t, w: inW, out: make(chan map[string]any, 64), raw: make(chan string, 64), done: make(chan bool, 1)}
 	go func() {
-		init, _ := b.S.ServeMCP(context.Background(), NewLineConn(inR, outW), nil)
+		init, _ := b.S.ServeMCP(context.Background(), &mcpface.LineTransport{In: inR, Out: outW}, nil)
 		outW.Close()
 		r.done <- init
 	}()
 	go func() {
-		lc := NewLineConn(outR, io.Discard)
+		br := bufio.NewReader(outR)
 		for {
-			line, err := lc.Read(context.Background())
+			line, err := br.ReadBytes('\n')
 			if err != nil {
 				close(r.raw)
 				return
 			}
+			line = bytes.TrimSuffix(line, []byte("\n"))
 			r.raw <- string(line)
 			var m map[string]any
 			if json.Unmarshal(line, &m) != nil {
@@ -426,6 +417,30 @@ func TestMCPRawBytes(t *testing.T) {
 		t.Fatal("ServeMCP did not report initialize")
 	}
 	r.done <- true
+}
+
+// §3.5 images on the wire: the image block carries the dataUrl's own
+// base64 (the SDK re-encodes the decoded bytes, which for canonical base64
+// is the same text), and isError is always said (§3.2).
+func TestMCPRawImageBytes(t *testing.T) {
+	b := startBridge(t, nil)
+	r := startRaw(t, b)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}`)
+	r.recvRaw()
+	p, _ := b.attach(map[string]any{"token": testToken})
+	if got := r.recvRaw(); got != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` {
+		t.Fatalf("list_changed = %s", got)
+	}
+	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n fake image bytes \x00\xff"))
+	p.serve(func(string, map[string]any) map[string]any {
+		return map[string]any{"ok": true, "dataUrl": "data:image/png;base64," + png, "width": 10}
+	})
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"render","arguments":{}}}`)
+	want := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"ok\":true,\"width\":10}"},` +
+		`{"type":"image","mimeType":"image/png","data":"` + png + `"}],"isError":false}}`
+	if got := r.recvRaw(); got != want {
+		t.Fatalf("render:\n got %s\nwant %s", got, want)
+	}
 }
 
 func mustMarshal(v any) string {

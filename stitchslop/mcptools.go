@@ -2,51 +2,41 @@ package stitchslop
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hubdev/hub/hub/mcpface"
 )
 
-// bridgeTools are the MCP tools the bridge itself provides.
-var bridgeTools = []map[string]any{
+// bridgeTools are the MCP tools the bridge itself provides, in the order
+// tools/list shows them.
+var bridgeTools = []*mcp.Tool{
 	{
-		"name": toolWait,
-		"description": "Block until the user's Stitch Slop tab attaches (it polls and connects on its own), then return a greeting " +
+		Name: toolWait,
+		Description: "Block until the user's Stitch Slop tab attaches (it polls and connects on its own), then return a greeting " +
 			"with the live scene (scene.describe). Returns at once when already connected. A timeout is a normal result: call again.",
-		"inputSchema": json.RawMessage(`{"type":"object","properties":{"timeoutSeconds":{"type":"number","description":"how long to wait, default 90, at most 120"}}}`),
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"timeoutSeconds":{"type":"number","description":"how long to wait, default 90, at most 120"}}}`),
 	},
 	{
-		"name":        toolStatus,
-		"description": "Report the bridge's connection state: connected, origin, port, paired, connection attempts, recent refusals and other live bridges.",
-		"inputSchema": json.RawMessage(`{"type":"object","properties":{}}`),
+		Name:        toolStatus,
+		Description: "Report the bridge's connection state: connected, origin, port, paired, connection attempts, recent refusals and other live bridges.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 	},
 	{
-		"name": toolPair,
-		"description": "Arm a one-time pairing token for this bridge's origin at run time (the token the Stitch Slop panel shows), " +
+		Name: toolPair,
+		Description: "Arm a one-time pairing token for this bridge's origin at run time (the token the Stitch Slop panel shows), " +
 			"so the tab can pair without restarting the bridge.",
-		"inputSchema": json.RawMessage(`{"type":"object","properties":{"token":{"type":"string"}},"required":["token"]}`),
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"token":{"type":"string"}},"required":["token"]}`),
 	},
 }
 
-// mcpTools is tools/list: the bridge's tools, plus the page's when a page
-// is attached (never invented ones, §3.3).
-func (s *Server) mcpTools() []any {
-	out := make([]any, 0, len(bridgeTools)+8)
-	for _, t := range bridgeTools {
-		out = append(out, t)
-	}
-	if tools, ok := s.Tools(); ok {
-		for _, t := range tools {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// toolResult is a tools/call result.
+// toolResult is a tools/call result as §3.5 shapes it: content blocks as
+// JSON objects, isError always said.
 type toolResult struct {
 	Content []map[string]any `json:"content"`
 	IsError bool             `json:"isError"`
@@ -56,28 +46,54 @@ func textResult(text string, isError bool) toolResult {
 	return toolResult{Content: []map[string]any{{"type": "text", "text": text}}, IsError: isError}
 }
 
-// callTool runs one tools/call: the bridge's own tools locally, anything
-// else translated to a page command (name → command, arguments → args).
-func (s *Server) callTool(ctx context.Context, name string, args json.RawMessage) toolResult {
+// sdk converts r for the SDK; an image block becomes the shared layer's,
+// which puts the same base64 on the wire.
+func (r toolResult) sdk() *mcp.CallToolResult {
+	out := &mcp.CallToolResult{IsError: r.IsError, Content: make([]mcp.Content, 0, len(r.Content))}
+	for _, b := range r.Content {
+		switch b["type"] {
+		case "text":
+			text, _ := b["text"].(string)
+			out.Content = append(out.Content, &mcp.TextContent{Text: text})
+		case "image":
+			mime, _ := b["mimeType"].(string)
+			data, _ := b["data"].(string)
+			if img, ok := mcpface.ImageFromDataURL("data:" + mime + ";base64," + data); ok {
+				out.Content = append(out.Content, img)
+			}
+		}
+	}
+	return out
+}
+
+// callTool runs one of the bridge's own tools; any other name goes to the
+// page.
+func (f *face) callTool(ctx context.Context, name string, args json.RawMessage) toolResult {
 	switch name {
 	case toolWait:
-		return s.waitTool(ctx, args)
+		return f.waitTool(ctx, args)
 	case toolStatus:
-		b, _ := json.MarshalIndent(s.Report(), "", "  ")
+		b, _ := json.MarshalIndent(f.b.Report(), "", "  ")
 		return textResult(string(b), false)
 	case toolPair:
 		var p struct {
 			Token string `json:"token"`
 		}
 		json.Unmarshal(args, &p)
-		if err := s.ArmToken(p.Token); err != nil {
+		if err := f.b.ArmToken(p.Token); err != nil {
 			return textResult("Could not arm the token: "+err.Error()+". Ask the user to reopen the Stitch Slop panel for a fresh token.", true)
 		}
-		return textResult("Token armed for "+s.origin+". The tab pairs with it the next time it connects; call wait_for_connection.", false)
+		return textResult("Token armed for "+f.b.Origin()+". The tab pairs with it the next time it connects; call wait_for_connection.", false)
 	}
-	env, err := s.Call(ctx, name, args)
+	return f.pageCall(ctx, name, args)
+}
+
+// pageCall translates a tools/call into a page command (§3.2: name →
+// command, arguments → args) and its answer into a result (§3.5).
+func (f *face) pageCall(ctx context.Context, name string, args json.RawMessage) toolResult {
+	env, err := f.b.Call(ctx, name, args)
 	if errors.Is(err, ErrNoPage) {
-		return textResult(noPageText(s.Port()), true)
+		return textResult(noPageText(f.b.Port()), true)
 	}
 	if err != nil {
 		return textResult("The call was not sent: "+err.Error(), true)
@@ -86,11 +102,11 @@ func (s *Server) callTool(ctx context.Context, name string, args json.RawMessage
 }
 
 // waitTool is wait_for_connection (§3.4).
-func (s *Server) waitTool(ctx context.Context, args json.RawMessage) toolResult {
+func (f *face) waitTool(ctx context.Context, args json.RawMessage) toolResult {
 	secs := waitSeconds(args)
-	_, already := s.attached()
-	if !s.waitAttached(ctx, time.Duration(secs*float64(time.Second))) {
-		r := s.Report()
+	_, already := f.b.Tools()
+	if !f.b.waitAttached(ctx, time.Duration(secs*float64(time.Second))) {
+		r := f.b.Report()
 		text := fmt.Sprintf("Still waiting: no Stitch Slop tab has attached to this bridge (port %d) in %gs. "+
 			"The page polls and attaches on its own, so call wait_for_connection again. ", r.Port, secs)
 		if r.Attempts == 0 {
@@ -101,11 +117,11 @@ func (s *Server) waitTool(ctx context.Context, args json.RawMessage) toolResult 
 		}
 		return textResult(text, false)
 	}
-	greeting := fmt.Sprintf("Connected: the Stitch Slop tab at %s is attached to this bridge (port %d).", s.origin, s.Port())
+	greeting := fmt.Sprintf("Connected: the Stitch Slop tab at %s is attached to this bridge (port %d).", f.b.Origin(), f.b.Port())
 	if already {
-		greeting = fmt.Sprintf("Already connected: the Stitch Slop tab at %s is attached to this bridge (port %d).", s.origin, s.Port())
+		greeting = fmt.Sprintf("Already connected: the Stitch Slop tab at %s is attached to this bridge (port %d).", f.b.Origin(), f.b.Port())
 	}
-	env, err := s.Call(ctx, "scene.describe", nil)
+	env, err := f.b.Call(ctx, "scene.describe", nil)
 	if err != nil {
 		return textResult(greeting+"\n\nscene.describe could not run: "+err.Error(), false)
 	}
@@ -162,18 +178,12 @@ func envelopeResult(env []byte) toolResult {
 	return res
 }
 
-// parseDataURL splits data:<mime>;base64,<data>, checking the base64.
+// parseDataURL splits data:<mime>;base64,<data> by the shared layer's
+// rules, returning the base64 text as it came.
 func parseDataURL(s string) (mime, data string, ok bool) {
-	rest, found := strings.CutPrefix(s, "data:")
-	if !found {
+	if mime, _, ok = mcpface.ParseDataURL(s); !ok {
 		return "", "", false
 	}
-	mime, data, found = strings.Cut(rest, ";base64,")
-	if !found || mime == "" || strings.ContainsAny(mime, " ,;") || data == "" {
-		return "", "", false
-	}
-	if _, err := base64.StdEncoding.DecodeString(data); err != nil {
-		return "", "", false
-	}
+	_, data, _ = strings.Cut(s, ";base64,")
 	return mime, data, true
 }

@@ -54,7 +54,7 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	port, log, ep := s.port, s.log, s.pages
 	s.mu.Unlock()
 	if !hub.HostAllowed(r, port) {
-		if n := s.refusals.add(ReasonHost, r.Host); worthLogging(n) {
+		if n := s.refusals.add(ReasonHost, r.Host); hub.WorthLogging(n) {
 			log.Warn("refused page upgrade: Host is not this loopback bridge", "host", clip(r.Host, 120), "count", n)
 		}
 		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_host", "message": "Host must be 127.0.0.1 or localhost with this port"})
@@ -65,7 +65,7 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Values("Origin"); len(v) > 0 {
 			got = strings.Join(v, ", ")
 		}
-		if n := s.refusals.add(ReasonOrigin, got); worthLogging(n) {
+		if n := s.refusals.add(ReasonOrigin, got); hub.WorthLogging(n) {
 			log.Warn("refused page upgrade: origin mismatch", "origin", clip(got, 120), "allowed", s.origin, "count", n)
 		}
 		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_origin", "message": "this bridge only accepts " + s.origin})
@@ -87,7 +87,7 @@ func (s *Server) pageEndpoint(sockets *hub.Sockets, env *adapters.Env) *hub.WSEn
 }
 
 func (s *Server) firstFrameTooLarge(c *hub.WSConn) {
-	if n := s.refusals.add(ReasonBadFrame, hub.ErrFirstMessageTooLarge.Error()+" (4 KiB)"); worthLogging(n) {
+	if n := s.refusals.add(ReasonBadFrame, hub.ErrFirstMessageTooLarge.Error()+" (4 KiB)"); hub.WorthLogging(n) {
 		s.log.Warn("refused page handshake", "reason", ReasonBadFrame, "why", "first frame larger than 4 KiB", "count", n)
 	}
 	b, _ := json.Marshal(map[string]any{"error": "bad_credential", "message": "the first frame must be at most 4 KiB of JSON carrying token and/or secret"})
@@ -101,8 +101,8 @@ func (h pageHandler) Open(c *hub.WSConn) hub.WSSession {
 	s := h.s
 	p := &pageConn{s: s, ws: c, gone: make(chan struct{})}
 	p.mu.Lock()
-	p.authTimer = time.AfterFunc(s.opts.AuthTimeout, func() {
-		if n := s.refusals.add(ReasonAuthTimeout, ""); worthLogging(n) {
+	p.authTimer = c.Guard().AfterFunc("page auth timer", s.opts.AuthTimeout, func() {
+		if n := s.refusals.add(ReasonAuthTimeout, ""); hub.WorthLogging(n) {
 			s.log.Warn("page did not authenticate in time; closing", "timeout", s.opts.AuthTimeout, "count", n)
 		}
 		p.writeError("auth_timeout", "no handshake within "+s.opts.AuthTimeout.String(), false)
@@ -187,7 +187,7 @@ func parseHandshake(b []byte) (handshakeFrame, error) {
 // refuse logs a refused handshake, tells the page why and closes.
 func (s *Server) refuse(p *pageConn, reason, detail, code, msg string) {
 	p.refused = true
-	if n := s.refusals.add(reason, detail); worthLogging(n) {
+	if n := s.refusals.add(reason, detail); hub.WorthLogging(n) {
 		s.log.Warn("refused page handshake", "reason", reason, "count", n)
 	}
 	p.writeError(code, msg, code == "busy")

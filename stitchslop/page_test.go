@@ -95,6 +95,9 @@ func TestOriginCheck(t *testing.T) {
 		want   int // 101 = upgraded
 	}{
 		{"exact", testOrigin, 101},
+		// §2.2: compared case-insensitively, a trailing slash ignored
+		// (the contract's own rule, kept although other adapters match
+		// exactly).
 		{"case-insensitive", "HTTPS://WWW.StitchSlop.TEST", 101},
 		{"trailing slash", testOrigin + "/", 101},
 		{"missing", "", 403},

@@ -60,7 +60,7 @@ func (p *pairingStore) path() string { return filepath.Join(p.dir, pairingFileNa
 // errCorrupt alongside an empty value so callers can decide.
 func (p *pairingStore) load() (*pairingFile, error) {
 	pf := &pairingFile{Version: 1, Origins: map[string]*originPairing{}}
-	f, err := os.Open(p.path())
+	f, err := hub.OpenPrivate(p.path(), os.O_RDONLY, 0, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		return pf, nil
 	}
@@ -99,17 +99,21 @@ var errCorrupt = errors.New("pairing.json is corrupt")
 // or by an older bridge may be readable by others, and our own writes only
 // fix it at the next pairing.
 func (p *pairingStore) tightenMode() error {
-	fi, err := os.Lstat(p.path())
+	// Through our own descriptor of a file that is ours and not a link:
+	// a chmod by path would follow a planted link.
+	f, err := hub.OpenPrivate(p.path(), os.O_RDONLY, 0, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm() == 0o600 {
-		return nil
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Mode().Perm() == 0o600 {
+		return err
 	}
-	return os.Chmod(p.path(), 0o600)
+	return f.Chmod(0o600)
 }
 
 // Paired reports whether origin has at least one stored pairing.
@@ -221,7 +225,7 @@ func (p *pairingStore) update(fn func(*pairingFile) error) error {
 // release. The lock dies with the process, so a crashed bridge never wedges
 // the next one.
 func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := hub.OpenPrivate(path, os.O_RDWR|os.O_CREATE, 0o600, false)
 	if err != nil {
 		return nil, err
 	}

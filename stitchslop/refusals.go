@@ -49,6 +49,10 @@ func (l *refusalLog) attempt() {
 }
 
 // add records one refusal and returns how many of its kind there have been.
+// Every one is counted; its log line is thinned with hub.WorthLogging,
+// since any web page can make a browser dial the bridge in a loop, and the
+// first of each kind is always logged (§5: a logged refusal means the
+// browser tried).
 func (l *refusalLog) add(reason, detail string) int {
 	detail = clip(detail, 120)
 	key := reason + "\x00" + detail
@@ -76,13 +80,6 @@ func (l *refusalLog) add(reason, detail string) int {
 	l.byKey[key] = &Refusal{Reason: reason, Detail: detail, Count: 1, First: now, Last: now}
 	return 1
 }
-
-// worthLogging thins the log line for a repeated refusal to its 1st, 2nd,
-// 4th, 8th… occurrence: any web page can make a browser dial the bridge in
-// a loop, and must not fill the log with it. Every one is still counted,
-// and the first of each kind is always logged (§5: a logged refusal means
-// the browser tried).
-func worthLogging(count int) bool { return count > 0 && count&(count-1) == 0 }
 
 // snapshot returns the attempt count and the refusals, most recent first.
 func (l *refusalLog) snapshot() (int, []Refusal) {

@@ -57,14 +57,7 @@ const maxSessionFile = 64 << 10
 
 func readSession(path string) (sessionFile, error) {
 	var s sessionFile
-	fi, err := os.Stat(path)
-	if err != nil {
-		return s, err
-	}
-	if fi.Size() > maxSessionFile {
-		return s, fmt.Errorf("%s: larger than %d bytes", path, maxSessionFile)
-	}
-	b, err := os.ReadFile(path)
+	b, err := hub.ReadPrivateFile(path, maxSessionFile) // it holds the control key
 	if err != nil {
 		return s, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/mcpface"
 )
 
 // Standalone idle rules (§2.7, §2.8).
@@ -109,7 +110,7 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	const kept = "the pairing is kept, so starting again needs no token"
 	agentGone := make(chan struct{})
 	go func() {
-		initialized, _ := srv.ServeMCP(ctx, NewLineConn(o.Stdin, o.Stdout), run.Lifecycle.Own)
+		initialized, _ := srv.ServeMCP(ctx, &mcpface.LineTransport{In: o.Stdin, Out: o.Stdout}, run.Lifecycle.Own)
 		if !initialized {
 			log.Debug("stdin closed before any MCP initialize; carrying on (started in the background?)")
 			return

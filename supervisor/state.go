@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,17 +38,21 @@ type State struct {
 var ErrAlreadyRunning = errors.New("already running")
 
 // Lock is the running hub's hold on the state directory.
-type Lock struct{ f *os.File }
+type Lock struct {
+	dir string
+	f   *os.File
+}
 
 // AcquireLock takes the state directory's lock without blocking. If another
-// hub holds it, the error says "already running (pid N)".
+// hub holds it, the error says "already running (pid N)". A state dir or
+// lock file another user could have planted is refused.
 func AcquireLock(dir string) (*Lock, error) {
 	if err := hub.EnsurePrivateDir(dir); err != nil {
-		return nil, fmt.Errorf("state dir %s: %w", dir, errors.Unwrap(err))
+		return nil, stateDirError(dir, err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, LockFileName), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := hub.OpenPrivate(filepath.Join(dir, LockFileName), os.O_RDWR|os.O_CREATE, 0o600, false)
 	if err != nil {
-		return nil, fmt.Errorf("state dir %s: %w", dir, errors.Unwrap(err))
+		return nil, stateDirError(dir, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
@@ -59,7 +64,20 @@ func AcquireLock(dir string) (*Lock, error) {
 		}
 		return nil, fmt.Errorf("locking %s: %v", f.Name(), err)
 	}
-	return &Lock{f: f}, nil
+	return &Lock{dir: dir, f: f}, nil
+}
+
+// stateDirError names the state dir; an unsafe-file refusal already names
+// its file and the fix, and a path error's own path is dropped.
+func stateDirError(dir string, err error) error {
+	if errors.Is(err, hub.ErrUnsafeFile) {
+		return err
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("state dir %s: %w", dir, err)
 }
 
 // Release drops the lock (idempotent).
@@ -72,7 +90,7 @@ func (l *Lock) Release() {
 
 // lockHeld reports whether some process holds the state dir's lock.
 func lockHeld(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, LockFileName))
+	f, err := hub.OpenPrivate(filepath.Join(dir, LockFileName), os.O_RDONLY, 0, false)
 	if err != nil {
 		return false
 	}
@@ -93,10 +111,14 @@ func WriteState(dir string, st *State) error {
 	return hub.WriteFileAtomic(filepath.Join(dir, StateFileName), append(b, '\n'), 0o600)
 }
 
+// maxStateFile bounds what ReadState is willing to parse.
+const maxStateFile = 1 << 20
+
 // ReadState reads the state file. It does not say whether the hub is alive;
-// use Probe for that.
+// use Probe for that. A file another user could have planted or read (a
+// link, another owner, loose mode) is refused: it holds the control key.
 func ReadState(dir string) (*State, error) {
-	b, err := os.ReadFile(filepath.Join(dir, StateFileName))
+	b, err := hub.ReadPrivateFile(filepath.Join(dir, StateFileName), maxStateFile)
 	if err != nil {
 		return nil, err
 	}
@@ -125,27 +147,71 @@ const (
 	NotRunning Liveness = iota // no state file
 	Running                    // state file, live pid, lock held
 	Stale                      // a state file nobody stands behind
+	Unsafe                     // the state dir or file is not private: refused
 )
 
 // Probe reads the state file and decides, without trusting it, whether a
-// hub is running: the pid must exist (signal 0) and the lock must be held
-// (a recycled pid does not hold our lock). For Stale, the message says why.
+// hub is running: the pid must exist (signal 0), hold the lock (a recycled
+// pid does not) and be a hub (VerifyHub). For Stale and Unsafe, the
+// message says why.
 func Probe(dir string) (*State, Liveness, string) {
+	if err := hub.CheckPrivateDir(dir); errors.Is(err, os.ErrNotExist) {
+		return nil, NotRunning, "not running"
+	} else if errors.Is(err, hub.ErrUnsafeFile) {
+		return nil, Unsafe, err.Error()
+	}
 	st, err := ReadState(dir)
-	if errors.Is(err, os.ErrNotExist) {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		if lockHeld(dir) {
 			return nil, Stale, "the hub lock is held but there is no state file (a hub is starting or stopping)"
 		}
 		return nil, NotRunning, "not running"
-	}
-	if err != nil {
+	case errors.Is(err, hub.ErrUnsafeFile):
+		return nil, Unsafe, err.Error()
+	case err != nil:
 		return nil, Stale, err.Error()
 	}
 	if !hub.PIDAlive(st.PID) {
 		return st, Stale, fmt.Sprintf("stale state file: pid %d is not running (it was killed or crashed)", st.PID)
 	}
-	if !lockHeld(dir) {
-		return st, Stale, fmt.Sprintf("stale state file: pid %d is alive but is not a hub holding %s", st.PID, LockFileName)
+	if err := VerifyHub(dir, st.PID); err != nil {
+		return st, Stale, fmt.Sprintf("stale state file: pid %d is alive but is not a hub holding %s (%v)", st.PID, LockFileName, err)
 	}
 	return st, Running, "running (pid " + strconv.Itoa(st.PID) + ")"
+}
+
+// VerifyHub checks that pid is a hub holding dir's lock, before anyone
+// signals it or trusts what it serves: /proc/locks must show pid holding
+// the flock on this very hub.lock, and the process must run this
+// executable (perhaps since replaced by a reinstall) or be a `hub run`.
+// A planted hub.json naming a victim's pid fails both.
+func VerifyHub(dir string, pid int) error {
+	f, err := hub.OpenPrivate(filepath.Join(dir, LockFileName), os.O_RDONLY, 0, false)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	f.Close()
+	if err != nil {
+		return err
+	}
+	holders, err := hub.FlockHolders(fi)
+	if err != nil {
+		return fmt.Errorf("cannot read the lock table: %v", err)
+	}
+	if !slices.Contains(holders, pid) {
+		return fmt.Errorf("pid %d does not hold %s", pid, LockFileName)
+	}
+	exe, argv, err := hub.ProcessCommand(pid)
+	if err != nil {
+		return fmt.Errorf("cannot inspect pid %d: %v", pid, err)
+	}
+	if self, err := os.Executable(); err == nil && exe == self {
+		return nil
+	}
+	if len(argv) >= 2 && filepath.Base(argv[0]) == "hub" && argv[1] == "run" {
+		return nil
+	}
+	return fmt.Errorf("pid %d runs %s, not hub", pid, exe)
 }

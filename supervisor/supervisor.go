@@ -245,7 +245,7 @@ func (u *unit) run(ctx context.Context, opts Options, env *adapters.Env) {
 	failures := 0
 	for {
 		started := time.Now()
-		err := serveRecovered(ctx, u.adapter, env)
+		err := serveGuarded(ctx, u.adapter, env)
 		switch {
 		case ctx.Err() != nil:
 			u.setState(adapters.StateStopped, nil)
@@ -289,15 +289,27 @@ func (u *unit) run(ctx context.Context, opts Options, env *adapters.Env) {
 	}
 }
 
-// serveRecovered turns a panic in Serve into an error carrying the stack.
-func serveRecovered(ctx context.Context, a adapters.Adapter, env *adapters.Env) (err error) {
+// serveGuarded runs one Serve with a fresh guard for what the adapter
+// starts outside it: a panic there cancels this run's context, and the
+// run then ends as a crash (restarted with backoff) like a panic in Serve
+// itself, which is turned into an error carrying the stack.
+func serveGuarded(ctx context.Context, a adapters.Adapter, env *adapters.Env) (err error) {
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	guard := hub.NewGuard(env.Log, func(pe *hub.PanicError) { cancel(pe) })
+	runEnv := *env
+	runEnv.Guard = guard
 	defer func() {
 		if r := recover(); r != nil {
 			env.Log.Error("adapter panicked", "panic", r, "stack", string(debug.Stack()))
-			err = fmt.Errorf("panic: %v", r)
+			err = &hub.PanicError{Where: "Serve", Value: r}
+		}
+		var pe *hub.PanicError
+		if ctx.Err() == nil && errors.As(context.Cause(runCtx), &pe) {
+			err = pe
 		}
 	}()
-	return a.Serve(ctx, env)
+	return a.Serve(hub.WithGuard(runCtx, guard), &runEnv)
 }
 
 // Status is a snapshot of every adapter, sorted by name.

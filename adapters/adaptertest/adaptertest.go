@@ -42,6 +42,9 @@ type Options struct {
 	NoLeakCheck bool
 	// LeakIgnore adds goleak options, e.g. goleak.IgnoreTopFunction(...).
 	LeakIgnore []goleak.Option
+	// BodyPace, when set, replaces hub.DefaultBodyPace for the adapter's
+	// servers (a short one tests that slow bodies are cut off).
+	BodyPace hub.BodyPace
 }
 
 // Harness is a running adapter under test.
@@ -79,10 +82,14 @@ func Start(t testing.TB, a adapters.Adapter, opts Options) *Harness {
 		opts.ReadyTimeout = 10 * time.Second
 	}
 	h := &Harness{T: t, Name: opts.Name, Adapter: a, Dirs: dirs, logs: newTestWriter(t)}
+	ctx := context.Background()
+	if opts.BodyPace != (hub.BodyPace{}) {
+		ctx = hub.WithBodyPace(ctx, opts.BodyPace)
+	}
 	run, err := adapters.Standalone{
 		Name: opts.Name, Adapter: a, Log: h.logs.logger(), Dirs: &dirs,
 		Lifecycle: opts.Lifecycle, Heartbeat: opts.Heartbeat, Hub: opts.Hub, ReadyTimeout: opts.ReadyTimeout,
-	}.Start(context.Background())
+	}.Start(ctx)
 	if err != nil {
 		t.Fatalf("%s did not start: %v", opts.Name, err)
 	}

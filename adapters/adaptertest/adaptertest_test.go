@@ -38,8 +38,9 @@ func (e *echo) Serve(ctx context.Context, env *adapters.Env) error {
 		}
 		ep.Serve(w, r)
 	})
-	env.Ready(port)
+	// Logged before Ready: tests read the logs as soon as Start returns.
 	env.Log.Info("echo listening", "port", port)
+	env.Ready(port)
 	return hub.ServeHTTP(ctx, ln, h, sockets, env.Log)
 }
 
@@ -59,7 +60,7 @@ func startEcho(t *testing.T, o Options) *Harness {
 
 func TestHarnessEcho(t *testing.T) {
 	h := startEcho(t, Options{})
-	c := h.MustDial("/", DialOptions{Origin: "https://PAGE.example/"})
+	c := h.MustDial("/", DialOptions{Origin: "https://page.example"})
 	if err := c.SendText(`{"hi":1}`); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,11 @@ func TestHarnessRefusals(t *testing.T) {
 		"wrong origin":   {Origin: "https://evil.example"},
 		"missing origin": {},
 		"null origin":    {Origin: "null"},
-		"rebinding host": {Origin: "https://page.example", Host: "evil.example:" + hub.FormatPorts([]int{h.Port()})},
+		// Exact origins (issue 15): a browser sends the canonical form
+		// only, so any other spelling is refused.
+		"upper-case origin": {Origin: "https://PAGE.example"},
+		"trailing slash":    {Origin: "https://page.example/"},
+		"rebinding host":    {Origin: "https://page.example", Host: "evil.example:" + hub.FormatPorts([]int{h.Port()})},
 	} {
 		c, err := h.Dial("/", o)
 		if err == nil {

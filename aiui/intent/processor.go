@@ -14,6 +14,7 @@ import (
 
 	"github.com/hubdev/hub/aiui/channel"
 	"github.com/hubdev/hub/aiui/frame"
+	"github.com/hubdev/hub/hub"
 )
 
 // Deps are the server-side seams and settings the intent-v1 processor uses.
@@ -39,6 +40,9 @@ type Deps struct {
 	// MaxTurnBlobBytes bounds the attachment and streamed-audio bytes one
 	// turn stores in the blob store (0: DefaultMaxTurnBlobBytes).
 	MaxTurnBlobBytes int64
+	// Guard runs the seams' goroutines (nil: plainly); the seams' context
+	// carries it to the realtime dialer.
+	Guard *hub.Guard
 }
 
 // Format is the intent-v1 format: raw codec, chunk-tagged payloads.
@@ -103,7 +107,7 @@ type Processor struct {
 
 func newProcessor(ctx *channel.ThreadContext, d *Deps) *Processor {
 	p := &Processor{ctx: ctx, deps: d, blobs: map[string]string{}, blobSize: map[string]int64{}, audio: map[int]*os.File{}, pushed: map[string]bool{}}
-	p.seamCtx, p.seamCancel = context.WithCancel(context.Background())
+	p.seamCtx, p.seamCancel = context.WithCancel(hub.WithGuard(context.Background(), d.Guard))
 	var raw json.RawMessage
 	if ctx.Hello != nil {
 		raw = ctx.Hello.Intent
@@ -496,7 +500,7 @@ func (p *Processor) transcribeModel() string {
 func (p *Processor) transcribe(seg int, filename string, audio []byte) {
 	model := p.transcribeModel()
 	p.inflight.Add(1)
-	go func() {
+	p.deps.Guard.Go("intent transcription", func() {
 		defer p.inflight.Done()
 		start := time.Now()
 		var text string
@@ -512,7 +516,7 @@ func (p *Processor) transcribe(seg int, filename string, audio []byte) {
 			p.ctx.Log.Warn("intent-v1 transcription degraded", "segment", seg, "cause", err)
 		}
 		p.pushLowered(e, -1)
-	}()
+	})
 }
 
 // correct runs the server-side correction diff for the request at index i.
@@ -526,7 +530,7 @@ func (p *Processor) correct(i int) {
 		model = p.deps.CorrectionModel
 	}
 	p.inflight.Add(1)
-	go func() {
+	p.deps.Guard.Go("intent correction", func() {
 		defer p.inflight.Done()
 		start := time.Now()
 		done := req
@@ -549,7 +553,7 @@ func (p *Processor) correct(i int) {
 			done.Patch = patch
 		}
 		p.pushLowered(done, i)
-	}()
+	})
 }
 
 func (p *Processor) openRealtime() {

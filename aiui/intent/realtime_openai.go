@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/lxzan/gws"
+
+	"github.com/hubdev/hub/hub"
 )
 
 // realtimeQueue bounds the audio queued while the upstream handshake runs
@@ -45,7 +47,7 @@ func OpenAIRealtime(base string) RealtimeDialer {
 		}
 		s := &rtSession{ev: ev, out: make(chan []byte, realtimeQueue), items: map[string]int{}, text: map[string]string{},
 			pending: map[int]bool{}, early: map[int]string{}, seen: map[int]bool{}, done: make(chan struct{})}
-		go s.run(ctx, RealtimeURL(base), key, model, delay)
+		hub.Go(ctx, "realtime session", func() { s.run(ctx, RealtimeURL(base), key, model, delay) })
 		return s, nil
 	}
 }
@@ -216,7 +218,7 @@ func (s *rtSession) run(ctx context.Context, url, key, model, delay string) {
 		conn.NetConn().Close()
 		return
 	}
-	go conn.ReadLoop()
+	hub.Go(ctx, "realtime read loop", conn.ReadLoop)
 	transcription := map[string]any{"model": model}
 	if delay != "" {
 		transcription["delay"] = delay

@@ -140,9 +140,9 @@ func (d *Directory) Call(ctx context.Context, req CallRequest) (json.RawMessage,
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	sent := make(chan error, 1)
-	go func() {
+	d.Guard.Go("page tool call", func() {
 		sent <- c.send(map[string]any{"v": 1, "type": "call", "callId": callID, "ns": target.NS, "name": req.Name, "args": args})
-	}()
+	})
 	for {
 		select {
 		case err := <-sent:

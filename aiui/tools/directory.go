@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/aiui/frame"
+	"github.com/hubdev/hub/hub"
 )
 
 // Defaults from the spec.
@@ -102,6 +103,8 @@ type Directory struct {
 	// (0: DefaultMaxClientBytes).
 	MaxClientBytes int
 	Log            *slog.Logger
+	// Guard runs the debounce timer and call goroutines (nil: plainly).
+	Guard *hub.Guard
 
 	mu      sync.Mutex
 	clients map[string]*Client

@@ -3,7 +3,6 @@ package tools
 import (
 	"sort"
 	"strings"
-	"time"
 )
 
 // touch re-arms the debounce timer. Caller holds mu.
@@ -16,7 +15,7 @@ func (d *Directory) touch() {
 		wait = DefaultDebounce
 	}
 	if d.timer == nil {
-		d.timer = time.AfterFunc(wait, d.fire)
+		d.timer = d.Guard.AfterFunc("page tools debounce", wait, d.fire)
 		return
 	}
 	d.timer.Reset(wait)

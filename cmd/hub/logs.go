@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,7 +34,10 @@ func logsCommand() *cli.Command {
 				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			path := filepath.Join(dirs.State, supervisor.LogFileName)
-			f, err := os.Open(path)
+			f, err := hub.OpenPrivate(path, os.O_RDONLY, 0, false)
+			if errors.Is(err, hub.ErrUnsafeFile) {
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
+			}
 			if err != nil {
 				return hub.Exit(hub.ExitNotRunning, fmt.Sprintf("hub: no log yet at %s (the log is written by hub start)", path))
 			}
@@ -61,13 +65,34 @@ func logsCommand() *cli.Command {
 }
 
 // followFile copies what is appended to f into w, checking every interval,
-// until ctx is done; it copies once more on the way out.
+// until ctx is done; it copies once more on the way out. When the running
+// hub rotates its log, f's name then names a new file: what is left of the
+// old one is copied, and following goes on in the new one.
 func followFile(ctx context.Context, w io.Writer, f *os.File, interval time.Duration) error {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	path := f.Name()
+	var ours *os.File // a file followFile opened itself (the caller closes f)
+	defer func() {
+		if ours != nil {
+			ours.Close()
+		}
+	}()
 	for {
 		if _, err := io.Copy(w, f); err != nil {
 			return err
+		}
+		if next := reopenedLog(f, path); next != nil {
+			// Lines written to the old file just before it was rotated.
+			if _, err := io.Copy(w, f); err != nil {
+				next.Close()
+				return err
+			}
+			if ours != nil {
+				ours.Close()
+			}
+			f, ours = next, next
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -76,4 +101,22 @@ func followFile(ctx context.Context, w io.Writer, f *os.File, interval time.Dura
 		case <-tick.C:
 		}
 	}
+}
+
+// reopenedLog returns path opened anew when it no longer names the file f
+// reads (the log was rotated), or nil.
+func reopenedLog(f *os.File, path string) *os.File {
+	cur, err := os.Lstat(path)
+	if err != nil {
+		return nil // between the rename and the new file: next time
+	}
+	held, err := f.Stat()
+	if err != nil || os.SameFile(held, cur) {
+		return nil
+	}
+	next, err := hub.OpenPrivate(path, os.O_RDONLY, 0, false)
+	if err != nil {
+		return nil
+	}
+	return next
 }

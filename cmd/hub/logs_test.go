@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/hub"
 )
 
 func TestFollowFileCopiesAppendedLines(t *testing.T) {
@@ -62,5 +64,41 @@ func TestLastLines(t *testing.T) {
 		if err != nil || strings.Join(got, "|") != tt.want {
 			t.Errorf("lastLines(%q, %d) = %q, %v; want %q", tt.in, tt.n, got, err, tt.want)
 		}
+	}
+}
+
+// `hub logs -f` keeps following when the running hub rotates its log: the
+// rest of the old file, then the new one, every line once and in order.
+func TestFollowFileAcrossRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hub.log")
+	w, err := hub.OpenRotating(path, 200, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	f, err := hub.OpenPrivate(path, os.O_RDONLY, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out adaptertest.SyncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- followFile(ctx, &out, f, time.Millisecond) }()
+	var want strings.Builder
+	for i := range 40 { // 40 × 27 bytes through a 200-byte cap: several rotations
+		line := fmt.Sprintf("{\"msg\":\"followed %03d\"}\n", i)
+		want.WriteString(line)
+		w.Write([]byte(line))
+		// Keep the writer within the two kept files of the follower, as
+		// a real log at 10 MiB per file is.
+		adaptertest.WaitFor(t, "line followed", func() bool { return strings.Contains(out.String(), line) })
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != want.String() {
+		t.Fatalf("followed:\n%s\nwant:\n%s", got, want.String())
 	}
 }

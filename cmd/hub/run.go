@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -17,6 +19,10 @@ import (
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/supervisor"
 )
+
+// logMaxFlag caps hub.log while a detached hub runs (hidden: tests set a
+// small cap to see the running hub rotate its own log).
+var logMaxFlag = &cli.Int64Flag{Name: "log-max", Hidden: true, Value: hub.DefaultLogMaxSize, Usage: "rotate hub.log past this many `BYTES`"}
 
 var configFlag = &cli.StringFlag{
 	Name:    "config",
@@ -34,6 +40,8 @@ func runCommand() *cli.Command {
 			configFlag,
 			&cli.BoolFlag{Name: "detached", Hidden: true, Usage: "log JSON lines (set by hub start)"},
 			&cli.IntFlag{Name: "ready-fd", Hidden: true, Usage: "report readiness as one JSON line on this fd"},
+			logMaxFlag,
+			&cli.DurationFlag{Name: "state-check", Hidden: true, Value: supervisor.StateCheckInterval, Usage: "how often the state file and lock are checked and repaired"},
 		},
 		Action: runHub,
 	}
@@ -85,10 +93,24 @@ func runHub(c *cli.Context) error {
 		return fail(err)
 	}
 	logOpts := hub.LogOptions{Level: cfg.Log.Level, Format: cfg.Log.Format}
+	var logOut io.Writer = os.Stderr
 	if c.Bool("detached") {
 		logOpts.Format = "json"
+		// The detached hub rotates its own log by size while it runs.
+		// Its stdout and stderr (hub start's handle on the same file)
+		// follow each new file, so a crash's stack trace from the runtime
+		// still lands at the end of the current hub.log.
+		if err := hub.EnsurePrivateDir(dirs.State); err != nil {
+			return fail(err)
+		}
+		rf, err := hub.OpenRotating(filepath.Join(dirs.State, supervisor.LogFileName), c.Int64("log-max"), hub.DefaultLogKeep, 1, 2)
+		if err != nil {
+			return fail(fmt.Errorf("log file: %w", err))
+		}
+		defer rf.Close()
+		logOut = rf
 	}
-	log, err := hub.NewLogger(os.Stderr, logOpts)
+	log, err := hub.NewLogger(logOut, logOpts)
 	if err != nil {
 		return fail(err)
 	}
@@ -142,14 +164,29 @@ func runHub(c *cli.Context) error {
 	go func() { ctrlDone <- hub.ServeHTTP(ctrlCtx, ctrlLn, control, nil, log) }()
 	defer func() { stopControl(); <-ctrlDone }()
 
+	// The state file is kept (rewritten if it goes missing or corrupt)
+	// from ready until shutdown; the keeper stops before the file is
+	// removed and before the lock is released.
+	keepCtx, stopKeeping := context.WithCancel(context.Background())
+	kept := make(chan struct{})
+	keeping := false // ready runs on this goroutine, inside Serve
 	err = sup.Serve(ctx, func(st []adapters.Status) {
 		state.Adapters = st
 		if werr := supervisor.WriteState(dirs.State, state); werr != nil {
 			log.Error("cannot write state file", "err", werr)
 		}
+		keeping = true
+		go func() {
+			defer close(kept)
+			supervisor.KeepState(keepCtx, lock, state, c.Duration("state-check"), log)
+		}()
 		log.Info("hub ready", "pid", state.PID, "config", cfg.Source, "adapters", summary(st))
 		ready.send(readyMsg{OK: true, PID: state.PID, Adapters: st})
 	})
+	stopKeeping()
+	if keeping {
+		<-kept
+	}
 	supervisor.RemoveStateIfOurs(dirs.State, state.PID)
 	var idle *hub.IdleError
 	switch {

@@ -21,12 +21,18 @@ import (
 // adapter script tests add their own to the map scriptParams returns.
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"exits":    cmdExits,
-		"expand":   cmdExpand,
-		"freeport": cmdFreePort,
-		"holdport": cmdHoldPort,
-		"waitport": cmdWaitPort,
-		"killhub":  cmdKillHub,
+		"exits":     cmdExits,
+		"expand":    cmdExpand,
+		"freeport":  cmdFreePort,
+		"holdport":  cmdHoldPort,
+		"waitport":  cmdWaitPort,
+		"killhub":   cmdKillHub,
+		"victim":    cmdVictim,
+		"alive":     cmdAlive,
+		"holdlock":  cmdHoldLock,
+		"waitstate": cmdWaitState,
+		"sighub":    cmdSigHub,
+		"maxsize":   cmdMaxSize,
 	}
 }
 
@@ -152,5 +158,95 @@ func cmdWaitPort(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("nothing listens on %s", args[0])
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// victim VAR starts an unrelated process (sleep) for the rest of the
+// script, as another program of the user's would run, and stores its pid
+// in $VAR: a planted state file names it.
+func cmdVictim(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: victim VAR")
+	}
+	cmd := exec.Command("sleep", "600")
+	ts.Check(cmd.Start())
+	ts.Defer(func() { cmd.Process.Kill(); cmd.Wait() })
+	ts.Setenv(args[0], strconv.Itoa(cmd.Process.Pid))
+}
+
+// alive PID requires that PID still runs (! alive: that it does not).
+func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: alive PID")
+	}
+	pid, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	if hub.PIDAlive(pid) == neg {
+		ts.Fatalf("pid %d alive = %v", pid, !neg)
+	}
+}
+
+// holdlock takes the state dir's hub lock for the rest of the script from
+// the test process, which is not the pid a planted state file names.
+func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: holdlock")
+	}
+	lock, err := supervisor.AcquireLock(ts.Getenv("XDG_STATE_HOME") + "/hub")
+	ts.Check(err)
+	ts.Defer(lock.Release)
+}
+
+// waitstate waits (up to 15 s) until the state dir holds a readable
+// state file, as a running hub keeps it.
+func cmdWaitState(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: waitstate")
+	}
+	dir := ts.Getenv("XDG_STATE_HOME") + "/hub"
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, err := supervisor.ReadState(dir); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("no readable state file in %s after 15s", dir)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sighub SIGNAL sends SIGNAL (QUIT, TERM, …) to the hub named in the state
+// file and waits for it to exit.
+func cmdSigHub(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sighub SIGNAL")
+	}
+	sigs := map[string]syscall.Signal{"QUIT": syscall.SIGQUIT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL}
+	sig, ok := sigs[args[0]]
+	if !ok {
+		ts.Fatalf("sighub: unknown signal %q", args[0])
+	}
+	st, err := supervisor.ReadState(ts.Getenv("XDG_STATE_HOME") + "/hub")
+	ts.Check(err)
+	ts.Check(syscall.Kill(st.PID, sig))
+	if !waitExit(st.PID, 10e9) {
+		ts.Fatalf("sighub: pid %d survived SIG%s", st.PID, args[0])
+	}
+}
+
+// maxsize N FILE... requires every FILE to be at most N bytes.
+func cmdMaxSize(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: maxsize N FILE...")
+	}
+	n, err := strconv.ParseInt(args[0], 10, 64)
+	ts.Check(err)
+	for _, f := range args[1:] {
+		fi, err := os.Stat(ts.MkAbs(f))
+		ts.Check(err)
+		if fi.Size() > n {
+			ts.Fatalf("%s is %d bytes, over %d", f, fi.Size(), n)
+		}
 	}
 }

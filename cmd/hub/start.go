@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,7 +30,7 @@ func startCommand() *cli.Command {
 		Description: "Re-executes `hub run` detached from this terminal (own session, stdin /dev/null,\n" +
 			"output to the log file in the state dir), waits until every adapter is listening, and\n" +
 			"prints the pid and ports. On failure it prints the error and the log tail, exit 1.",
-		Flags: []cli.Flag{configFlag},
+		Flags: []cli.Flag{configFlag, logMaxFlag},
 		Action: func(c *cli.Context) error {
 			dirs, err := hub.DirsFromEnv()
 			if err != nil {
@@ -41,6 +42,8 @@ func startCommand() *cli.Command {
 				return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub: already running (pid %d)", st.PID))
 			case supervisor.Stale:
 				fmt.Fprintf(c.App.ErrWriter, "hub: %s; starting a new hub\n", msg)
+			case supervisor.Unsafe:
+				return hub.Exit(hub.ExitFailed, "hub: "+msg)
 			}
 			// Validate before spawning anything, so a bad config is one
 			// clear line here and nothing is half-started.
@@ -52,10 +55,13 @@ func startCommand() *cli.Command {
 				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			if err := hub.EnsurePrivateDir(dirs.State); err != nil {
-				return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub: state dir %s: %v", dirs.State, errors.Unwrap(err)))
+				if !errors.Is(err, hub.ErrUnsafeFile) {
+					err = fmt.Errorf("state dir %s: %v", dirs.State, errors.Unwrap(err))
+				}
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			logPath := filepath.Join(dirs.State, supervisor.LogFileName)
-			msgOK, err := spawnDetached(cfgPath, logPath)
+			msgOK, err := spawnDetached(cfgPath, logPath, c.Int64("log-max"))
 			if err != nil {
 				fmt.Fprintf(c.App.ErrWriter, "hub: start failed: %v\n", err)
 				if tail := tailLines(logPath, 20); tail != "" {
@@ -75,13 +81,15 @@ func startCommand() *cli.Command {
 // on /dev/null and stdout/stderr appended to logPath, and waits for its
 // readiness line. The caller's stdout and stderr are never inherited, so
 // `out=$(hub start)` returns as soon as the hub is ready.
-func spawnDetached(cfgPath, logPath string) (*readyMsg, error) {
+func spawnDetached(cfgPath, logPath string, logMax int64) (*readyMsg, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	rotateLog(logPath)
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	rotateLog(logPath, logMax)
+	// Never through a planted link (as root, that appended to and chmod'ed
+	// the link's target); the chmod below is on our own descriptor.
+	logf, err := hub.OpenPrivate(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600, false)
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}
@@ -99,7 +107,7 @@ func spawnDetached(cfgPath, logPath string) (*readyMsg, error) {
 		return nil, err
 	}
 	defer pr.Close()
-	args := []string{"run", "--detached", "--ready-fd", "3"}
+	args := []string{"run", "--detached", "--ready-fd", "3", "--log-max", strconv.FormatInt(logMax, 10)}
 	if cfgPath != "" {
 		abs, _ := filepath.Abs(cfgPath)
 		args = append(args, "--config", abs)
@@ -140,20 +148,17 @@ func spawnDetached(cfgPath, logPath string) (*readyMsg, error) {
 	}
 }
 
-// maxLogSize is the log size at which `hub start` keeps one old generation
-// (hub.log.1) and begins a fresh file, so the log never grows without bound
-// across restarts.
-const maxLogSize = 10 << 20
-
-func rotateLog(path string) {
-	if fi, err := os.Stat(path); err == nil && fi.Size() > maxLogSize {
-		os.Rename(path, path+".1")
+// rotateLog starts a fresh log before a new hub when the old one is over
+// the cap, the same way the running hub rotates (hub.RotatingFile).
+func rotateLog(path string, logMax int64) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > logMax {
+		hub.RotateFiles(path, hub.DefaultLogKeep)
 	}
 }
 
 // tailLines returns the last n lines of a file ("" if unreadable).
 func tailLines(path string, n int) string {
-	f, err := os.Open(path)
+	f, err := hub.OpenPrivate(path, os.O_RDONLY, 0, false)
 	if err != nil {
 		return ""
 	}

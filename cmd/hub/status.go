@@ -38,6 +38,14 @@ func statusCommand() *cli.Command {
 				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			st, live, msg := supervisor.Probe(dirs.State)
+			if live == supervisor.Unsafe {
+				// Nothing in a file another user could have planted is
+				// shown: not its pid, not the table its endpoint serves.
+				if c.Bool("json") {
+					writeJSON(c.App.Writer, statusDoc{Message: msg})
+				}
+				return hub.Exit(hub.ExitFailed, "hub: "+msg)
+			}
 			if live != supervisor.Running {
 				if c.Bool("json") {
 					doc := statusDoc{Running: false, Stale: live == supervisor.Stale, Message: msg}

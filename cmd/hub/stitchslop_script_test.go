@@ -20,7 +20,24 @@ import (
 func TestStitchslopScripts(t *testing.T) {
 	p := scriptParams("testdata/stitchslop")
 	p.Cmds["sspage"] = ssPage
+	p.Cmds["waitbridge"] = waitBridge
 	testscript.Run(t, p)
+}
+
+// waitbridge PORT waits until a bridge on PORT wrote its session file: the
+// port accepts connections (the kernel's backlog) before the file exists,
+// so waiting for the port alone races the client's lookup.
+func waitBridge(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: waitbridge PORT")
+	}
+	path := filepath.Join(ts.Getenv("HOME"), ".stitchslop", "session-"+args[0]+".json")
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	ts.Fatalf("no session file %s", path)
 }
 
 // sspage PORT ORIGIN TOKEN attaches a scripted Stitch Slop page for the rest

@@ -27,6 +27,9 @@ func stopCommand() *cli.Command {
 				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			st, live, msg := supervisor.Probe(dirs.State)
+			if live == supervisor.Unsafe {
+				return hub.Exit(hub.ExitFailed, "hub: "+msg)
+			}
 			if live != supervisor.Running {
 				if live == supervisor.Stale && st != nil && !hub.PIDAlive(st.PID) {
 					os.Remove(filepath.Join(dirs.State, supervisor.StateFileName))
@@ -34,21 +37,35 @@ func stopCommand() *cli.Command {
 				}
 				return hub.Exit(hub.ExitNotRunning, "hub: "+msg)
 			}
+			// Probe verified the pid; each signal verifies it again, since
+			// the hub may have exited and its pid been reused meanwhile.
+			signal := func(sig syscall.Signal) {
+				if err := supervisor.VerifyHub(dirs.State, st.PID); err != nil {
+					fmt.Fprintf(c.App.ErrWriter, "hub: not sending %v to pid %d: %v\n", sig, st.PID, err)
+					return
+				}
+				syscall.Kill(st.PID, sig)
+			}
+			// Gone means no longer a hub holding the lock: a hub releases
+			// it only as it exits.
+			gone := func(d time.Duration) bool {
+				return waitUntil(d, func() bool { return !hub.PIDAlive(st.PID) || supervisor.VerifyHub(dirs.State, st.PID) != nil })
+			}
 			how := "gracefully"
 			code, _, err := supervisor.ControlCall(c.Context, st, http.MethodPost, "/stop")
 			if err != nil || code != http.StatusAccepted {
 				fmt.Fprintf(c.App.ErrWriter, "hub: control endpoint refused the stop (%v, status %d); sending SIGTERM\n", err, code)
-				syscall.Kill(st.PID, syscall.SIGTERM)
+				signal(syscall.SIGTERM)
 			}
-			if !waitExit(st.PID, c.Duration("timeout")) {
+			if !gone(c.Duration("timeout")) {
 				how = "with SIGTERM"
 				fmt.Fprintf(c.App.ErrWriter, "hub: pid %d still running after %s; sending SIGTERM\n", st.PID, c.Duration("timeout"))
-				syscall.Kill(st.PID, syscall.SIGTERM)
-				if !waitExit(st.PID, 5*time.Second) {
+				signal(syscall.SIGTERM)
+				if !gone(5 * time.Second) {
 					how = "with SIGKILL"
 					fmt.Fprintf(c.App.ErrWriter, "hub: pid %d ignored SIGTERM; sending SIGKILL\n", st.PID)
-					syscall.Kill(st.PID, syscall.SIGKILL)
-					waitExit(st.PID, 5*time.Second)
+					signal(syscall.SIGKILL)
+					gone(5 * time.Second)
 					supervisor.RemoveStateIfOurs(dirs.State, st.PID)
 				}
 			}
@@ -60,9 +77,14 @@ func stopCommand() *cli.Command {
 
 // waitExit polls until pid is gone or d passes.
 func waitExit(pid int, d time.Duration) bool {
+	return waitUntil(d, func() bool { return !hub.PIDAlive(pid) })
+}
+
+// waitUntil polls cond until it holds or d passes.
+func waitUntil(d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if !hub.PIDAlive(pid) {
+		if cond() {
 			return true
 		}
 		time.Sleep(50 * time.Millisecond)

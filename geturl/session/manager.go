@@ -156,7 +156,7 @@ func (m *Manager) commitLocked() error {
 
 func checkName(name string) error {
 	if !nameRE.MatchString(name) {
-		return errorf(CodeInvalidName, "name %q must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+		return errorf(CodeInvalidName, "name %q must be 1-40 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
 	}
 	return nil
 }
@@ -170,8 +170,8 @@ func (m *Manager) defaultNameLocked(root string) string {
 		return '-'
 	}, filepath.Base(root))
 	base = strings.TrimLeft(base, ".-_")
-	if len(base) > 56 {
-		base = base[:56]
+	if len(base) > 34 {
+		base = base[:34] // room for a -N suffix within 40
 	}
 	if base == "" {
 		base = "project"

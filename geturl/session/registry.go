@@ -51,7 +51,9 @@ type registry struct {
 	Sessions []Definition `json:"sessions"`
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// nameRE bounds project names to 40 characters: the name is part of the
+// Init contract, which must stay within 1.6 KiB.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
 
 // loadRegistry reads path; a missing file is an empty registry. A corrupt
 // or oversized file is an error that names it, so nothing is silently lost.

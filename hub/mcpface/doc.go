@@ -1,0 +1,21 @@
+// Package mcpface is the one MCP layer every agent face in this repository
+// is built on: the stitchslop face, the aiui face and `hub mcp`.
+//
+// It wraps the official Go SDK (github.com/modelcontextprotocol/go-sdk)
+// and adds what the SDK does not do the way our protocol specs ask:
+//
+//   - [LineTransport], MCP's stdio framing with garbage answered and
+//     survived instead of ending the session, and a bounded line length;
+//   - [Server], a server builder whose middleware knows when a client
+//     announced itself (initialize, or a stateless client's first
+//     request), answers cancelled calls with silence, and sends one bare
+//     notifications/tools/list_changed per change instead of the SDK's
+//     timer-debounced ones;
+//   - [Forwarder], which registers a page's tools with their raw JSON
+//     schemas, updates and removes them, and maps their names;
+//   - result helpers for text, errors and data-URL images.
+//
+// Every face speaks MCP on stdio through a LineTransport ([Stdio] is the
+// process's own), and nothing else writes to stdout: stdout belongs to
+// the protocol.
+package mcpface

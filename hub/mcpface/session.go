@@ -1,0 +1,235 @@
+package mcpface
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MCP protocol constants this layer acts on.
+const (
+	methodInitialize       = "initialize"
+	methodCancelled        = "notifications/cancelled"
+	methodToolsListChanged = "notifications/tools/list_changed"
+	// statelessVersion is the first protocol version without initialize
+	// (SEP-2575): such a client names its version in every request's _meta.
+	statelessVersion = "2026-07-28"
+)
+
+// session wraps one client's connection. It sees every message in both
+// directions, which is where the rules the SDK does not keep live: who the
+// client is and when it may be notified, cancelled calls going unanswered,
+// and answers that carry a JSON-RPC code.
+type session struct {
+	srv  *Server
+	conn mcp.Connection // set by Connect, before any Read
+
+	mu       sync.Mutex
+	inflight map[jsonrpc.ID]*inflightCall
+	initID   jsonrpc.ID // the initialize call, once seen
+
+	announced atomic.Bool // initialize or a stateless request seen
+
+	// readyMu orders the initialize answer before any notification: the
+	// answer is written and ready set under it, and notify checks ready
+	// under it.
+	readyMu sync.Mutex
+	ready   bool // notifications may flow
+}
+
+type inflightCall struct {
+	method    string
+	cancelled bool
+}
+
+// sessionTransport hands the SDK the session instead of the bare connection.
+type sessionTransport struct {
+	inner mcp.Transport
+	s     *session
+}
+
+func (t *sessionTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.s.conn = c
+	return t.s, nil
+}
+
+var _ mcp.Connection = (*session)(nil)
+
+// Read passes the next message on after noting what it means for the
+// session.
+func (s *session) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := s.conn.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if f := s.srv.opts.OnMessage; f != nil {
+		f()
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		s.received(req)
+	}
+	return msg, nil
+}
+
+func (s *session) received(req *jsonrpc.Request) {
+	if !req.IsCall() {
+		if req.Method == methodCancelled {
+			s.cancelled(req.Params)
+		}
+		return
+	}
+	announce, ready := false, false
+	s.mu.Lock()
+	if _, dup := s.inflight[req.ID]; !dup {
+		s.inflight[req.ID] = &inflightCall{method: req.Method}
+	}
+	switch {
+	case req.Method == methodInitialize:
+		// Ready once its answer is out (see Write), so no notification can
+		// overtake the initialize result.
+		s.initID = req.ID
+		announce = true
+	case !s.announced.Load() && s.srv.servesStateless(req.Params):
+		// A stateless client never initializes: its first request is both
+		// its announcement and its consent to notifications.
+		announce, ready = true, true
+	}
+	s.mu.Unlock()
+	// Hooks run before the SDK handles the request: ownership (Stitch Slop
+	// §2.7/§2.8) must hold by the time the client reads the answer.
+	if announce && !s.announced.Swap(true) {
+		if f := s.srv.opts.OnInit; f != nil {
+			f()
+		}
+	}
+	if ready {
+		s.markReady()
+	}
+}
+
+// cancelled records notifications/cancelled for a call still in flight:
+// MCP (basic/utilities/cancellation) says the receiver does not answer a
+// cancelled request, and the SDK answers it anyway.
+func (s *session) cancelled(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil || !id.IsValid() {
+		return
+	}
+	s.mu.Lock()
+	if c := s.inflight[id]; c != nil {
+		c.cancelled = true
+	}
+	s.mu.Unlock()
+}
+
+func (s *session) markReady() {
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	s.setReadyLocked()
+}
+
+// setReadyLocked runs OnReady under readyMu, so that a notification sent
+// after the session is ready also finds the hook done.
+func (s *session) setReadyLocked() {
+	if s.ready {
+		return
+	}
+	s.ready = true
+	if f := s.srv.opts.OnReady; f != nil {
+		f()
+	}
+}
+
+// Write passes an answer on unless its call was cancelled, and gives an
+// error answer the JSON-RPC code the SDK left out.
+func (s *session) Write(ctx context.Context, msg jsonrpc.Message) error {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || !resp.ID.IsValid() {
+		return s.conn.Write(ctx, msg)
+	}
+	s.mu.Lock()
+	c := s.inflight[resp.ID]
+	delete(s.inflight, resp.ID)
+	isInit := s.initID.IsValid() && resp.ID == s.initID
+	s.mu.Unlock()
+	if c != nil && c.cancelled {
+		return nil
+	}
+	if resp.Error != nil {
+		msg = s.coded(resp, c)
+	}
+	if !isInit || resp.Error != nil {
+		return s.conn.Write(ctx, msg)
+	}
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	if err := s.conn.Write(ctx, msg); err != nil {
+		return err
+	}
+	s.setReadyLocked()
+	return nil
+}
+
+// coded returns resp with a JSON-RPC error code. The SDK answers a few
+// failures with code 0 (initialize params that do not decode, a call
+// before initialize); JSON-RPC 2.0 §5.1 has codes for both.
+func (s *session) coded(resp *jsonrpc.Response, c *inflightCall) jsonrpc.Message {
+	var we *jsonrpc.Error
+	if errors.As(resp.Error, &we) && we.Code != 0 {
+		return resp
+	}
+	code := int64(jsonrpc.CodeInternalError)
+	switch {
+	case c != nil && c.method == methodInitialize:
+		code = jsonrpc.CodeInvalidParams
+	case !s.announced.Load():
+		code = jsonrpc.CodeInvalidRequest
+	}
+	return &jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: code, Message: resp.Error.Error()}}
+}
+
+// notify writes a notification straight to the client once it may take
+// one; a session that is not ready yet is skipped.
+func (s *session) notify(ctx context.Context, msg *jsonrpc.Request) error {
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	if !s.ready {
+		return nil
+	}
+	return s.conn.Write(ctx, msg)
+}
+
+func (s *session) Close() error      { return s.conn.Close() }
+func (s *session) SessionID() string { return s.conn.SessionID() }
+
+// servesStateless reports whether params name a stateless protocol version
+// this server serves (SEP-2575 puts it in _meta).
+func (srv *Server) servesStateless(params json.RawMessage) bool {
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string)
+	if v < statelessVersion {
+		return false
+	}
+	return len(srv.opts.ProtocolVersions) == 0 || slices.Contains(srv.opts.ProtocolVersions, v)
+}

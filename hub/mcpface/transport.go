@@ -1,0 +1,257 @@
+package mcpface
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxLine bounds one incoming JSON-RPC line: generous, because tool
+// arguments can be large, but finite, because the peer is not trusted.
+const DefaultMaxLine = 32 << 20
+
+// LineTransport is MCP's stdio transport: one JSON-RPC message per
+// '\n'-terminated line on In, answers and notifications on Out.
+//
+// It exists because the SDK's IOTransport ends the session on the first
+// line that does not decode. JSON-RPC 2.0 asks for an answer instead, and
+// the session carries on: invalid JSON gets -32700 with id null; a batch,
+// a non-object, a bad id or a line over MaxLine gets -32600 with id null.
+// Those answers are written here, so the SDK only ever sees valid messages.
+//
+// A LineTransport is used for one Connect. It does not own In: closing the
+// connection stops reading, but a reader blocked on In stays blocked until
+// In ends (stdin of a process that is exiting, in practice).
+type LineTransport struct {
+	In  io.Reader
+	Out io.Writer
+	// MaxLine bounds one incoming line in bytes; 0 means DefaultMaxLine.
+	MaxLine int
+}
+
+// Stdio is the transport every face in this repository serves MCP on:
+// stdin and stdout of the process. Nothing else may write to stdout.
+func Stdio() *LineTransport { return &LineTransport{In: os.Stdin, Out: os.Stdout} }
+
+var _ mcp.Transport = (*LineTransport)(nil)
+
+// Connect starts reading In.
+func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
+	limit := t.MaxLine
+	if limit <= 0 {
+		limit = DefaultMaxLine
+	}
+	c := &lineConn{out: t.Out, lines: make(chan lineOrErr), closed: make(chan struct{})}
+	// Reading happens on its own goroutine so that Close can unblock Read,
+	// which the mcp.Connection contract asks for.
+	go c.readLoop(newLineReader(t.In, limit, 64<<10))
+	return c, nil
+}
+
+type lineOrErr struct {
+	line []byte
+	err  error
+}
+
+// lineConn is one LineTransport connection.
+type lineConn struct {
+	out io.Writer
+	wmu sync.Mutex
+
+	lines     chan lineOrErr
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func (c *lineConn) readLoop(lr *lineReader) {
+	for {
+		line, err := lr.next()
+		select {
+		case c.lines <- lineOrErr{line, err}:
+		case <-c.closed:
+			return
+		}
+		if err != nil && err != errLineTooLong {
+			return
+		}
+	}
+}
+
+// Read returns the next valid message, answering invalid ones itself.
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		var item lineOrErr
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, io.EOF
+		case item = <-c.lines:
+		}
+		if item.err == errLineTooLong {
+			c.answerError(ctx, jsonrpc.CodeInvalidRequest, "message larger than the line limit")
+			continue
+		}
+		if item.err != nil {
+			return nil, item.err
+		}
+		msg, rerr := decodeLine(item.line)
+		if rerr != nil {
+			c.answerError(ctx, rerr.Code, rerr.Message)
+			continue
+		}
+		if msg != nil {
+			return msg, nil
+		}
+	}
+}
+
+// decodeLine turns one line into a message. It returns an error to answer
+// (with id null) for an invalid one, and neither for a line to ignore: an
+// object that is neither a request nor a response has nobody to answer.
+func decodeLine(line []byte) (jsonrpc.Message, *jsonrpc.Error) {
+	if line[0] == '[' {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "batches are not supported"}
+	}
+	var w struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+		Params json.RawMessage `json:"params"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(line, &w); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) || !json.Valid(line) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()}
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "a message must be a JSON object"}
+	}
+	if present(w.Method) {
+		var method string
+		if json.Unmarshal(w.Method, &method) != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "method must be a string"}
+		}
+		if len(w.ID) == 0 {
+			return &jsonrpc.Request{Method: method, Params: w.Params}, nil
+		}
+		id, ok := parseID(w.ID)
+		if !ok {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "id must be a string or an integer"}
+		}
+		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
+	}
+	id, ok := parseID(w.ID)
+	if !ok || (!present(w.Result) && !present(w.Error)) {
+		return nil, nil
+	}
+	resp := &jsonrpc.Response{ID: id, Result: w.Result}
+	if present(w.Error) {
+		var we jsonrpc.Error
+		if json.Unmarshal(w.Error, &we) != nil {
+			we = jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "malformed error object"}
+		}
+		resp.Error = &we
+	}
+	return resp, nil
+}
+
+func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
+
+// parseID accepts what MCP allows as a request id: a string or an integer.
+// Fractions, and integers past ±2^53 where the SDK's float64 ids lose
+// digits, are refused rather than rounded: rounding would answer a
+// different id than the one asked.
+func parseID(raw json.RawMessage) (jsonrpc.ID, bool) {
+	if len(raw) == 0 {
+		return jsonrpc.ID{}, false
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return jsonrpc.ID{}, false
+		}
+		id, err := jsonrpc.MakeID(s)
+		return id, err == nil
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || n <= -1<<53 || n >= 1<<53 {
+		// MakeID takes a float64, exact only below 2^53.
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(float64(n))
+	return id, err == nil
+}
+
+// answerError writes an error answer with id null: the id of a message we
+// could not read is unknown (JSON-RPC 2.0 §5).
+func (c *lineConn) answerError(ctx context.Context, code int64, msg string) error {
+	b, _ := json.Marshal(struct {
+		JSONRPC string         `json:"jsonrpc"`
+		ID      *int           `json:"id"`
+		Error   *jsonrpc.Error `json:"error"`
+	}{"2.0", nil, &jsonrpc.Error{Code: code, Message: msg}})
+	return c.writeLine(ctx, b)
+}
+
+// Write sends one message as one line.
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok && !resp.ID.IsValid() {
+		// The SDK omits the id of an answer it cannot attribute; JSON-RPC
+		// requires "id": null there.
+		return c.answerError(ctx, wireCode(resp.Error), errText(resp.Error))
+	}
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	return c.writeLine(ctx, b)
+}
+
+func (c *lineConn) writeLine(ctx context.Context, b []byte) error {
+	select {
+	case <-c.closed:
+		return mcp.ErrConnectionClosed
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	// One Write call per line, so no other line can land inside it.
+	_, err := c.out.Write(append(b, '\n'))
+	return err
+}
+
+// Close stops reading; a Read in progress returns io.EOF.
+func (c *lineConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+// SessionID is empty: a stdio connection is its own session.
+func (c *lineConn) SessionID() string { return "" }
+
+// wireCode is the JSON-RPC code an error carries, -32603 when it has none.
+func wireCode(err error) int64 {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && we.Code != 0 {
+		return we.Code
+	}
+	return jsonrpc.CodeInternalError
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "internal error"
+	}
+	return err.Error()
+}

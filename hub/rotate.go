@@ -1,0 +1,129 @@
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// Log size defaults: hub.log is capped at 10 MiB, with two old files kept
+// (hub.log.1, hub.log.2), so a long-running hub's log never grows without
+// bound.
+const (
+	DefaultLogMaxSize = 10 << 20
+	DefaultLogKeep    = 2
+)
+
+// RotatingFile is an append-only log capped in size: a write that would
+// take the file past MaxSize first shifts it to Path.1 (Path.1 to Path.2,
+// and so on, Keep old files in all) and starts a fresh one. Files are
+// opened through OpenPrivate (never through a planted link), mode 0600.
+//
+// After every open, the descriptors in Redirect are pointed at the current
+// file (dup3). A detached hub passes its stdout and stderr, so what
+// bypasses the logger — the runtime's stack trace of a crash — lands in
+// the current log rather than in a rotated-away one.
+type RotatingFile struct {
+	Path     string
+	MaxSize  int64
+	Keep     int
+	Redirect []int
+
+	mu   sync.Mutex
+	f    *os.File
+	size int64
+}
+
+// OpenRotating opens (appending to) path; see RotatingFile.
+func OpenRotating(path string, maxSize int64, keep int, redirect ...int) (*RotatingFile, error) {
+	r := &RotatingFile{Path: path, MaxSize: maxSize, Keep: max(keep, 1), Redirect: redirect}
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *RotatingFile) open() error {
+	f, err := OpenPrivate(r.Path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600, false)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.Mode().Perm() != 0o600 {
+		err = f.Chmod(0o600) // ours (checked), just readable by others
+	}
+	if err != nil {
+		f.Close()
+		return err
+	}
+	for _, fd := range r.Redirect {
+		if err := syscall.Dup3(int(f.Fd()), fd, 0); err != nil {
+			f.Close()
+			return fmt.Errorf("redirecting fd %d to %s: %w", fd, r.Path, err)
+		}
+	}
+	r.f, r.size = f, fi.Size()
+	return nil
+}
+
+// Write appends p, rotating first when p would take the file past MaxSize
+// (a single write larger than MaxSize goes whole into a fresh file).
+func (r *RotatingFile) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return 0, os.ErrClosed
+	}
+	if r.MaxSize > 0 && r.size > 0 && r.size+int64(len(p)) > r.MaxSize {
+		if err := r.rotate(); err != nil {
+			// Keep logging to the old file rather than losing lines.
+			fmt.Fprintf(r.f, `{"level":"ERROR","msg":"cannot rotate the log","err":%q}`+"\n", err.Error())
+		}
+	}
+	n, err := r.f.Write(p)
+	r.size += int64(n)
+	return n, err
+}
+
+func (r *RotatingFile) rotate() error {
+	if err := RotateFiles(r.Path, r.Keep); err != nil {
+		return err
+	}
+	old := r.f
+	if err := r.open(); err != nil {
+		r.f = old
+		return err
+	}
+	return old.Close()
+}
+
+// Close closes the current file (the redirected descriptors stay open).
+func (r *RotatingFile) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return nil
+	}
+	err := r.f.Close()
+	r.f = nil
+	return err
+}
+
+// RotateFiles shifts path to path.1, path.1 to path.2, … keeping keep old
+// files (the oldest is overwritten). Renames replace links, never follow
+// them. A missing file is fine.
+func RotateFiles(path string, keep int) error {
+	keep = max(keep, 1)
+	for i := keep - 1; i >= 1; i-- {
+		if err := os.Rename(fmt.Sprintf("%s.%d", path, i), fmt.Sprintf("%s.%d", path, i+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	if err := os.Rename(path, path+".1"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package hub
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestRotatingFileCapsTheLog: writes past MaxSize shift the log to .1 and
+// .2 and start a fresh file; nothing beyond Keep old files is kept, every
+// file stays under the cap, and the newest lines are all there in order.
+func TestRotatingFileCapsTheLog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hub.log")
+	// A stand-in for the detached hub's stderr: it must follow the log.
+	stderr, err := os.CreateTemp(dir, "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	r, err := OpenRotating(path, 100, 2, int(stderr.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var lines []string
+	for i := range 20 {
+		line := fmt.Sprintf("{\"msg\":\"line %02d\",\"pad\":\"xxxx\"}\n", i) // 31 bytes: 3 to a file
+		lines = append(lines, line)
+		if _, err := r.Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var kept string
+	for _, p := range []string{path + ".2", path + ".1", path} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > 100 {
+			t.Errorf("%s is %d bytes, over the 100-byte cap", filepath.Base(p), len(b))
+		}
+		if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v", filepath.Base(p), fi.Mode().Perm())
+		}
+		kept += string(b)
+	}
+	if _, err := os.Stat(path + ".3"); err == nil {
+		t.Fatal("a third old file was kept")
+	}
+	// Files of three lines: 12–14 in .2, 15–17 in .1, 18–19 current.
+	if want := strings.Join(lines[12:], ""); kept != want {
+		t.Fatalf("kept %q, want the newest eight lines %q", kept, want)
+	}
+	// Output that bypasses the writer (a crash's stack trace on fd 2)
+	// lands in the current log, not a rotated one.
+	if _, err := syscall.Write(int(stderr.Fd()), []byte("panic: crash\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); !strings.HasSuffix(string(b), "panic: crash\n") {
+		t.Fatalf("the redirected fd does not write to the current log: %q", b)
+	}
+}
+
+func TestRotatingFileRefusesAPlantedLink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("x"), 0o600)
+	path := filepath.Join(dir, "hub.log")
+	os.Symlink(victim, path)
+	if _, err := OpenRotating(path, 100, 2); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("OpenRotating over a link = %v", err)
+	}
+}
+
+func TestRotateFilesKeepsN(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hub.log")
+	for i := range 4 {
+		os.WriteFile(path, []byte(fmt.Sprint(i)), 0o600)
+		if err := RotateFiles(path, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one, _ := os.ReadFile(path + ".1")
+	two, _ := os.ReadFile(path + ".2")
+	if string(one) != "3" || string(two) != "2" {
+		t.Fatalf(".1 = %q, .2 = %q", one, two)
+	}
+	if _, err := os.Stat(path + ".3"); err == nil {
+		t.Fatal(".3 exists")
+	}
+	if err := RotateFiles(filepath.Join(dir, "missing"), 2); err != nil {
+		t.Fatalf("missing file: %v", err)
+	}
+}

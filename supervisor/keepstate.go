@@ -1,0 +1,91 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/hubdev/hub/hub"
+)
+
+// StateCheckInterval is how often a running hub checks that its state file
+// and lock are still there and still its own.
+const StateCheckInterval = 2 * time.Second
+
+// KeepState keeps a running hub manageable: every interval it makes sure
+// the state dir's lock file is still the one l holds (taking the lock
+// again on a recreated file when it was removed or replaced) and that the
+// state file still names st (rewriting it when it is missing, corrupt,
+// unsafe, or names another pid or key). Without this, a deleted or
+// corrupted hub.json left a live hub that `hub status` and `hub stop`
+// could not reach and `hub start` said was already running. KeepState
+// returns when ctx is done.
+func KeepState(ctx context.Context, l *Lock, st *State, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	// Something that keeps deleting the file must not cost a line every
+	// interval for as long as the hub runs.
+	var thin hub.LogThinner
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := l.ensure(); err != nil {
+			// Another hub took the directory over: its state is not ours
+			// to overwrite.
+			thin.Log(log, slog.LevelError, "lost lock", "lost the state dir's lock; leaving its state file alone", "err", err)
+			continue
+		}
+		got, err := ReadState(l.dir)
+		if err == nil && got.PID == st.PID && got.Control == st.Control && hub.SecretEqual(got.Key, st.Key) {
+			continue
+		}
+		why := "it names another hub"
+		if err != nil {
+			why = err.Error()
+		}
+		if werr := WriteState(l.dir, st); werr != nil {
+			thin.Log(log, slog.LevelError, "cannot rewrite", "cannot rewrite the state file", "why", why, "err", werr)
+			continue
+		}
+		thin.Warn(log, "rewrote", "rewrote the state file", "why", why)
+	}
+}
+
+// ensure checks that the state dir's lock file is the one l holds and,
+// when it was removed or replaced, creates it again and locks it, so that
+// a second hub cannot start beside this one.
+func (l *Lock) ensure() error {
+	path := filepath.Join(l.dir, LockFileName)
+	held, err := l.f.Stat()
+	if err != nil {
+		return err
+	}
+	if cur, err := os.Lstat(path); err == nil && os.SameFile(held, cur) {
+		return nil
+	}
+	if err := hub.EnsurePrivateDir(l.dir); err != nil {
+		return stateDirError(l.dir, err)
+	}
+	f, err := hub.OpenPrivate(path, os.O_RDWR|os.O_CREATE, 0o600, false)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return ErrAlreadyRunning
+		}
+		return fmt.Errorf("locking %s: %v", path, err)
+	}
+	l.f.Close() // the old file is gone from the directory; its lock with it
+	l.f = f
+	return nil
+}
