@@ -8,6 +8,7 @@ import (
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/mutate"
 	"github.com/hubdev/hub/geturl/terminal"
+	"github.com/hubdev/hub/hub"
 )
 
 // Options configure a Host.
@@ -121,10 +122,11 @@ func (h *Host) spawn(start func(context.Context)) {
 	life := h.life
 	h.wg.Add(1)
 	h.mu.Unlock()
-	go func() {
+	// Under the run's guard: a panic restarts the adapter, not the hub.
+	hub.Go(life, "geturl intent", func() {
 		defer h.wg.Done()
 		start(life)
-	}()
+	})
 }
 
 // waitFor converts a wait= value.
