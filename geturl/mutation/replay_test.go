@@ -106,6 +106,23 @@ func TestWaitOutOfRangeRefusedBeforeIntent(t *testing.T) {
 	if e.do(e.m+"/j?call=auto:write:0123456789abcdef&wait=2000").Repair != e.m+"/j?call=auto:write:0123456789abcdef&wait=1500" {
 		t.Fatal("/j wait is clamped the same way")
 	}
+	// The clamp composes with the other deterministic corrections: every
+	// one of these is refused with the same exact repair, and none made
+	// an intent.
+	e.sess.state = NewState(&files.Ledger{}, nil)
+	for _, q := range []string{
+		"/w?path=c.txt&raw=x&wait=5000",           // misplaced after raw=, then clamped
+		"/w?path=c.txt&wiat=5000&raw=x",           // a typo, then clamped
+		"/w?path=c.txt&wait=5000&wait=5000&raw=x", // duplicated, then clamped
+		"/w?path=c.txt&wait=01600&raw=x",          // leading zero
+	} {
+		if a := e.do(e.m + q); a.OK || a.Repair != e.m+"/w?path=c.txt&wait=1500&raw=x" {
+			t.Errorf("%s: %s", q, a.raw)
+		}
+	}
+	if e.sess.state.Journal.Len() != 0 || !e.missing("c.txt") {
+		t.Fatal("a refused wait created an intent")
+	}
 }
 
 func TestCallAndRun(t *testing.T) {
