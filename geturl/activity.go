@@ -21,7 +21,11 @@ type activityEntry struct {
 	ErrorCode  string    `json:"errorCode,omitempty"`
 	DurationMS float64   `json:"durationMs"`
 	Bytes      int       `json:"bytes"`
-	Replayed   bool      `json:"replayed,omitempty"`
+	// Call is a journaled request's call id (a digest of the operation,
+	// not its content); Replayed says it found the intent already there
+	// and ran nothing.
+	Call     string `json:"call,omitempty"`
+	Replayed bool   `json:"replayed,omitempty"`
 }
 
 // activityLog is a ring of the most recent entries.

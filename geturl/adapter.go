@@ -11,8 +11,15 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/geturl/gateway"
+	"github.com/hubdev/hub/geturl/hubstatus"
 	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/mutate"
+	"github.com/hubdev/hub/geturl/mutation"
+	"github.com/hubdev/hub/geturl/opencode"
+	"github.com/hubdev/hub/geturl/plugin"
+	"github.com/hubdev/hub/geturl/pluginhost"
 	"github.com/hubdev/hub/geturl/session"
+	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/geturl/tunnel"
 	"github.com/hubdev/hub/hub"
 )
@@ -28,25 +35,59 @@ var _ adapters.Adapter = (*Server)(nil)
 
 // Server is the geturl bridge: the data plane agents fetch and the operator
 // control plane, each on its own loopback port. The session manager (and
-// so every live capability URL) outlives one run of Serve: a supervisor
-// restart of the adapter does not invalidate what the agent holds.
+// so every live capability URL, and every session's intent journal)
+// outlives one run of Serve: a supervisor restart of the adapter does not
+// invalidate what the agent holds, and a journaled URL fetched again after
+// one still runs once.
 type Server struct {
 	cfg      *Config
 	kernel   *kernel.Kernel
+	host     *mutation.Host   // the mutation kernel: /w /e /a /x /s /b /j
+	catalog  *pluginhost.Host // /k: what it lists and runs
 	tunnel   *tunnel.Manager
 	activity *activityLog
-	catalog  kernel.Plugins // what /k lists (nil: no plugins installed)
 
 	mu      sync.Mutex
 	mgr     *session.Manager
+	hub     adapters.HubView // the hub this run serves in (nil: alone)
 	running bool
 	ports   []int
 	lastAt  time.Time // the last authenticated agent request
 }
 
-// New builds the bridge; it binds nothing until Serve.
+// New builds the bridge; it binds nothing until Serve and connects to
+// nothing (the OpenCode plugin is lazy).
 func New(cfg *Config) *Server {
-	return &Server{cfg: cfg, kernel: kernel.New(kernel.Options{}), tunnel: &tunnel.Manager{}, activity: newActivityLog()}
+	s, err := newServer(cfg)
+	if err != nil { // only a programming error: duplicate plugin ids
+		panic(err)
+	}
+	return s
+}
+
+// newServer builds the bridge with extra plugins (tests add their own).
+func newServer(cfg *Config, extra ...plugin.Plugin) (*Server, error) {
+	s := &Server{cfg: cfg, tunnel: &tunnel.Manager{}, activity: newActivityLog()}
+	s.host = mutation.NewHost(mutation.Options{Gate: &mutate.Gate{}, Terminal: &terminal.Config{}})
+	plugins := []plugin.Plugin{hubstatus.New(s.hubView)}
+	if oc, err := cfg.OpenCode.Effective(nil); err == nil && oc.Enabled {
+		plugins = append(plugins, opencode.New(oc, opencode.Options{}))
+	}
+	catalog, err := pluginhost.New(s.host, append(plugins, extra...)...)
+	if err != nil {
+		return nil, err
+	}
+	s.catalog = catalog
+	s.kernel = kernel.New(kernel.Options{Plugins: catalog})
+	s.host.Install(s.kernel)
+	return s, nil
+}
+
+// hubView is the hub of the current run, for the hub-status plugin.
+func (s *Server) hubView() adapters.HubView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hub
 }
 
 // StateDir is where geturl keeps its registry and control file.
@@ -98,7 +139,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	defer removeControlFile(env.Dirs, cf.PID)
 
 	s.mu.Lock()
-	s.running, s.ports = true, []int{dataPort, ctrlPort}
+	s.running, s.ports, s.hub = true, []int{dataPort, ctrlPort}, env.Hub
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -119,6 +160,8 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Mutations run detached from their requests, bounded by this run.
+	shutdown := s.host.Run(ctx)
 	errc := make(chan error, 2)
 	go func() { errc <- hub.ServeHTTP(ctx, dataLn, gw, nil, env.Log) }()
 	go func() { errc <- hub.ServeHTTP(ctx, ctrlLn, ctl.handler(), nil, env.Log) }()
@@ -127,8 +170,20 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	if err2 := <-errc; err == nil {
 		err = err2
 	}
+	// No handler can start another execution now: wait for the running
+	// ones (a foreground command was killed with ctx) and end the
+	// terminal's background processes.
+	sctx, scancel := context.WithTimeout(context.Background(), shutdownWait)
+	defer scancel()
+	if serr := shutdown(sctx); serr != nil {
+		env.Log.Warn("mutations still running at shutdown", "err", serr)
+	}
 	return err
 }
+
+// shutdownWait bounds how long a stopping run waits for its mutations and
+// background processes.
+const shutdownWait = 20 * time.Second
 
 // observe records an authenticated data-plane request as agent activity
 // and in the control page's activity list. It also counts as a page
@@ -140,7 +195,8 @@ func (s *Server) observe(env *adapters.Env) func(gateway.Event) {
 		env.Activity.AgentActivity()
 		s.touch()
 		e := activityEntry{At: time.Now().Add(-ev.Duration), Capability: ev.Capability.String(), Route: ev.Route, Tool: ev.Tool,
-			Status: ev.Status, ErrorCode: ev.ErrorCode, Bytes: ev.Bytes, DurationMS: float64(ev.Duration.Microseconds()) / 1000}
+			Status: ev.Status, ErrorCode: ev.ErrorCode, Bytes: ev.Bytes, DurationMS: float64(ev.Duration.Microseconds()) / 1000,
+			Call: ev.Intent, Replayed: ev.Replayed}
 		if g, ok := ev.Session.(*session.Generation); ok {
 			e.Session = g.SessionID()
 		}
@@ -159,10 +215,7 @@ func (s *Server) publicOrigin() string {
 
 // plugins is /k's catalogue, for the control page.
 func (s *Server) plugins() []kernel.PluginSummary {
-	var list []kernel.PluginSummary
-	if s.catalog != nil {
-		list = s.catalog.List()
-	}
+	list := s.catalog.List()
 	if list == nil {
 		list = []kernel.PluginSummary{}
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/geturl/opencode"
 	"github.com/hubdev/hub/hub"
 )
 
@@ -32,6 +33,8 @@ type Config struct {
 	PublicOrigin string `yaml:"public_origin,omitempty"`
 	// Projects are registered (or updated to match) at every start.
 	Projects []ProjectConfig `yaml:"projects,omitempty"`
+	// OpenCode configures the bundled OpenCode Control plugin.
+	OpenCode OpenCodeConfig `yaml:"opencode"`
 }
 
 // ProjectConfig is one project root declared in hub.yaml.
@@ -44,7 +47,8 @@ type ProjectConfig struct {
 
 // NewConfig returns the section's defaults, with the spec's ports.
 func NewConfig() *Config {
-	return &Config{Base: adapters.Base{Enabled: true}, Port: DefaultPort, ControlPort: DefaultControlPort}
+	return &Config{Base: adapters.Base{Enabled: true}, Port: DefaultPort, ControlPort: DefaultControlPort,
+		OpenCode: OpenCodeConfig{Config: opencode.NewConfig()}}
 }
 
 // Validate checks the section.
@@ -62,6 +66,13 @@ func (c *Config) Validate() error {
 		if err := adapters.ValidateOrigin("public_origin", c.PublicOrigin); err != nil {
 			return err
 		}
+	}
+	oc, err := c.OpenCode.Effective(nil)
+	if err != nil {
+		return fmt.Errorf("opencode: %w", err)
+	}
+	if err := oc.Validate(); err != nil {
+		return fmt.Errorf("opencode.%w", err)
 	}
 	names := map[string]bool{}
 	for i, p := range c.Projects {

@@ -1,8 +1,9 @@
-// Package geturl is the GET-only URL transport for URL-reader agents
-// (capabilities, journaled replay-safe mutations, sandboxed file tools). Its
-// protocol has not landed yet: the adapter is registered so its config keys
-// are known and `hub status` shows it as "not implemented" — it never serves
-// fake protocol behaviour.
+// Package geturl is the GET-only URL transport for URL-reader agents: the
+// adapter that serves the data plane (capability bases, the read tools,
+// the replay-safe mutation kernel and the /k plugin host) and the
+// loopback-only operator control plane, the `hub geturl` commands, and the
+// adapter's configuration (including the OpenCode plugin's section).
 //
-// The contract it is to implement is docs/protocols/geturl.md.
+// The contract is docs/protocols/geturl.md; geturl/README.md says how the
+// pieces fit and what is not done.
 package geturl

@@ -40,6 +40,10 @@ type Event struct {
 	Bytes      int
 	// Fallback is set when the answer led with rangeFallback.
 	Fallback bool
+	// Intent is a journaled request's call id (a digest, never content);
+	// Replayed says the request found an existing intent and ran nothing.
+	Intent   string
+	Replayed bool
 	Duration time.Duration
 }
 
@@ -70,7 +74,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.logRequest(r, rec, d)
 		if rec.sess != nil && g.opts.Observe != nil {
 			g.opts.Observe(Event{Session: rec.sess, Capability: rec.cap, Route: rec.route, Tool: rec.tool,
-				Status: rec.status, ErrorCode: rec.code, Bytes: rec.bytes, Fallback: rec.fallback, Duration: d})
+				Status: rec.status, ErrorCode: rec.code, Bytes: rec.bytes, Fallback: rec.fallback,
+				Intent: rec.intent, Replayed: rec.replayed, Duration: d})
 		}
 	}()
 

@@ -19,6 +19,8 @@ type record struct {
 	code     string
 	bytes    int
 	fallback bool
+	intent   string
+	replayed bool
 }
 
 func (g *Gateway) logRequest(r *http.Request, rec *record, d time.Duration) {

@@ -34,6 +34,7 @@ func (g *Gateway) serveRoute(w http.ResponseWriter, r *http.Request, rec *record
 		g.answer(w, r, rec, c, nil, k.UnknownRoute(route, on))
 	case rt.OnBase(on):
 		v, err := k.Serve(r.Context(), c, t)
+		rec.intent, rec.replayed = c.Intent, c.Replayed
 		g.answer(w, r, rec, c, v, err)
 	default:
 		g.answer(w, r, rec, c, nil, g.otherBase(c, rt, t, target))

@@ -4,8 +4,9 @@
 // discovery and /z range fallback) bind those parameters to the typed
 // libraries (sandbox, files, search, outline, discover, replay) and shape
 // their results exactly as the spec words them. Mutation routes are declared
-// but have no handler until the mutation kernel lands, so capability-base
-// repairs already know them.
+// here without a handler (so capability-base repairs and Init know them);
+// package mutation installs theirs with Handle, and /k hands tool calls to
+// the catalog when it is a PluginCaller (package pluginhost).
 //
 // The kernel knows nothing about HTTP, tokens or hosts: the gateway hands it
 // a Call with the session view it needs (scope, permissions, replay store,

@@ -13,7 +13,7 @@ import (
 const (
 	CodeUnknownPlugin = "unknown_plugin"
 	CodeUnknownTool   = "unknown_tool"
-	// CodePluginCallsUnavailable: the plugin host is part 2.
+	// CodePluginCallsUnavailable: the catalog lists tools but runs none.
 	CodePluginCallsUnavailable = "plugin_calls_unavailable"
 	CodeUnknownResponse        = "unknown_response"
 	CodeRangeOutOfBounds       = "range_out_of_bounds"

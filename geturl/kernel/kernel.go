@@ -54,8 +54,9 @@ func New(opts Options) *Kernel {
 }
 
 // table is the one place routes are declared: read routes with their
-// handlers, mutation routes (part 2) declared without one so capability-base
-// repairs and Init already know them. Order is Init's order.
+// handlers, mutation routes declared without one (package mutation
+// installs them) so capability-base repairs and Init know them even in a
+// kernel without mutations. Order is Init's order.
 func (k *Kernel) table() []*Route {
 	return []*Route{
 		{Path: "/r", Tool: "read", Base: ReadBase, Spec: readSpec, Handle: k.read, Init: "/r?path=<p>"},
@@ -107,6 +108,15 @@ type Call struct {
 	// Head is set for HEAD requests: the agent sees no body, so nothing it
 	// "read" may count as read coverage.
 	Head bool
+	// Target is the request as written, for recovery URLs that must
+	// repeat it exactly with one control parameter changed (retry and
+	// repeat carry a new run=).
+	Target *transport.Target
+
+	// Set by journaled handlers, for the activity view: the intent's call
+	// id, and whether this request replayed an existing intent.
+	Intent   string
+	Replayed bool
 }
 
 // Base is the exact base the call arrived on.
@@ -126,6 +136,6 @@ func (k *Kernel) Serve(ctx context.Context, c *Call, t *transport.Target) (any, 
 	if err != nil {
 		return nil, err
 	}
-	c.Args = args
+	c.Args, c.Target = args, t
 	return c.Route.Handle(ctx, c)
 }

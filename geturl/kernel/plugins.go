@@ -23,11 +23,19 @@ type PluginTool struct {
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 }
 
-// Plugins is the catalog /k discovers. The plugin host (part 2) implements
-// it and adds tool calls; until then no plugin is installed.
+// Plugins is the catalog /k discovers. The plugin host implements it, and
+// PluginCaller for calls; without one no plugin is installed.
 type Plugins interface {
 	List() []PluginSummary
 	Tools(id string) ([]PluginTool, bool)
+}
+
+// PluginCaller is implemented by a catalog that runs tool calls (the
+// plugin host). The /k handler has already checked that the plugin and
+// the tool exist; the caller classifies the call, repairs a call on the
+// wrong capability base, and runs it (mutations through the journal).
+type PluginCaller interface {
+	CallTool(ctx context.Context, c *Call, plugin, tool string) (any, *transport.Error)
 }
 
 type noPlugins struct{}
@@ -35,9 +43,9 @@ type noPlugins struct{}
 func (noPlugins) List() []PluginSummary             { return nil }
 func (noPlugins) Tools(string) ([]PluginTool, bool) { return nil, false }
 
-// pluginSpec is the whole /k grammar, tool calls included, so a call is
-// refused for the right reason (no such plugin) rather than for an
-// "unknown" parameter that part 2 will accept.
+// pluginSpec is the whole /k grammar, tool calls included: the JSON
+// arguments in the raw tail or a staged blob, and the journal's controls
+// for mutation calls.
 var pluginSpec = &transport.Spec{
 	Route: "/k",
 	Params: []transport.Param{
@@ -67,9 +75,9 @@ type pluginSchema struct {
 	Tools  []PluginTool `json:"tools"`
 }
 
-// plugin answers /k: the installed plugins, or one plugin's tool schemas.
-// Tool calls arrive with part 2's plugin host.
-func (k *Kernel) plugin(_ context.Context, c *Call) (any, *transport.Error) {
+// plugin answers /k: the installed plugins, one plugin's tool schemas, or
+// a tool call, which the catalog runs when it is a PluginCaller.
+func (k *Kernel) plugin(ctx context.Context, c *Call) (any, *transport.Error) {
 	if !c.Args.Has("plugin") {
 		list := k.plugins.List()
 		if list == nil {
@@ -88,8 +96,9 @@ func (k *Kernel) plugin(_ context.Context, c *Call) (any, *transport.Error) {
 	if name := c.Args.Text("tool"); name != "" {
 		for _, t := range tools {
 			if t.Name == name {
-				// The plugin host (part 2) runs calls; until then a known
-				// tool is listed but cannot be called.
+				if caller, ok := k.plugins.(PluginCaller); ok {
+					return caller.CallTool(ctx, c, id, name)
+				}
 				return nil, &transport.Error{Code: CodePluginCallsUnavailable, Detail: "plugin=" + id + " tool=" + name}
 			}
 		}

@@ -1,19 +1,24 @@
 package session
 
 import (
+	"context"
 	"time"
 
 	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/gateway"
 	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/mutation"
 	"github.com/hubdev/hub/geturl/replay"
 	"github.com/hubdev/hub/geturl/sandbox"
 )
 
 // Generation is one live session generation: three capability tokens and
 // the state that lives and dies with them (response replay, read
-// coverage). Rotating a session replaces its generation, so everything an
-// old URL could reach disappears at once.
+// coverage, and the mutation state: intent journal, staged blobs,
+// serial-edit tracker). Rotating a session replaces its generation, so
+// everything an old URL could reach disappears at once. A generation
+// outlives an adapter restart (the Manager does), so a journaled URL
+// fetched again after one still runs once.
 type Generation struct {
 	id      string // the session's
 	project string
@@ -22,10 +27,14 @@ type Generation struct {
 	tokens  map[gateway.Capability]string
 	replay  *replay.Store
 	ledger  *files.Ledger
+	mut     *mutation.State
 	born    time.Time
 }
 
-var _ gateway.Session = (*Generation)(nil)
+var (
+	_ gateway.Session  = (*Generation)(nil)
+	_ mutation.Session = (*Generation)(nil)
+)
 
 func newGeneration(d Definition, p Project, scope *sandbox.Scope, now func() time.Time) *Generation {
 	g := &Generation{
@@ -36,6 +45,7 @@ func newGeneration(d Definition, p Project, scope *sandbox.Scope, now func() tim
 		ledger: &files.Ledger{},
 		born:   now(),
 	}
+	g.mut = mutation.NewState(g.ledger, now)
 	if g.perms.Mutations() {
 		g.tokens[gateway.CapMutation] = newToken()
 	}
@@ -53,6 +63,19 @@ func (g *Generation) Replay() *replay.Store { return g.replay }
 
 // Coverage implements kernel.Session.
 func (g *Generation) Coverage() kernel.Coverage { return g.ledger }
+
+// Mutations implements mutation.Session: the generation's journal,
+// staging store and edit tracker (also for read-only generations, which
+// cannot reach them: they have no mutation base).
+func (g *Generation) Mutations() *mutation.State { return g.mut }
+
+// end releases what outlives a request: the generation's background
+// terminal processes, whose only handles were its URLs.
+func (g *Generation) end() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	g.mut.Close(ctx)
+}
 
 // Project implements gateway.Session.
 func (g *Generation) Project() string { return g.project }

@@ -139,6 +139,7 @@ func (m *Manager) stopLocked(id string) {
 	if g := m.live[id]; g != nil {
 		m.tokens.Remove(g)
 		delete(m.live, id)
+		go g.end()
 	}
 }
 

@@ -84,6 +84,24 @@ func (e *Error) With(key string, val any) *Error {
 	return e
 }
 
+// Clone returns a copy that can be changed (With, the URL fields) without
+// touching e: a journal keeps one error and answers it to many requests.
+func (e *Error) Clone() *Error {
+	c := *e
+	c.extra = append([]field(nil), e.extra...)
+	return &c
+}
+
+// Field returns the value of a tool-specific field added with With.
+func (e *Error) Field(key string) (any, bool) {
+	for _, f := range e.extra {
+		if f.key == key {
+			return f.val, true
+		}
+	}
+	return nil, false
+}
+
 // MarshalJSON writes {"ok":false,"errorCode":…} in a fixed key order. Write
 // the result with an encoder that does not HTML-escape (see Marshal), or the
 // & of the recovery URLs becomes \u0026.

@@ -1,0 +1,192 @@
+package mutation
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/hubdev/hub/geturl/journal"
+	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// recordAnswer is a journaled request's answer: the intent's record.
+type recordAnswer struct {
+	OK    bool          `json:"ok"`
+	Call  string        `json:"call"`
+	Tool  string        `json:"tool"`
+	State journal.State `json:"state"`
+	// Replayed: this request found the intent already recorded and ran
+	// nothing; Replays counts such requests.
+	Replayed bool `json:"replayed,omitempty"`
+	Replays  int  `json:"replays,omitempty"`
+	// Result is the succeeded intent's result.
+	Result json.RawMessage `json:"result,omitempty"`
+	// ResultEvicted: the journal kept only that the intent ran, not its
+	// result (it holds a bounded history).
+	ResultEvicted bool   `json:"resultEvicted,omitempty"`
+	Poll          string `json:"poll,omitempty"`
+	Repeat        string `json:"repeat,omitempty"`
+	Hint          string `json:"hint,omitempty"`
+}
+
+// journaled runs in through the session's journal: a new intent starts
+// its one execution (detached from the request), a replay starts
+// nothing. Either way the request may wait up to wait= for the record to
+// finish, then gets the record.
+func (h *Host) journaled(ctx context.Context, c *kernel.Call, st *State, in journal.Intent) (any, *transport.Error) {
+	root := c.Session.Scope().Root()
+	exec := in.Exec
+	in.Exec = func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
+		v0 := h.ver.get(root)
+		res, err := exec(ctx, run)
+		tag := v0
+		if err == nil {
+			// A change made by someone else while this ran counts as a
+			// change since it ran.
+			if v := h.ver.bump(root); v == v0+1 {
+				tag = v
+			}
+		}
+		run.SetTag(tag)
+		return res, err
+	}
+	in.Origin = origin(c)
+	rec, start, terr := st.Journal.Begin(in)
+	if terr != nil {
+		return nil, terr
+	}
+	c.Intent = rec.Call
+	if start != nil {
+		h.spawn(start)
+	} else {
+		c.Replayed = true
+	}
+	if ms := c.Args.IntOr("wait", 0); ms > 0 && !rec.State.Finished() && !rec.Evicted {
+		rec, _ = st.Journal.Wait(ctx, rec.Call, waitFor(ms))
+	}
+	return h.render(c, rec, start == nil, root)
+}
+
+// render answers a record; replayed marks a request that found it.
+func (h *Host) render(c *kernel.Call, rec journal.Record, replayed bool, root string) (any, *transport.Error) {
+	if rec.State == journal.Failed && rec.Err != nil && !rec.Evicted {
+		e := rec.Err.Clone()
+		e.With("call", rec.Call).With("tool", rec.Tool).With("state", string(rec.State))
+		if replayed {
+			e.With("replayed", true).With("replays", rec.Replays)
+		}
+		if e.Retry == "" && e.Retryable && e.Action != transport.ActionCorrectRequest {
+			if o := recoveryOrigin(c, rec); o != "" {
+				e.Retry = c.Bases.Mutation + withRun(o, journal.DeriveRun(rec.Call, "retry", 0))
+				e.Hint = strings.TrimSpace(e.Hint + " — then fetch retry as returned: this URL is journaled and keeps answering this failure")
+			}
+		}
+		return nil, e
+	}
+	a := &recordAnswer{OK: true, Call: rec.Call, Tool: rec.Tool, State: rec.State, Replayed: replayed, Result: rec.Result, ResultEvicted: rec.Evicted}
+	if replayed {
+		a.Replays = rec.Replays
+	}
+	switch {
+	case !rec.State.Finished():
+		a.Poll = c.Bases.Mutation + "/j?call=" + transport.Encode(rec.Call) + "&wait=" + strconv.Itoa(h.pollWait)
+		a.Hint = "the intent is " + string(rec.State) + ": fetch poll (as returned) until it has finished; fetching this URL again runs nothing twice"
+	case rec.Evicted:
+		a.Hint = "this intent already ran (" + string(rec.State) + "); its result is no longer kept"
+	}
+	if replayed && rec.Tool == toolTerminal && rec.State.Finished() {
+		if v := h.ver.get(root); v > rec.Tag {
+			if o := recoveryOrigin(c, rec); o != "" {
+				a.Repeat = c.Bases.Mutation + withRun(o, journal.DeriveRun(rec.Call, "repeat", v))
+				a.Hint = "this command already ran and was not run again; the project has changed since: fetch repeat to run it once more"
+			}
+		} else if a.Hint == "" {
+			a.Hint = "this command already ran and was not run again; nothing in the project has changed since"
+		}
+	}
+	return a, nil
+}
+
+// origin is the request as written from its route on, for Intent.Origin.
+func origin(c *kernel.Call) string {
+	if c.Target == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(c.Route.Path)
+	sep := "?"
+	for _, p := range c.Target.Pairs {
+		b.WriteString(sep)
+		sep = "&"
+		b.WriteString(p.Key)
+		if p.HasEq {
+			b.WriteByte('=')
+			b.WriteString(p.Value)
+		}
+	}
+	if c.Target.HasRaw {
+		b.WriteString(sep + "raw=" + c.Target.Tail)
+	}
+	return b.String()
+}
+
+// recoveryOrigin is the request a retry or repeat URL repeats: the
+// intent's own (a /j poll has no other), else this request's.
+func recoveryOrigin(c *kernel.Call, rec journal.Record) string {
+	if rec.Origin != "" {
+		return rec.Origin
+	}
+	if c.Route.Path != "/j" {
+		return origin(c)
+	}
+	return ""
+}
+
+// withRun rewrites a request (route and query as written) with run=nonce
+// in place of any run= or call=, just before the raw tail; everything
+// else stays byte for byte as the agent wrote it.
+func withRun(o, nonce string) string {
+	route, query, _ := strings.Cut(o, "?")
+	t, err := transport.ParseTarget(route + "?" + query)
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(route)
+	sep := "?"
+	for _, p := range t.Pairs {
+		if p.Key == "run" || p.Key == "call" {
+			continue
+		}
+		b.WriteString(sep)
+		sep = "&"
+		b.WriteString(p.Key)
+		if p.HasEq {
+			b.WriteByte('=')
+			b.WriteString(p.Value)
+		}
+	}
+	b.WriteString(sep + "run=" + nonce)
+	if t.HasRaw {
+		b.WriteString("&raw=" + t.Tail)
+	}
+	return b.String()
+}
+
+// Journaled runs a mutation that is not one of the native routes (a
+// plugin's, through /k) through the session's journal exactly like the
+// native ones: identity from in.Tool, in.Args and run=/call=, one
+// execution detached from the request, the record as the answer.
+func (h *Host) Journaled(ctx context.Context, c *kernel.Call, in journal.Intent) (any, *transport.Error) {
+	st, terr := prepare(c, "")
+	if terr != nil {
+		return nil, terr
+	}
+	return h.journaled(ctx, c, st, in)
+}
+
+// Origin is the request as written from its route on ("/k?plugin=…"),
+// for repair URLs that send the same request to another base.
+func Origin(c *kernel.Call) string { return origin(c) }

@@ -1,0 +1,206 @@
+package mutation
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// The benchmarks drive the whole path an agent uses: real GET URLs over a
+// loopback socket into the gateway, strict binding, the journal, the file
+// engine with its atomic, fsynced writes on real files, and the answer.
+// The client runs in a child process, so server-cpu-µs/op is the server's
+// CPU alone (this process's user + system time): the gateway, the kernel,
+// the journal and the detached execution.
+
+// benchSource is a Go-like file of n functions (about 40 bytes a line).
+func benchSource(file, n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "package p%d\n\n", file)
+	for i := range n {
+		fmt.Fprintf(&b, "func f%d_%d(ctx context.Context, v int) error {\n", file, i)
+		fmt.Fprintf(&b, "\tif err := step(ctx, v, %d); err != nil {\n\t\treturn err\n\t}\n", i)
+		fmt.Fprintf(&b, "\tlog.Printf(\"done %d\", v)\n\treturn nil\n}\n\n", i)
+	}
+	return b.String()
+}
+
+// benchPatch changes 4 functions in each of 5 files (20 hunks); reverse
+// swaps old and new so iterations alternate and really write.
+func benchPatch(reverse bool) string {
+	var b strings.Builder
+	b.WriteString("*** Begin Patch\n")
+	for f := range 5 {
+		fmt.Fprintf(&b, "*** Update File: src/file%d.go\n", f)
+		for _, fn := range []int{3, 11, 19, 27} {
+			from, to := fmt.Sprintf("done %d", fn), fmt.Sprintf("finished %d", fn)
+			if reverse {
+				from, to = to, from
+			}
+			fmt.Fprintf(&b, "@@ func f%d_%d(ctx context.Context, v int) error {\n", f, fn)
+			fmt.Fprintf(&b, "-\tlog.Printf(\"%s\", v)\n+\tlog.Printf(\"%s\", v)\n", from, to)
+		}
+	}
+	b.WriteString("*** End Patch\n")
+	return b.String()
+}
+
+func benchTree() map[string]string {
+	tree := map[string]string{}
+	for f := range 5 {
+		tree[fmt.Sprintf("src/file%d.go", f)] = benchSource(f, 32)
+	}
+	return tree
+}
+
+// serverCPU fetches, from a child process, urls(i) for warm-up and then
+// for i in 0..b.N-1, in order, each answer required to be ok and finished,
+// and reports this process's CPU per iteration.
+func serverCPU(b *testing.B, urls func(i int) []string) {
+	b.Helper()
+	var getsPerOp float64
+	write := func(from, n int) string {
+		p := filepath.Join(b.TempDir(), "urls")
+		f, err := os.Create(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := bufio.NewWriter(f)
+		gets := 0
+		for i := from; i < from+n; i++ {
+			for _, u := range urls(i) {
+				w.WriteString(u + "\n")
+				gets++
+			}
+		}
+		w.Flush()
+		f.Close()
+		getsPerOp = float64(gets) / float64(n)
+		return p
+	}
+	run := func(file string) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestBenchClientProcess$")
+		cmd.Env = append(os.Environ(), "GETURL_BENCH_URLS="+file, "GOMAXPROCS=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("client: %v\n%s", err, out)
+		}
+	}
+	run(write(1<<30, 4)) // warm-up (an even count: iterations alternate), identities of their own
+	file := write(0, b.N)
+	b.ResetTimer()
+	before := selfCPU()
+	run(file)
+	d := selfCPU() - before
+	b.StopTimer()
+	b.ReportMetric(float64(d.Nanoseconds())/1e3/float64(b.N), "server-cpu-µs/op")
+	b.ReportMetric(getsPerOp, "GETs/op")
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestBenchClientProcess is the benchmarks' client: it fetches every URL
+// of the file named by GETURL_BENCH_URLS over one keep-alive connection
+// and fails on any answer that is not ok or not finished.
+func TestBenchClientProcess(t *testing.T) {
+	file := os.Getenv("GETURL_BENCH_URLS")
+	if file == "" {
+		t.Skip("only runs as a benchmark's client process")
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<10)
+	get := func(u string) string {
+		parts := strings.SplitN(u, "/", 4) // http: "" host path?query
+		req, _ := http.NewRequest("GET", "http://"+parts[2]+"/", nil)
+		req.URL = &url.URL{Scheme: "http", Host: parts[2], Opaque: "/" + parts[3]} // exactly as written
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(string(body), `{"ok":true`) {
+			t.Fatalf("%s: %d %s", u, resp.StatusCode, body)
+		}
+		return string(body)
+	}
+	for sc.Scan() {
+		body := get(sc.Text())
+		// A slow disk can outlast wait=: follow the poll URL, as an agent would.
+		for strings.Contains(body, `"state":"pending"`) || strings.Contains(body, `"state":"running"`) {
+			var a struct{ Poll string }
+			json.Unmarshal([]byte(body), &a)
+			body = get(a.Poll)
+		}
+	}
+}
+
+// BenchmarkJournaledEditRoundTrip is one /e through the gateway: bind,
+// resolve, journal (identity over path, old, new, run), the detached
+// execution (read ~10 KiB, find the unique old text, temp file + fsync +
+// rename + directory fsync), wait=1500 until it finished, the record.
+func BenchmarkJournaledEditRoundTrip(b *testing.B) {
+	e := newEnv(b, rw, benchTree())
+	pairs := [2][2]string{{`"done 17"`, `"finished 17"`}, {`"finished 17"`, `"done 17"`}}
+	serverCPU(b, func(i int) []string {
+		p := pairs[i%2]
+		return []string{e.m + "/e?path=src/file0.go&old=" + transport.Encode(p[0]) + "&new=" + transport.Encode(p[1]) + "&run=" + strconv.Itoa(i) + "&wait=1500"}
+	})
+}
+
+// BenchmarkApplyPatch20Hunks5Files is one /a of 20 hunks over 5 real
+// ~10 KiB files through the gateway: the patch in the raw tail, parsed and
+// preflighted whole, committed with rollback capability (hard-link
+// backups, temp file + fsync + rename per file, directory fsync).
+func BenchmarkApplyPatch20Hunks5Files(b *testing.B) {
+	e := newEnv(b, rw, benchTree())
+	// Spaces as + (what URL readers send anyway) keep the tail short.
+	enc := func(s string) string { return strings.ReplaceAll(transport.Encode(s), "%20", "+") }
+	patches := [2]string{enc(benchPatch(false)), enc(benchPatch(true))}
+	if len(patches[0]) > transport.MaxRaw {
+		b.Fatalf("the patch is %d bytes as written, over the raw limit", len(patches[0]))
+	}
+	serverCPU(b, func(i int) []string {
+		return []string{e.m + "/a?run=" + strconv.Itoa(i) + "&wait=1500&raw=" + patches[i%2]}
+	})
+}
+
+// BenchmarkStagedWrite4Chunks is a 4 KiB file staged in four 1 KiB chunks
+// with /s and written with /w?blob=: five GETs per operation (the staging
+// store, assembly, the journal, a new file created with its directory
+// fsynced).
+func BenchmarkStagedWrite4Chunks(b *testing.B) {
+	e := newEnv(b, rw, nil)
+	line := strings.Repeat("staged content, ", 4)[:63] + "\n"
+	serverCPU(b, func(i int) []string {
+		blob := "b" + strconv.Itoa(i)
+		var us []string
+		for k := range 4 {
+			chunk := fmt.Sprintf("%08d", i) + strings.Repeat(line, 16)[8:]
+			us = append(us, e.m+"/s?blob="+blob+"&i="+strconv.Itoa(k)+"&count=4&raw="+transport.Encode(chunk))
+		}
+		return append(us, e.m+"/w?path=out/"+blob+".txt&blob="+blob+"&count=4&wait=1500")
+	})
+}

@@ -1,0 +1,165 @@
+package mutation
+
+import (
+	"context"
+
+	"github.com/hubdev/hub/geturl/journal"
+	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/mutate"
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// journalControls are the parameters every journaled route takes.
+func journalControls() []transport.Param {
+	return []transport.Param{transport.WaitParam(), transport.RunParam(), transport.CallParam()}
+}
+
+var callOrRun = transport.Group{Names: []string{"call", "run"}}
+
+// writeSpec is /w: a path and the whole content, by the raw tail, a staged
+// blob (with its optional count) or content=.
+var writeSpec = &transport.Spec{
+	Route: "/w",
+	Params: append([]transport.Param{
+		{Name: "path", Aliases: []string{"file"}, Required: true},
+		{Name: "content", AllowEmpty: true},
+		blobParam("blob"), countParam("count"),
+	}, journalControls()...),
+	Raw: true, RawMeaning: "the file's whole content",
+	Groups: []transport.Group{
+		{Names: []string{"raw", "blob", "content"}, Code: transport.CodeConflictingContent, Required: true},
+		callOrRun,
+	},
+	Requires: [][2]string{{"count", "blob"}},
+}
+
+// editSpec is /e: a path, the old text (old= or a staged oldBlob) and the
+// new text (new=, a staged newBlob, or the raw tail).
+var editSpec = &transport.Spec{
+	Route: "/e",
+	Params: append([]transport.Param{
+		{Name: "path", Aliases: []string{"file"}, Required: true},
+		{Name: "old"},
+		{Name: "new", AllowEmpty: true},
+		blobParam("oldBlob"), countParam("oldCount"),
+		blobParam("newBlob"), countParam("newCount"),
+	}, journalControls()...),
+	Raw: true, RawMeaning: "the new text",
+	Groups: []transport.Group{
+		{Names: []string{"old", "oldBlob"}, Code: transport.CodeConflictingContent, Required: true},
+		{Names: []string{"new", "newBlob", "raw"}, Code: transport.CodeConflictingContent, Required: true},
+		callOrRun,
+	},
+	Requires: [][2]string{{"oldCount", "oldBlob"}, {"newCount", "newBlob"}},
+}
+
+// patchSpec is /a: the patch by the raw tail, a staged blob or patch=.
+var patchSpec = &transport.Spec{
+	Route: "/a",
+	Params: append([]transport.Param{
+		{Name: "patch"},
+		blobParam("blob"), countParam("count"),
+	}, journalControls()...),
+	Raw: true, RawMeaning: "the patch (*** Begin Patch … *** End Patch)",
+	Groups: []transport.Group{
+		{Names: []string{"raw", "blob", "patch"}, Code: transport.CodeConflictingContent, Required: true},
+		callOrRun,
+	},
+	Requires: [][2]string{{"count", "blob"}},
+}
+
+// engine is the file engine for one call: the session's scope, ledger and
+// edit tracker, the process's project gate.
+func (h *Host) engine(c *kernel.Call, st *State) *mutate.Engine {
+	return &mutate.Engine{Scope: c.Session.Scope(), Ledger: st.Ledger, Gate: h.gate, Edits: st.Edits}
+}
+
+// engineErr passes the engine's structured errors on.
+func engineErr(err error) *transport.Error {
+	if err == nil {
+		return nil
+	}
+	if te, ok := err.(*transport.Error); ok {
+		return te
+	}
+	return &transport.Error{Code: mutate.CodeWriteFailed, Detail: "the mutation failed", Retryable: true, Action: transport.ActionRetryLater}
+}
+
+// write answers /w.
+func (h *Host) write(ctx context.Context, c *kernel.Call) (any, *transport.Error) {
+	st, terr := prepare(c, "write")
+	if terr != nil {
+		return nil, terr
+	}
+	path, terr := resolvePath(c.Session.Scope(), c.Args.Text("path"))
+	if terr != nil {
+		return nil, terr
+	}
+	text, terr := content(c, st, "blob", "count", "content", "raw")
+	if terr != nil {
+		return nil, terr
+	}
+	eng := h.engine(c, st)
+	return h.journaled(ctx, c, st, journal.Intent{
+		Tool: toolWrite, Args: map[string]any{"path": path, "content": text},
+		Run: c.Args.Text("run"), Call: c.Args.Text("call"),
+		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
+			run.Running()
+			res, err := eng.Write(ctx, path, text)
+			return res, engineErr(err)
+		},
+	})
+}
+
+// edit answers /e.
+func (h *Host) edit(ctx context.Context, c *kernel.Call) (any, *transport.Error) {
+	st, terr := prepare(c, "write")
+	if terr != nil {
+		return nil, terr
+	}
+	path, terr := resolvePath(c.Session.Scope(), c.Args.Text("path"))
+	if terr != nil {
+		return nil, terr
+	}
+	old, terr := content(c, st, "oldBlob", "oldCount", "old")
+	if terr != nil {
+		return nil, terr
+	}
+	repl, terr := content(c, st, "newBlob", "newCount", "new", "raw")
+	if terr != nil {
+		return nil, terr
+	}
+	eng := h.engine(c, st)
+	return h.journaled(ctx, c, st, journal.Intent{
+		Tool: toolEdit, Args: map[string]any{"path": path, "old": old, "new": repl},
+		Run: c.Args.Text("run"), Call: c.Args.Text("call"),
+		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
+			run.Running()
+			res, err := eng.Edit(ctx, path, old, repl)
+			return res, engineErr(err)
+		},
+	})
+}
+
+// patch answers /a. The patch's paths are resolved by the engine (every
+// section, Move to included); the intent's identity is the patch text.
+func (h *Host) patch(ctx context.Context, c *kernel.Call) (any, *transport.Error) {
+	st, terr := prepare(c, "write")
+	if terr != nil {
+		return nil, terr
+	}
+	text, terr := content(c, st, "blob", "count", "patch", "raw")
+	if terr != nil {
+		return nil, terr
+	}
+	eng := h.engine(c, st)
+	return h.journaled(ctx, c, st, journal.Intent{
+		Tool: toolPatch, Args: map[string]any{"patch": text},
+		Run: c.Args.Text("run"), Call: c.Args.Text("call"),
+		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
+			run.Running()
+			res, err := eng.ApplyPatch(ctx, text)
+			return res, engineErr(err)
+		},
+	})
+}

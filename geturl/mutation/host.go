@@ -1,0 +1,133 @@
+package mutation
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/mutate"
+	"github.com/hubdev/hub/geturl/terminal"
+	"github.com/hubdev/hub/hub"
+)
+
+// Options configure a Host.
+type Options struct {
+	// Gate serialises file mutations per project across sessions; share
+	// one per process (nil: the Host makes its own).
+	Gate *mutate.Gate
+	// Terminal configures the /x engine; nil leaves the terminal out
+	// (/x answers terminal_unavailable). One terminal.Manager serves every
+	// session (its foreground gate is machine-wide) for one Run.
+	Terminal *terminal.Config
+	// PollWait is the wait= a poll URL carries, in milliseconds (default
+	// 1000): each poll holds up to that long for the intent to finish.
+	PollWait int
+}
+
+// Host is the process-wide half of the mutation kernel: what sessions
+// share (the project write gate, the terminal, the project versions that
+// decide repeat URLs) and the lifetime that bounds every execution. One
+// per process; each session generation brings its own State.
+type Host struct {
+	gate     *mutate.Gate
+	termCfg  *terminal.Config
+	pollWait int
+	ver      versions
+
+	mu   sync.Mutex
+	life context.Context
+	term *terminal.Manager // made on first use, shut down with the run
+	wg   sync.WaitGroup
+}
+
+// NewHost builds the host.
+func NewHost(o Options) *Host {
+	h := &Host{gate: o.Gate, termCfg: o.Terminal, pollWait: o.PollWait, life: context.Background()}
+	if h.gate == nil {
+		h.gate = &mutate.Gate{}
+	}
+	if h.pollWait <= 0 {
+		h.pollWait = 1000
+	}
+	return h
+}
+
+// Install serves the mutation routes of k.
+func (h *Host) Install(k *kernel.Kernel) {
+	k.Handle("/w", writeSpec, h.write)
+	k.Handle("/e", editSpec, h.edit)
+	k.Handle("/a", patchSpec, h.patch)
+	k.Handle("/x", terminalSpec, h.terminal)
+	k.Handle("/s", stageSpec, h.stage)
+	k.Handle("/b", blobSpec, h.blobStatus)
+	k.Handle("/j", resultSpec, h.result)
+}
+
+// Run makes ctx (the adapter's Serve context) the lifetime of the
+// executions started from now on: they are detached from their requests
+// and end, at the latest, with it (a running foreground command is
+// killed). The returned function is Shutdown; call it once the servers
+// have stopped (so no handler can start another) and ctx is done. The
+// journals live on (they belong to the session generations), so after a
+// restart the same URL still finds its intent.
+func (h *Host) Run(ctx context.Context) (shutdown func(context.Context) error) {
+	h.mu.Lock()
+	h.life = ctx
+	h.mu.Unlock()
+	return h.Shutdown
+}
+
+// Shutdown waits for every execution started so far, then shuts the
+// terminal down: every background process still running is killed (they
+// do not outlive the adapter that started them). A later /x gets a new
+// terminal.
+func (h *Host) Shutdown(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		h.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	h.mu.Lock()
+	term := h.term
+	h.term = nil
+	h.mu.Unlock()
+	if term != nil {
+		return term.Shutdown(ctx)
+	}
+	return nil
+}
+
+// terminalManager is the current terminal, nil when none is configured.
+func (h *Host) terminalManager() *terminal.Manager {
+	if h.termCfg == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.term == nil {
+		h.term = terminal.NewManager(*h.termCfg)
+	}
+	return h.term
+}
+
+// spawn runs start on its own goroutine under the current lifetime.
+func (h *Host) spawn(start func(context.Context)) {
+	h.mu.Lock()
+	life := h.life
+	h.wg.Add(1)
+	h.mu.Unlock()
+	// Under the run's guard: a panic restarts the adapter, not the hub.
+	hub.Go(life, "geturl intent", func() {
+		defer h.wg.Done()
+		start(life)
+	})
+}
+
+// waitFor converts a wait= value.
+func waitFor(ms int) time.Duration { return time.Duration(ms) * time.Millisecond }

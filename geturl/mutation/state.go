@@ -1,0 +1,88 @@
+package mutation
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hubdev/hub/geturl/files"
+	"github.com/hubdev/hub/geturl/journal"
+	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/mutate"
+	"github.com/hubdev/hub/geturl/sandbox"
+	"github.com/hubdev/hub/geturl/staging"
+	"github.com/hubdev/hub/geturl/terminal"
+)
+
+// State is one session generation's mutation state: its journal, its
+// staged blobs, its read ledger (shared with /r's coverage) and its
+// serial-edit tracker. It lives and dies with the generation, so rotation
+// forgets all of it.
+type State struct {
+	Journal *journal.Journal
+	Staging *staging.Store
+	Ledger  *files.Ledger
+	Edits   *mutate.EditTracker
+
+	mu     sync.Mutex
+	termOf *terminal.Manager // the manager term belongs to
+	term   *terminal.Runner  // this generation's terminal (its background processes)
+}
+
+// runner is the generation's terminal on m (a new one after a restart
+// made a new manager).
+func (s *State) runner(m *terminal.Manager, scope *sandbox.Scope) *terminal.Runner {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.term == nil || s.termOf != m {
+		s.term, s.termOf = m.Runner(scope), m
+	}
+	return s.term
+}
+
+// Close stops the generation's background processes (it has ended: its
+// URLs, and so the processes' only handles, are gone).
+func (s *State) Close(ctx context.Context) error {
+	s.mu.Lock()
+	r := s.term
+	s.term, s.termOf = nil, nil
+	s.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	return r.Close(ctx)
+}
+
+// NewState builds a generation's state around its read ledger, on clock
+// now (time.Now when nil).
+func NewState(ledger *files.Ledger, now func() time.Time) *State {
+	if now == nil {
+		now = time.Now
+	}
+	if ledger == nil {
+		ledger = &files.Ledger{}
+	}
+	return &State{
+		Journal: journal.New(journal.Options{Now: now}),
+		Staging: staging.New(now),
+		Ledger:  ledger,
+		Edits:   mutate.NewEditTracker(now),
+	}
+}
+
+// Session is a session generation that can mutate: the kernel's view plus
+// its mutation state. session.Generation implements it.
+type Session interface {
+	kernel.Session
+	Mutations() *State
+}
+
+// StateOf returns a session's mutation state, if it has one.
+func StateOf(s kernel.Session) (*State, bool) {
+	ms, ok := s.(Session)
+	if !ok {
+		return nil, false
+	}
+	st := ms.Mutations()
+	return st, st != nil
+}

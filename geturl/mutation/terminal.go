@@ -1,0 +1,181 @@
+package mutation
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/hubdev/hub/geturl/journal"
+	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/terminal"
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// MaxTimeoutSeconds bounds timeout= on /x (the terminal's own maximum).
+const MaxTimeoutSeconds = 600
+
+// terminalSpec is /x: the command (raw tail, a staged blob or command=),
+// where it starts (cwd=, default the project root), bg=1 for a
+// startup-verified background launch, and timeout= in seconds for a
+// foreground command (default 120, at most 600).
+var terminalSpec = &transport.Spec{
+	Route: "/x",
+	Params: append([]transport.Param{
+		{Name: "command", Aliases: []string{"cmd"}},
+		blobParam("blob"), countParam("count"),
+		{Name: "cwd"},
+		{Name: "bg", Kind: transport.Bool},
+		{Name: "timeout", Kind: transport.Int, Min: 1, Max: MaxTimeoutSeconds, Clamp: true},
+	}, journalControls()...),
+	Raw: true, RawMeaning: "the shell command",
+	Groups: []transport.Group{
+		{Names: []string{"raw", "blob", "command"}, Code: transport.CodeConflictingContent, Required: true},
+		callOrRun,
+	},
+	Requires: [][2]string{{"count", "blob"}},
+}
+
+// CodeTerminalUnavailable: no terminal engine is wired.
+const CodeTerminalUnavailable = "terminal_unavailable"
+
+// terminal answers /x. The command is the intent (with its resolved cwd,
+// bg and timeout); a replay never runs it again, and once the project has
+// changed since it ran, the replay's answer offers a repeat URL.
+func (h *Host) terminal(ctx context.Context, c *kernel.Call) (any, *transport.Error) {
+	st, terr := prepare(c, "terminal")
+	if terr != nil {
+		return nil, terr
+	}
+	mgr := h.terminalManager()
+	if mgr == nil {
+		return nil, &transport.Error{Code: CodeTerminalUnavailable, Detail: "the terminal is not enabled in this bridge"}
+	}
+	sc := c.Session.Scope()
+	cwd := "/project"
+	if c.Args.Has("cwd") {
+		p, err := sc.ResolveExisting(c.Args.Text("cwd"))
+		if err != nil {
+			return nil, pathRefusal(sc, c.Args.Text("cwd"), err)
+		}
+		cwd = p.Virtual
+	}
+	cmd, terr := content(c, st, "blob", "count", "command", "raw")
+	if terr != nil {
+		return nil, terr
+	}
+	bg, _ := c.Args.Bool("bg")
+	if bg && c.Args.Has("timeout") {
+		return nil, &transport.Error{Code: transport.CodeConflictingParams, Detail: "bg=1 and timeout together",
+			Hint: "a background launch has no timeout (its startup is watched, then it runs until stopped); drop timeout=", Retryable: true,
+			Action: transport.ActionCorrectRequest}
+	}
+	args := map[string]any{"command": cmd, "cwd": cwd, "bg": bg}
+	req := terminal.Request{Command: cmd, Cwd: cwd}
+	if n, ok := c.Args.Int("timeout"); ok {
+		args["timeout"] = n
+		req.Timeout = time.Duration(n) * time.Second
+	}
+	runner := st.runner(mgr, sc)
+	foreground := ""
+	if bg {
+		foreground = c.Bases.Mutation + withoutParam(origin(c), "bg")
+	}
+	return h.journaled(ctx, c, st, journal.Intent{
+		Tool: toolTerminal, Args: args, Run: c.Args.Text("run"), Call: c.Args.Text("call"),
+		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
+			if bg {
+				return launch(ctx, run, runner, req, foreground)
+			}
+			return runForeground(ctx, run, runner, req)
+		},
+	})
+}
+
+// runForeground runs a command to its end (exit or timeout) under the
+// execution's context: the bridge stopping kills it, a dropped request
+// does not. Any exit status is a result; only a command that could not run
+// (refused, no slot, canceled) fails the intent.
+func runForeground(ctx context.Context, run *journal.Run, r *terminal.Runner, req terminal.Request) (any, *transport.Error) {
+	job, err := r.Start(ctx, req)
+	if err != nil {
+		return nil, terminalErr(err)
+	}
+	select {
+	case <-job.Started(): // left the machine-wide queue
+		run.Running()
+	case <-job.Done():
+	}
+	<-job.Done()
+	res, err := job.Result()
+	if err != nil {
+		return nil, terminalErr(err)
+	}
+	return res, nil
+}
+
+// launch starts a background command and answers its startup. One that
+// died during startup fails the intent, its transcript kept, with the
+// foreground form of the same request as the repair URL.
+func launch(ctx context.Context, run *journal.Run, r *terminal.Runner, req terminal.Request, foreground string) (any, *transport.Error) {
+	job, err := r.Launch(ctx, req)
+	if err != nil {
+		return nil, terminalErr(err)
+	}
+	run.Running()
+	<-job.Done()
+	res, err := job.Result()
+	if err != nil {
+		return nil, terminalErr(err)
+	}
+	if te := res.Err(); te != nil {
+		e := te.Transport()
+		e.Repair = foreground
+		e.With("startupTranscript", res.StartupTranscript).With("detectedUrls", res.DetectedURLs).With("detectedPorts", res.DetectedPorts)
+		if res.ExitCode != nil {
+			e.With("exitCode", *res.ExitCode)
+		}
+		if res.Signal != "" {
+			e.With("signal", res.Signal)
+		}
+		return nil, e
+	}
+	return res, nil
+}
+
+func terminalErr(err error) *transport.Error {
+	var te *terminal.Error
+	if errors.As(err, &te) {
+		return te.Transport()
+	}
+	return &transport.Error{Code: terminal.CodeSpawnFailed, Detail: "the command could not run", Retryable: true, Action: transport.ActionRetryLater}
+}
+
+// withoutParam removes every name= parameter from a request written from
+// its route on, keeping the rest byte for byte.
+func withoutParam(o, name string) string {
+	route, query, _ := strings.Cut(o, "?")
+	t, err := transport.ParseTarget(route + "?" + query)
+	if err != nil {
+		return o
+	}
+	var b strings.Builder
+	b.WriteString(route)
+	sep := "?"
+	for _, p := range t.Pairs {
+		if p.Key == name {
+			continue
+		}
+		b.WriteString(sep)
+		sep = "&"
+		b.WriteString(p.Key)
+		if p.HasEq {
+			b.WriteByte('=')
+			b.WriteString(p.Value)
+		}
+	}
+	if t.HasRaw {
+		b.WriteString(sep + "raw=" + t.Tail)
+	}
+	return b.String()
+}

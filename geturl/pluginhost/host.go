@@ -1,0 +1,212 @@
+package pluginhost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hubdev/hub/geturl/journal"
+	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/mutation"
+	"github.com/hubdev/hub/geturl/plugin"
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// Error codes of the host.
+const (
+	CodeInvalidArguments = "invalid_arguments"
+	CodePluginFailed     = "plugin_failed"
+)
+
+// statusTimeout bounds one plugin's Status in a listing.
+const statusTimeout = 2 * time.Second
+
+// Host is the plugin catalog and call runner. It is immutable after New
+// and safe for concurrent use.
+type Host struct {
+	mut     *mutation.Host
+	plugins []plugin.Plugin
+	byID    map[string]plugin.Plugin
+}
+
+var (
+	_ kernel.Plugins      = (*Host)(nil)
+	_ kernel.PluginCaller = (*Host)(nil)
+)
+
+// New builds the catalog of ps, in order; mutation calls are journaled
+// through m. Two plugins with one id are a programming error.
+func New(m *mutation.Host, ps ...plugin.Plugin) (*Host, error) {
+	h := &Host{mut: m, byID: map[string]plugin.Plugin{}}
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		if _, dup := h.byID[p.ID()]; dup {
+			return nil, fmt.Errorf("plugin %s registered twice", p.ID())
+		}
+		h.byID[p.ID()] = p
+		h.plugins = append(h.plugins, p)
+	}
+	return h, nil
+}
+
+// List implements kernel.Plugins: every plugin with its status and tool
+// count.
+func (h *Host) List() []kernel.PluginSummary {
+	out := make([]kernel.PluginSummary, 0, len(h.plugins))
+	for _, p := range h.plugins {
+		ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
+		st := p.Status(ctx)
+		cancel()
+		out = append(out, kernel.PluginSummary{ID: p.ID(), Description: p.Description(), Status: st, Tools: len(p.Tools())})
+	}
+	return out
+}
+
+// Tools implements kernel.Plugins.
+func (h *Host) Tools(id string) ([]kernel.PluginTool, bool) {
+	p, ok := h.byID[id]
+	if !ok {
+		return nil, false
+	}
+	tools := p.Tools()
+	out := make([]kernel.PluginTool, len(tools))
+	for i, t := range tools {
+		out[i] = kernel.PluginTool{Name: t.Name, Description: t.Description, Mutation: t.Mutation, InputSchema: t.InputSchema}
+	}
+	return out, true
+}
+
+type callAnswer struct {
+	OK     bool            `json:"ok"`
+	Plugin string          `json:"plugin"`
+	Tool   string          `json:"tool"`
+	Result json.RawMessage `json:"result"`
+}
+
+// CallTool implements kernel.PluginCaller.
+func (h *Host) CallTool(ctx context.Context, c *kernel.Call, id, tool string) (any, *transport.Error) {
+	p := h.byID[id]
+	args, terr := arguments(c)
+	if terr != nil {
+		return nil, terr
+	}
+	mut, err := p.Classify(tool, args)
+	if err != nil {
+		return nil, toolError(c, err)
+	}
+	if terr := wrongBase(c, mut); terr != nil {
+		return nil, terr
+	}
+	perm := c.Session.Permissions()
+	auth := plugin.Authority{Root: c.Session.Scope().Root(), Write: perm.Write, Terminal: perm.Terminal}
+	if !mut {
+		res, terr := call(ctx, c, p, auth, tool, args)
+		if terr != nil {
+			return nil, terr
+		}
+		return callAnswer{OK: true, Plugin: id, Tool: tool, Result: res}, nil
+	}
+	return h.mut.Journaled(ctx, c, journal.Intent{
+		Tool: "plugin",
+		Args: map[string]any{"plugin": id, "tool": tool, "args": json.RawMessage(args)},
+		Run:  c.Args.Text("run"), Call: c.Args.Text("call"),
+		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
+			run.Running()
+			return call(ctx, c, p, auth, tool, args)
+		},
+	})
+}
+
+// arguments reads the call's JSON object from the raw tail or a staged
+// blob ({} when there is neither) and canonicalises it.
+func arguments(c *kernel.Call) (json.RawMessage, *transport.Error) {
+	text := "{}"
+	switch {
+	case c.Args.Has("blob"):
+		st, ok := mutation.StateOf(c.Session)
+		if !ok {
+			return nil, &transport.Error{Code: mutation.CodeMutationsUnavailable, Detail: "this session generation has no staged content"}
+		}
+		var terr *transport.Error
+		if text, terr = st.Staging.Assemble(c.Args.Text("blob"), c.Args.IntOr("count", 0)); terr != nil {
+			return nil, terr
+		}
+	case c.Args.Has("raw"):
+		text, _ = c.Args.Raw()
+	}
+	canon, err := journal.CanonicalJSON([]byte(text))
+	if err == nil && (len(canon) == 0 || canon[0] != '{') {
+		err = errors.New("not a JSON object")
+	}
+	if err != nil {
+		return nil, &transport.Error{Code: CodeInvalidArguments, Detail: "the arguments must be one JSON object: " + err.Error(),
+			Hint:      "put the arguments as a JSON object after raw= (last), or stage larger JSON with /s and pass blob=",
+			Retryable: true, Action: transport.ActionCorrectRequest}
+	}
+	return canon, nil
+}
+
+// wrongBase refuses a call on the base its classification does not
+// belong to, with the exact same request on the right base as the repair.
+// A session with no mutation base gets no URL at all.
+func wrongBase(c *kernel.Call, mut bool) *transport.Error {
+	switch {
+	case mut && c.On == kernel.ReadBase:
+		if c.Bases.Mutation == "" {
+			return &transport.Error{Code: kernel.CodeMutationsDisabled, Detail: "this call is a mutation and the session is read-only",
+				Hint: "the operator can enable file writes or terminal for the project"}
+		}
+		return &transport.Error{Code: transport.CodeWrongCapabilityBase, Detail: "this call is a mutation: it is served on the mutation (bases.m) base",
+			Hint: "fetch the repair URL: the same call on the mutation base", Retryable: true, Action: transport.ActionFetchRepair,
+			Repair: c.Bases.Mutation + mutation.Origin(c)}
+	case !mut && c.On == kernel.MutationBase:
+		return &transport.Error{Code: transport.CodeWrongCapabilityBase, Detail: "this call only reads: it is served on the read (bases.r) base",
+			Hint: "fetch the repair URL: the same call on the read base", Retryable: true, Action: transport.ActionFetchRepair,
+			Repair: c.Bases.Read + mutation.Origin(c)}
+	}
+	return nil
+}
+
+// call runs the plugin under auth and redacts the project's host path
+// from what it returns.
+func call(ctx context.Context, c *kernel.Call, p plugin.Plugin, auth plugin.Authority, tool string, args json.RawMessage) (res json.RawMessage, terr *transport.Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, terr = nil, &transport.Error{Code: CodePluginFailed, Detail: "plugin " + p.ID() + " failed unexpectedly"}
+		}
+	}()
+	out, err := p.Call(ctx, auth, tool, args)
+	if err != nil {
+		return nil, toolError(c, err)
+	}
+	if len(out) == 0 {
+		out = json.RawMessage("null")
+	}
+	red := json.RawMessage(c.Session.Scope().Redact(string(out)))
+	if !json.Valid(red) {
+		return nil, &transport.Error{Code: CodePluginFailed, Detail: "plugin " + p.ID() + " returned invalid JSON"}
+	}
+	return red, nil
+}
+
+// toolError turns a plugin's error into the agent-facing shape, host
+// paths redacted.
+func toolError(c *kernel.Call, err error) *transport.Error {
+	sc := c.Session.Scope()
+	var pe *plugin.Error
+	if errors.As(err, &pe) {
+		e := &transport.Error{Code: pe.Code, Detail: sc.Redact(pe.Detail), Hint: sc.Redact(pe.Hint), Retryable: pe.Retryable}
+		if pe.Retryable {
+			e.Action = transport.ActionRetryLater
+		}
+		return e
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &transport.Error{Code: CodePluginFailed, Detail: "the call was cut short: " + err.Error(), Retryable: true, Action: transport.ActionRetryLater}
+	}
+	return &transport.Error{Code: CodePluginFailed, Detail: sc.Redact(err.Error()), Retryable: true, Action: transport.ActionRetryLater}
+}

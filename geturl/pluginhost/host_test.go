@@ -1,0 +1,305 @@
+package pluginhost
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hubdev/hub/geturl/files"
+	"github.com/hubdev/hub/geturl/gateway"
+	"github.com/hubdev/hub/geturl/journal"
+	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/mutation"
+	"github.com/hubdev/hub/geturl/plugin"
+	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/sandbox"
+	"github.com/hubdev/hub/geturl/transport"
+)
+
+// counter is a test plugin: "bump" always mutates, "peek" always reads,
+// "act" decides by its action; every call is counted with its authority.
+type counter struct {
+	mu    sync.Mutex
+	calls []plugin.Authority
+	args  []string
+	leak  string // a host path to put in answers
+}
+
+func (p *counter) ID() string                    { return "counter" }
+func (p *counter) Description() string           { return "counts calls" }
+func (p *counter) Status(context.Context) string { return "ready" }
+func (p *counter) Tools() []plugin.Tool {
+	return []plugin.Tool{{Name: "bump", Mutation: true}, {Name: "peek"}, {Name: "act", Mutation: true}, {Name: "fail", Mutation: true}}
+}
+
+func (p *counter) Classify(tool string, args json.RawMessage) (bool, error) {
+	var a struct{ Action string }
+	if err := json.Unmarshal(args, &a); err != nil {
+		return false, plugin.Errorf("invalid_arguments", false, "%v", err)
+	}
+	switch tool {
+	case "bump", "fail":
+		return true, nil
+	case "peek":
+		return false, nil
+	case "act":
+		switch a.Action {
+		case "get":
+			return false, nil
+		case "set":
+			return true, nil
+		}
+		return false, plugin.Errorf("unknown_action", false, "action %q", a.Action)
+	}
+	return false, plugin.Errorf("unknown_tool", false, "%s", tool)
+}
+
+func (p *counter) Call(_ context.Context, auth plugin.Authority, tool string, args json.RawMessage) (json.RawMessage, error) {
+	p.mu.Lock()
+	p.calls = append(p.calls, auth)
+	p.args = append(p.args, string(args))
+	n := len(p.calls)
+	p.mu.Unlock()
+	if tool == "fail" {
+		return nil, &plugin.Error{Code: "backend_down", Detail: "cannot reach " + p.leak + "/socket", Retryable: true}
+	}
+	return json.RawMessage(`{"n":` + strconv.Itoa(n) + `,"where":"` + p.leak + `/sub"}`), nil
+}
+
+func (p *counter) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.calls)
+}
+
+type testSession struct {
+	scope  *sandbox.Scope
+	perm   kernel.Permissions
+	store  *replay.Store
+	tokens map[gateway.Capability]string
+	state  *mutation.State
+}
+
+func (s *testSession) Scope() *sandbox.Scope             { return s.scope }
+func (s *testSession) Permissions() kernel.Permissions   { return s.perm }
+func (s *testSession) Replay() *replay.Store             { return s.store }
+func (s *testSession) Coverage() kernel.Coverage         { return s.state.Ledger }
+func (s *testSession) Project() string                   { return "demo" }
+func (s *testSession) Token(c gateway.Capability) string { return s.tokens[c] }
+func (s *testSession) Mutations() *mutation.State        { return s.state }
+
+type env struct {
+	t      *testing.T
+	root   string
+	p      *counter
+	srv    *httptest.Server
+	table  *gateway.TokenTable
+	origin string
+}
+
+func newEnv(t *testing.T) *env {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	e := &env{t: t, root: root, p: &counter{leak: root}, table: &gateway.TokenTable{}}
+	mh := mutation.NewHost(mutation.Options{})
+	h, err := New(mh, e.p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := kernel.New(kernel.Options{Plugins: h, NoRG: true, NoVersions: true})
+	mh.Install(k)
+	e.srv = httptest.NewUnstartedServer(nil)
+	port := e.srv.Listener.Addr().(*net.TCPAddr).Port
+	e.srv.Config.Handler = gateway.New(gateway.Options{Sessions: e.table, Kernel: k, Port: port})
+	e.srv.Start()
+	t.Cleanup(e.srv.Close)
+	e.origin = "http://127.0.0.1:" + strconv.Itoa(port)
+	return e
+}
+
+// session adds a session and returns its read and mutation bases.
+func (e *env) session(perm kernel.Permissions, seed string) (r, m string) {
+	sc, err := sandbox.New(e.root)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	s := &testSession{scope: sc, perm: perm, store: replay.New(nil), state: mutation.NewState(&files.Ledger{}, nil),
+		tokens: map[gateway.Capability]string{gateway.CapInit: seed + "Init001", gateway.CapRead: seed + "Read001"}}
+	if perm.Mutations() {
+		s.tokens[gateway.CapMutation] = seed + "Mut0001"
+		m = e.origin + "/v0/" + seed + "Mut0001"
+	}
+	e.table.Add(s)
+	return e.origin + "/v0/" + seed + "Read001", m
+}
+
+type answer struct {
+	OK        bool            `json:"ok"`
+	ErrorCode string          `json:"errorCode"`
+	Repair    string          `json:"repair"`
+	Retry     string          `json:"retry"`
+	Call      string          `json:"call"`
+	State     string          `json:"state"`
+	Replayed  bool            `json:"replayed"`
+	Result    json.RawMessage `json:"result"`
+	raw       string
+}
+
+func (e *env) get(u string) answer {
+	e.t.Helper()
+	pu, _ := url.Parse(u)
+	req, _ := http.NewRequest("GET", e.srv.URL, nil)
+	req.URL = &url.URL{Scheme: "http", Host: pu.Host, Opaque: strings.TrimPrefix(u, e.origin)}
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || strings.Contains(string(b), e.root) {
+		e.t.Fatalf("GET %s: %d %s", u, resp.StatusCode, b)
+	}
+	var a answer
+	if err := json.Unmarshal(b, &a); err != nil {
+		e.t.Fatalf("%s: %v", b, err)
+	}
+	a.raw = string(b)
+	return a
+}
+
+func TestDiscovery(t *testing.T) {
+	e := newEnv(t)
+	r, _ := e.session(kernel.Permissions{Write: true}, "A")
+	if a := e.get(r + "/k"); !strings.Contains(a.raw, `{"id":"counter","description":"counts calls","status":"ready","tools":4}`) {
+		t.Fatal(a.raw)
+	}
+	if a := e.get(r + "/k?plugin=counter"); !strings.Contains(a.raw, `{"name":"bump","mutation":true}`) {
+		t.Fatal(a.raw)
+	}
+}
+
+// Reads run on the read base; a read on the mutation base, and a mutation
+// on the read base, are repaired to the exact same call on the other base.
+func TestCapabilityRepairBothWays(t *testing.T) {
+	e := newEnv(t)
+	r, m := e.session(kernel.Permissions{Write: true}, "A")
+	if a := e.get(r + `/k?plugin=counter&tool=peek&raw={}`); !a.OK || string(a.Result) != `{"n":1,"where":"/project/sub"}` {
+		t.Fatal(a.raw)
+	}
+	a := e.get(m + `/k?plugin=counter&tool=act&raw={"action":"get"}`)
+	if a.ErrorCode != transport.CodeWrongCapabilityBase || a.Repair != r+`/k?plugin=counter&tool=act&raw={"action":"get"}` {
+		t.Fatal(a.raw)
+	}
+	if e.p.count() != 1 {
+		t.Fatal("a refused call ran")
+	}
+	e.get(a.Repair)
+	q := `/k?plugin=counter&tool=act&wait=1500&raw={"action":"set","v":1}`
+	a = e.get(r + q)
+	if a.ErrorCode != transport.CodeWrongCapabilityBase || a.Repair != m+q {
+		t.Fatal(a.raw)
+	}
+	if e.p.count() != 2 {
+		t.Fatal("a refused mutation ran")
+	}
+	if b := e.get(a.Repair); !b.OK || b.State != "succeeded" || b.Replayed || !strings.HasPrefix(b.Call, "auto:plugin:") {
+		t.Fatal(b.raw)
+	}
+	if b := e.get(a.Repair); !b.Replayed || e.p.count() != 3 {
+		t.Fatalf("replay: %s, %d calls", b.raw, e.p.count())
+	}
+}
+
+// A plugin mutation is journaled before the plugin sees it: the same URL
+// (or the same arguments in another key order, or staged) calls the plugin
+// once; run= calls it again.
+func TestPluginMutationDedupe(t *testing.T) {
+	e := newEnv(t)
+	_, m := e.session(kernel.Permissions{Write: true, Terminal: true}, "A")
+	first := e.get(m + `/k?plugin=counter&tool=bump&wait=1500&raw={"b":[1,{"y":2,"x":1}],"a":"x"}`)
+	for _, u := range []string{
+		m + `/k?plugin=counter&tool=bump&wait=1500&raw={"b":[1,{"y":2,"x":1}],"a":"x"}`,
+		m + `/k?plugin=counter&tool=bump&raw=+{+"a"+:+"\u0078",+"b":[1,{"x":1,"y":2}]+}+`,
+	} {
+		if a := e.get(u); !a.Replayed || a.Call != first.Call {
+			t.Fatalf("%s: %s", u, a.raw)
+		}
+	}
+	e.get(m + `/s?blob=args&i=0&count=2&raw={"a":"x",`)
+	e.get(m + `/s?blob=args&i=1&count=2&raw="b":[1,{"y":2,"x":1}]}`)
+	if a := e.get(m + `/k?plugin=counter&tool=bump&blob=args&count=2&wait=1500`); !a.Replayed || a.Call != first.Call {
+		t.Fatal(a.raw)
+	}
+	if e.p.count() != 1 || e.p.args[0] != `{"a":"x","b":[1,{"x":1,"y":2}]}` {
+		t.Fatalf("%d calls, args %q", e.p.count(), e.p.args)
+	}
+	// Concurrent replays of a new call: still one.
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() { defer wg.Done(); e.get(m + `/k?plugin=counter&tool=bump&wait=1500&raw={"c":1}`) }()
+	}
+	wg.Wait()
+	if e.p.count() != 2 {
+		t.Fatalf("%d calls", e.p.count())
+	}
+	if a := e.get(m + `/k?plugin=counter&tool=bump&run=2&wait=1500&raw={"c":1}`); a.Replayed || e.p.count() != 3 {
+		t.Fatal(a.raw)
+	}
+	// The identity is the plugin's own: the same arguments to another tool differ.
+	d1, _ := journal.Identity("plugin", map[string]any{"plugin": "counter", "tool": "bump", "args": json.RawMessage(`{"c":1}`)}, "")
+	d2, _ := journal.Identity("plugin", map[string]any{"plugin": "counter", "tool": "fail", "args": json.RawMessage(`{"c":1}`)}, "")
+	if d1 == d2 {
+		t.Fatal("tool not in the identity")
+	}
+}
+
+// Every call carries the calling session's own authority; a read-only
+// session's mutation is refused with no URL and never reaches the plugin.
+func TestAuthorityAndReadOnly(t *testing.T) {
+	e := newEnv(t)
+	_, m := e.session(kernel.Permissions{Write: true}, "A")
+	r2, _ := e.session(kernel.Permissions{}, "B")
+	e.get(m + `/k?plugin=counter&tool=bump&wait=1500&raw={}`)
+	e.get(r2 + `/k?plugin=counter&tool=peek&raw={}`)
+	if e.p.calls[0] != (plugin.Authority{Root: e.root, Write: true}) || e.p.calls[1] != (plugin.Authority{Root: e.root}) {
+		t.Fatalf("%+v", e.p.calls)
+	}
+	a := e.get(r2 + `/k?plugin=counter&tool=bump&wait=1500&raw={}`)
+	if a.ErrorCode != kernel.CodeMutationsDisabled || a.Repair != "" || a.Retry != "" || e.p.count() != 2 {
+		t.Fatal(a.raw)
+	}
+}
+
+func TestBadArgumentsAndErrors(t *testing.T) {
+	e := newEnv(t)
+	r, m := e.session(kernel.Permissions{Write: true}, "A")
+	for _, raw := range []string{`{"a":1,"a":2}`, `[1]`, `{"a":`, `"x"`, `{}{}`} {
+		if a := e.get(r + `/k?plugin=counter&tool=peek&raw=` + transport.Encode(raw)); a.ErrorCode != CodeInvalidArguments {
+			t.Errorf("%s: %s", raw, a.raw)
+		}
+	}
+	if a := e.get(r + `/k?plugin=counter&tool=act&raw={"action":"dance"}`); a.ErrorCode != "unknown_action" {
+		t.Fatal(a.raw)
+	}
+	if a := e.get(r + `/k?plugin=counter&tool=peek&blob=nope`); a.ErrorCode != "staged_blob_not_found" {
+		t.Fatal(a.raw)
+	}
+	// A plugin failure is the intent's record, host paths redacted, with a
+	// retry URL when the plugin says retrying can help.
+	a := e.get(m + `/k?plugin=counter&tool=fail&wait=1500&raw={}`)
+	if a.ErrorCode != "backend_down" || a.State != "failed" || !strings.Contains(a.raw, "/project/socket") || !strings.Contains(a.Retry, "&run=retry.") {
+		t.Fatal(a.raw)
+	}
+	if e.p.count() != 1 {
+		t.Fatal(e.p.count())
+	}
+}

@@ -1,0 +1,33 @@
+package staging
+
+import (
+	"regexp"
+	"time"
+)
+
+// The spec's limits (§6.3).
+const (
+	MaxChunkBytes   = 8 << 10
+	MaxChunks       = 64
+	MaxBlobBytes    = 160 << 10
+	MaxBlobs        = 128
+	MaxSessionBytes = 2 << 20
+	TTL             = 30 * time.Minute
+	// RecommendedChunkBytes is what acknowledgements suggest: about 1 KiB
+	// fits URL tools that cap the whole URL near 2 KiB.
+	RecommendedChunkBytes = 1 << 10
+)
+
+// PreviewBytes bounds the preview /b shows.
+const PreviewBytes = 160
+
+// NameRE is the grammar of blob names (the spec leaves it open).
+var NameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// CheckName is a transport.Param Check for blob names.
+func CheckName(v string) string {
+	if !NameRE.MatchString(v) {
+		return "must be 1-64 letters, digits, '.', '_' or '-'"
+	}
+	return ""
+}
