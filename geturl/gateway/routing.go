@@ -32,6 +32,14 @@ func (g *Gateway) serveRoute(w http.ResponseWriter, r *http.Request, rec *record
 	switch {
 	case !declared:
 		g.answer(w, r, rec, c, nil, k.UnknownRoute(route, on))
+	case c.Head && on == kernel.MutationBase:
+		// HEAD is a probe (link previewers, readers checking the type):
+		// it must never create or run an intent. The GET runs it.
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		rec.status = http.StatusOK
 	case rt.OnBase(on):
 		v, err := k.Serve(r.Context(), c, t)
 		rec.intent, rec.replayed = c.Intent, c.Replayed

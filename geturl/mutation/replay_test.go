@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -270,5 +271,33 @@ func TestDroppedRequestDoesNotCancel(t *testing.T) {
 	}
 	if a.State != "succeeded" || e.file("d.txt") != "survives" {
 		t.Fatalf("%s", a.raw)
+	}
+}
+
+// A HEAD (a link previewer, a reader probing the type) never creates or
+// runs an intent; the GET that follows runs it once.
+func TestHeadRunsNothing(t *testing.T) {
+	e := newEnv(t, rw, nil)
+	for _, u := range []string{
+		e.m + "/w?path=head.txt&wait=1500&raw=x",
+		e.m + "/x?wait=1500&raw=touch%20head-x",
+	} {
+		pu, _ := url.Parse(u)
+		req, _ := http.NewRequest("HEAD", e.srv.URL, nil)
+		req.URL = &url.URL{Scheme: "http", Host: pu.Host, Opaque: strings.TrimPrefix(u, pu.Scheme+"://"+pu.Host)}
+		resp, err := e.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("HEAD %s: %d", u, resp.StatusCode)
+		}
+	}
+	if n := e.sess.state.Journal.Len(); n != 0 || !e.missing("head.txt") {
+		t.Fatalf("HEADs created %d intents", n)
+	}
+	if a := e.done(e.m + "/w?path=head.txt&wait=1500&raw=x"); a.Replayed || e.file("head.txt") != "x" {
+		t.Fatalf("the GET after a HEAD: %s", a.raw)
 	}
 }
