@@ -1,0 +1,148 @@
+package jsonstr
+
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// special reports, for 8 bytes at once, whether any is a quote, a
+// backslash, a control byte or non-ASCII: the only bytes JSON string
+// contents cannot carry as themselves.
+func special(x uint64) bool {
+	q := x ^ ('"' * lsb)
+	bs := x ^ ('\\' * lsb)
+	return ((q-lsb)&^q|(bs-lsb)&^bs|(x-0x20*lsb)|x)&msb != 0
+}
+
+func load64[T ~string | ~[]byte](b T, i int) uint64 {
+	_ = b[i+7]
+	return uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
+		uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56
+}
+
+// plainPrefix is the length of the longest prefix of b free of special
+// bytes.
+func plainPrefix[T ~string | ~[]byte](b T) int {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if special(load64(b, i)) {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			break
+		}
+	}
+	return i
+}
+
+// Scan validates b as the contents of a JSON string and returns the
+// length in bytes of the string it decodes to (as encoding/json decodes
+// it: a lone surrogate escape becomes U+FFFD). It refuses raw quotes,
+// control bytes and malformed escapes, and also invalid UTF-8, which
+// encoding/json would silently replace: a caller that must keep the
+// exact decoded text falls back to decoding such input.
+func Scan(b []byte) (decoded int, ok bool) {
+	n, i := 0, 0
+	for i < len(b) {
+		p := plainPrefix(b[i:])
+		n, i = n+p, i+p
+		if i == len(b) {
+			break
+		}
+		c := b[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return 0, false
+			}
+			n, i = n+size, i+size
+		case c == '\\':
+			if i+1 >= len(b) {
+				return 0, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				n, i = n+1, i+2
+			case 'u':
+				r := hex4(b[i+2:])
+				if r < 0 {
+					return 0, false
+				}
+				i += 6
+				if utf16.IsSurrogate(rune(r)) {
+					if len(b) >= i+6 && b[i] == '\\' && b[i+1] == 'u' {
+						if r2 := hex4(b[i+2:]); r2 >= 0 && utf16.DecodeRune(rune(r), rune(r2)) != utf8.RuneError {
+							n, i = n+4, i+6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				n += utf8.RuneLen(rune(r))
+			default:
+				return 0, false
+			}
+		default: // a raw quote or control byte
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+// hex4 decodes the four hex digits at the start of b (-1 if there are
+// not four).
+func hex4(b []byte) int {
+	if len(b) < 4 {
+		return -1
+	}
+	r := 0
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r<<4 | int(c)
+	}
+	return r
+}
+
+// Prefix is the longest prefix of the valid contents b, at most n bytes
+// long, that ends between escapes and runes: a preview that still
+// decodes.
+func Prefix(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	i := 0
+	for i < n {
+		size := 1
+		switch c := b[i]; {
+		case c == '\\' && i+1 < len(b) && b[i+1] == 'u':
+			size = 6
+		case c == '\\':
+			size = 2
+		case c >= utf8.RuneSelf:
+			_, size = utf8.DecodeRune(b[i:])
+		}
+		if i+size > n {
+			break
+		}
+		i += size
+	}
+	return b[:i]
+}
