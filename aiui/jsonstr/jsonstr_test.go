@@ -1,6 +1,7 @@
 package jsonstr
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -188,6 +189,37 @@ func BenchmarkStdValid(b *testing.B) {
 	for b.Loop() {
 		if json.Valid(text) {
 			sink++
+		}
+	}
+}
+
+// TestSpanInPieces: contents fed in pieces of every size scan exactly as
+// they do whole, escapes and runes cut at any point included.
+func TestSpanInPieces(t *testing.T) {
+	whole := []byte(`ab\n\u00e9é\ud83d\ude00\\\"z😀end" tail`)
+	q := bytes.IndexByte(whole, '"')
+	for q > 0 && whole[q-1] == '\\' {
+		q = q + 1 + bytes.IndexByte(whole[q+1:], '"')
+	}
+	for piece := 1; piece <= len(whole); piece++ {
+		var carry []byte
+		pos, found := 0, -1
+		for pos < len(whole) && found < 0 {
+			next := min(pos+piece, len(whole))
+			buf := append(carry, whole[pos:next]...)
+			base := pos - len(carry)
+			end, _, st := Span(buf, next == len(whole))
+			switch st {
+			case Bad:
+				t.Fatalf("piece %d: Bad at %d", piece, base+end)
+			case Closed:
+				found = base + end
+			}
+			carry = append([]byte(nil), buf[end:]...)
+			pos = next
+		}
+		if found != q {
+			t.Fatalf("piece %d: quote at %d, want %d", piece, found, q)
 		}
 	}
 }

@@ -50,6 +50,27 @@ func plainPrefix[T ~string | ~[]byte](b T) int {
 // encoding/json would silently replace: a caller that must keep the
 // exact decoded text falls back to decoding such input.
 func Scan(b []byte) (decoded int, ok bool) {
+	end, decoded, st := Span(b, true)
+	return decoded, st == More && end == len(b)
+}
+
+// Status is how Span stopped.
+type Status int
+
+const (
+	// More: b[:end] is valid contents; b[end:] is empty or, when the input
+	// is not final, an escape or rune cut short that needs more bytes.
+	More Status = iota
+	// Closed: b[end] is the closing quote; b[:end] is valid contents.
+	Closed
+	// Bad: b[end] starts something JSON string contents cannot hold.
+	Bad
+)
+
+// Span scans JSON string contents from the start of b up to the closing
+// quote, for input that arrives in pieces: with final unset, an escape or
+// rune cut by the end of b is left for the next piece instead of refused.
+func Span(b []byte, final bool) (end, decoded int, st Status) {
 	n, i := 0, 0
 	for i < len(b) {
 		p := plainPrefix(b[i:])
@@ -59,43 +80,60 @@ func Scan(b []byte) (decoded int, ok bool) {
 		}
 		c := b[i]
 		switch {
+		case c == '"':
+			return i, n, Closed
 		case c >= utf8.RuneSelf:
 			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size <= 1 {
-				return 0, false
+				if !final && !utf8.FullRune(b[i:]) {
+					return i, n, More
+				}
+				return i, n, Bad
 			}
 			n, i = n+size, i+size
 		case c == '\\':
 			if i+1 >= len(b) {
-				return 0, false
+				return i, n, cut(final)
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				n, i = n+1, i+2
 			case 'u':
+				if len(b) < i+6 {
+					return i, n, cut(final)
+				}
 				r := hex4(b[i+2:])
 				if r < 0 {
-					return 0, false
+					return i, n, Bad
 				}
-				i += 6
 				if utf16.IsSurrogate(rune(r)) {
-					if len(b) >= i+6 && b[i] == '\\' && b[i+1] == 'u' {
-						if r2 := hex4(b[i+2:]); r2 >= 0 && utf16.DecodeRune(rune(r), rune(r2)) != utf8.RuneError {
-							n, i = n+4, i+6
+					if !final && len(b) < i+12 {
+						return i, n, More // its low half may be in the next piece
+					}
+					if len(b) >= i+12 && b[i+6] == '\\' && b[i+7] == 'u' {
+						if r2 := hex4(b[i+8:]); r2 >= 0 && utf16.DecodeRune(rune(r), rune(r2)) != utf8.RuneError {
+							n, i = n+4, i+12
 							continue
 						}
 					}
 					r = utf8.RuneError
 				}
-				n += utf8.RuneLen(rune(r))
+				n, i = n+utf8.RuneLen(rune(r)), i+6
 			default:
-				return 0, false
+				return i, n, Bad
 			}
-		default: // a raw quote or control byte
-			return 0, false
+		default: // a control byte
+			return i, n, Bad
 		}
 	}
-	return n, true
+	return i, n, More
+}
+
+func cut(final bool) Status {
+	if final {
+		return Bad
+	}
+	return More
 }
 
 // hex4 decodes the four hex digits at the start of b (-1 if there are
