@@ -13,7 +13,12 @@ const hexDigits = "0123456789abcdef"
 // here is embedded in HTML or JavaScript source).
 func Append[T ~string | ~[]byte](dst []byte, s T) []byte {
 	for len(s) > 0 {
-		p := plainPrefix(s)
+		var p int
+		if str, ok := any(s).(string); ok {
+			p = plainPrefixString(str)
+		} else {
+			p = plainPrefix([]byte(s))
+		}
 		dst = append(dst, s[:p]...)
 		s = s[p:]
 		if len(s) == 0 {

@@ -1,6 +1,8 @@
 package jsonstr
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -10,33 +12,48 @@ const (
 	msb = 0x8080808080808080
 )
 
-// special reports, for 8 bytes at once, whether any is a quote, a
-// backslash, a control byte or non-ASCII: the only bytes JSON string
-// contents cannot carry as themselves.
-func special(x uint64) bool {
-	q := x ^ ('"' * lsb)
-	bs := x ^ ('\\' * lsb)
-	return ((q-lsb)&^q|(bs-lsb)&^bs|(x-0x20*lsb)|x)&msb != 0
-}
-
-func load64[T ~string | ~[]byte](b T, i int) uint64 {
-	_ = b[i+7]
-	return uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
-		uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56
+// specials marks, in the high bit of each byte of x, the bytes JSON string
+// contents cannot carry as themselves: a quote, a backslash, a control
+// byte, or non-ASCII. The lowest mark is exact; borrows may add marks
+// above it, which callers never look at.
+func specials(x uint64) uint64 {
+	return ((x - 0x20*lsb) | ((x ^ '"'*lsb) - lsb) | ((x ^ '\\'*lsb) - lsb) | x) & msb
 }
 
 // plainPrefix is the length of the longest prefix of b free of special
-// bytes.
-func plainPrefix[T ~string | ~[]byte](b T) int {
+// bytes: eight bytes per step, two words per iteration.
+func plainPrefix(b []byte) int {
 	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		if special(load64(b, i)) {
-			break
+	for ; i+16 <= len(b); i += 16 {
+		x := specials(binary.LittleEndian.Uint64(b[i:]))
+		y := specials(binary.LittleEndian.Uint64(b[i+8:]))
+		if x|y != 0 {
+			if x != 0 {
+				return i + bits.TrailingZeros64(x)/8
+			}
+			return i + 8 + bits.TrailingZeros64(y)/8
 		}
 	}
 	for ; i < len(b); i++ {
-		c := b[i]
-		if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			break
+		}
+	}
+	return i
+}
+
+// plainPrefixString is plainPrefix for a string.
+func plainPrefixString(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if m := specials(x); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
 			break
 		}
 	}
