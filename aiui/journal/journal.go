@@ -77,6 +77,7 @@ type Journal struct {
 	Now func() time.Time
 
 	locked  bool
+	closed  bool
 	out     []byte // event lines to append at End
 	compact int64  // next size at which a failed compaction is retried
 }
@@ -102,18 +103,26 @@ func Open(path string, limit int, maxBytes int64) (*Journal, error) {
 	return j, nil
 }
 
-// Close releases the file (readers still streaming keep theirs).
+// Close releases the file (readers still streaming keep theirs); later
+// calls fail to Begin.
 func (j *Journal) Close() error {
 	if j.h != nil {
 		j.h.release()
 		j.h = nil
 	}
+	if j.closed {
+		return nil
+	}
+	j.closed = true
 	return j.lk.close()
 }
 
 // Begin takes the record's lock and folds in what other processes did
 // since: their appends, or the whole file again after they compacted it.
 func (j *Journal) Begin() error {
+	if j.closed {
+		return errors.New("the prompt record is closed")
+	}
 	if err := j.lk.lock(); err != nil {
 		return fmt.Errorf("lock the prompt record: %w", err)
 	}
@@ -414,6 +423,13 @@ func (j *Journal) Lookup(id string) *Entry { return j.byID[id] }
 // Len is the number of live prompts.
 func (j *Journal) Len() int { return len(j.entries) }
 
+// SkipSeq reserves a seq no prompt of this journal will get (for a prompt
+// that could not be recorded but is still handed on).
+func (j *Journal) SkipSeq() int64 {
+	j.maxSeq++
+	return j.maxSeq
+}
+
 // Pending is the number of live prompts nobody took.
 func (j *Journal) Pending() int { return j.pending }
 
@@ -421,8 +437,12 @@ func (j *Journal) Pending() int { return j.pending }
 func (j *Journal) Path() string { return j.path }
 
 // View opens e's line for reading after the lock is released; Close the
-// view when done. Call with the caller's serialisation held.
+// view when done. Call with the caller's serialisation held. It is nil
+// once the journal is closed.
 func (j *Journal) View(e *Entry) *View {
+	if j.h == nil {
+		return nil
+	}
 	j.h.refs.Add(1)
 	return &View{id: e.ID, legacy: e.legacy, line: io.NewSectionReader(j.h.f, e.off, e.n), h: j.h}
 }
