@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(loadgenEnv); spec != "" {
 		os.Exit(runLoadgen(spec))
 	}
+	if home := os.Getenv(restartEnv); home != "" {
+		os.Exit(runRestarted(home))
+	}
 	os.Exit(m.Run())
 }
 
