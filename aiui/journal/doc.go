@@ -9,10 +9,11 @@
 // Delivering a prompt appends its line (and, when it was routed at once,
 // its "to" line) in O(prompt); nothing rewrites the file except a
 // compaction, which runs once the lines no longer live (dropped prompts,
-// superseded "to" lines, torn or foreign lines) outweigh the live ones:
-// the live lines are copied to a temporary file (in the kernel, with
-// copy_file_range, for prompt lines), fsynced and renamed over the record,
-// so its cost is amortised over the appends that made it due.
+// superseded "to" lines, torn or foreign lines) make up more than three
+// quarters of it: the live lines are copied to a temporary file (in the
+// kernel, with copy_file_range, for prompt lines), fsynced and renamed
+// over the record, so its cost is amortised over the appends that made it
+// due (a third of a copy per appended byte).
 //
 // Memory holds only what routing needs (id, seq, root, who took it, and
 // where its line is); the text stays in the file and is streamed from it

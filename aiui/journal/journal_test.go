@@ -184,40 +184,46 @@ func TestAppendDoesNotRewrite(t *testing.T) {
 	}
 }
 
-// TestCompaction: once dead lines outweigh live ones the record is
+// TestCompaction: once dead lines outweigh live ones enough the record is
 // rewritten with the live ones only; a view opened before keeps reading
 // its file, and another journal on the record re-reads it.
 func TestCompaction(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "prompts.jsonl")
 	j := open(t, path, 4, 1<<20)
 	other := open(t, path, 4, 1<<20)
-	first := deliver(t, j, "zero", "")
+	first := deliver(t, j, "prompt 0", "")
 	v := j.View(first)
 	defer v.Close()
 	before, _ := os.Stat(path)
-	for i := 1; i < 12; i++ {
-		deliver(t, j, fmt.Sprint("prompt ", i), "")
+	n := 1
+	for ; n < 100; n++ {
+		deliver(t, j, fmt.Sprint("prompt ", n), "")
+		if after, _ := os.Stat(path); !os.SameFile(before, after) {
+			break
+		}
+		if dead := j.end - j.live; dead > compactRatio*j.live {
+			t.Fatalf("dead %d > %d × live %d without a compaction", dead, compactRatio, j.live)
+		}
 	}
-	after, _ := os.Stat(path)
-	if os.SameFile(before, after) {
-		t.Fatal("no compaction after 8 of 12 prompts fell out of a 4-prompt record")
+	if n == 100 {
+		t.Fatal("no compaction after 96 prompts fell out of a 4-prompt record")
 	}
-	if r, err := v.Record(); err != nil || r.Text != "zero" {
+	if j.end != j.live {
+		t.Fatalf("a compaction left %d dead bytes", j.end-j.live)
+	}
+	if r, err := v.Record(); err != nil || r.Text != "prompt 0" {
 		t.Fatalf("a view across a compaction read %+v, %v", r, err)
 	}
-	if got := texts(t, path); got != "prompt 8@|prompt 9@|prompt 10@|prompt 11@" {
-		t.Fatalf("record = %q", got)
-	}
-	if j.end-j.live > j.live {
-		t.Fatalf("dead %d > live %d after appends", j.end-j.live, j.live)
+	want := fmt.Sprintf("prompt %d@|prompt %d@|prompt %d@|prompt %d@", n-3, n-2, n-1, n)
+	if got := texts(t, path); got != want {
+		t.Fatalf("record = %q, want %q", got, want)
 	}
 	other.Begin()
 	defer other.End()
-	if other.Len() != 4 || other.Entries()[0].Seq != 9 {
+	if other.Len() != 4 || other.Entries()[0].Seq != int64(n-2) {
 		t.Fatalf("the other journal sees %d prompts from seq %d", other.Len(), other.Entries()[0].Seq)
 	}
-	e := other.Entries()[3]
-	if r := record(t, other, e, ""); r.Text != "prompt 11" {
+	if r := record(t, other, other.Entries()[3], ""); r.Text != fmt.Sprint("prompt ", n) {
 		t.Fatalf("the other journal read %q after the compaction", r.Text)
 	}
 }
