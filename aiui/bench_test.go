@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -45,17 +47,40 @@ const benchWindow = 8
 
 // benchLoad runs the client load against url in a child process and
 // reports MiB/s, this (server) process's CPU per MiB and its peak RSS.
-// b.N counts frames, rounded up to whole threads per connection.
-func benchLoad(b *testing.B, spec loadSpec) {
+// b.N counts frames, rounded up to whole threads per connection. With a
+// face the window lasts until the server has written every prompt it
+// routed, and face-seen-% says how many of all prompts the face read (less
+// than 100 when it fell behind and unread prompts fell out of the record).
+func benchLoad(b *testing.B, spec loadSpec, o *Outbox) {
 	spec.Window = benchWindow
 	if spec.Format == "" {
 		spec.Format = "text-concat"
 	}
 	g := startLoadgen(b, spec)
+	var drained func() bool
+	if spec.FacePort != 0 {
+		waitFor(b, "the face to attach", func() bool { return o.FaceCount() == 1 })
+		drained = func() bool { return faceDrained(o) }
+	}
 	per := spec.Conns * spec.FramesPerThread
 	threads := (b.N + per - 1) / per
 	b.SetBytes(int64(spec.FrameBytes))
-	g.run(b, threads).report(b)
+	g.run(b, threads, drained).report(b)
+	if spec.FacePort != 0 {
+		b.ReportMetric(100*float64(g.seen(b, threads*spec.Conns))/float64(threads*spec.Conns), "face-seen-%")
+	}
+}
+
+// faceDrained: every face's queue is empty and nothing is pending.
+func faceDrained(o *Outbox) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, f := range o.faces {
+		if len(f.ch) > 0 {
+			return false
+		}
+	}
+	return o.j.Pending() == 0
 }
 
 // BenchmarkPromptPath is the path users run: text-concat threads over a
@@ -66,13 +91,13 @@ func BenchmarkPromptPath(b *testing.B) {
 		for _, conns := range []int{1, 8} {
 			for _, faces := range []int{0, 1} {
 				b.Run(fmt.Sprintf("frame=%dKiB/conns=%d/face=%d", l.frameBytes>>10, conns, faces), func(b *testing.B) {
-					h, _ := start(b, nil)
+					h, s := start(b, nil)
 					spec := loadSpec{URL: h.WSURL("/ws"), Conns: conns, FrameBytes: l.frameBytes, FramesPerThread: l.framesPerThread}
 					if faces == 1 {
 						cl := control(b, h)
 						spec.FacePort, spec.FaceKey = h.Port(), cl.Key
 					}
-					benchLoad(b, spec)
+					benchLoad(b, spec, s.cur.Load().outbox)
 				})
 			}
 		}
@@ -86,8 +111,8 @@ func BenchmarkAckDropFloor(b *testing.B) {
 	for _, l := range benchLoads {
 		for _, conns := range []int{1, 8} {
 			b.Run(fmt.Sprintf("frame=%dKiB/conns=%d", l.frameBytes>>10, conns), func(b *testing.B) {
-				url := ackDropServer(b)
-				benchLoad(b, loadSpec{URL: url, Conns: conns, FrameBytes: l.frameBytes, FramesPerThread: l.framesPerThread})
+				url := ackServer(b, ackDrop{})
+				benchLoad(b, loadSpec{URL: url, Conns: conns, FrameBytes: l.frameBytes, FramesPerThread: l.framesPerThread}, nil)
 			})
 		}
 	}
@@ -101,24 +126,57 @@ func BenchmarkSinkFloor(b *testing.B) {
 		for _, conns := range []int{1, 8} {
 			b.Run(fmt.Sprintf("frame=%dKiB/conns=%d", l.frameBytes>>10, conns), func(b *testing.B) {
 				h, _ := start(b, withSink)
-				benchLoad(b, loadSpec{URL: h.WSURL("/ws"), Conns: conns, FrameBytes: l.frameBytes, FramesPerThread: l.framesPerThread, Format: "bench-sink"})
+				benchLoad(b, loadSpec{URL: h.WSURL("/ws"), Conns: conns, FrameBytes: l.frameBytes, FramesPerThread: l.framesPerThread, Format: "bench-sink"}, nil)
 			})
 		}
 	}
 }
 
-type ackDrop struct{ gws.BuiltinEventHandler }
+// BenchmarkAckAppendFloor is the persistence floor: the bare gws server
+// of BenchmarkAckDropFloor appending every frame's payload to a file
+// before acking it. Any server that records what it is sent pays this.
+func BenchmarkAckAppendFloor(b *testing.B) {
+	for _, l := range benchLoads {
+		for _, conns := range []int{1, 8} {
+			b.Run(fmt.Sprintf("frame=%dKiB/conns=%d", l.frameBytes>>10, conns), func(b *testing.B) {
+				f, err := os.OpenFile(filepath.Join(b.TempDir(), "log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { f.Close() })
+				url := ackServer(b, ackAppend{f: f})
+				benchLoad(b, loadSpec{URL: url, Conns: conns, FrameBytes: l.frameBytes, FramesPerThread: l.framesPerThread}, nil)
+			})
+		}
+	}
+}
 
 var ackOK = []byte(`{"ok":true}`)
+
+type ackDrop struct{ gws.BuiltinEventHandler }
 
 func (ackDrop) OnMessage(c *gws.Conn, m *gws.Message) {
 	m.Close()
 	c.WriteMessage(gws.OpcodeText, ackOK)
 }
 
-// ackDropServer serves the bare ack-and-drop socket on a loopback port.
-func ackDropServer(b *testing.B) string {
-	up := gws.NewUpgrader(ackDrop{}, &gws.ServerOption{ReadMaxPayloadSize: DefaultMaxFrameBytes})
+type ackAppend struct {
+	gws.BuiltinEventHandler
+	f *os.File
+}
+
+func (a ackAppend) OnMessage(c *gws.Conn, m *gws.Message) {
+	if _, err := a.f.Write(m.Bytes()); err != nil {
+		panic(err)
+	}
+	m.Close()
+	c.WriteMessage(gws.OpcodeText, ackOK)
+}
+
+// ackServer serves a bare gws socket (the backend's read limit) on a
+// loopback port.
+func ackServer(b *testing.B, h gws.Event) string {
+	up := gws.NewUpgrader(h, &gws.ServerOption{ReadMaxPayloadSize: DefaultMaxFrameBytes})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
