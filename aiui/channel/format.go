@@ -75,6 +75,9 @@ type ThreadContext struct {
 	Trace func(stage string, detail any)
 	// MaxTextBytes bounds accumulated text.
 	MaxTextBytes int
+	// SpillDir, when set, is where a thread may keep the part of a long
+	// text it is not holding in memory (in unnamed files).
+	SpillDir string
 	// Hold reserves n more bytes of the connection's memory budget for
 	// this thread (called from OnMessage only); it fails when the
 	// connection's open threads would hold too much. The reservation is

@@ -3,6 +3,7 @@ package channel
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/hubdev/hub/aiui/frame"
 	"github.com/hubdev/hub/aiui/jsonstr"
@@ -40,6 +41,12 @@ type textChunk struct {
 	contents []byte
 	decoded  int
 }
+
+// spillAfter is how much of a thread's text stays in memory; the rest
+// waits for fin in a file (ThreadContext.SpillDir), so eight connections
+// streaming 4 MiB prompts do not hold 32 MiB. Prompts up to this size
+// never touch the spill.
+const spillAfter = 1 << 20
 
 // traceBytes bounds the text a trace stage shows of a prompt.
 const traceBytes = 4 << 10
@@ -106,8 +113,15 @@ func (p *textConcat) add(enc []byte, decoded int) error {
 	}
 	if p.text == 0 {
 		p.body.WriteString(Preamble(p.ctx.Hello, ""))
+		if p.ctx.SpillDir != "" {
+			dir := p.ctx.SpillDir
+			p.body.Spill = func() (*os.File, error) { return jsonstr.OpenSpill(dir) }
+			p.body.SpillAfter = spillAfter
+		}
 	}
-	p.body.Write(enc, decoded)
+	if err := p.body.Write(enc, decoded); err != nil {
+		return err
+	}
 	p.text += decoded
 	return nil
 }

@@ -383,16 +383,19 @@ func (j *Journal) Append(p Prompt) (*Entry, error) {
 		tail = toLine(tail, e.ID, p.To)
 		e.toN = int64(len(tail) - mark)
 	}
-	chunks := p.Body.Chunks()
-	pieces := make([][]byte, 0, 2+len(chunks))
-	pieces = append(pieces, []byte(textOpen))
-	pieces = append(pieces, chunks...)
-	pieces = append(pieces, tail)
 	if err := j.terminate(); err != nil {
 		return nil, err
 	}
 	e.off = j.end
-	if err := j.write(pieces...); err != nil {
+	if err := j.write([]byte(textOpen)); err != nil {
+		return nil, err
+	}
+	n, err := p.Body.WriteTo(j.h.f)
+	j.end += n
+	if err != nil {
+		return nil, j.writeFailed(err)
+	}
+	if err := j.write(tail); err != nil {
 		return nil, err
 	}
 	j.entries = append(j.entries, e)

@@ -2,6 +2,7 @@ package jsonstr
 
 import (
 	"io"
+	"os"
 	"sync"
 )
 
@@ -14,15 +15,23 @@ var chunks = sync.Pool{New: func() any { b := make([]byte, 0, ChunkBytes); retur
 // what it holds, and Reset returns full-size chunks to a pool, so a long
 // prompt costs no garbage per frame. The first chunk grows by append up to
 // ChunkBytes, so a thread holding a few bytes does not pin a whole chunk.
-// The zero value is empty and ready to use.
+// With Spill set, contents past SpillAfter bytes go to a file instead of
+// memory. The zero value is empty and ready to use.
 type Buffer struct {
 	chunks  []*[]byte
-	n       int
+	mem     int // bytes in chunks
 	decoded int
+
+	// Spill opens the file contents past SpillAfter bytes are kept in
+	// (read back by WriteTo, closed by Reset); nil keeps all in memory.
+	Spill      func() (*os.File, error)
+	SpillAfter int
+	spill      *os.File
+	spilled    int64
 }
 
 // Len is the number of encoded bytes held.
-func (b *Buffer) Len() int { return b.n }
+func (b *Buffer) Len() int { return b.mem + int(b.spilled) }
 
 // Decoded is the length of the string the contents decode to, as reported
 // by the writers (Scan's count for Write, the string's own for
@@ -30,19 +39,36 @@ func (b *Buffer) Len() int { return b.n }
 func (b *Buffer) Decoded() int { return b.decoded }
 
 // Write appends contents already valid (see Scan) that decode to decoded
-// bytes; p is copied, so it may be a view into a frame.
-func (b *Buffer) Write(p []byte, decoded int) {
+// bytes; p is copied, so it may be a view into a frame. It fails only
+// when a spill file cannot be written (nothing of p is kept then).
+func (b *Buffer) Write(p []byte, decoded int) error {
+	if b.Spill != nil && b.spill == nil && b.mem+len(p) > b.SpillAfter {
+		if f, err := b.Spill(); err == nil {
+			b.spill = f
+		} else {
+			b.Spill = nil // no file: keep it all in memory
+		}
+	}
+	if b.spill != nil {
+		keep := max(0, min(len(p), b.SpillAfter-b.mem))
+		if _, err := b.spill.WriteAt(p[keep:], b.spilled); err != nil {
+			return err
+		}
+		b.spilled += int64(len(p) - keep)
+		p = p[:keep]
+	}
 	b.decoded += decoded
-	b.n += len(p)
+	b.mem += len(p)
 	for len(p) > 0 {
 		c := b.tail(len(p))
 		k := min(len(p), cap(*c)-len(*c))
 		*c = append(*c, p[:k]...)
 		p = p[k:]
 	}
+	return nil
 }
 
-// WriteString appends s encoded.
+// WriteString appends s encoded (in memory: it is for short texts).
 func (b *Buffer) WriteString(s string) {
 	b.decoded += len(s)
 	// encode in pieces cut at rune starts into a stack buffer that holds
@@ -58,7 +84,7 @@ func (b *Buffer) WriteString(s string) {
 			k = min(len(s), piece)
 		}
 		enc := Append(scratch[:0], s[:k])
-		b.n += len(enc)
+		b.mem += len(enc)
 		for p := enc; len(p) > 0; {
 			c := b.tail(len(p))
 			m := min(len(p), cap(*c)-len(*c))
@@ -91,7 +117,8 @@ func (b *Buffer) tail(want int) *[]byte {
 	return c
 }
 
-// WriteTo writes the contents to w, chunk by chunk.
+// WriteTo writes the contents to w: the chunks, then what was spilled
+// (copied file to file in the kernel when w is a file).
 func (b *Buffer) WriteTo(w io.Writer) (int64, error) {
 	var n int64
 	for _, c := range b.chunks {
@@ -101,23 +128,25 @@ func (b *Buffer) WriteTo(w io.Writer) (int64, error) {
 			return n, err
 		}
 	}
-	return n, nil
-}
-
-// Chunks are the contents in order; valid until the next Write or Reset.
-func (b *Buffer) Chunks() [][]byte {
-	out := make([][]byte, len(b.chunks))
-	for i, c := range b.chunks {
-		out[i] = *c
+	if b.spilled == 0 {
+		return n, nil
 	}
-	return out
+	if _, err := b.spill.Seek(0, io.SeekStart); err != nil {
+		return n, err
+	}
+	m, err := io.Copy(w, io.LimitReader(b.spill, b.spilled))
+	return n + m, err
 }
 
 // Bytes copies the contents into one slice.
 func (b *Buffer) Bytes() []byte {
-	out := make([]byte, 0, b.n)
+	out := make([]byte, 0, b.Len())
 	for _, c := range b.chunks {
 		out = append(out, *c...)
+	}
+	if b.spilled > 0 {
+		out = out[:b.Len()]
+		b.spill.ReadAt(out[b.mem:], 0)
 	}
 	return out
 }
@@ -129,14 +158,15 @@ func (b *Buffer) Preview(n int) string {
 		return ""
 	}
 	head := *b.chunks[0]
-	if len(head) < n && len(b.chunks) > 1 {
+	if len(head) < n && b.Len() > len(head) {
 		head = b.Bytes()
 	}
 	s, _ := Decode(Prefix(head, n))
 	return s
 }
 
-// Reset empties b and returns its full-size chunks to the pool.
+// Reset empties b, returns its full-size chunks to the pool and closes
+// its spill file. Spill and SpillAfter stay set.
 func (b *Buffer) Reset() {
 	for _, c := range b.chunks {
 		if cap(*c) == ChunkBytes {
@@ -144,5 +174,24 @@ func (b *Buffer) Reset() {
 		}
 	}
 	clear(b.chunks)
-	b.chunks, b.n, b.decoded = b.chunks[:0], 0, 0
+	b.chunks, b.mem, b.decoded = b.chunks[:0], 0, 0
+	if b.spill != nil {
+		b.spill.Close()
+		b.spill, b.spilled = nil, 0
+	}
+}
+
+// OpenSpill opens an anonymous file in dir for a Buffer's spill: unnamed
+// (O_TMPFILE where the file system has it, else created and removed at
+// once), so nothing is left behind by a crash.
+func OpenSpill(dir string) (*os.File, error) {
+	if f, err := openTmpfile(dir); err == nil {
+		return f, nil
+	}
+	f, err := os.CreateTemp(dir, ".spill-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return f, nil
 }

@@ -3,6 +3,7 @@ package jsonstr
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -88,7 +89,9 @@ func TestBuffer(t *testing.T) {
 		s := strings.Repeat(string(rune('a'+i%26)), i*97) + "\n"
 		enc := Append(nil, s)
 		n, _ := Scan(enc)
-		b.Write(enc, n)
+		if err := b.Write(enc, n); err != nil {
+			t.Fatal(err)
+		}
 		want += s
 	}
 	b.WriteString("tail é \"")
@@ -114,7 +117,9 @@ func TestBuffer(t *testing.T) {
 // pin a whole pooled chunk (a page may open a thousand threads).
 func TestBufferSmallThreadPinsLittle(t *testing.T) {
 	var b Buffer
-	b.Write([]byte("hi"), 2)
+	if err := b.Write([]byte("hi"), 2); err != nil {
+		t.Fatal(err)
+	}
 	if c := cap(*b.chunks[0]); c > 1024 {
 		t.Fatalf("a 2-byte buffer holds a %d-byte chunk", c)
 	}
@@ -221,5 +226,41 @@ func TestSpanInPieces(t *testing.T) {
 		if found != q {
 			t.Fatalf("piece %d: quote at %d, want %d", piece, found, q)
 		}
+	}
+}
+
+// TestBufferSpills: past SpillAfter the contents go to the spill file and
+// come back in order, through WriteTo (file to file) and Bytes.
+func TestBufferSpills(t *testing.T) {
+	dir := t.TempDir()
+	b := Buffer{SpillAfter: 100 << 10, Spill: func() (*os.File, error) { return OpenSpill(dir) }}
+	var want []byte
+	for i := range 40 {
+		p := bytes.Repeat([]byte{byte('a' + i%26)}, 7<<10)
+		if err := b.Write(p, len(p)); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, p...)
+	}
+	if b.mem != 100<<10 || b.spilled != int64(len(want)-100<<10) {
+		t.Fatalf("%d bytes in memory, %d spilled", b.mem, b.spilled)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("the spill file has a name: %v", entries)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Fatal("Bytes differ")
+	}
+	f, _ := os.Create(dir + "/out")
+	if n, err := b.WriteTo(f); err != nil || n != int64(len(want)) {
+		t.Fatalf("WriteTo: %d, %v", n, err)
+	}
+	f.Close()
+	if got, _ := os.ReadFile(dir + "/out"); !bytes.Equal(got, want) {
+		t.Fatal("WriteTo wrote other bytes")
+	}
+	b.Reset()
+	if b.Len() != 0 || b.spill != nil {
+		t.Fatal("Reset kept the spill")
 	}
 }
