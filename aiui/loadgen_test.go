@@ -177,10 +177,13 @@ func runLoadgen(specJSON string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if spec.FacePort != 0 {
+		// the face reads its event stream line by line without decoding
+		// the prompts (an agent's JSON decoding is the client's cost, and
+		// on two cores it would starve the server under test)
 		cl := NewClient(spec.FacePort, spec.FaceKey)
 		cl.Face = "bench-face"
-		go cl.Events(ctx, "", func(ev FaceEvent) error {
-			if ev.Prompt != nil {
+		go cl.openStream(ctx, "/control/events?id=bench-face", func(line []byte) error {
+			if bytes.HasPrefix(line, []byte(`{"type":"prompt"`)) {
 				seen.Add(1)
 			}
 			return nil
