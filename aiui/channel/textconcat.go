@@ -45,8 +45,9 @@ type textChunk struct {
 // spillAfter is how much of a thread's text stays in memory; the rest
 // waits for fin in a file (ThreadContext.SpillDir), so eight connections
 // streaming 4 MiB prompts do not hold 32 MiB. Prompts up to this size
-// never touch the spill.
-const spillAfter = 1 << 20
+// (the 8 × 64 KiB threads among them) never touch the spill: it
+// costs a second write and a file-to-file copy per byte.
+const spillAfter = 512 << 10
 
 // traceBytes bounds the text a trace stage shows of a prompt.
 const traceBytes = 4 << 10
