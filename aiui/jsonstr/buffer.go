@@ -15,15 +15,16 @@ var chunks = sync.Pool{New: func() any { b := make([]byte, 0, ChunkBytes); retur
 // what it holds, and Reset returns full-size chunks to a pool, so a long
 // prompt costs no garbage per frame. The first chunk grows by append up to
 // ChunkBytes, so a thread holding a few bytes does not pin a whole chunk.
-// With Spill set, contents past SpillAfter bytes go to a file instead of
-// memory. The zero value is empty and ready to use.
+// With Spill set, contents that grow past SpillAfter bytes move to a file,
+// all of them. The zero value is empty and ready to use.
 type Buffer struct {
 	chunks  []*[]byte
 	mem     int // bytes in chunks
 	decoded int
 
-	// Spill opens the file contents past SpillAfter bytes are kept in
-	// (read back by WriteTo, closed by Reset); nil keeps all in memory.
+	// Spill opens the file the contents move to once they would pass
+	// SpillAfter bytes (read back by WriteTo, closed by Reset); nil keeps
+	// all in memory.
 	Spill      func() (*os.File, error)
 	SpillAfter int
 	spill      *os.File
@@ -43,19 +44,17 @@ func (b *Buffer) Decoded() int { return b.decoded }
 // when a spill file cannot be written (nothing of p is kept then).
 func (b *Buffer) Write(p []byte, decoded int) error {
 	if b.Spill != nil && b.spill == nil && b.mem+len(p) > b.SpillAfter {
-		if f, err := b.Spill(); err == nil {
-			b.spill = f
-		} else {
+		if err := b.startSpill(); err != nil {
 			b.Spill = nil // no file: keep it all in memory
 		}
 	}
 	if b.spill != nil {
-		keep := max(0, min(len(p), b.SpillAfter-b.mem))
-		if _, err := b.spill.WriteAt(p[keep:], b.spilled); err != nil {
+		if _, err := b.spill.WriteAt(p, b.spilled); err != nil {
 			return err
 		}
-		b.spilled += int64(len(p) - keep)
-		p = p[:keep]
+		b.spilled += int64(len(p))
+		b.decoded += decoded
+		return nil
 	}
 	b.decoded += decoded
 	b.mem += len(p)
@@ -65,6 +64,26 @@ func (b *Buffer) Write(p []byte, decoded int) error {
 		*c = append(*c, p[:k]...)
 		p = p[k:]
 	}
+	return nil
+}
+
+// startSpill moves what memory holds to a new spill file: from then on
+// a long text holds no memory at all.
+func (b *Buffer) startSpill() error {
+	f, err := b.Spill()
+	if err != nil {
+		return err
+	}
+	var off int64
+	for _, c := range b.chunks {
+		if _, err := f.WriteAt(*c, off); err != nil {
+			f.Close()
+			return err
+		}
+		off += int64(len(*c))
+	}
+	b.releaseChunks()
+	b.spill, b.spilled, b.mem = f, off, 0
 	return nil
 }
 
@@ -154,12 +173,16 @@ func (b *Buffer) Bytes() []byte {
 // Preview decodes at most the first n encoded bytes (cut between escapes),
 // for traces and logs.
 func (b *Buffer) Preview(n int) string {
-	if len(b.chunks) == 0 {
-		return ""
-	}
-	head := *b.chunks[0]
-	if len(head) < n && b.Len() > len(head) {
-		head = b.Bytes()
+	var head []byte
+	switch {
+	case b.spilled > 0:
+		head = make([]byte, min(int64(n), b.spilled))
+		b.spill.ReadAt(head, 0)
+	case len(b.chunks) > 0:
+		head = *b.chunks[0]
+		if len(head) < n && b.mem > len(head) {
+			head = b.Bytes()
+		}
 	}
 	s, _ := Decode(Prefix(head, n))
 	return s
@@ -168,17 +191,22 @@ func (b *Buffer) Preview(n int) string {
 // Reset empties b, returns its full-size chunks to the pool and closes
 // its spill file. Spill and SpillAfter stay set.
 func (b *Buffer) Reset() {
+	b.releaseChunks()
+	b.mem, b.decoded = 0, 0
+	if b.spill != nil {
+		b.spill.Close()
+		b.spill, b.spilled = nil, 0
+	}
+}
+
+func (b *Buffer) releaseChunks() {
 	for _, c := range b.chunks {
 		if cap(*c) == ChunkBytes {
 			chunks.Put(c)
 		}
 	}
 	clear(b.chunks)
-	b.chunks, b.mem, b.decoded = b.chunks[:0], 0, 0
-	if b.spill != nil {
-		b.spill.Close()
-		b.spill, b.spilled = nil, 0
-	}
+	b.chunks = b.chunks[:0]
 }
 
 // OpenSpill opens an anonymous file in dir for a Buffer's spill: unnamed

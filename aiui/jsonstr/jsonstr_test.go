@@ -229,8 +229,9 @@ func TestSpanInPieces(t *testing.T) {
 	}
 }
 
-// TestBufferSpills: past SpillAfter the contents go to the spill file and
-// come back in order, through WriteTo (file to file) and Bytes.
+// TestBufferSpills: once they would pass SpillAfter the contents move to
+// the spill file, all of them (memory holds nothing more), and come back
+// in order through WriteTo (file to file), Bytes and Preview.
 func TestBufferSpills(t *testing.T) {
 	dir := t.TempDir()
 	b := Buffer{SpillAfter: 100 << 10, Spill: func() (*os.File, error) { return OpenSpill(dir) }}
@@ -242,8 +243,11 @@ func TestBufferSpills(t *testing.T) {
 		}
 		want = append(want, p...)
 	}
-	if b.mem != 100<<10 || b.spilled != int64(len(want)-100<<10) {
+	if b.mem != 0 || len(b.chunks) != 0 || b.spilled != int64(len(want)) {
 		t.Fatalf("%d bytes in memory, %d spilled", b.mem, b.spilled)
+	}
+	if p := b.Preview(10); p != string(want[:10]) {
+		t.Fatalf("preview %q", p)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("the spill file has a name: %v", entries)
