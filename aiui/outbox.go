@@ -200,7 +200,6 @@ func (o *Outbox) Deliver(p channel.Prompt) int64 {
 	for _, fl := range takers {
 		if e != nil {
 			ref = o.ref(e)
-			ref.to = ""
 		}
 		fl.ch <- ref
 	}
