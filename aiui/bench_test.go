@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/lxzan/gws"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/aiui/channel"
@@ -34,56 +39,158 @@ func withSink(_ *Config, s *Server) {
 	}
 }
 
-// BenchmarkWSIngest measures payload MiB/s acked over /ws, pipelining up
-// to 16 frames per connection.
-func BenchmarkWSIngest(b *testing.B) {
-	for _, size := range []int{64 << 10, 1 << 20} {
+// The load of issue 13: frames of 64 KiB (8 per thread) and 1 MiB (4 per
+// thread), 1 and 8 connections, at most 8 frames un-acked per connection.
+var benchLoads = []struct{ frameBytes, framesPerThread int }{{64 << 10, 8}, {1 << 20, 4}}
+
+const benchWindow = 8
+
+// benchLoad runs the client load against url in a child process and
+// reports MiB/s, this (server) process's CPU per MiB and its peak RSS.
+// b.N counts frames, rounded up to whole threads per connection. With a
+// face the window lasts until the server has written every prompt it
+// routed, and face-seen-% says how many of all prompts the face read (less
+// than 100 when it fell behind and unread prompts fell out of the record).
+func benchLoad(b *testing.B, spec loadSpec, o *Outbox) {
+	spec.Window = benchWindow
+	if spec.Format == "" {
+		spec.Format = "text-concat"
+	}
+	g := startLoadgen(b, spec)
+	var drained func() bool
+	if spec.FacePort != 0 {
+		waitFor(b, "the face to attach", func() bool { return o.FaceCount() == 1 })
+		drained = func() bool { return faceDrained(o) }
+	}
+	per := spec.Conns * spec.FramesPerThread
+	threads := (b.N + per - 1) / per
+	b.SetBytes(int64(spec.FrameBytes))
+	g.run(b, threads, drained).report(b)
+	if spec.FacePort != 0 {
+		b.ReportMetric(100*float64(g.seen(b, threads*spec.Conns))/float64(threads*spec.Conns), "face-seen-%")
+	}
+}
+
+// faceDrained: every face's queue is empty and nothing is pending.
+func faceDrained(o *Outbox) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, f := range o.faces {
+		if len(f.ch) > 0 {
+			return false
+		}
+	}
+	return o.j.Pending() == 0
+}
+
+// BenchmarkPromptPath is the path users run: text-concat threads over a
+// real /ws connection into delivered, recorded prompts (and, with face=1,
+// read by one attached face's event stream).
+func BenchmarkPromptPath(b *testing.B) {
+	for _, l := range benchLoads {
 		for _, conns := range []int{1, 8} {
-			b.Run(fmt.Sprintf("frame=%dKiB/conns=%d", size>>10, conns), func(b *testing.B) {
-				h, _ := start(b, withSink)
-				clients := make([]*adaptertest.WSClient, conns)
-				for i := range clients {
-					clients[i] = h.MustDial("/ws", adaptertest.DialOptions{})
-					sendAck(b, clients[i], helloFrame(b, "bench-sink"))
-				}
-				f := mustFrame(b, frame.Envelope{V: 1, Kind: "data", ThreadID: "bench"}, make([]byte, size))
-				b.SetBytes(int64(size))
-				b.ResetTimer()
-				start := time.Now()
-				var wg sync.WaitGroup
-				per := (b.N + conns - 1) / conns
-				for _, c := range clients {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						const window = 16
-						sent, acked := 0, 0
-						for acked < per {
-							for sent < per && sent-acked < window {
-								c.SendBinary(f)
-								sent++
-							}
-							m, err := c.Next(30 * time.Second)
-							if err != nil {
-								b.Error(err)
-								return
-							}
-							var r frame.Response
-							json.Unmarshal(m.Data, &r)
-							if !r.OK {
-								b.Errorf("nack: %s", m.Data)
-								return
-							}
-							acked++
-						}
-					}()
-				}
-				wg.Wait()
-				el := time.Since(start)
-				b.ReportMetric(float64(per*conns*size)/(1<<20)/el.Seconds(), "MiB/s")
+			for _, faces := range []int{0, 1} {
+				b.Run(fmt.Sprintf("frame=%dKiB/conns=%d/face=%d", l.frameBytes>>10, conns, faces), func(b *testing.B) {
+					h, s := start(b, nil)
+					spec := loadSpec{URL: h.WSURL("/ws"), Conns: conns, FrameBytes: l.frameBytes, FramesPerThread: l.framesPerThread}
+					if faces == 1 {
+						cl := control(b, h)
+						spec.FacePort, spec.FaceKey = h.Port(), cl.Key
+					}
+					benchLoad(b, spec, s.cur.Load().outbox)
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkAckDropFloor is the baseline the issue compares against: a bare
+// gws server with the backend's read limit that acks every frame and drops
+// it, under the same client load. Not the product: the floor.
+func BenchmarkAckDropFloor(b *testing.B) {
+	for _, l := range benchLoads {
+		for _, conns := range []int{1, 8} {
+			b.Run(fmt.Sprintf("frame=%dKiB/conns=%d", l.frameBytes>>10, conns), func(b *testing.B) {
+				url := ackServer(b, ackDrop{})
+				benchLoad(b, loadSpec{URL: url, Conns: conns, FrameBytes: l.frameBytes, FramesPerThread: l.framesPerThread}, nil)
 			})
 		}
 	}
+}
+
+// BenchmarkSinkFloor is the backend's transport floor: /ws with a format
+// whose processor drops every payload (no decoding, no prompt, no
+// record). It is not the path users run; BenchmarkPromptPath is.
+func BenchmarkSinkFloor(b *testing.B) {
+	for _, l := range benchLoads {
+		for _, conns := range []int{1, 8} {
+			b.Run(fmt.Sprintf("frame=%dKiB/conns=%d", l.frameBytes>>10, conns), func(b *testing.B) {
+				h, _ := start(b, withSink)
+				benchLoad(b, loadSpec{URL: h.WSURL("/ws"), Conns: conns, FrameBytes: l.frameBytes, FramesPerThread: l.framesPerThread, Format: "bench-sink"}, nil)
+			})
+		}
+	}
+}
+
+// BenchmarkAckAppendFloor is the persistence floor: the bare gws server
+// of BenchmarkAckDropFloor appending every frame's payload to a file
+// before acking it. Any server that records what it is sent pays this.
+func BenchmarkAckAppendFloor(b *testing.B) {
+	for _, l := range benchLoads {
+		for _, conns := range []int{1, 8} {
+			b.Run(fmt.Sprintf("frame=%dKiB/conns=%d", l.frameBytes>>10, conns), func(b *testing.B) {
+				f, err := os.OpenFile(filepath.Join(b.TempDir(), "log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { f.Close() })
+				url := ackServer(b, ackAppend{f: f})
+				benchLoad(b, loadSpec{URL: url, Conns: conns, FrameBytes: l.frameBytes, FramesPerThread: l.framesPerThread}, nil)
+			})
+		}
+	}
+}
+
+var ackOK = []byte(`{"ok":true}`)
+
+type ackDrop struct{ gws.BuiltinEventHandler }
+
+func (ackDrop) OnMessage(c *gws.Conn, m *gws.Message) {
+	m.Close()
+	c.WriteMessage(gws.OpcodeText, ackOK)
+}
+
+type ackAppend struct {
+	gws.BuiltinEventHandler
+	f *os.File
+}
+
+func (a ackAppend) OnMessage(c *gws.Conn, m *gws.Message) {
+	if _, err := a.f.Write(m.Bytes()); err != nil {
+		panic(err)
+	}
+	m.Close()
+	c.WriteMessage(gws.OpcodeText, ackOK)
+}
+
+// ackServer serves a bare gws socket (the backend's read limit) on a
+// loopback port.
+func ackServer(b *testing.B, h gws.Event) string {
+	up := gws.NewUpgrader(h, &gws.ServerOption{ReadMaxPayloadSize: DefaultMaxFrameBytes})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r)
+		if err != nil {
+			return
+		}
+		c.ReadLoop()
+	})}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	return "ws://" + ln.Addr().String() + "/ws"
 }
 
 func percentiles(d []time.Duration) (p50, p99 float64) {

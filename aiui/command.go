@@ -181,8 +181,9 @@ func promptsCommand() *cli.Command {
 				// the record outlives the backend: read it directly
 				enc := json.NewEncoder(out)
 				enc.SetEscapeHTML(false)
-				for _, r := range TakeRecord(StateDir(*dirs) + "/prompts.jsonl") {
-					enc.Encode(r)
+				err := TakeRecord(StateDir(*dirs)+"/prompts.jsonl", func(r Record) error { return enc.Encode(r) })
+				if err != nil {
+					return cli.Exit("hub aiui prompts: "+err.Error(), exitFailed)
 				}
 				return nil
 			}

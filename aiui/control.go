@@ -101,14 +101,21 @@ func ndjson(w http.ResponseWriter) (func(v any) error, bool) {
 func (b *backend) controlPrompts(w http.ResponseWriter, r *http.Request) {
 	follow := r.URL.Query().Get("follow") == "1"
 	snap, f := b.outbox.Follow(follow)
-	write, ok := ndjson(w)
-	if !ok {
+	if _, ok := ndjson(w); !ok {
 		return
 	}
-	for _, rec := range snap {
-		if write(rec) != nil {
+	fl := w.(http.Flusher)
+	defer func() {
+		for _, ref := range snap {
+			ref.release()
+		}
+	}()
+	// each prompt streams from the record file, one at a time
+	for _, ref := range snap {
+		if _, err := b.outbox.writeRecord(w, "", ref, ref.to, "\n"); err != nil {
 			return
 		}
+		fl.Flush()
 	}
 	if f == nil {
 		return
@@ -120,15 +127,16 @@ func (b *backend) controlPrompts(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case rec := <-f.ch:
-			if write(rec) != nil {
+		case ref := <-f.ch:
+			if _, err := b.outbox.writeRecord(w, "", ref, "", "\n"); err != nil {
 				return
 			}
+			fl.Flush()
 		case <-tick.C:
 			if _, err := w.Write([]byte("\n")); err != nil {
 				return
 			}
-			w.(http.Flusher).Flush()
+			fl.Flush()
 		}
 	}
 }
@@ -154,8 +162,9 @@ func (b *backend) controlEvents(w http.ResponseWriter, r *http.Request) {
 		for {
 			select {
 			case ev := <-f.ch:
-				if ev.Prompt != nil {
-					unconfirmed = append(unconfirmed, ev.Prompt.Seq)
+				if ev.pageTools == nil {
+					unconfirmed = append(unconfirmed, ev.prompt.seq)
+					ev.prompt.release()
 				}
 			default:
 				break drain
@@ -178,12 +187,18 @@ func (b *backend) controlEvents(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case ev := <-f.ch:
-			if write(ev) != nil {
+			if ev.pageTools != nil {
+				if write(FaceEvent{Type: "page-tools", PageTools: ev.pageTools}) != nil {
+					return
+				}
+				continue
+			}
+			// the prompt streams from the record file into the event line
+			if _, err := b.outbox.writeFaceEvent(w, ev.prompt); err != nil {
 				return
 			}
-			if ev.Prompt != nil {
-				confirmed[ev.Prompt.Seq] = true
-			}
+			w.(http.Flusher).Flush()
+			confirmed[ev.prompt.seq] = true
 			if len(f.ch) == 0 && b.outbox.Pending() > 0 {
 				b.outbox.Retry()
 			}

@@ -91,9 +91,9 @@ func (b *backend) prompt(w http.ResponseWriter, r *http.Request) {
 	if body.Meta != nil && body.Meta.Source != nil {
 		p.Root = body.Meta.Source.Root
 	}
-	rec := b.outbox.Deliver(p)
+	seq := b.outbox.Deliver(p)
 	b.touch()
-	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "seq": rec.Seq})
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "seq": seq})
 }
 
 func (b *backend) debugInfo(w http.ResponseWriter, r *http.Request) {

@@ -1,18 +1,18 @@
 package aiui
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hubdev/hub/aiui/channel"
+	"github.com/hubdev/hub/aiui/journal"
+	"github.com/hubdev/hub/aiui/jsonstr"
 	"github.com/hubdev/hub/aiui/tools"
 	"github.com/hubdev/hub/hub"
 )
@@ -20,17 +20,7 @@ import (
 // Record is one delivered prompt as the record keeps it and the shell face
 // prints it: text exactly as delivered, its meta (kind "prompt" and the
 // tab/source attributes), and when.
-type Record struct {
-	// ID is unique across backends, so two backends sharing the record
-	// file merge instead of overwriting each other.
-	ID          string            `json:"id"`
-	Seq         int64             `json:"seq"`
-	At          time.Time         `json:"at"`
-	Text        string            `json:"text"`
-	Meta        map[string]string `json:"meta"`
-	Root        string            `json:"root,omitempty"`
-	DeliveredTo string            `json:"deliveredTo,omitempty"`
-}
+type Record = journal.Record
 
 // FaceEvent is one line of an attached face's event stream.
 type FaceEvent struct {
@@ -39,17 +29,47 @@ type FaceEvent struct {
 	PageTools *tools.Change `json:"pageTools,omitempty"`
 }
 
+// promptRef is a queued prompt: an open view of its line in the record,
+// read when the event is written (so queues hold no text, and a prompt
+// already handed to a face still reaches it if it falls out of the record
+// meanwhile); or, when it could not be recorded, the prompt itself.
+type promptRef struct {
+	seq  int64
+	to   string // who had taken it, in a shell's snapshot
+	view *journal.View
+	rec  *Record
+}
+
+// release lets go of the ref's view (idempotent).
+func (r promptRef) release() {
+	if r.view != nil {
+		r.view.Close()
+	}
+}
+
+// ref opens a queue entry for e. Caller holds mu.
+func (o *Outbox) ref(e *journal.Entry) promptRef {
+	return promptRef{seq: e.Seq, to: e.To, view: o.j.View(e)}
+}
+
+// faceEvent is one entry of a face's queue: a prompt or a page-tools
+// change.
+type faceEvent struct {
+	prompt    promptRef
+	pageTools *tools.Change
+}
+
 // face is one attached agent face (an MCP face process).
 type face struct {
 	id         string
 	cwd        string
 	lastActive time.Time
-	ch         chan FaceEvent
+	ch         chan faceEvent
 	assigned   map[int64]bool
 }
 
 // follower is a shell `prompts --follow`.
-type follower struct{ ch chan Record }
+type follower struct{ ch chan promptRef }
 
 // Outbox records every delivered prompt (0600, bounded) and routes it to
 // one attached face. Routing rule: the face whose working directory
@@ -60,186 +80,162 @@ type follower struct{ ch chan Record }
 type Outbox struct {
 	mu        sync.Mutex
 	path      string
-	limit     int
-	maxBytes  int // bound of the record file (default maxRecordBytes)
+	j         *journal.Journal
 	log       *slog.Logger
-	records   []Record
-	next      int64
 	faces     map[string]*face
 	followers map[*follower]struct{}
 	closed    bool
 }
 
-// maxRecordBytes bounds the prompt record in bytes as well as in count:
-// the record is held in memory and rewritten on every delivery.
+// maxRecordBytes bounds the prompt record in bytes as well as in count.
 const maxRecordBytes = 64 << 20
 
 func openOutbox(d hub.Dirs, limit int, log *slog.Logger) (*Outbox, error) {
 	if err := hub.EnsurePrivateDir(StateDir(d)); err != nil {
 		return nil, err
 	}
-	o := &Outbox{path: filepath.Join(StateDir(d), "prompts.jsonl"), limit: limit, maxBytes: maxRecordBytes, log: log,
-		faces: map[string]*face{}, followers: map[*follower]struct{}{}}
-	for _, r := range ReadRecord(o.path) {
-		if r.ID == "" {
-			r.ID = hub.RandomHex(8)
-		}
-		o.records = append(o.records, r)
+	path := filepath.Join(StateDir(d), "prompts.jsonl")
+	j, err := journal.Open(path, limit, maxRecordBytes)
+	if err != nil {
+		return nil, err
 	}
-	for _, r := range o.records {
-		o.next = max(o.next, r.Seq)
+	o := &Outbox{path: path, j: j, log: log, faces: map[string]*face{}, followers: map[*follower]struct{}{}}
+	j.OnDrop = func(e *journal.Entry) {
+		if e.To == "" {
+			o.log.Warn("prompt record full: an unread prompt is dropped from it", "seq", e.Seq)
+		}
 	}
 	return o, nil
 }
 
 // ReadRecord reads a prompt record file (missing → empty).
 func ReadRecord(path string) []Record {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	var out []Record
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for sc.Scan() {
-		var r Record
-		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Seq > 0 {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// TakeRecord is the shell's read of the record while no backend runs: it
-// returns every prompt and marks the unread ones as read by the shell, so
-// the next backend does not hand them to a face a second time.
-func TakeRecord(path string) []Record {
-	recs := ReadRecord(path)
-	changed := false
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	for i := range recs {
-		if recs[i].DeliveredTo == "" {
-			recs[i].DeliveredTo = "shell"
-			changed = true
-		}
-		enc.Encode(recs[i])
-	}
-	if changed {
-		hub.WriteFileAtomic(path, buf.Bytes(), 0o600)
-	}
+	recs, _ := journal.Read(path)
 	return recs
 }
 
-// persist merges with what is on disk (another backend may share the
-// file), trims to the limit and rewrites the record atomically. Caller
-// holds mu.
-func (o *Outbox) persist() {
-	mine := map[string]bool{}
-	for _, r := range o.records {
-		mine[r.ID] = true
+// TakeRecord is the shell's read of the record while no backend runs: it
+// calls each with every prompt and marks the unread ones as read by the
+// shell, so the next backend does not hand them to a face a second time.
+func TakeRecord(path string, each func(Record) error) error { return journal.Take(path, each) }
+
+// begin opens a journal transaction; on failure the caller goes on in
+// memory (end is still to be called). Caller holds mu.
+func (o *Outbox) begin() {
+	if o.closed {
+		return
 	}
-	for _, r := range ReadRecord(o.path) {
-		if r.ID != "" && !mine[r.ID] {
-			o.records = append(o.records, r)
-		}
+	if err := o.j.Begin(); err != nil {
+		o.log.Error("cannot read the prompt record", "err", err)
 	}
-	sort.SliceStable(o.records, func(i, j int) bool { return o.records[i].At.Before(o.records[j].At) })
-	lines := make([][]byte, len(o.records))
-	total := 0
-	for i, r := range o.records {
-		var line bytes.Buffer
-		enc := json.NewEncoder(&line)
-		enc.SetEscapeHTML(false)
-		enc.Encode(r)
-		lines[i] = line.Bytes()
-		total += len(lines[i])
+}
+
+func (o *Outbox) end() {
+	if o.closed {
+		return
 	}
-	drop := max(0, len(o.records)-o.limit)
-	for i := 0; i < drop; i++ {
-		total -= len(lines[i])
-	}
-	for drop < len(o.records)-1 && total > o.maxBytes {
-		total -= len(lines[drop])
-		drop++
-	}
-	for _, r := range o.records[:drop] {
-		if r.DeliveredTo == "" {
-			o.log.Warn("prompt record full: an unread prompt is dropped from it", "seq", r.Seq)
-		}
-	}
-	o.records = append([]Record(nil), o.records[drop:]...)
-	var buf bytes.Buffer
-	for _, l := range lines[drop:] {
-		buf.Write(l)
-	}
-	if err := hub.WriteFileAtomic(o.path, buf.Bytes(), 0o600); err != nil {
+	if err := o.j.End(); err != nil {
 		o.log.Error("cannot write the prompt record", "err", err)
 	}
 }
 
-// Deliver records p and routes it.
-func (o *Outbox) Deliver(p channel.Prompt) Record {
-	meta := map[string]string{}
+// Deliver records p and routes it; it returns the prompt's seq. The text
+// is appended to the record (O(prompt)) and not kept in memory.
+func (o *Outbox) Deliver(p channel.Prompt) int64 {
+	meta := make(map[string]string, len(p.Meta)+1)
 	for k, v := range p.Meta {
 		meta[k] = v
 	}
 	meta["kind"] = "prompt"
+	body := p.Body
+	if body == nil {
+		body = new(jsonstr.Buffer)
+		body.WriteString(p.Text)
+		defer body.Reset()
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.next++
-	r := Record{ID: hub.RandomHex(8), Seq: o.next, At: time.Now().UTC(), Text: p.Text, Meta: meta, Root: p.Root}
-	o.records = append(o.records, r)
-	taken := false
-	for f := range o.followers {
-		select {
-		case f.ch <- r:
-			taken = true
-		default:
-			o.log.Warn("a following shell is not keeping up; it misses this prompt", "seq", r.Seq)
+	o.begin()
+	defer o.end()
+	// who takes it: the routed face if it has room, else a following shell
+	f := o.pick(p.Root)
+	if f != nil && len(f.ch) == cap(f.ch) {
+		o.log.Warn("agent face is not keeping up; prompt stays pending", "face", f.id)
+		f = nil
+	}
+	var takers []*follower
+	for fl := range o.followers {
+		if len(fl.ch) < cap(fl.ch) {
+			takers = append(takers, fl)
+		} else {
+			o.log.Warn("a following shell is not keeping up; it misses a prompt")
 		}
 	}
-	o.route(len(o.records) - 1)
-	if last := &o.records[len(o.records)-1]; last.DeliveredTo == "" && taken {
-		last.DeliveredTo = "shell" // a following shell printed it
+	to := ""
+	switch {
+	case f != nil:
+		to = "mcp:" + f.id
+	case len(takers) > 0:
+		to = "shell" // a following shell prints it
 	}
-	o.persist()
-	return o.records[len(o.records)-1]
+	var ref promptRef
+	e, err := o.j.Append(journal.Prompt{Meta: meta, Root: p.Root, Body: body, To: to})
+	if err == nil {
+		ref = promptRef{seq: e.Seq}
+	} else {
+		// still hand it on, from memory: a full disk must not eat prompts
+		o.log.Error("cannot record a prompt; handing it on unrecorded", "err", err)
+		text, _ := jsonstr.Decode(body.Bytes())
+		r := &Record{ID: hub.RandomHex(8), Seq: o.j.SkipSeq(), At: time.Now().UTC(), Text: text, Meta: meta, Root: p.Root}
+		ref = promptRef{seq: r.Seq, rec: r}
+	}
+	// every sender holds mu and checked for room above, so these never block
+	if f != nil {
+		if e != nil {
+			ref = o.ref(e)
+		}
+		f.ch <- faceEvent{prompt: ref}
+		f.assigned[ref.seq] = true
+	}
+	for _, fl := range takers {
+		if e != nil {
+			ref = o.ref(e)
+		}
+		fl.ch <- ref
+	}
+	return ref.seq
 }
 
 // Retry routes prompts still pending (e.g. after a face's queue was full).
 func (o *Outbox) Retry() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	changed := false
-	for i := range o.records {
-		if o.records[i].DeliveredTo == "" && len(o.faces) > 0 {
-			o.route(i)
-			changed = changed || o.records[i].DeliveredTo != ""
-		}
+	if len(o.faces) == 0 || o.j.Pending() == 0 {
+		return
 	}
-	if changed {
-		o.persist()
+	o.begin()
+	defer o.end()
+	for _, e := range o.j.Entries() {
+		if e.To == "" {
+			o.route(e)
+		}
 	}
 }
 
-// route hands the record at index i to a face, if one is attached. Caller
-// holds mu.
-func (o *Outbox) route(i int) {
-	r := &o.records[i]
-	f := o.pick(r.Root)
+// route hands a pending prompt to a face, if one is attached and has
+// room. Caller holds mu inside a journal transaction.
+func (o *Outbox) route(e *journal.Entry) {
+	f := o.pick(e.Root)
 	if f == nil {
 		return
 	}
-	rc := *r
-	select {
-	case f.ch <- FaceEvent{Type: "prompt", Prompt: &rc}:
-		f.assigned[r.Seq] = true
-		r.DeliveredTo = "mcp:" + f.id
-	default:
-		o.log.Warn("agent face is not keeping up; prompt stays pending", "face", f.id, "seq", r.Seq)
+	if len(f.ch) == cap(f.ch) {
+		o.log.Warn("agent face is not keeping up; prompt stays pending", "face", f.id, "seq", e.Seq)
+		return
 	}
+	o.j.SetTo(e, "mcp:"+f.id)
+	f.ch <- faceEvent{prompt: o.ref(e)}
+	f.assigned[e.Seq] = true
 }
 
 func within(root, dir string) bool {
@@ -273,22 +269,19 @@ func (o *Outbox) pick(root string) *face {
 
 // Attach registers a face and hands it every pending prompt.
 func (o *Outbox) Attach(id, cwd string) *face {
-	f := &face{id: id, cwd: filepath.Clean(cwd), lastActive: time.Now(), ch: make(chan FaceEvent, 256), assigned: map[int64]bool{}}
+	f := &face{id: id, cwd: filepath.Clean(cwd), lastActive: time.Now(), ch: make(chan faceEvent, 256), assigned: map[int64]bool{}}
 	if cwd == "" {
 		f.cwd = ""
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.faces[id] = f
-	changed := false
-	for i := range o.records {
-		if o.records[i].DeliveredTo == "" {
-			o.route(i)
-			changed = true
+	o.begin()
+	defer o.end()
+	for _, e := range o.j.Entries() {
+		if e.To == "" {
+			o.route(e)
 		}
-	}
-	if changed {
-		o.persist()
 	}
 	return f
 }
@@ -301,15 +294,21 @@ func (o *Outbox) Detach(f *face, unconfirmed []int64) {
 	if o.faces[f.id] == f {
 		delete(o.faces, f.id)
 	}
+	if len(unconfirmed) == 0 {
+		return
+	}
+	o.begin()
+	defer o.end()
+	back := map[int64]bool{}
 	for _, seq := range unconfirmed {
-		for i := range o.records {
-			if o.records[i].Seq == seq && o.records[i].DeliveredTo == "mcp:"+f.id {
-				o.records[i].DeliveredTo = ""
-				o.route(i)
-			}
+		back[seq] = true
+	}
+	for _, e := range o.j.Entries() {
+		if back[e.Seq] && e.To == "mcp:"+f.id {
+			o.j.SetTo(e, "")
+			o.route(e)
 		}
 	}
-	o.persist()
 }
 
 // Touch marks a face as the most recently active.
@@ -322,34 +321,88 @@ func (o *Outbox) Touch(id string) {
 }
 
 // Follow snapshots the record for the shell (marking pending prompts as
-// read by it) and, when follow is set, returns a channel of new prompts.
-func (o *Outbox) Follow(follow bool) ([]Record, *follower) {
+// read by it) and, when follow is set, returns a queue of new prompts.
+// The snapshot holds references; writeRecord reads each from the record
+// (and releases it).
+func (o *Outbox) Follow(follow bool) ([]promptRef, *follower) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	changed := false
-	for i := range o.records {
-		if o.records[i].DeliveredTo == "" {
-			o.records[i].DeliveredTo = "shell"
-			changed = true
+	o.begin()
+	snap := make([]promptRef, 0, o.j.Len())
+	for _, e := range o.j.Entries() {
+		if e.To == "" {
+			o.j.SetTo(e, "shell")
 		}
+		snap = append(snap, o.ref(e))
 	}
-	if changed {
-		o.persist()
-	}
-	snap := append([]Record(nil), o.records...)
+	o.end()
 	if !follow || o.closed {
 		return snap, nil
 	}
-	f := &follower{ch: make(chan Record, 256)}
+	f := &follower{ch: make(chan promptRef, 256)}
 	o.followers[f] = struct{}{}
 	return snap, f
 }
 
-// Unfollow stops a follower.
+// Unfollow stops a follower and releases what it had not printed.
 func (o *Outbox) Unfollow(f *follower) {
 	o.mu.Lock()
 	delete(o.followers, f)
 	o.mu.Unlock()
+	for {
+		select {
+		case ref := <-f.ch:
+			ref.release()
+		default:
+			return
+		}
+	}
+}
+
+// writeRecord writes ref's prompt to w as one JSON line, wrapped in
+// before…after, with deliveredTo set to to, and releases ref. The text
+// streams from the record file: memory stays bounded however long the
+// prompt, and the outbox is not locked while w blocks. It reports false
+// when there was nothing to write (the outbox was closed).
+func (o *Outbox) writeRecord(w io.Writer, before string, ref promptRef, to, after string) (bool, error) {
+	defer ref.release()
+	switch {
+	case ref.rec != nil:
+		r := *ref.rec
+		r.DeliveredTo = to
+		b, err := marshalLine(r)
+		if err != nil {
+			return false, err
+		}
+		_, err = io.WriteString(w, before+string(b)+after)
+		return err == nil, err
+	case ref.view == nil:
+		return false, nil
+	}
+	if _, err := io.WriteString(w, before); err != nil {
+		return false, err
+	}
+	if err := ref.view.WriteRecord(w, to); err != nil {
+		return false, err
+	}
+	_, err := io.WriteString(w, after)
+	return err == nil, err
+}
+
+// marshalLine encodes a record as the record file would hold it.
+func marshalLine(r Record) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// writeFaceEvent writes a prompt event of a face's stream.
+func (o *Outbox) writeFaceEvent(w io.Writer, ref promptRef) (bool, error) {
+	return o.writeRecord(w, `{"type":"prompt","prompt":`, ref, "", "}\n")
 }
 
 // PageToolsChanged fans the directory's change signal out to every face.
@@ -358,7 +411,7 @@ func (o *Outbox) PageToolsChanged(c tools.Change) {
 	defer o.mu.Unlock()
 	for _, f := range o.faces {
 		select {
-		case f.ch <- FaceEvent{Type: "page-tools", PageTools: &c}:
+		case f.ch <- faceEvent{pageTools: &c}:
 		default:
 		}
 	}
@@ -382,18 +435,13 @@ func (o *Outbox) FaceCount() int {
 func (o *Outbox) Pending() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	n := 0
-	for _, r := range o.records {
-		if r.DeliveredTo == "" {
-			n++
-		}
-	}
-	return n
+	return o.j.Pending()
 }
 
-// Close ends every face stream and follower.
+// Close ends every face stream and follower and releases the record.
 func (o *Outbox) Close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.closed = true
+	o.j.Close()
 }

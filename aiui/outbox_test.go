@@ -1,6 +1,7 @@
 package aiui
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,15 +27,42 @@ func newTestOutbox(t *testing.T, limit int) *Outbox {
 	return o
 }
 
-func next(t *testing.T, f *face) FaceEvent {
+// next is the next event of f's queue as its stream writes it (the queue
+// holds references; the prompt is read from the record).
+func next(t *testing.T, o *Outbox, f *face) FaceEvent {
 	t.Helper()
 	select {
 	case ev := <-f.ch:
-		return ev
+		if ev.pageTools != nil {
+			return FaceEvent{Type: "page-tools", PageTools: ev.pageTools}
+		}
+		var buf bytes.Buffer
+		if ok, err := o.writeFaceEvent(&buf, ev.prompt); !ok || err != nil {
+			t.Fatalf("prompt %d not written: %v", ev.prompt.seq, err)
+		}
+		var out FaceEvent
+		if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
+			t.Fatalf("face event %q: %v", buf.Bytes(), err)
+		}
+		return out
 	case <-time.After(time.Second):
 		t.Fatal("no event")
 	}
 	return FaceEvent{}
+}
+
+// nextFollowed is the next prompt a following shell prints.
+func nextFollowed(t *testing.T, o *Outbox, fl *follower) Record {
+	t.Helper()
+	var buf bytes.Buffer
+	if ok, err := o.writeRecord(&buf, "", <-fl.ch, "", "\n"); !ok || err != nil {
+		t.Fatalf("followed prompt not written: %v", err)
+	}
+	var r Record
+	if err := json.Unmarshal(buf.Bytes(), &r); err != nil {
+		t.Fatalf("followed prompt %q: %v", buf.Bytes(), err)
+	}
+	return r
 }
 
 func TestOutboxPendingUntilAFaceAttaches(t *testing.T) {
@@ -44,7 +72,7 @@ func TestOutboxPendingUntilAFaceAttaches(t *testing.T) {
 		t.Fatal("prompt with no face is not pending")
 	}
 	f := o.Attach("f1", "/repo")
-	if ev := next(t, f); ev.Prompt == nil || ev.Prompt.Text != "early" || ev.Prompt.Meta["kind"] != "prompt" {
+	if ev := next(t, o, f); ev.Prompt == nil || ev.Prompt.Text != "early" || ev.Prompt.Meta["kind"] != "prompt" {
 		t.Fatalf("event = %+v", ev)
 	}
 	if o.Pending() != 0 {
@@ -70,20 +98,20 @@ func TestOutboxRouting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		o.Deliver(channel.Prompt{Text: tt.root, Root: tt.root})
-		if ev := next(t, tt.want); ev.Prompt.Text != tt.root {
+		if ev := next(t, o, tt.want); ev.Prompt.Text != tt.root {
 			t.Fatalf("root %q went elsewhere", tt.root)
 		}
 	}
 	o.Touch("other")
 	o.Deliver(channel.Prompt{Text: "x", Root: "/elsewhere"})
-	if ev := next(t, other); ev.Prompt.Text != "x" {
+	if ev := next(t, o, other); ev.Prompt.Text != "x" {
 		t.Fatal("most recently active face did not get the prompt")
 	}
 	// a face that detaches without confirming hands its prompt back
 	o.Deliver(channel.Prompt{Text: "lost", Root: "/work/app"})
-	ev := next(t, app)
+	ev := next(t, o, app)
 	o.Detach(app, []int64{ev.Prompt.Seq})
-	if ev := next(t, root); ev.Prompt.Text != "lost" {
+	if ev := next(t, o, root); ev.Prompt.Text != "lost" {
 		t.Fatalf("re-routed to %+v", ev)
 	}
 }
@@ -98,7 +126,7 @@ func TestOutboxRecordIsBoundedAndPersistent(t *testing.T) {
 		t.Fatalf("record = %+v", recs)
 	}
 	snap, _ := o.Follow(false)
-	if len(snap) != 3 || snap[0].DeliveredTo != "shell" || o.Pending() != 0 {
+	if len(snap) != 3 || snap[0].to != "shell" || o.Pending() != 0 || ReadRecord(o.path)[0].DeliveredTo != "shell" {
 		t.Fatalf("shell read did not take the pending prompts: %+v", snap)
 	}
 }
@@ -174,7 +202,7 @@ func TestOutboxFollowerReadsWhenNoFace(t *testing.T) {
 	o := newTestOutbox(t, 10)
 	_, fl := o.Follow(true)
 	o.Deliver(channel.Prompt{Text: "seen by the shell"})
-	if r := <-fl.ch; r.Text != "seen by the shell" || o.Pending() != 0 {
+	if r := nextFollowed(t, o, fl); r.Text != "seen by the shell" || o.Pending() != 0 {
 		t.Fatalf("follower: %+v pending %d", r, o.Pending())
 	}
 	o.Unfollow(fl)
@@ -215,17 +243,18 @@ func TestOutboxLaggingFollowerDoesNotSwallowPrompts(t *testing.T) {
 		t.Fatalf("pending = %d after %d prompts to a follower holding %d, want 1", p, n, cap(fl.ch))
 	}
 	f := o.Attach("late-face", "")
-	if ev := next(t, f); ev.Prompt == nil || ev.Prompt.Text != fmt.Sprint("p", n-1) {
+	if ev := next(t, o, f); ev.Prompt == nil || ev.Prompt.Text != fmt.Sprint("p", n-1) {
 		t.Fatalf("the prompt the follower missed did not reach the face: %+v", ev)
 	}
 }
 
 // TestOutboxRecordIsBoundedInBytes: the record is bounded in bytes as
-// well as in count (500 prompts of 4 MiB would otherwise be 2 GiB held in
-// memory and rewritten on every delivery); the newest prompts are kept.
+// well as in count (500 prompts of 4 MiB would otherwise be 2 GiB on
+// disk); the newest prompts are kept. The file may carry up to three
+// times as many bytes again in dead lines until a compaction.
 func TestOutboxRecordIsBoundedInBytes(t *testing.T) {
 	o := newTestOutbox(t, 1000)
-	o.maxBytes = 4 << 10
+	o.j.MaxBytes = 4 << 10
 	for i := range 10 {
 		o.Deliver(channel.Prompt{Text: fmt.Sprint(i, strings.Repeat("x", 1<<10))})
 	}
@@ -234,10 +263,29 @@ func TestOutboxRecordIsBoundedInBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs := ReadRecord(o.path)
-	if st.Size() > 4<<10 || len(recs) == 0 || !strings.HasPrefix(recs[len(recs)-1].Text, "9") {
+	if st.Size() > 4*(4<<10) || len(recs) == 0 || len(recs) > 4 || !strings.HasPrefix(recs[len(recs)-1].Text, "9") {
 		t.Fatalf("record: %d bytes, %d prompts", st.Size(), len(recs))
 	}
-	if len(o.records) != len(recs) {
-		t.Fatalf("memory holds %d prompts, file %d", len(o.records), len(recs))
+	if o.j.Len() != len(recs) {
+		t.Fatalf("memory indexes %d prompts, file %d", o.j.Len(), len(recs))
+	}
+}
+
+// TestOutboxRoutedPromptSurvivesFallingOut: a prompt handed to a face
+// reaches it even when newer prompts push it out of the record before the
+// face reads it (the face's queue holds the prompt's line open).
+func TestOutboxRoutedPromptSurvivesFallingOut(t *testing.T) {
+	o := newTestOutbox(t, 1)
+	f := o.Attach("slow", "")
+	for _, s := range []string{"one", "two", "three"} {
+		o.Deliver(channel.Prompt{Text: s})
+	}
+	if recs := ReadRecord(o.path); len(recs) != 1 {
+		t.Fatalf("record holds %d prompts, want 1", len(recs))
+	}
+	for _, want := range []string{"one", "two", "three"} {
+		if ev := next(t, o, f); ev.Prompt == nil || ev.Prompt.Text != want {
+			t.Fatalf("face got %+v, want %q", ev.Prompt, want)
+		}
 	}
 }

@@ -129,6 +129,50 @@ func TestWSTextConcatEndToEnd(t *testing.T) {
 	}
 }
 
+// TestWSTextConcatLongPrompt: a prompt longer than what a thread keeps
+// in memory (the rest waits for fin in an unnamed spill file) is recorded
+// whole and in order, escapes and all, and leaves no file behind; a face
+// attached meanwhile reads it whole from the record.
+func TestWSTextConcatLongPrompt(t *testing.T) {
+	h, srv := start(t, nil)
+	face := control(t, h)
+	face.Face = "long"
+	got := make(chan FaceEvent, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go face.Events(ctx, "", func(ev FaceEvent) error { got <- ev; return nil })
+	waitFor(t, "the face to attach", func() bool { return srv.cur.Load().outbox.FaceCount() == 1 })
+	c := h.MustDial("/ws", adaptertest.DialOptions{})
+	sendAck(t, c, helloFrame(t, "text-concat"))
+	var want strings.Builder
+	for i := range 5 {
+		chunk := strings.Repeat(fmt.Sprintf("part %d: \"quoted\" é\n", i), 40<<10)
+		want.WriteString(chunk)
+		payload, _ := json.Marshal(map[string]string{"text": chunk})
+		if r := sendAck(t, c, dataFrame(t, "long", i == 4, string(payload))); !r.OK {
+			t.Fatalf("frame %d: %+v", i, r)
+		}
+	}
+	recs := records(t, h)
+	if len(recs) != 1 || recs[0].Text != want.String() {
+		t.Fatalf("recorded %d prompts, the first %d bytes long; want one of %d", len(recs), len(recs[0].Text), want.Len())
+	}
+	select {
+	case ev := <-got:
+		if ev.Prompt == nil || ev.Prompt.Text != want.String() {
+			t.Fatalf("the face read %+v", ev.Prompt != nil)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the face got nothing")
+	}
+	entries, _ := os.ReadDir(StateDir(h.Dirs))
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "spill") {
+			t.Fatalf("a spill file is left: %s", e.Name())
+		}
+	}
+}
+
 // TestWSAcksInOrder pipelines many frames over two threads and checks one
 // ack per frame in arrival order; the same thread id on a second
 // connection is an independent thread.

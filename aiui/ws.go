@@ -37,6 +37,7 @@ func (s *wsConn) NewThread(ctx *channel.ThreadContext) {
 	ctx.Trace = tr.stage
 	ctx.Log = s.b.log.With("thread", ctx.ThreadID, "format", ctx.Format)
 	ctx.MaxTextBytes = s.b.cfg.MaxMessageBytes
+	ctx.SpillDir = StateDir(s.b.env.Dirs)
 	ctx.Push = s.writeJSON
 	ctx.SendPrompt = func(p channel.Prompt) error {
 		if p.Meta == nil {

@@ -17,7 +17,12 @@ type fakeHost struct {
 }
 
 func (h *fakeHost) NewThread(ctx *ThreadContext) {
-	ctx.SendPrompt = func(p Prompt) error { h.prompts = append(h.prompts, p); return nil }
+	ctx.SendPrompt = func(p Prompt) error {
+		// the Body is the processor's again once SendPrompt returns
+		p.Text, p.Body = p.Content(), nil
+		h.prompts = append(h.prompts, p)
+		return nil
+	}
 	ctx.Push = func(v any) error { h.pushes = append(h.pushes, v); return nil }
 	ctx.Trace = func(stage string, _ any) { h.traces = append(h.traces, stage) }
 	ctx.MaxTextBytes = 64

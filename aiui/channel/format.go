@@ -6,17 +6,32 @@ import (
 	"strings"
 
 	"github.com/hubdev/hub/aiui/frame"
+	"github.com/hubdev/hub/aiui/jsonstr"
 )
 
 // Prompt is what a thread delivers into the session.
 type Prompt struct {
 	// Text is the notification content, exactly as delivered.
 	Text string `json:"text"`
+	// Body, when set, carries the content instead of Text, already
+	// encoded as JSON string contents (text-concat keeps the client's own
+	// encoding), so delivery records it without decoding and encoding it
+	// again. It is valid only until SendPrompt returns.
+	Body *jsonstr.Buffer `json:"-"`
 	// Meta are identifier-keyed string attributes (kind excluded; the
 	// delivery layer adds it).
 	Meta map[string]string `json:"meta,omitempty"`
 	// Root is the hello's source root, used to route between agent faces.
 	Root string `json:"-"`
+}
+
+// Content is the prompt's text, decoded from Body when that carries it.
+func (p Prompt) Content() string {
+	if p.Body == nil {
+		return p.Text
+	}
+	s, _ := jsonstr.Decode(p.Body.Bytes())
+	return s
 }
 
 // MessageMeta is what a processor learns about a frame besides its payload.
@@ -50,7 +65,8 @@ type ThreadContext struct {
 	// Close marks the thread closed; the ack of the current frame then
 	// carries closed: true.
 	Close func()
-	// SendPrompt delivers a prompt into the session.
+	// SendPrompt delivers a prompt into the session; it is done with the
+	// prompt's Body when it returns.
 	SendPrompt func(Prompt) error
 	// Push sends an out-of-band message to the client; it must carry a
 	// kind field (acks never do).
@@ -59,6 +75,9 @@ type ThreadContext struct {
 	Trace func(stage string, detail any)
 	// MaxTextBytes bounds accumulated text.
 	MaxTextBytes int
+	// SpillDir, when set, is where a thread may keep the part of a long
+	// text it is not holding in memory (in unnamed files).
+	SpillDir string
 	// Hold reserves n more bytes of the connection's memory budget for
 	// this thread (called from OnMessage only); it fails when the
 	// connection's open threads would hold too much. The reservation is

@@ -1,0 +1,5 @@
+//go:build !race
+
+package aiui
+
+const raceEnabled = false
