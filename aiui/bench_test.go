@@ -59,7 +59,7 @@ func benchLoad(b *testing.B, spec loadSpec, o *Outbox) {
 	g := startLoadgen(b, spec)
 	var drained func() bool
 	if spec.FacePort != 0 {
-		waitFor(b, "the face to attach", func() bool { return o.FaceCount() == 1 })
+		adaptertest.WaitFor(b, "the face to attach", func() bool { return o.FaceCount() == 1 })
 		drained = func() bool { return faceDrained(o) }
 	}
 	per := spec.Conns * spec.FramesPerThread

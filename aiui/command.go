@@ -183,7 +183,7 @@ func promptsCommand() *cli.Command {
 				enc.SetEscapeHTML(false)
 				err := TakeRecord(StateDir(*dirs)+"/prompts.jsonl", func(r Record) error { return enc.Encode(r) })
 				if err != nil {
-					return cli.Exit("hub aiui prompts: "+err.Error(), exitFailed)
+					return hub.Exit(hub.ExitFailed, "hub aiui prompts: "+err.Error())
 				}
 				return nil
 			}

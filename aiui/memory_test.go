@@ -42,8 +42,7 @@ func runRestarted(home string) int {
 	cfg.Port = 0
 	s := New(cfg, KindHub)
 	ready := make(chan struct{})
-	env := &adapters.Env{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Dirs: d, Lifecycle: hub.NewLifecycle(hub.IdleRules{}),
-		Ready: func(...int) { close(ready) }}
+	env := &adapters.Env{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Dirs: d, Ready: func(...int) { close(ready) }}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)

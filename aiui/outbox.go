@@ -82,6 +82,7 @@ type Outbox struct {
 	path      string
 	j         *journal.Journal
 	log       *slog.Logger
+	thin      hub.LogThinner // a prompt flood with no face costs log2(n) warnings, not n
 	faces     map[string]*face
 	followers map[*follower]struct{}
 	closed    bool
@@ -102,7 +103,7 @@ func openOutbox(d hub.Dirs, limit int, log *slog.Logger) (*Outbox, error) {
 	o := &Outbox{path: path, j: j, log: log, faces: map[string]*face{}, followers: map[*follower]struct{}{}}
 	j.OnDrop = func(e *journal.Entry) {
 		if e.To == "" {
-			o.log.Warn("prompt record full: an unread prompt is dropped from it", "seq", e.Seq)
+			o.thin.Warn(o.log, "dropped", "prompt record full: an unread prompt is dropped from it", "seq", e.Seq)
 		}
 	}
 	return o, nil
@@ -160,7 +161,7 @@ func (o *Outbox) Deliver(p channel.Prompt) int64 {
 	// who takes it: the routed face if it has room, else a following shell
 	f := o.pick(p.Root)
 	if f != nil && len(f.ch) == cap(f.ch) {
-		o.log.Warn("agent face is not keeping up; prompt stays pending", "face", f.id)
+		o.thin.Warn(o.log, "slow-face:"+f.id, "agent face is not keeping up; prompt stays pending", "face", f.id)
 		f = nil
 	}
 	var takers []*follower
@@ -168,7 +169,7 @@ func (o *Outbox) Deliver(p channel.Prompt) int64 {
 		if len(fl.ch) < cap(fl.ch) {
 			takers = append(takers, fl)
 		} else {
-			o.log.Warn("a following shell is not keeping up; it misses a prompt")
+			o.thin.Warn(o.log, "slow-follower", "a following shell is not keeping up; it misses a prompt")
 		}
 	}
 	to := ""
@@ -230,7 +231,7 @@ func (o *Outbox) route(e *journal.Entry) {
 		return
 	}
 	if len(f.ch) == cap(f.ch) {
-		o.log.Warn("agent face is not keeping up; prompt stays pending", "face", f.id, "seq", e.Seq)
+		o.thin.Warn(o.log, "slow-face:"+f.id, "agent face is not keeping up; prompt stays pending", "face", f.id, "seq", e.Seq)
 		return
 	}
 	o.j.SetTo(e, "mcp:"+f.id)

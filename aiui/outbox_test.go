@@ -289,3 +289,25 @@ func TestOutboxRoutedPromptSurvivesFallingOut(t *testing.T) {
 		}
 	}
 }
+
+// A flood of prompts with no face (row 12 of the hardening issue): every
+// unread prompt that falls out of the record is counted, but the warnings
+// are thinned to the 1st, 2nd, 4th… with the running count.
+func TestDroppedPromptWarningsAreThinned(t *testing.T) {
+	var logs adaptertest.SyncBuffer
+	o, err := openOutbox(adaptertest.TempDirs(t), 5, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	for i := range n {
+		o.Deliver(channel.Prompt{Text: fmt.Sprint("p", i)})
+	}
+	lines := strings.Count(logs.String(), "an unread prompt is dropped")
+	if lines == 0 || lines > 10 {
+		t.Fatalf("%d warnings for %d dropped prompts, want about log2(n):\n%s", lines, n-5, logs.String())
+	}
+	if !strings.Contains(logs.String(), "count=256") {
+		t.Fatalf("the thinned warnings do not carry the running count:\n%s", logs.String())
+	}
+}

@@ -141,7 +141,7 @@ func TestWSTextConcatLongPrompt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go face.Events(ctx, "", func(ev FaceEvent) error { got <- ev; return nil })
-	waitFor(t, "the face to attach", func() bool { return srv.cur.Load().outbox.FaceCount() == 1 })
+	adaptertest.WaitFor(t, "the face to attach", func() bool { return srv.cur.Load().outbox.FaceCount() == 1 })
 	c := h.MustDial("/ws", adaptertest.DialOptions{})
 	sendAck(t, c, helloFrame(t, "text-concat"))
 	var want strings.Builder
