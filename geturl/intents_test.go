@@ -125,6 +125,8 @@ type statusHub []adapters.Status
 
 func (f statusHub) Status() []adapters.Status { return f }
 
+func (statusHub) Bridge(string) (adapters.ToolBridge, bool) { return nil, false }
+
 // /k lists the built-in hub-status plugin and the OpenCode plugin; a
 // hub-status call reports the hub's adapters, or says geturl runs alone.
 // The control page lists the same catalog.
