@@ -21,8 +21,11 @@ const (
 	codeUnknown   = "unknown_tool"
 )
 
+// noPage is the offline error in words for any agent (noPageText speaks
+// to MCP and shell agents, which can wait for the tab).
 func noPage(port int) error {
-	return adapters.NoPage(noPageText(port), "the Stitch Slop tab attaches by itself once its agent connection is on; retry the same URL later")
+	return adapters.NoPage(fmt.Sprintf("no Stitch Slop tab is connected to the bridge (port %d); the page polls for it and attaches on its own", port),
+		"retry the same URL shortly; if the tab never attaches, ask the user whether the Allow agent connections switch is on in their Stitch Slop tab")
 }
 
 // BridgeTools implements adapters.ToolBridge: the tab's sanitised tool
