@@ -55,8 +55,14 @@ func TestBridgeOfflineUnpairedPaired(t *testing.T) {
 	for _, err := range []error{
 		func() error { _, err := r.s.BridgeTools(); return err }(),
 		func() error { _, err := r.s.BridgeClassify("state.read", json.RawMessage(`{}`)); return err }(),
-		func() error { _, err := r.s.BridgeClassify("pair", json.RawMessage(`{"code":"00112233AABB"}`)); return err }(),
-		func() error { _, err := r.s.BridgeCall(context.Background(), "state.read", json.RawMessage(`{}`)); return err }(),
+		func() error {
+			_, err := r.s.BridgeClassify("pair", json.RawMessage(`{"code":"00112233AABB"}`))
+			return err
+		}(),
+		func() error {
+			_, err := r.s.BridgeCall(context.Background(), "state.read", json.RawMessage(`{}`))
+			return err
+		}(),
 	} {
 		if te := toolErr(t, err); te.Code != adapters.CodeBrowserOffline || !errors.Is(err, adapters.ErrNoPage) || !te.Retryable {
 			t.Fatalf("offline: %v", err)
