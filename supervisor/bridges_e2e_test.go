@@ -221,6 +221,12 @@ func (p *scriptedPage) saw(name string, v json.RawMessage) {
 	p.mu.Unlock()
 }
 
+func (p *scriptedPage) lastOf(name string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return string(p.last[name])
+}
+
 func (p *scriptedPage) count(name string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -401,7 +407,7 @@ func stitchslopScenario() scenario {
 				!strings.Contains(a.ErrorDetail, "does not exist") {
 				t.Fatalf("page error: %s", a.raw)
 			}
-			if got := string(p.last["stitch.add"]); got != `{"at":[1,2],"kind":"satin"}` {
+			if got := p.lastOf("stitch.add"); got != `{"at":[1,2],"kind":"satin"}` {
 				t.Fatalf("the tab got %s", got)
 			}
 		},
@@ -495,9 +501,9 @@ func pixelleScenario() scenario {
 				ExpectedRevision int    `json:"expectedRevision"`
 				OperationID      string `json:"operationId"`
 			}
-			json.Unmarshal(p.last["nodes.upsert"], &cmd)
+			json.Unmarshal([]byte(p.lastOf("nodes.upsert")), &cmd)
 			if cmd.ExpectedRevision != 4 || !strings.HasPrefix(cmd.OperationID, "op-") {
-				t.Fatalf("the browser got %s", p.last["nodes.upsert"])
+				t.Fatalf("the browser got %s", p.lastOf("nodes.upsert"))
 			}
 			if a := h.get(m + "/k?plugin=pixelle&tool=project.import&raw={}"); a.ErrorCode != "NOT_ALLOWED" || a.State != "" {
 				t.Fatalf("project.import: %s", a.raw)

@@ -389,6 +389,8 @@ func TestConditionalAndOpenPlugins(t *testing.T) {
 	if a := e.get(r + `/k?plugin=counter&tool=nope&raw={}`); a.ErrorCode != kernel.CodeUnknownTool || e.p.count() != 0 {
 		t.Fatal(a.raw)
 	}
+	pg.mu.Lock()
+	defer pg.mu.Unlock()
 	if pg.calls != 1 {
 		t.Fatalf("%d calls reached the page", pg.calls)
 	}
