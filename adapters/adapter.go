@@ -46,9 +46,16 @@ type Env struct {
 }
 
 // HubView is the running hub as an adapter sees it: every adapter's line
-// of `hub status` (geturl's control page doubles as the hub's dashboard).
+// of `hub status` (geturl's control page doubles as the hub's dashboard),
+// and the other running bridges' pages as tools (geturl's /k plugins).
 type HubView interface {
 	Status() []Status
+	// Bridge returns the named adapter as a ToolBridge while it runs in
+	// this hub; ok is false when it is disabled, not running (starting,
+	// restarting, failed, stopped) or no ToolBridge. Callers ask again
+	// for every use: a restarted adapter is the same value, but a stopped
+	// one must not be called.
+	Bridge(name string) (b ToolBridge, ok bool)
 }
 
 // State is where an adapter is in its life, as shown by `hub status`.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/geturl/bridges"
 	"github.com/hubdev/hub/geturl/gateway"
 	"github.com/hubdev/hub/geturl/hubstatus"
 	"github.com/hubdev/hub/geturl/kernel"
@@ -69,7 +70,9 @@ func New(cfg *Config) *Server {
 func newServer(cfg *Config, extra ...plugin.Plugin) (*Server, error) {
 	s := &Server{cfg: cfg, tunnel: &tunnel.Manager{}, activity: newActivityLog()}
 	s.host = mutation.NewHost(mutation.Options{Gate: &mutate.Gate{}, Terminal: &terminal.Config{}})
-	plugins := []plugin.Plugin{hubstatus.New(s.hubView)}
+	// The hub's bridges are plugins too; each is listed only while geturl
+	// runs under a hub that has it enabled.
+	plugins := append([]plugin.Plugin{hubstatus.New(s.hubView)}, bridges.All(s.hubView)...)
 	if oc, err := cfg.OpenCode.Effective(nil); err == nil && oc.Enabled {
 		plugins = append(plugins, opencode.New(oc, opencode.Options{}))
 	}
@@ -83,7 +86,8 @@ func newServer(cfg *Config, extra ...plugin.Plugin) (*Server, error) {
 	return s, nil
 }
 
-// hubView is the hub of the current run, for the hub-status plugin.
+// hubView is the hub of the current run, for the hub-status and bridge
+// plugins.
 func (s *Server) hubView() adapters.HubView {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -24,6 +24,8 @@ var updateScreenshot = flag.Bool("update-screenshot", false, "rewrite testdata/c
 // hub's table as it does under `hub start`.
 type fakeHub struct{}
 
+func (fakeHub) Bridge(string) (adapters.ToolBridge, bool) { return nil, false }
+
 func (fakeHub) Status() []adapters.Status {
 	return []adapters.Status{
 		{Name: "aiui", State: adapters.StateRunning, Ports: []int{8686}},

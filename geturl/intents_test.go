@@ -125,16 +125,22 @@ type statusHub []adapters.Status
 
 func (f statusHub) Status() []adapters.Status { return f }
 
+func (statusHub) Bridge(string) (adapters.ToolBridge, bool) { return nil, false }
+
 // /k lists the built-in hub-status plugin and the OpenCode plugin; a
 // hub-status call reports the hub's adapters, or says geturl runs alone.
-// The control page lists the same catalog.
+// Under a hub each enabled bridge is a plugin too (here aiui, which offers
+// no bridge, so it shows as not running). The control page lists the same
+// catalog.
 func TestPluginsThroughTheAdapter(t *testing.T) {
 	for _, tc := range []struct {
-		hub  adapters.HubView
-		want string
+		hub     adapters.HubView
+		want    string
+		plugins string
 	}{
-		{nil, `"standalone":true`},
-		{statusHub{{Name: "aiui", State: adapters.StateRunning, Ports: []int{8790}}}, `"name":"aiui","state":"running"`},
+		{nil, `"standalone":true`, "hub-status"},
+		{statusHub{{Name: "aiui", State: adapters.StateRunning, Ports: []int{8790}}, {Name: "pixelle", State: adapters.StateDisabled}},
+			`"name":"aiui","state":"running"`, "hub-status aiui:not running"},
 	} {
 		cfg := NewConfig()
 		cfg.Port, cfg.ControlPort = 0, 0
@@ -151,8 +157,15 @@ func TestPluginsThroughTheAdapter(t *testing.T) {
 		if _, body := get(t, r+`/k?plugin=hub-status&tool=hub_status&raw={}`); !strings.Contains(body, tc.want) {
 			t.Fatalf("%s", body)
 		}
-		if list := s.plugins(); len(list) != 1 || list[0].ID != "hub-status" {
-			t.Fatalf("%+v", list)
+		var ids []string
+		for _, p := range s.plugins() {
+			if p.ID != "hub-status" {
+				p.ID += ":" + p.Status
+			}
+			ids = append(ids, p.ID)
+		}
+		if strings.Join(ids, " ") != tc.plugins {
+			t.Fatalf("%q", ids)
 		}
 		h.Stop()
 	}

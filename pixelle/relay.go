@@ -38,6 +38,26 @@ func (o *outbox) close(p *peer, code uint16, reason string) {
 	*o = append(*o, func() { c.Close(code, reason) })
 }
 
+// fail queues a relay-made error for whoever sent pe: its agent socket,
+// or the in-process caller (ToolBridge) waiting on pe.local.
+func (o *outbox) fail(pe *pending, code, msg string) {
+	if pe.local != nil {
+		b, _ := json.Marshal(errorObject{code, msg})
+		pe.answer(o, relayAnswer{err: b})
+		return
+	}
+	o.send(pe.agent, newResultError(pe.clientID, code, msg))
+}
+
+// result queues the browser's result m for whoever sent pe, unchanged.
+func (o *outbox) result(pe *pending, m *message) {
+	if pe.local != nil {
+		pe.answer(o, relayAnswer{result: m.Result, err: m.Error})
+		return
+	}
+	o.sendRaw(pe.agent, resultFrame(pe.clientID, m))
+}
+
 func (o outbox) flush() {
 	for _, f := range o {
 		f()
@@ -74,11 +94,12 @@ func newNotice(code, msg string) notice {
 
 // Messages an agent receives when the relay gives up on a command.
 const (
-	msgOffline        = "no Pixelle browser is connected to this session; ask the person to open Pixelle and click Connect locally"
-	msgBusy           = "too many commands in flight for this session; wait for results and retry"
-	msgUnknownBrowser = "the browser disconnected before answering; the command may have been applied — read state, or retry with the same operationId"
-	msgUnknownTimeout = "no result from the browser in time; the command may have been applied — read state, or retry with the same operationId"
-	msgUnknownRevoked = "pairing was revoked before the browser answered; the command may have been applied"
+	msgOffline         = "no Pixelle browser is connected to this session; ask the person to open Pixelle and click Connect locally"
+	msgBusy            = "too many commands in flight for this session; wait for results and retry"
+	msgUnknownBrowser  = "the browser disconnected before answering; the command may have been applied — read state, or retry with the same operationId"
+	msgUnknownTimeout  = "no result from the browser in time; the command may have been applied — read state, or retry with the same operationId"
+	msgUnknownRevoked  = "pairing was revoked before the browser answered; the command may have been applied"
+	msgUnknownShutdown = "the relay stopped before the browser answered; the command may have been applied"
 )
 
 // relayHandler serves /relay connections.
@@ -182,7 +203,7 @@ func (s *Server) detachLocked(p *peer, o *outbox) {
 		for id, pe := range sess.pending {
 			pe.timer.Stop()
 			delete(sess.pending, id)
-			o.send(pe.agent, newResultError(pe.clientID, "OUTCOME_UNKNOWN", msgUnknownBrowser))
+			o.fail(pe, "OUTCOME_UNKNOWN", msgUnknownBrowser)
 		}
 		s.log.Info("browser disconnected", "session", sess.label, "conn", p.label)
 		s.armExpiryLocked(sess)
@@ -243,6 +264,8 @@ func (s *Server) helloLocked(p *peer, m *message, o *outbox) {
 			return
 		}
 		sess.browser = p
+		s.nextAttach++
+		sess.attachSeq = s.nextAttach
 		if sess.expiry != nil {
 			sess.expiry.Stop()
 			sess.expiry = nil

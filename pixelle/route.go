@@ -41,7 +41,7 @@ func (s *Server) browserMessageLocked(p *peer, m *message, o *outbox) {
 		}
 		pe.timer.Stop()
 		delete(sess.pending, m.ID)
-		o.sendRaw(pe.agent, resultFrame(pe.clientID, m))
+		o.result(pe, m)
 	case "command":
 		o.send(p, newNotice("NOT_ALLOWED", "only agents send commands"))
 	default:
@@ -73,7 +73,7 @@ func (s *Server) revokeLocked(sess *session, o *outbox) {
 	for id, pe := range sess.pending {
 		pe.timer.Stop()
 		delete(sess.pending, id)
-		o.send(pe.agent, newResultError(pe.clientID, "OUTCOME_UNKNOWN", msgUnknownRevoked))
+		o.fail(pe, "OUTCOME_UNKNOWN", msgUnknownRevoked)
 	}
 	for a := range sess.agents {
 		s.closeLocked(a, closePolicy, "revoked", o)
@@ -132,7 +132,7 @@ func (s *Server) commandTimeout(sess *session, relayID string) {
 	s.mu.Lock()
 	if pe := sess.pending[relayID]; pe != nil {
 		delete(sess.pending, relayID)
-		o.send(pe.agent, newResultError(pe.clientID, "OUTCOME_UNKNOWN", msgUnknownTimeout))
+		o.fail(pe, "OUTCOME_UNKNOWN", msgUnknownTimeout)
 		s.log.Info("command timed out", "session", sess.label)
 	}
 	s.mu.Unlock()
@@ -200,7 +200,7 @@ func (s *Server) pairCode(raw string) (pairResult, error) {
 	for id, pe := range found.pending {
 		pe.timer.Stop()
 		delete(found.pending, id)
-		o.send(pe.agent, newResultError(pe.clientID, "OUTCOME_UNKNOWN", msgUnknownRevoked))
+		o.fail(pe, "OUTCOME_UNKNOWN", msgUnknownRevoked)
 	}
 	for a := range found.agents {
 		s.closeLocked(a, closePolicy, "replaced by a new pairing", &o)

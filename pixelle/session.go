@@ -1,6 +1,7 @@
 package pixelle
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/hubdev/hub/hub"
@@ -28,6 +29,10 @@ type session struct {
 	code        string // current pairing code, "" if none
 	codeExpires time.Time
 
+	// attachSeq orders browser attachments (Server.nextAttach): the
+	// in-process agent drives the session whose browser attached last.
+	attachSeq uint64
+
 	pending map[string]*pending // by relay request id
 	expiry  *time.Timer         // runs while no browser is connected
 	// expiryGen numbers the armed expiry timer, so a timer that fired
@@ -39,8 +44,23 @@ type session struct {
 type pending struct {
 	relayID  string
 	clientID string
-	agent    *peer
-	timer    *time.Timer
+	agent    *peer // the agent socket that sent it; nil for an in-process caller
+	// local is the in-process caller's (ToolBridge), buffered 1: an entry
+	// is answered once, when it leaves the session's pending map.
+	local chan relayAnswer
+	timer *time.Timer
+}
+
+// relayAnswer is a result for an in-process caller: the browser's result
+// or error object (or a relay-made error), byte for byte.
+type relayAnswer struct {
+	result, err json.RawMessage
+}
+
+// answer hands a to the in-process caller after the lock is released.
+func (pe *pending) answer(o *outbox, a relayAnswer) {
+	ch := pe.local
+	*o = append(*o, func() { ch <- a })
 }
 
 // peer is one upgraded WebSocket connection. Fields after conn are guarded
@@ -74,6 +94,10 @@ func (sess *session) stopTimers() {
 	for id, p := range sess.pending {
 		p.timer.Stop()
 		delete(sess.pending, id)
+		if p.local != nil { // agent sockets learn it from their close
+			b, _ := json.Marshal(errorObject{"OUTCOME_UNKNOWN", msgUnknownShutdown})
+			p.local <- relayAnswer{err: b}
+		}
 	}
 }
 

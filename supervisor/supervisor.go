@@ -312,6 +312,26 @@ func serveGuarded(ctx context.Context, a adapters.Adapter, env *adapters.Env) (e
 	return a.Serve(hub.WithGuard(runCtx, guard), &runEnv)
 }
 
+// Bridge implements adapters.HubView: the named adapter as a ToolBridge
+// while it is running (its last Ready is not followed by a crash or a
+// stop). Between runs it is not offered, so a caller never drives a
+// bridge whose listeners are down.
+func (s *Supervisor) Bridge(name string) (adapters.ToolBridge, bool) {
+	for _, u := range s.units {
+		if u.name != name || u.adapter == nil {
+			continue
+		}
+		u.mu.Lock()
+		running := u.state == adapters.StateRunning
+		u.mu.Unlock()
+		b, ok := u.adapter.(adapters.ToolBridge)
+		return b, ok && running
+	}
+	return nil, false
+}
+
+var _ adapters.HubView = (*Supervisor)(nil)
+
 // Status is a snapshot of every adapter, sorted by name.
 func (s *Supervisor) Status() []adapters.Status {
 	out := make([]adapters.Status, 0, len(s.units))

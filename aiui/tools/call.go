@@ -53,9 +53,82 @@ func (e *RouteError) Error() string {
 }
 
 // ToolError is an error the page itself reported, or a timeout/disconnect.
-type ToolError struct{ Msg string }
+type ToolError struct {
+	Msg string
+	// Code is empty when the page answered with an error; otherwise the
+	// call's fate: OutcomeUnknown (it may have run) or Busy (it was not
+	// sent).
+	Code string
+}
+
+// ToolError codes.
+const (
+	OutcomeUnknown = "OUTCOME_UNKNOWN"
+	Busy           = "BUSY"
+)
 
 func (e *ToolError) Error() string { return e.Msg }
+
+// NoPageMsg is the RouteError of a directory with no /tools connection.
+const NoPageMsg = "no page is connected to /tools"
+
+// Resolve is the routing of Call without the call: the registration req
+// would go to now, or the RouteError Call would answer.
+func (d *Directory) Resolve(req CallRequest) (Registration, error) {
+	if req.Name == "" {
+		return Registration{}, &RouteError{Msg: "page_tools_call needs a tool name"}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r, err := d.resolveLocked(req)
+	if err != nil {
+		return Registration{}, err
+	}
+	return *r, nil
+}
+
+// resolveLocked applies the §4.5 routing rules. Caller holds mu.
+func (d *Directory) resolveLocked(req CallRequest) (*Registration, error) {
+	if len(d.clients) == 0 {
+		return nil, &RouteError{Msg: NoPageMsg}
+	}
+	var matches []Registration
+	for _, r := range d.list() {
+		if req.NS != "" && r.NS != req.NS || req.ClientID != "" && r.ClientID != req.ClientID {
+			continue
+		}
+		for _, t := range r.Tools {
+			if t.Name == req.Name {
+				matches = append(matches, r)
+				break
+			}
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return nil, &RouteError{Msg: noMatch(req)}
+	case 1:
+		return &matches[0], nil
+	default:
+		var act []int
+		for i, m := range matches {
+			if m.ActiveTab {
+				act = append(act, i)
+			}
+		}
+		if len(act) != 1 {
+			cands := make([]Candidate, len(matches))
+			for i, m := range matches {
+				cands[i] = Candidate{ClientID: m.ClientID, NS: m.NS, URL: m.URL, ActiveTab: m.ActiveTab}
+				if m.Tab != nil {
+					cands[i].Tab = m.Tab
+				}
+			}
+			return nil, &RouteError{Msg: fmt.Sprintf("page tool %q is ambiguous: %d pages hold it; retry with ns and/or clientId", req.Name, len(matches)), Candidates: cands}
+		}
+		return &matches[act[0]], nil
+	}
+}
 
 // Call routes a call to the one matching registration and waits for its
 // result, the timeout, the page's disconnect, or ctx.
@@ -72,53 +145,15 @@ func (d *Directory) Call(ctx context.Context, req CallRequest) (json.RawMessage,
 		return nil, &RouteError{Msg: "page_tools_call args must be a JSON object"}
 	}
 	d.mu.Lock()
-	if len(d.clients) == 0 {
+	target, err := d.resolveLocked(req)
+	if err != nil {
 		d.mu.Unlock()
-		return nil, &RouteError{Msg: "no page is connected to /tools"}
-	}
-	var matches []Registration
-	for _, r := range d.list() {
-		if req.NS != "" && r.NS != req.NS || req.ClientID != "" && r.ClientID != req.ClientID {
-			continue
-		}
-		for _, t := range r.Tools {
-			if t.Name == req.Name {
-				matches = append(matches, r)
-				break
-			}
-		}
-	}
-	var target *Registration
-	switch len(matches) {
-	case 0:
-		d.mu.Unlock()
-		return nil, &RouteError{Msg: noMatch(req)}
-	case 1:
-		target = &matches[0]
-	default:
-		var act []int
-		for i, m := range matches {
-			if m.ActiveTab {
-				act = append(act, i)
-			}
-		}
-		if len(act) != 1 {
-			d.mu.Unlock()
-			cands := make([]Candidate, len(matches))
-			for i, m := range matches {
-				cands[i] = Candidate{ClientID: m.ClientID, NS: m.NS, URL: m.URL, ActiveTab: m.ActiveTab}
-				if m.Tab != nil {
-					cands[i].Tab = m.Tab
-				}
-			}
-			return nil, &RouteError{Msg: fmt.Sprintf("page tool %q is ambiguous: %d pages hold it; retry with ns and/or clientId", req.Name, len(matches)), Candidates: cands}
-		}
-		target = &matches[act[0]]
+		return nil, err
 	}
 	c := d.clients[target.ClientID]
 	if len(c.pending) >= MaxPending {
 		d.mu.Unlock()
-		return nil, &ToolError{Msg: "too many calls in flight on that page"}
+		return nil, &ToolError{Msg: "too many calls in flight on that page", Code: Busy}
 	}
 	callID := hub.RandomToken(12)
 	ch := make(chan result, 1)
@@ -148,14 +183,14 @@ func (d *Directory) Call(ctx context.Context, req CallRequest) (json.RawMessage,
 		case err := <-sent:
 			if err != nil {
 				forget()
-				return nil, &ToolError{Msg: "sending the call to the page failed: " + err.Error()}
+				return nil, &ToolError{Msg: "sending the call to the page failed: " + err.Error(), Code: OutcomeUnknown}
 			}
 			sent = nil
 		case r := <-ch:
 			return r.value, r.err
 		case <-t.C:
 			forget()
-			return nil, &ToolError{Msg: fmt.Sprintf("page tool %s/%s did not answer within %s", target.NS, req.Name, timeout)}
+			return nil, &ToolError{Msg: fmt.Sprintf("page tool %s/%s did not answer within %s", target.NS, req.Name, timeout), Code: OutcomeUnknown}
 		case <-ctx.Done():
 			forget()
 			return nil, ctx.Err()

@@ -47,6 +47,10 @@ type Tool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// Annotations are MCP tool annotations, when the page gives them
+	// (not in the spec): readOnlyHint tells the hub's other agent faces
+	// whether a call only reads.
+	Annotations json.RawMessage `json:"annotations,omitempty"`
 }
 
 // Registration is one namespace's full tool set on one connection.
@@ -154,7 +158,7 @@ func (d *Directory) Disconnect(c *Client) {
 	c.gone = true
 	delete(d.clients, c.ID)
 	for id, ch := range c.pending {
-		ch <- result{err: fmt.Errorf("page disconnected before answering (client %s)", c.ID)}
+		ch <- result{err: &ToolError{Msg: fmt.Sprintf("page disconnected before answering (client %s)", c.ID), Code: OutcomeUnknown}}
 		delete(c.pending, id)
 	}
 	if len(c.regs) > 0 {
@@ -233,6 +237,15 @@ func validate(m *inMsg) error {
 			return fmt.Errorf("tool %q description longer than %d bytes", t.Name, MaxDescBytes)
 		case len(t.InputSchema) > MaxSchemaBytes:
 			return fmt.Errorf("tool %q inputSchema longer than %d bytes", t.Name, MaxSchemaBytes)
+		}
+		if len(t.Annotations) > MaxSchemaBytes {
+			return fmt.Errorf("tool %q annotations longer than %d bytes", t.Name, MaxSchemaBytes)
+		}
+		if len(t.Annotations) > 0 && string(t.Annotations) != "null" {
+			var obj map[string]any
+			if json.Unmarshal(t.Annotations, &obj) != nil {
+				return fmt.Errorf("tool %q annotations must be a JSON object", t.Name)
+			}
 		}
 		if len(t.InputSchema) > 0 && string(t.InputSchema) != "null" {
 			var obj map[string]any

@@ -16,6 +16,8 @@ type fakeHub []adapters.Status
 
 func (f fakeHub) Status() []adapters.Status { return f }
 
+func (fakeHub) Bridge(string) (adapters.ToolBridge, bool) { return nil, false }
+
 func TestHubStatus(t *testing.T) {
 	hub := fakeHub{
 		{Name: "geturl", State: adapters.StateRunning, Ports: []int{47432, 47433}, AgentSessions: 2, LastActivity: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},

@@ -32,10 +32,20 @@ type Plugins interface {
 
 // PluginCaller is implemented by a catalog that runs tool calls (the
 // plugin host). The /k handler has already checked that the plugin and
-// the tool exist; the caller classifies the call, repairs a call on the
+// the tool exist (the tool only unless the caller is an UnlistedCaller
+// that takes it); the caller classifies the call, repairs a call on the
 // wrong capability base, and runs it (mutations through the journal).
 type PluginCaller interface {
 	CallTool(ctx context.Context, c *Call, plugin, tool string) (any, *transport.Error)
+}
+
+// UnlistedCaller is implemented by a PluginCaller some of whose plugins
+// take calls of tools they do not list now (a hub bridge whose page is
+// offline answers why): the /k handler passes such a call on instead of
+// refusing it as unknown_tool.
+type UnlistedCaller interface {
+	PluginCaller
+	TakesUnlisted(plugin string) bool
 }
 
 type noPlugins struct{}
@@ -101,6 +111,9 @@ func (k *Kernel) plugin(ctx context.Context, c *Call) (any, *transport.Error) {
 				}
 				return nil, &transport.Error{Code: CodePluginCallsUnavailable, Detail: "plugin=" + id + " tool=" + name}
 			}
+		}
+		if u, ok := k.plugins.(UnlistedCaller); ok && u.TakesUnlisted(id) {
+			return u.CallTool(ctx, c, id, name)
 		}
 		return nil, &transport.Error{
 			Code: CodeUnknownTool, Detail: "plugin=" + id + " tool=" + name, Retryable: true, Action: transport.ActionCorrectRequest,

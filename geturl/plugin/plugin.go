@@ -82,6 +82,22 @@ type Plugin interface {
 	Call(ctx context.Context, auth Authority, tool string, args json.RawMessage) (json.RawMessage, error)
 }
 
+// Conditional is implemented by a plugin that exists only some of the
+// time: a hub bridge's, while geturl runs under a hub that has the bridge
+// enabled. While Present is false the host neither lists nor runs it, as
+// if it were not installed. Present must be cheap.
+type Conditional interface {
+	Present() bool
+}
+
+// Open is implemented by a plugin whose tools come and go with a page:
+// the host passes it calls of tools it does not list now, so its Classify
+// can say why (the page is offline, the page does not know the tool)
+// instead of the host's generic unknown_tool.
+type Open interface {
+	TakesUnlisted() bool
+}
+
 // Error is a structured refusal a plugin returns; the host serves it as
 // the agent-facing error shape (errorCode, errorDetail, repairHint,
 // retryable).

@@ -14,6 +14,12 @@
 // the identity plugin id + tool + canonical arguments (+ run=), so a
 // replayed URL never calls the plugin twice.
 //
+// A plugin may come and go (plugin.Conditional: the hub's bridges exist
+// only under a hub that has them): while absent it is neither listed nor
+// callable. A plugin whose tools are a page's (plugin.Open) also takes
+// calls of tools it does not list now, so its Classify can answer why
+// (the page is offline) instead of the generic unknown_tool.
+//
 // Plugins are shared by every session; authority is not. Every call gets
 // a fresh plugin.Authority — the calling generation's canonical project
 // root and permissions — which the plugin may narrow and can never widen.

@@ -32,8 +32,8 @@ type Host struct {
 }
 
 var (
-	_ kernel.Plugins      = (*Host)(nil)
-	_ kernel.PluginCaller = (*Host)(nil)
+	_ kernel.Plugins        = (*Host)(nil)
+	_ kernel.UnlistedCaller = (*Host)(nil)
 )
 
 // New builds the catalog of ps, in order; mutation calls are journaled
@@ -53,11 +53,29 @@ func New(m *mutation.Host, ps ...plugin.Plugin) (*Host, error) {
 	return h, nil
 }
 
-// List implements kernel.Plugins: every plugin with its status and tool
-// count.
+// present reports whether p is there now (a Conditional plugin may not be).
+func present(p plugin.Plugin) bool {
+	c, ok := p.(plugin.Conditional)
+	return !ok || c.Present()
+}
+
+// plugin is the plugin with id when it is present now.
+func (h *Host) plugin(id string) (plugin.Plugin, bool) {
+	p, ok := h.byID[id]
+	if !ok || !present(p) {
+		return nil, false
+	}
+	return p, true
+}
+
+// List implements kernel.Plugins: every present plugin with its status and
+// tool count.
 func (h *Host) List() []kernel.PluginSummary {
 	out := make([]kernel.PluginSummary, 0, len(h.plugins))
 	for _, p := range h.plugins {
+		if !present(p) {
+			continue
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
 		st := p.Status(ctx)
 		cancel()
@@ -68,7 +86,7 @@ func (h *Host) List() []kernel.PluginSummary {
 
 // Tools implements kernel.Plugins.
 func (h *Host) Tools(id string) ([]kernel.PluginTool, bool) {
-	p, ok := h.byID[id]
+	p, ok := h.plugin(id)
 	if !ok {
 		return nil, false
 	}
@@ -87,9 +105,23 @@ type callAnswer struct {
 	Result json.RawMessage `json:"result"`
 }
 
+// TakesUnlisted implements kernel.UnlistedCaller: an Open plugin
+// classifies calls of tools it does not list itself.
+func (h *Host) TakesUnlisted(id string) bool {
+	p, ok := h.plugin(id)
+	if !ok {
+		return false
+	}
+	o, ok := p.(plugin.Open)
+	return ok && o.TakesUnlisted()
+}
+
 // CallTool implements kernel.PluginCaller.
 func (h *Host) CallTool(ctx context.Context, c *kernel.Call, id, tool string) (any, *transport.Error) {
-	p := h.byID[id]
+	p, ok := h.plugin(id)
+	if !ok { // it went away since the handler looked
+		return nil, &transport.Error{Code: kernel.CodeUnknownPlugin, Detail: "plugin=" + id, Retryable: true, Action: transport.ActionCorrectRequest}
+	}
 	args, terr := arguments(c)
 	if terr != nil {
 		return nil, terr

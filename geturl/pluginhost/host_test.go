@@ -106,11 +106,11 @@ type env struct {
 	origin string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, extra ...plugin.Plugin) *env {
 	root, _ := filepath.EvalSymlinks(t.TempDir())
 	e := &env{t: t, root: root, p: &counter{leak: root}, table: &gateway.TokenTable{}}
 	mh := mutation.NewHost(mutation.Options{})
-	h, err := New(mh, e.p)
+	h, err := New(mh, append([]plugin.Plugin{e.p}, extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,5 +301,97 @@ func TestBadArgumentsAndErrors(t *testing.T) {
 	}
 	if e.p.count() != 1 {
 		t.Fatal(e.p.count())
+	}
+}
+
+// pager is a plugin that comes and goes (Conditional) and whose tools are
+// a page's (Open): it lists "look" only while its page is up, and its
+// Classify answers for every tool name.
+type pager struct {
+	mu      sync.Mutex
+	present bool
+	page    bool
+	calls   int
+}
+
+func (p *pager) ID() string          { return "pager" }
+func (p *pager) Description() string { return "a page" }
+func (p *pager) Status(context.Context) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.page {
+		return "ready"
+	}
+	return "offline"
+}
+func (p *pager) Present() bool       { p.mu.Lock(); defer p.mu.Unlock(); return p.present }
+func (p *pager) TakesUnlisted() bool { return true }
+func (p *pager) Tools() []plugin.Tool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.page {
+		return nil
+	}
+	return []plugin.Tool{{Name: "look"}}
+}
+func (p *pager) Classify(tool string, _ json.RawMessage) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case !p.page:
+		return false, &plugin.Error{Code: "BROWSER_OFFLINE", Detail: "no page", Retryable: true}
+	case tool != "look":
+		return false, plugin.Errorf("unknown_tool", false, "the page has no %s", tool)
+	}
+	return false, nil
+}
+func (p *pager) Call(context.Context, plugin.Authority, string, json.RawMessage) (json.RawMessage, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls++
+	return json.RawMessage(`{"seen":true}`), nil
+}
+
+// A Conditional plugin is listed and callable only while Present; an Open
+// one answers calls of tools it does not list with its own error.
+func TestConditionalAndOpenPlugins(t *testing.T) {
+	pg := &pager{}
+	e := newEnv(t, pg)
+	r, _ := e.session(kernel.Permissions{Write: true}, "A")
+	for _, tc := range []struct {
+		present, page bool
+		list          string // what /k shows of pager ("" = absent)
+		call          string // errorCode of a call of "look" ("" = ok)
+		other         string // errorCode of a call of "nope"
+	}{
+		{false, true, "", kernel.CodeUnknownPlugin, kernel.CodeUnknownPlugin},
+		{true, false, `{"id":"pager","description":"a page","status":"offline","tools":0}`, "BROWSER_OFFLINE", "BROWSER_OFFLINE"},
+		{true, true, `{"id":"pager","description":"a page","status":"ready","tools":1}`, "", "unknown_tool"},
+	} {
+		pg.mu.Lock()
+		pg.present, pg.page = tc.present, tc.page
+		pg.mu.Unlock()
+		if a := e.get(r + "/k"); tc.list == "" && strings.Contains(a.raw, `"pager"`) || tc.list != "" && !strings.Contains(a.raw, tc.list) {
+			t.Errorf("%+v: /k: %s", tc, a.raw)
+		}
+		if a := e.get(r + "/k?plugin=pager"); (tc.list == "") != (a.ErrorCode == kernel.CodeUnknownPlugin) {
+			t.Errorf("%+v: schemas: %s", tc, a.raw)
+		}
+		if a := e.get(r + `/k?plugin=pager&tool=look&raw={}`); a.ErrorCode != tc.call || tc.call == "" && !strings.Contains(a.raw, `"seen":true`) {
+			t.Errorf("%+v: look: %s", tc, a.raw)
+		}
+		if a := e.get(r + `/k?plugin=pager&tool=nope&raw={}`); a.ErrorCode != tc.other {
+			t.Errorf("%+v: nope: %s", tc, a.raw)
+		}
+	}
+	// The counter, which is not Open, still has the kernel refuse its
+	// unlisted tools before it sees them.
+	if a := e.get(r + `/k?plugin=counter&tool=nope&raw={}`); a.ErrorCode != kernel.CodeUnknownTool || e.p.count() != 0 {
+		t.Fatal(a.raw)
+	}
+	pg.mu.Lock()
+	defer pg.mu.Unlock()
+	if pg.calls != 1 {
+		t.Fatalf("%d calls reached the page", pg.calls)
 	}
 }

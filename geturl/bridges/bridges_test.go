@@ -1,0 +1,148 @@
+package bridges
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/geturl/plugin"
+)
+
+// page is a fake ToolBridge: "look" reads, "poke" mutates, "boom" fails
+// with a structured error, anything else the page does not know.
+type page struct{ attached bool }
+
+func (p *page) BridgeTools() ([]adapters.BridgeTool, error) {
+	if !p.attached {
+		return nil, adapters.NoPage("no tab", "open it")
+	}
+	return []adapters.BridgeTool{{Name: "look", Read: true}, {Name: "poke", InputSchema: json.RawMessage(`{"type":"object"}`)}}, nil
+}
+
+func (p *page) BridgeClassify(tool string, _ json.RawMessage) (bool, error) {
+	if !p.attached {
+		return false, adapters.NoPage("no tab", "open it")
+	}
+	switch tool {
+	case "look":
+		return true, nil
+	case "poke", "boom", "plain":
+		return false, nil
+	}
+	return false, &adapters.ToolError{Code: "unknown_tool", Message: tool}
+}
+
+func (p *page) BridgeCall(_ context.Context, tool string, _ json.RawMessage) (json.RawMessage, error) {
+	if !p.attached {
+		return nil, adapters.NoPage("no tab", "open it")
+	}
+	switch tool {
+	case "boom":
+		return nil, &adapters.ToolError{Code: "OUTCOME_UNKNOWN", Message: "gone", Hint: "read first", Retryable: true}
+	case "plain":
+		return nil, errors.New("plain failure")
+	}
+	return json.RawMessage(`{"tool":"` + tool + `"}`), nil
+}
+
+type hub struct {
+	state adapters.State
+	page  *page
+}
+
+func (h *hub) Status() []adapters.Status {
+	return []adapters.Status{{Name: "other", State: adapters.StateRunning}, {Name: "tab", State: h.state}}
+}
+
+func (h *hub) Bridge(name string) (adapters.ToolBridge, bool) {
+	if name != "tab" || h.state != adapters.StateRunning {
+		return nil, false
+	}
+	return h.page, true
+}
+
+func TestPluginFollowsItsBridge(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		hub      *hub // nil: geturl runs alone
+		present  bool
+		status   string
+		tools    int
+		callCode string // of a call of "look" ("" = ok)
+	}{
+		{"alone", nil, false, StatusNotRunning, 0, CodeNotRunning},
+		{"disabled", &hub{state: adapters.StateDisabled}, false, StatusNotRunning, 0, CodeNotRunning},
+		{"not implemented", &hub{state: adapters.StateNotImplemented}, false, StatusNotRunning, 0, CodeNotRunning},
+		{"restarting", &hub{state: adapters.StateRestarting}, true, StatusNotRunning, 0, CodeNotRunning},
+		{"failed", &hub{state: adapters.StateFailed}, true, StatusNotRunning, 0, CodeNotRunning},
+		{"offline", &hub{state: adapters.StateRunning, page: &page{}}, true, StatusOffline, 0, adapters.CodeBrowserOffline},
+		{"attached", &hub{state: adapters.StateRunning, page: &page{attached: true}}, true, StatusReady, 2, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := New("tab", "a tab", func() adapters.HubView {
+				if tc.hub == nil {
+					return nil
+				}
+				return tc.hub
+			})
+			if p.Present() != tc.present || p.Status(context.Background()) != tc.status || len(p.Tools()) != tc.tools {
+				t.Fatalf("present %v status %q tools %d", p.Present(), p.Status(context.Background()), len(p.Tools()))
+			}
+			_, err := p.Classify("look", json.RawMessage(`{}`))
+			var pe *plugin.Error
+			switch {
+			case tc.callCode == "" && err != nil:
+				t.Fatal(err)
+			case tc.callCode != "" && (!errors.As(err, &pe) || pe.Code != tc.callCode || !pe.Retryable):
+				t.Fatalf("classify: %v", err)
+			}
+			if _, err := p.Call(context.Background(), plugin.Authority{}, "look", json.RawMessage(`{}`)); tc.callCode != "" && (!errors.As(err, &pe) || pe.Code != tc.callCode) {
+				t.Fatalf("call: %v", err)
+			}
+		})
+	}
+}
+
+func TestClassifyAndCallThroughTheBridge(t *testing.T) {
+	h := &hub{state: adapters.StateRunning, page: &page{attached: true}}
+	p := New("tab", "a tab", func() adapters.HubView { return h })
+	if ts := p.Tools(); ts[0].Mutation || !ts[1].Mutation || string(ts[1].InputSchema) != `{"type":"object"}` {
+		t.Fatalf("%+v", ts)
+	}
+	for _, tc := range []struct {
+		tool     string
+		mutation bool
+		code     string
+	}{{"look", false, ""}, {"poke", true, ""}, {"nope", false, "unknown_tool"}} {
+		mut, err := p.Classify(tc.tool, json.RawMessage(`{}`))
+		var pe *plugin.Error
+		if mut != tc.mutation || (tc.code == "") != (err == nil) || err != nil && (!errors.As(err, &pe) || pe.Code != tc.code) {
+			t.Errorf("%s: %v %v", tc.tool, mut, err)
+		}
+	}
+	if out, err := p.Call(context.Background(), plugin.Authority{}, "poke", json.RawMessage(`{}`)); err != nil || string(out) != `{"tool":"poke"}` {
+		t.Fatal(string(out), err)
+	}
+	_, err := p.Call(context.Background(), plugin.Authority{}, "boom", json.RawMessage(`{}`))
+	var pe *plugin.Error
+	if !errors.As(err, &pe) || *pe != (plugin.Error{Code: "OUTCOME_UNKNOWN", Detail: "gone", Hint: "read first", Retryable: true}) {
+		t.Fatalf("%#v", err)
+	}
+	if _, err := p.Call(context.Background(), plugin.Authority{}, "plain", json.RawMessage(`{}`)); err == nil || err.Error() != "plain failure" {
+		t.Fatal(err)
+	}
+}
+
+func TestAllHasOnePluginPerKnownBridge(t *testing.T) {
+	ps := All(nil)
+	if len(ps) != len(Known) {
+		t.Fatal(len(ps))
+	}
+	for i, p := range ps {
+		if p.ID() != Known[i].Name || p.Description() == "" {
+			t.Errorf("%d: %s", i, p.ID())
+		}
+	}
+}
