@@ -53,7 +53,7 @@ func TestRealChromiumPage(t *testing.T) {
 	b := startBridge(t, func(o *Options) { o.Origin = site.URL }, adaptertest.Options{
 		// A fast heartbeat proves the browser answers pings by itself; the
 		// dead-after window is wide so a loaded machine cannot fake silence.
-		Heartbeat: hub.HeartbeatConfig{Interval: 50 * time.Millisecond, DeadAfter: time.Second},
+		Heartbeat: hub.HeartbeatConfig{Interval: 100 * time.Millisecond, DeadAfter: 2500 * time.Millisecond},
 	})
 	bridgePort = b.Port()
 
@@ -82,7 +82,7 @@ func TestRealChromiumPage(t *testing.T) {
 	adaptertest.WaitFor(t, "the page's tool list", func() bool { tools, _ := b.S.Tools(); return len(tools) == 1 })
 
 	// Several heartbeat periods pass: Chromium's automatic pongs keep it attached.
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(3 * time.Second)
 	if _, ok := b.S.attached(); !ok {
 		t.Fatal("Chromium page dropped by the heartbeat despite answering pings")
 	}
