@@ -53,7 +53,6 @@ type peer struct {
 	authed bool
 	role   string
 	sess   *session
-	auth   *time.Timer
 	gone   bool // OnClose ran or the relay closed it
 }
 
@@ -74,12 +73,6 @@ func (sess *session) stopTimers() {
 	for id, p := range sess.pending {
 		p.timer.Stop()
 		delete(sess.pending, id)
-	}
-}
-
-func (p *peer) stopTimers() {
-	if p.auth != nil {
-		p.auth.Stop()
 	}
 }
 

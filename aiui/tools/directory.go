@@ -189,15 +189,15 @@ type inMsg struct {
 	Active *bool             `json:"active"`
 }
 
-// Handle processes one text frame from c. Malformed messages are answered
-// with { type: "error" } and the socket stays open.
-func (d *Directory) Handle(c *Client, data []byte) {
+// Handle processes one text frame from c and returns its type. Malformed
+// messages are answered with { type: "error" } (and returned as the
+// error) and the socket stays open.
+func (d *Directory) Handle(c *Client, data []byte) (kind string, err error) {
 	var m inMsg
 	if err := json.Unmarshal(data, &m); err != nil {
 		c.send(errMsg("message is not a JSON object: " + err.Error()))
-		return
+		return "", err
 	}
-	var err error
 	switch m.Type {
 	case "register":
 		err = d.register(c, &m, len(data))
@@ -211,6 +211,7 @@ func (d *Directory) Handle(c *Client, data []byte) {
 	if err != nil {
 		c.send(errMsg(err.Error()))
 	}
+	return m.Type, err
 }
 
 func errMsg(s string) map[string]any { return map[string]any{"v": 1, "type": "error", "error": s} }
