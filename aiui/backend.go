@@ -58,7 +58,9 @@ type backend struct {
 	activity time.Time
 
 	regPath     string
+	regData     []byte // the record as written, for keepFiles
 	controlPath string
+	controlData []byte
 }
 
 func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
