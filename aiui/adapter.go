@@ -50,6 +50,9 @@ type Server struct {
 	FinWait time.Duration
 	// Realtime is the upstream realtime dialer (nil: none).
 	Realtime intent.RealtimeDialer
+	// FileCheckInterval is how often the running backend checks its
+	// registry record and control file (0: FileCheckInterval).
+	FileCheckInterval time.Duration
 
 	cur atomic.Pointer[backend]
 	mu  sync.Mutex
@@ -85,7 +88,20 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	s.mu.Unlock()
 	env.Log.Info("aiui channel backend listening", "port", port, "generation", 0)
 	env.Ready(port)
+	every := s.FileCheckInterval
+	if every <= 0 {
+		every = FileCheckInterval
+	}
+	keepCtx, stopKeeping := context.WithCancel(ctx)
+	kept := make(chan struct{})
+	env.Guard.Go("aiui file keeper", func() {
+		defer close(kept)
+		b.keepFiles(keepCtx, every)
+	})
 	err = hub.ServeHTTP(ctx, ln, b.handler(), b.sockets, env.Log) // every socket's close path ran
+	// The keeper stops before the files go, or it would put them back.
+	stopKeeping()
+	<-kept
 	b.shutdown()
 	if errors.Is(err, context.Canceled) {
 		err = nil

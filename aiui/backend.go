@@ -10,9 +10,22 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/aiui/channel"
+	"github.com/hubdev/hub/aiui/frame"
 	"github.com/hubdev/hub/aiui/intent"
 	"github.com/hubdev/hub/aiui/tools"
 	"github.com/hubdev/hub/hub"
+)
+
+// Pre-authentication limits (hub.PreAuth).
+const (
+	// MaxHelloBytes bounds a /ws message before its hello is accepted: a
+	// hello is the length prefix and a header, with an empty payload.
+	MaxHelloBytes = 4 + frame.MaxHeaderBytes
+	// MaxFirstToolsMessage bounds a /tools message before the connection's
+	// first accepted register or activation. A register carries its whole
+	// tool set, so this is larger than a hello, yet far below
+	// max_message_bytes.
+	MaxFirstToolsMessage = 256 << 10
 )
 
 // backend is one Serve's state: it lives from bind to shutdown.
@@ -45,7 +58,9 @@ type backend struct {
 	activity time.Time
 
 	regPath     string
+	regData     []byte // the record as written, for keepFiles
 	controlPath string
+	controlData []byte
 }
 
 func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
@@ -79,13 +94,21 @@ func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
 		return nil, err
 	}
 	b.dir.OnChange = b.outbox.PageToolsChanged
-	b.wsEP = b.sockets.Endpoint(wsHandler{b}, hub.WSOptions{MaxPayload: b.cfg.MaxFrameBytes, Heartbeat: env.Heartbeat, Log: env.Log})
+	// Until a socket's hello (/ws) or first register or activation (/tools)
+	// is accepted, the shared pre-authentication guard bounds its messages,
+	// its time and the number of such sockets: a peer that has shown
+	// nothing must not make the backend allocate MaxFrameBytes.
+	b.wsEP = b.sockets.Endpoint(wsHandler{b}, hub.WSOptions{
+		MaxPayload: b.cfg.MaxFrameBytes, Heartbeat: env.Heartbeat, Log: env.Log,
+		PreAuth: hub.PreAuth{Limit: MaxHelloBytes},
+	})
 	callLimit := b.dir.CallTimeout
 	if callLimit <= 0 {
 		callLimit = tools.DefaultCallTimeout
 	}
 	b.toolsEP = b.sockets.Endpoint(toolsHandler{b}, hub.WSOptions{
 		MaxPayload: b.cfg.MaxMessageBytes, Heartbeat: env.Heartbeat, Log: env.Log,
+		PreAuth: hub.PreAuth{Limit: min(MaxFirstToolsMessage, b.cfg.MaxMessageBytes)},
 		// Every write to a page is bounded by the call timeout: a page that
 		// stopped reading must not pin a call's goroutine.
 		WriteTimeout: callLimit,

@@ -1,12 +1,16 @@
 package aiui
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hubdev/hub/hub"
@@ -30,15 +34,48 @@ type RegistryEntry struct {
 // RegistryDir is ~/.cache/aiui/mcp (the spec's path, under HOME).
 func RegistryDir(home string) string { return filepath.Join(home, ".cache", "aiui", "mcp") }
 
+// writeRegistryFile writes this backend's record, first removing the
+// records of backends that died without removing theirs (kill -9): the
+// overlay would otherwise keep finding ports nobody serves.
 func (b *backend) writeRegistryFile() error {
 	dir := RegistryDir(b.env.Dirs.Home)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+	if n := sweepRegistry(dir, b.pid); n > 0 {
+		b.log.Info("removed registry records of dead backends", "dir", dir, "count", n)
 	}
 	b.regPath = filepath.Join(dir, strconv.Itoa(b.pid)+".json")
 	data, _ := json.MarshalIndent(RegistryEntry{Schema: RegistrySchema, PID: b.pid, PPID: os.Getppid(), Port: b.port,
 		CWD: b.cwd, StartedAt: b.started, Kind: b.s.kind}, "", "  ")
-	return hub.WriteFileAtomic(b.regPath, append(data, '\n'), 0o600)
+	b.regData = append(data, '\n')
+	return b.putRegistryFile()
+}
+
+func (b *backend) putRegistryFile() error {
+	if err := os.MkdirAll(filepath.Dir(b.regPath), 0o700); err != nil {
+		return err
+	}
+	return hub.WriteFileAtomic(b.regPath, b.regData, 0o600)
+}
+
+// sweepRegistry removes the <pid>.json records in dir whose pid is not
+// alive (other than self) and returns how many it removed. Other names are
+// not ours to judge.
+func sweepRegistry(dir string, self int) int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		stem, ok := strings.CutSuffix(e.Name(), ".json")
+		pid, err := strconv.Atoi(stem)
+		if !ok || err != nil || pid <= 0 || strconv.Itoa(pid) != stem || pid == self || hub.PIDAlive(pid) {
+			continue
+		}
+		if os.Remove(filepath.Join(dir, e.Name())) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 func (b *backend) removeRegistryFile() {
@@ -75,7 +112,90 @@ func (b *backend) writeControlFile() error {
 	}
 	b.controlPath = ControlPath(b.env.Dirs)
 	data, _ := json.MarshalIndent(ControlFile{Schema: 1, PID: b.pid, Port: b.port, Key: b.key, StartedAt: b.started, Kind: b.s.kind}, "", "  ")
-	return hub.WriteFileAtomic(b.controlPath, append(data, '\n'), 0o600)
+	b.controlData = append(data, '\n')
+	return hub.WriteFileAtomic(b.controlPath, b.controlData, 0o600)
+}
+
+func (b *backend) putControlFile() error {
+	if err := hub.EnsurePrivateDir(filepath.Dir(b.controlPath)); err != nil {
+		return err
+	}
+	return hub.WriteFileAtomic(b.controlPath, b.controlData, 0o600)
+}
+
+// FileCheckInterval is how often a running backend checks its registry
+// record and control file.
+const FileCheckInterval = 2 * time.Second
+
+// keepFiles keeps a running backend findable: every interval it rewrites
+// its registry record when that is missing or not what it wrote, and the
+// control file when it is missing, corrupt or unsafe, or names a dead
+// process or this one with another key. A control file naming another live
+// process is left alone: a later backend took it over. Without this, a
+// deleted record hid a live backend from the overlay, and a deleted control
+// file from every shell and MCP face. It returns when ctx is done.
+func (b *backend) keepFiles(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	// Something that keeps deleting a file must not cost a line every
+	// interval for as long as the backend runs.
+	var thin hub.LogThinner
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if why := b.registryDrift(); why != "" {
+			if err := b.putRegistryFile(); err != nil {
+				thin.Log(b.log, slog.LevelError, "registry", "cannot rewrite the registry record", "path", b.regPath, "why", why, "err", err)
+			} else {
+				thin.Warn(b.log, "registry rewritten", "rewrote the registry record", "path", b.regPath, "why", why)
+			}
+		}
+		if why := b.controlDrift(); why != "" {
+			if err := b.putControlFile(); err != nil {
+				thin.Log(b.log, slog.LevelError, "control", "cannot rewrite the control file", "path", b.controlPath, "why", why, "err", err)
+			} else {
+				thin.Warn(b.log, "control rewritten", "rewrote the control file", "path", b.controlPath, "why", why)
+			}
+		}
+	}
+}
+
+// registryDrift says why the registry record needs rewriting ("" if not).
+func (b *backend) registryDrift() string {
+	got, err := hub.ReadPrivateFile(b.regPath, maxControlFile)
+	switch {
+	case err != nil:
+		return err.Error()
+	case !bytes.Equal(got, b.regData):
+		return "its content changed"
+	}
+	return ""
+}
+
+// controlDrift says why the control file needs rewriting ("" if not).
+func (b *backend) controlDrift() string {
+	data, err := hub.ReadPrivateFile(b.controlPath, maxControlFile)
+	if err != nil {
+		return err.Error()
+	}
+	var cf ControlFile
+	switch {
+	case json.Unmarshal(data, &cf) != nil:
+		return "it is corrupt"
+	case cf.PID == b.pid && hub.SecretEqual(cf.Key, b.key):
+		if !bytes.Equal(data, b.controlData) {
+			return "its content changed"
+		}
+		return ""
+	case cf.PID != b.pid && hub.PIDAlive(cf.PID):
+		return "" // another live backend's now
+	case cf.PID == b.pid:
+		return "it names this process with another key"
+	}
+	return "it names a dead process"
 }
 
 // removeControlFile removes the control file only when it is still ours

@@ -201,10 +201,13 @@ func RunFace(ctx context.Context, t mcp.Transport, cl *Client, o FaceOptions) er
 	onReady := func() {
 		once.Do(func() {
 			wg.Add(1)
-			go func() {
+			// A face process has no adapter run of its own, so ctx usually
+			// carries no guard and this runs plainly; one that does gets
+			// the panic contained.
+			hub.Go(ctx, "aiui face events", func() {
 				defer wg.Done()
 				pumpEvents(ctx, srv, cl, o)
-			}()
+			})
 		})
 	}
 	srv = NewFaceServer(cl, o, onReady)

@@ -36,12 +36,14 @@ func (s *toolsConn) Message(m *gws.Message) {
 		s.c.WriteText(b)
 		return
 	}
-	var peek struct {
-		Type string `json:"type"`
+	kind, err := s.b.dir.Handle(s.client, m.Bytes())
+	if err != nil {
+		return
 	}
-	json.Unmarshal(m.Bytes(), &peek)
-	if peek.Type == "register" {
+	// /tools has no credential: the first accepted register (a page) or
+	// activation (a reporter) is what lifts the pre-authentication guard.
+	s.c.Authenticated()
+	if kind == "register" {
 		s.b.pageActivity()
 	}
-	s.b.dir.Handle(s.client, m.Bytes())
 }

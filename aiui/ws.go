@@ -75,6 +75,7 @@ func (s *wsConn) Message(m *gws.Message) {
 	resp := s.proto.Handle(m.Opcode == gws.OpcodeBinary, m.Bytes())
 	s.wmu.Unlock()
 	if !wasHello && s.proto.HelloDone() {
+		s.c.Authenticated()
 		s.b.pageActivity()
 	}
 	s.writeJSON(resp)

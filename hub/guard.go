@@ -26,6 +26,15 @@ func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v (in %s)", e.
 //
 // A nil *Guard (code running outside any supervisor, such as a shell
 // client) runs things plainly: a panic is not swallowed.
+//
+// Not under a guard, on purpose: the hub's own plumbing, which runs no
+// adapter code (a socket's read loop, whose handler callbacks are each
+// recovered; heartbeat timers; ServeHTTP's server goroutine, where
+// net/http recovers a handler's panic itself); the supervisor and the CLI;
+// and processes with no adapter run to restart — an MCP face (`hub
+// <adapter> mcp`, a stitchslop face following another bridge) and `hub
+// mcp`, whose goroutines go through Go with a context that carries no
+// guard, and so run plainly.
 type Guard struct {
 	log     *slog.Logger
 	onPanic func(*PanicError)

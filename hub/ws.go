@@ -35,18 +35,13 @@ type WSSession interface {
 
 // WSOptions configure one endpoint.
 type WSOptions struct {
-	// MaxPayload bounds one message (gws allocates a frame's payload as soon
-	// as it has read the header, so this is also the per-frame allocation).
+	// MaxPayload bounds one message once the socket has authenticated (gws
+	// allocates a frame's payload as soon as it has read the header, so
+	// this is also the per-frame allocation).
 	MaxPayload int
-	// FirstMessageLimit, when set, bounds the first data message (the
-	// handshake or hello) before gws allocates it: a socket whose first
-	// message declares more is refused by OnFirstTooLarge, so a peer that
-	// has not authenticated cannot make the server allocate MaxPayload.
-	FirstMessageLimit int
-	// OnFirstTooLarge tells the peer why, on the read goroutine, before the
-	// read fails; the default closes with 1009.
-	OnFirstTooLarge func(c *WSConn)
-	Heartbeat       HeartbeatConfig
+	// PreAuth guards the socket until its session calls Authenticated.
+	PreAuth   PreAuth
+	Heartbeat HeartbeatConfig
 	// WriteTimeout bounds one frame write (default 10 s), so a peer that
 	// stopped reading cannot wedge a writer.
 	WriteTimeout time.Duration
@@ -78,6 +73,7 @@ func (s *Sockets) Endpoint(h WSHandler, o WSOptions) *WSEndpoint {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	o.PreAuth = o.PreAuth.withDefaults()
 	e := &WSEndpoint{s: s, h: h, opts: o}
 	e.up = gws.NewUpgrader(&wsEvents{e: e}, &gws.ServerOption{
 		ReadMaxPayloadSize: o.MaxPayload,
@@ -95,6 +91,9 @@ type WSEndpoint struct {
 	opts WSOptions
 	up   *gws.Upgrader
 	live atomic.Int64
+	// pending counts sockets holding an unauthenticated slot (PreAuth).
+	pending atomic.Int64
+	thin    LogThinner
 }
 
 // Len is the number of live sockets of this endpoint.
@@ -102,20 +101,27 @@ func (e *WSEndpoint) Len() int { return int(e.live.Load()) }
 
 // Serve upgrades r and runs the socket on its own goroutine. The caller
 // has already checked Host and Origin, so its refusals are real HTTP
-// statuses rather than gws's 400.
+// statuses rather than gws's 400. An upgrade over the endpoint's cap of
+// unauthenticated sockets is refused with 503 (PreAuth.MaxPending).
 func (e *WSEndpoint) Serve(w http.ResponseWriter, r *http.Request) {
 	s := e.s
+	if !e.admit() {
+		e.refuseCrowded(w, r)
+		return
+	}
 	// Counted before the hijack, while the HTTP server still waits for
 	// this request, so Wait cannot miss a socket being born.
 	s.loops.Add(1)
 	hj, ok := w.(http.Hijacker)
 	if !ok {
+		e.pending.Add(-1)
 		s.loops.Done()
 		WriteJSON(w, http.StatusInternalServerError, map[string]any{"ok": false, "error": "internal", "message": "cannot take over the connection"})
 		return
 	}
 	netConn, _, err := hj.Hijack()
 	if err != nil {
+		e.pending.Add(-1)
 		s.loops.Done()
 		e.opts.Log.Debug("hijack failed", "err", err)
 		return
@@ -126,26 +132,35 @@ func (e *WSEndpoint) Serve(w http.ResponseWriter, r *http.Request) {
 // ServeConn upgrades a connection accepted some other way (a net.Pipe in a
 // synctest bubble) and runs it like Serve.
 func (e *WSEndpoint) ServeConn(netConn net.Conn, r *http.Request) {
+	if !e.admit() {
+		resp := &connResponse{hdr: http.Header{}}
+		e.refuseCrowded(resp, r)
+		resp.send(netConn)
+		netConn.Close()
+		return
+	}
 	e.s.loops.Add(1)
 	e.serveConn(netConn, r)
 }
 
 // serveConn upgrades netConn and starts its read loop; the caller has
-// raised the loop count.
+// raised the loop count and taken an unauthenticated slot.
 func (e *WSEndpoint) serveConn(netConn net.Conn, r *http.Request) {
 	s := e.s
 	c := &WSConn{ep: e, header: r.Header, seen: make(chan struct{}, 1)}
-	rd := netConn
-	if e.opts.FirstMessageLimit > 0 {
-		rd = &firstMessageGuard{Conn: netConn, limit: uint64(e.opts.FirstMessageLimit), onTooBig: func() {
-			if e.opts.OnFirstTooLarge != nil {
-				e.opts.OnFirstTooLarge(c)
-			}
-			c.Close(1009, "first message too large")
-		}}
-	}
-	gc, err := e.up.UpgradeFromConn(rd, bufio.NewReaderSize(rd, 4<<10), r)
+	c.slot.Store(true)
+	c.pre = &preAuthReader{Conn: netConn, limit: uint64(e.opts.PreAuth.Limit), onTooBig: func() {
+		if f := e.opts.PreAuth.OnTooLarge; f != nil {
+			f(c)
+		} else {
+			e.thin.Warn(e.opts.Log, "too large", "closing a socket whose message before authentication is too large",
+				"limit", e.opts.PreAuth.Limit)
+		}
+		c.Close(1009, "message too large before authentication")
+	}}
+	gc, err := e.up.UpgradeFromConn(c.pre, bufio.NewReaderSize(c.pre, 4<<10), r)
 	if err != nil {
+		c.releaseSlot()
 		s.loops.Done()
 		e.opts.Log.Debug("upgrade failed", "err", err)
 		return
@@ -153,6 +168,7 @@ func (e *WSEndpoint) serveConn(netConn net.Conn, r *http.Request) {
 	c.gc = gc
 	gc.Session().Store(wsConnKey, c)
 	if !s.add(c) {
+		c.releaseSlot()
 		s.loops.Done()
 		return // closed with 1001: the server is shutting down
 	}
@@ -238,6 +254,20 @@ type WSConn struct {
 	wmu    sync.Mutex
 	closed atomic.Bool
 	seen   chan struct{} // signalled on every received frame (Reachable)
+
+	// Pre-authentication state (PreAuth).
+	pre      *preAuthReader
+	authed   atomic.Bool
+	slot     atomic.Bool // holds one of the endpoint's unauthenticated slots
+	closing  atomic.Bool // Close or Drop was called
+	deadline atomic.Pointer[time.Timer]
+	// The authentication deadline does not cut into a message the session
+	// is handling: it waits for the message's end (handling), and once it
+	// has passed (expired) no further message is delivered. amu is held
+	// only for these flags, never across a callback.
+	amu      sync.Mutex
+	handling bool
+	expired  bool
 }
 
 const wsConnKey = "hub.ws"
@@ -258,6 +288,81 @@ func (c *WSConn) RemoteAddr() string { return c.gc.RemoteAddr().String() }
 
 // Closed reports whether the socket has closed.
 func (c *WSConn) Closed() bool { return c.closed.Load() }
+
+// Authenticated lifts the pre-authentication guard (PreAuth): the session
+// accepted the peer's hello or credential. From here on messages may be up
+// to MaxPayload, the deadline is off and the socket no longer counts
+// against the endpoint's cap. Call it on the read goroutine (in Open or
+// Message), before the message that authenticated returns.
+func (c *WSConn) Authenticated() {
+	if !c.authed.CompareAndSwap(false, true) {
+		return
+	}
+	c.pre.off.Store(true)
+	if t := c.deadline.Load(); t != nil {
+		t.Stop()
+	}
+	c.releaseSlot()
+}
+
+// IsAuthenticated reports whether Authenticated was called.
+func (c *WSConn) IsAuthenticated() bool { return c.authed.Load() }
+
+func (c *WSConn) releaseSlot() {
+	if c.slot.CompareAndSwap(true, false) {
+		c.ep.pending.Add(-1)
+	}
+}
+
+// authDeadline runs when the authentication deadline passes.
+func (c *WSConn) authDeadline() {
+	c.amu.Lock()
+	c.expired = true
+	busy := c.handling
+	c.amu.Unlock()
+	if !busy {
+		c.expire()
+	}
+}
+
+// beginMessage reports whether a message before authentication may be
+// delivered, and marks it under way.
+func (c *WSConn) beginMessage() bool {
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	if c.expired {
+		return false
+	}
+	c.handling = true
+	return true
+}
+
+// endMessage closes the socket if the deadline passed while the message
+// was handled and it did not authenticate.
+func (c *WSConn) endMessage() {
+	c.amu.Lock()
+	c.handling = false
+	expired := c.expired
+	c.amu.Unlock()
+	if expired {
+		c.expire()
+	}
+}
+
+// expire closes a socket that did not authenticate in time.
+func (c *WSConn) expire() {
+	if c.authed.Load() || c.closing.Load() {
+		return // authenticated, or the session already closed it and said why
+	}
+	e := c.ep
+	if f := e.opts.PreAuth.OnTimeout; f != nil {
+		f(c)
+	} else {
+		e.thin.Log(e.opts.Log, slog.LevelInfo, "timeout", "closing a socket that did not authenticate in time",
+			"timeout", e.opts.PreAuth.Timeout)
+	}
+	c.Close(1008, "authentication timeout")
+}
 
 // WriteFrame writes one frame of any opcode within timeout (0: the
 // endpoint's write timeout).
@@ -298,6 +403,7 @@ func (c *WSConn) WritePing(payload []byte) error {
 // hold anyone) and drops the socket; the session's Closed follows on the
 // read goroutine.
 func (c *WSConn) Close(code uint16, reason string) {
+	c.closing.Store(true)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.gc.SetWriteDeadline(time.Now().Add(time.Second))
@@ -307,7 +413,10 @@ func (c *WSConn) Close(code uint16, reason string) {
 }
 
 // Drop closes the socket without a close frame (a dead peer).
-func (c *WSConn) Drop() { c.gc.NetConn().Close() }
+func (c *WSConn) Drop() {
+	c.closing.Store(true)
+	c.gc.NetConn().Close()
+}
 
 // Reachable probes the peer: a socket the OS has not buried yet is not a
 // live peer, so it must answer a ping (any frame counts) within timeout.
@@ -377,6 +486,7 @@ func (ev *wsEvents) recover(c *WSConn, where string) {
 func (ev *wsEvents) OnOpen(gc *gws.Conn) {
 	c := connOf(gc)
 	defer ev.recover(c, "open")
+	c.deadline.Store(c.Guard().AfterFunc("websocket auth deadline", ev.e.opts.PreAuth.Timeout, c.authDeadline))
 	c.hb = StartHeartbeat(ev.e.opts.Heartbeat, c, func() {
 		ev.e.opts.Log.Warn("peer silent past the heartbeat deadline; treating it as gone", "remote", c.RemoteAddr())
 		c.Drop()
@@ -390,6 +500,10 @@ func (ev *wsEvents) OnClose(gc *gws.Conn, err error) {
 	c := connOf(gc)
 	defer ev.recover(c, "close")
 	c.closed.Store(true)
+	if t := c.deadline.Load(); t != nil {
+		t.Stop()
+	}
+	c.releaseSlot()
 	c.hb.Stop()
 	ev.e.s.remove(c)
 	ev.e.live.Add(-1)
@@ -411,6 +525,12 @@ func (ev *wsEvents) OnMessage(gc *gws.Conn, m *gws.Message) {
 	c := connOf(gc)
 	defer ev.recover(c, "message")
 	c.markSeen()
+	if !c.authed.Load() {
+		if !c.beginMessage() {
+			return // closing: the deadline passed
+		}
+		defer c.endMessage()
+	}
 	if c.sess != nil {
 		c.sess.Message(m)
 	}

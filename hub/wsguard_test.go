@@ -42,7 +42,8 @@ func TestFrameScan(t *testing.T) {
 		{"fragments summing past 4 KiB", append(wsFrame(1, false, make([]byte, 3000)), wsFrame(0, true, make([]byte, 3000))...), false},
 		{"fragments within 4 KiB", append(wsFrame(1, false, make([]byte, 2000)), wsFrame(0, true, make([]byte, 2000))...), true},
 		{"oversized control frame", wsFrame(9, true, make([]byte, 200)), false},
-		{"small frame then a big one (post-auth)", append(small, wsFrame(1, true, make([]byte, 1<<20))...), true},
+		{"small frame then a big one (still before auth)", append(small, wsFrame(1, true, make([]byte, 1<<20))...), false},
+		{"several small messages", append(append(small, small...), small...), true},
 	}
 	huge := []byte{0x81, 0x80 | 127}
 	huge = binary.BigEndian.AppendUint64(huge, 1<<40)
@@ -87,11 +88,25 @@ func FuzzFrameScan(f *testing.F) {
 			e2 = split.feed(s[:k], testLimit)
 			s = s[k:]
 		}
-		if (e1 == nil) != (e2 == nil) || whole.done != split.done {
-			t.Fatalf("whole: %v done=%v; split by %d: %v done=%v", e1, whole.done, chunk, e2, split.done)
+		if (e1 == nil) != (e2 == nil) || whole.messages != split.messages {
+			t.Fatalf("whole: %v messages=%d; split by %d: %v messages=%d", e1, whole.messages, chunk, e2, split.messages)
 		}
 		if e1 == nil && whole.total > testLimit {
 			t.Fatal("accepted more than 4 KiB")
+		}
+		// Reads bounded by room never pass a frame's end, and agree too.
+		var framed frameScan
+		var e3 error
+		for s := stream; len(s) > 0 && e3 == nil; {
+			k := min(uint64(chunk), uint64(len(s)), framed.room())
+			if k == 0 {
+				t.Fatal("room is 0")
+			}
+			e3 = framed.feed(s[:k], testLimit)
+			s = s[k:]
+		}
+		if (e1 == nil) != (e3 == nil) || whole.messages != framed.messages {
+			t.Fatalf("whole: %v messages=%d; read by room: %v messages=%d", e1, whole.messages, e3, framed.messages)
 		}
 	})
 }

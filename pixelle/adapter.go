@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -146,7 +147,16 @@ func (s *Server) start(env *adapters.Env, port int, sockets *hub.Sockets) *hub.W
 	s.rate = newRateLimiter(s.RateLimit, s.RateWindow, s.MaxRatePeers)
 	s.running, s.closed = true, false
 	s.mu.Unlock()
-	return sockets.Endpoint(relayHandler{s}, hub.WSOptions{MaxPayload: s.MaxMessage, Heartbeat: env.Heartbeat, Log: env.Log})
+	// Until its hello is accepted a socket is under the shared
+	// pre-authentication guard: a small hello-sized message limit instead
+	// of MaxMessage, the contract's authentication deadline (close 1008),
+	// and a cap on such sockets (HTTP 503 beyond it).
+	return sockets.Endpoint(relayHandler{s}, hub.WSOptions{
+		MaxPayload: s.MaxMessage, Heartbeat: env.Heartbeat, Log: env.Log,
+		PreAuth: hub.PreAuth{Timeout: s.AuthTimeout, OnCrowded: func(w http.ResponseWriter, _ *http.Request) {
+			writeError(w, http.StatusServiceUnavailable, "TOO_MANY_CONNECTIONS", "too many connections are waiting to authenticate; retry shortly")
+		}},
+	})
 }
 
 // shutdown clears every timer and forgets every session.
@@ -158,9 +168,6 @@ func (s *Server) shutdown() {
 		sess.stopTimers()
 	}
 	s.sessions = map[string]*session{}
-	for p := range s.peers {
-		p.stopTimers()
-	}
 	s.peers = map[*peer]struct{}{}
 }
 

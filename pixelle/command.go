@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -64,7 +62,7 @@ func Command() *cli.Command {
 				ArgsUsage: " ",
 				Flags:     []cli.Flag{&cli.StringFlag{Name: "expect", Usage: "the workspace ID from the Pixelle prompt"}},
 				Action: func(c *cli.Context) error {
-					args, err := positional(c, "expect")
+					args, err := positional(c)
 					if err != nil {
 						return fail(c, err)
 					}
@@ -100,7 +98,7 @@ func Command() *cli.Command {
 				ArgsUsage: "'<command JSON>' | -",
 				Flags:     []cli.Flag{relayFlag},
 				Action: func(c *cli.Context) error {
-					args, err := positional(c, "relay")
+					args, err := positional(c)
 					if err != nil {
 						return fail(c, err)
 					}
@@ -139,7 +137,7 @@ func Command() *cli.Command {
 // shorthand is a read command with no arguments.
 func shorthand(command string) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		args, err := positional(c, "relay")
+		args, err := positional(c)
 		if err != nil {
 			return fail(c, err)
 		}
@@ -167,36 +165,15 @@ func fail(c *cli.Context, err error) error {
 	return hub.Exit(ce.ExitCode(), "hub pixelle: "+ce.Message)
 }
 
-// positional splits c's arguments into positionals and flags given after
-// them ("pair CODE --relay URL"): urfave/cli v2 stops parsing flags at the
-// first positional. Only the named string flags are recognised; the values
-// are set on c so later c.String calls see them.
-func positional(c *cli.Context, names ...string) ([]string, error) {
-	args := c.Args().Slice()
-	var pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			pos = append(pos, args[i+1:]...)
-			break
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || a == "-" || !slices.Contains(names, name) {
-			pos = append(pos, a)
-			continue
-		}
-		if !hasValue {
-			if i+1 >= len(args) {
-				return nil, usageErr("USAGE", "flag --%s needs a value", name)
-			}
-			i++
-			value = args[i]
-		}
-		if err := c.Set(name, value); err != nil {
-			return nil, usageErr("USAGE", "flag --%s: %v", name, err)
-		}
+// positional is hub.Interspersed (flags may follow the arguments) with
+// pixelle's shape for its usage errors: a ClientError, printed as JSON, exit
+// 64.
+func positional(c *cli.Context) ([]string, error) {
+	args, err := hub.Interspersed(c)
+	if err != nil {
+		return nil, usageErr("USAGE", "%s", err.Error())
 	}
-	return pos, nil
+	return args, nil
 }
 
 // resolveRelay picks --relay, else $PIXELLE_RELAY, else stored, else the
@@ -226,7 +203,7 @@ func dirsOrFail(c *cli.Context) (hub.Dirs, error) {
 }
 
 func healthAction(c *cli.Context) error {
-	args, err := positional(c, "relay", "website")
+	args, err := positional(c)
 	if err != nil {
 		return fail(c, err)
 	}
@@ -256,7 +233,7 @@ func healthAction(c *cli.Context) error {
 }
 
 func pairAction(c *cli.Context) error {
-	args, err := positional(c, "relay")
+	args, err := positional(c)
 	if err != nil {
 		return fail(c, err)
 	}

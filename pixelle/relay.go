@@ -105,8 +105,9 @@ const (
 // relayHandler serves /relay connections.
 type relayHandler struct{ s *Server }
 
-// Open registers a freshly upgraded connection and arms its
-// authentication timer; during shutdown it refuses the socket with 1001.
+// Open registers a freshly upgraded connection (its authentication
+// deadline is the endpoint's, hub.PreAuth); during shutdown it refuses the
+// socket with 1001.
 func (h relayHandler) Open(c *hub.WSConn) hub.WSSession {
 	s := h.s
 	origin, _ := hub.NormalizeOrigin(c.Header().Get("Origin"))
@@ -119,7 +120,6 @@ func (h relayHandler) Open(c *hub.WSConn) hub.WSSession {
 	s.nextSess++
 	p := &peer{conn: c, origin: origin, label: "c" + itoa(s.nextSess)}
 	s.peers[p] = struct{}{}
-	p.auth = c.Guard().AfterFunc("relay auth timer", s.AuthTimeout, func() { s.authTimeout(p) })
 	return &relayPeer{s: s, p: p}
 }
 
@@ -154,16 +154,6 @@ func (r *relayPeer) Message(m *gws.Message) {
 	r.s.handle(r.p, m.Bytes())
 }
 
-func (s *Server) authTimeout(p *peer) {
-	s.mu.Lock()
-	expired := !p.authed && !p.gone
-	s.mu.Unlock()
-	if expired {
-		s.log.Info("closing unauthenticated connection", "conn", p.label)
-		s.closePeer(p, closePolicy, "authentication timeout")
-	}
-}
-
 // closePeer detaches p and closes it with code.
 func (s *Server) closePeer(p *peer, code uint16, reason string) {
 	var o outbox
@@ -189,7 +179,6 @@ func (s *Server) detachLocked(p *peer, o *outbox) {
 		return
 	}
 	p.gone = true
-	p.stopTimers()
 	if !p.authed || p.sess == nil {
 		return
 	}
@@ -283,7 +272,7 @@ func (s *Server) helloLocked(p *peer, m *message, o *outbox) {
 		s.closeLocked(p, closePolicy, "invalid credentials", o)
 		return
 	}
-	p.auth.Stop()
+	p.conn.Authenticated()
 	p.authed, p.role, p.sess = true, m.Role, sess
 	s.touchLocked()
 	s.log.Info("authenticated", "role", m.Role, "session", sess.label, "conn", p.label)

@@ -73,7 +73,6 @@ type peer struct {
 	authed bool
 	role   string
 	sess   *session
-	auth   *time.Timer
 	gone   bool // OnClose ran or the relay closed it
 }
 
@@ -98,12 +97,6 @@ func (sess *session) stopTimers() {
 			b, _ := json.Marshal(errorObject{"OUTCOME_UNKNOWN", msgUnknownShutdown})
 			p.local <- relayAnswer{err: b}
 		}
-	}
-}
-
-func (p *peer) stopTimers() {
-	if p.auth != nil {
-		p.auth.Stop()
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/lxzan/gws"
+
+	"github.com/hubdev/hub/hub"
 )
 
 // clientReadLimit bounds one frame the agent client accepts: a 2 MiB
@@ -54,10 +56,12 @@ func dialRelay(ctx context.Context, relay string) (*wsConn, error) {
 		return nil, failErr("RELAY_REFUSED", "WebSocket handshake with %s failed: %v", relay, err)
 	}
 	w.conn = conn
-	go func() {
+	// Under ctx's guard when the client runs inside a guarded run; in the
+	// shell client and hub mcp there is none and it runs plainly.
+	hub.Go(ctx, "pixelle client read loop", func() {
 		defer close(w.done)
 		conn.ReadLoop()
-	}()
+	})
 	return w, nil
 }
 

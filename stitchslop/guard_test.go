@@ -1,11 +1,13 @@
 package stitchslop
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/hub"
 )
 
 // A big first frame is refused before gws reads (or allocates) it.
@@ -53,4 +55,56 @@ func TestPipelinedToolListAfterHandshake(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// 150 sockets that upgrade the page socket and declare a 32 MiB frame
+// without a handshake cost a few MiB, not 32 MiB each.
+func TestPreAuthFloodCostsLittle(t *testing.T) {
+	b := startBridge(t, nil)
+	r := adaptertest.PreAuthFlood(t, b.WSURL("/"), adaptertest.DialOptions{Origin: testOrigin}, 150, DefaultMaxFrame)
+	if r.Upgraded == 0 {
+		t.Fatal("no socket upgraded")
+	}
+	const budget = 64 << 20
+	if r.HeapGrowth > budget || r.Allocated > budget {
+		t.Errorf("150 unauthenticated sockets cost heap +%d MiB, %d MiB allocated (budget 64 MiB)", r.HeapGrowth>>20, r.Allocated>>20)
+	}
+	if r.Closed != r.Upgraded {
+		t.Errorf("%d of %d oversized handshake frames were not refused", r.Upgraded-r.Closed, r.Upgraded)
+	}
+}
+
+// At most hub.DefaultMaxUnauthenticated page sockets may wait for their
+// handshake; the next upgrade is refused with 503 (and counted as a
+// refusal), and one that authenticates frees its place.
+func TestUnauthenticatedPagesCapped(t *testing.T) {
+	b := startBridge(t, nil)
+	var idle []*page
+	for range hub.DefaultMaxUnauthenticated {
+		idle = append(idle, b.dialPage(adaptertest.DialOptions{}))
+	}
+	c, err := b.Dial("/", adaptertest.DialOptions{Origin: testOrigin})
+	if err == nil || c.Status() != http.StatusServiceUnavailable {
+		t.Fatalf("upgrade over the cap: err %v, status %d", err, c.Status())
+	}
+	_, refusals := b.S.refusals.snapshot()
+	found := false
+	for _, r := range refusals {
+		found = found || r.Reason == ReasonCrowded
+	}
+	if !found {
+		t.Fatalf("refusals %+v", refusals)
+	}
+	idle[0].send(map[string]any{"token": testToken})
+	if f := idle[0].next(); f["hello"] != ServerName {
+		t.Fatalf("answer %v", f)
+	}
+	adaptertest.WaitFor(t, "a free place", func() bool { return pagesUnauthenticated(b.S) < hub.DefaultMaxUnauthenticated })
+	b.dialPage(adaptertest.DialOptions{})
+}
+
+func pagesUnauthenticated(s *Server) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pages.Unauthenticated()
 }

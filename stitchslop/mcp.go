@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/mcpface"
 )
 
@@ -88,7 +89,10 @@ func (f *face) keepSynced(ctx context.Context) <-chan struct{} {
 	})
 	f.syncPage(ctx)
 	done := make(chan struct{})
-	go func() {
+	// Under ctx's guard where there is one (a standalone bridge's face): a
+	// panic ends that run with its stack logged. A face with no bridge run
+	// of its own (following one, or in hub mcp) has none, and runs plainly.
+	hub.Go(ctx, "stitchslop page-tools sync", func() {
 		defer close(done)
 		defer unsub()
 		for {
@@ -99,7 +103,7 @@ func (f *face) keepSynced(ctx context.Context) <-chan struct{} {
 				f.syncPage(ctx)
 			}
 		}
-	}()
+	})
 	return done
 }
 

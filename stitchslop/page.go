@@ -23,9 +23,7 @@ type pageConn struct {
 	refused bool          // read-loop goroutine only
 	gone    chan struct{} // closed when the page detaches or closes
 
-	mu        sync.Mutex
-	authTimer *time.Timer
-	goneOnce  sync.Once
+	goneOnce sync.Once
 }
 
 // write sends one text frame.
@@ -33,14 +31,6 @@ func (p *pageConn) write(b []byte) error { return p.ws.WriteText(b) }
 
 // close sends a close frame and drops the socket; Closed does the rest.
 func (p *pageConn) close(code uint16, reason string) { p.ws.Close(code, reason) }
-
-func (p *pageConn) stopTimers() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.authTimer != nil {
-		p.authTimer.Stop()
-	}
-}
 
 func isUpgrade(r *http.Request) bool {
 	return strings.EqualFold(strings.TrimSpace(r.Header.Get("Upgrade")), "websocket")
@@ -74,48 +64,65 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	ep.Serve(w, r)
 }
 
-// pageEndpoint is the page WebSocket: a 4 KiB limit on the handshake frame
-// before anything is allocated, then the large post-auth frame limit.
+// pageEndpoint is the page WebSocket. Until the handshake is accepted the
+// shared pre-authentication guard holds: the handshake frame may be at most
+// 4 KiB (refused before anything is allocated), it must come within
+// AuthTimeout, and at most hub.DefaultMaxUnauthenticated sockets may be
+// waiting for theirs. Then the large post-auth frame limit applies.
 func (s *Server) pageEndpoint(sockets *hub.Sockets, env *adapters.Env) *hub.WSEndpoint {
 	return sockets.Endpoint(pageHandler{s}, hub.WSOptions{
-		MaxPayload:        s.opts.MaxFrame,
-		FirstMessageLimit: MaxFirstFrame,
-		OnFirstTooLarge:   s.firstFrameTooLarge,
-		Heartbeat:         env.Heartbeat,
-		Log:               env.Log,
+		MaxPayload: s.opts.MaxFrame,
+		PreAuth: hub.PreAuth{
+			Limit:      MaxFirstFrame,
+			Timeout:    s.opts.AuthTimeout,
+			OnTooLarge: s.firstFrameTooLarge,
+			OnTimeout:  s.authTimedOut,
+			OnCrowded:  s.crowded,
+		},
+		Heartbeat: env.Heartbeat,
+		Log:       env.Log,
 	})
 }
 
 func (s *Server) firstFrameTooLarge(c *hub.WSConn) {
-	if n := s.refusals.add(ReasonBadFrame, hub.ErrFirstMessageTooLarge.Error()+" (4 KiB)"); hub.WorthLogging(n) {
+	if n := s.refusals.add(ReasonBadFrame, "first message too large (4 KiB)"); hub.WorthLogging(n) {
 		s.log.Warn("refused page handshake", "reason", ReasonBadFrame, "why", "first frame larger than 4 KiB", "count", n)
 	}
 	b, _ := json.Marshal(map[string]any{"error": "bad_credential", "message": "the first frame must be at most 4 KiB of JSON carrying token and/or secret"})
 	c.WriteFrame(gws.OpcodeText, b, time.Second)
 }
 
+// authTimedOut tells a page that sent no handshake within AuthTimeout why
+// it is closed (1008 follows).
+func (s *Server) authTimedOut(c *hub.WSConn) {
+	if n := s.refusals.add(ReasonAuthTimeout, ""); hub.WorthLogging(n) {
+		s.log.Warn("page did not authenticate in time; closing", "timeout", s.opts.AuthTimeout, "count", n)
+	}
+	b, _ := json.Marshal(map[string]any{"error": "auth_timeout", "message": "no handshake within " + s.opts.AuthTimeout.String()})
+	c.WriteFrame(gws.OpcodeText, b, time.Second)
+}
+
+// crowded refuses an upgrade while too many sockets wait to authenticate.
+func (s *Server) crowded(w http.ResponseWriter, _ *http.Request) {
+	if n := s.refusals.add(ReasonCrowded, ""); hub.WorthLogging(n) {
+		s.log.Warn("refused page upgrade: too many sockets waiting to authenticate", "count", n)
+	}
+	hub.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "crowded", "message": "too many connections are waiting to authenticate; retry shortly"})
+}
+
 type pageHandler struct{ s *Server }
 
-// Open starts a page socket's authentication deadline.
+// Open makes a page socket's session; its authentication deadline is the
+// endpoint's (PreAuth).
 func (h pageHandler) Open(c *hub.WSConn) hub.WSSession {
 	s := h.s
 	p := &pageConn{s: s, ws: c, gone: make(chan struct{})}
-	p.mu.Lock()
-	p.authTimer = c.Guard().AfterFunc("page auth timer", s.opts.AuthTimeout, func() {
-		if n := s.refusals.add(ReasonAuthTimeout, ""); hub.WorthLogging(n) {
-			s.log.Warn("page did not authenticate in time; closing", "timeout", s.opts.AuthTimeout, "count", n)
-		}
-		p.writeError("auth_timeout", "no handshake within "+s.opts.AuthTimeout.String(), false)
-		p.close(1008, "authentication timeout")
-	})
-	p.mu.Unlock()
 	s.log.Debug("page socket upgraded", "remote", c.RemoteAddr())
 	return p
 }
 
 // Closed ends a page: a close and a dead heartbeat end here alike.
 func (p *pageConn) Closed(error) {
-	p.stopTimers()
 	p.s.detach(p, "page closed")
 }
 
@@ -201,11 +208,6 @@ func (s *Server) refuse(p *pageConn, reason, detail, code, msg string) {
 // handshake authenticates the first frame (§2.3), applies the two-tab rule
 // (§2.6), mints a pairing on a token handshake (§2.4) and attaches the page.
 func (s *Server) handshake(p *pageConn, op gws.Opcode, data []byte) {
-	p.mu.Lock()
-	if p.authTimer != nil {
-		p.authTimer.Stop()
-	}
-	p.mu.Unlock()
 	if op != gws.OpcodeText {
 		s.refuse(p, ReasonBadFrame, "binary first frame", "bad_credential", "the first frame must be a JSON text frame carrying token and/or secret")
 		return
@@ -287,6 +289,7 @@ func (s *Server) handshake(p *pageConn, op gws.Opcode, data []byte) {
 		return
 	}
 	p.authed = true
+	p.ws.Authenticated()
 	s.attach(p)
 }
 

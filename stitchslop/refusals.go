@@ -19,6 +19,7 @@ const (
 	ReasonBadFrame    = "bad frame"
 	ReasonAuthTimeout = "auth timeout"
 	ReasonBusy        = "busy"
+	ReasonCrowded     = "crowded"
 )
 
 // maxRefusalKinds bounds the de-duplicated log; the least recent kind goes.

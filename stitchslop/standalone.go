@@ -117,15 +117,19 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 
 	const kept = "the pairing is kept, so starting again needs no token"
 	agentGone := make(chan struct{})
-	go func() {
-		initialized, _ := srv.ServeMCP(ctx, &mcpface.LineTransport{In: o.Stdin, Out: o.Stdout}, run.Lifecycle.Own)
+	// The face runs under the bridge run's guard: a panic in it (or in its
+	// sync goroutine, which finds the guard in fctx) ends the run with the
+	// panic as its error and the stack in the log.
+	fctx := hub.WithGuard(ctx, run.Env.Guard)
+	run.Env.Guard.Go("stitchslop MCP face", func() {
+		initialized, _ := srv.ServeMCP(fctx, &mcpface.LineTransport{In: o.Stdin, Out: o.Stdout}, run.Lifecycle.Own)
 		if !initialized {
 			log.Debug("stdin closed before any MCP initialize; carrying on (started in the background?)")
 			return
 		}
 		close(agentGone)
 		run.Stop()
-	}()
+	})
 	err = run.Wait()
 	var ie *hub.IdleError
 	switch {

@@ -45,6 +45,10 @@ type Options struct {
 	// BodyPace, when set, replaces hub.DefaultBodyPace for the adapter's
 	// servers (a short one tests that slow bodies are cut off).
 	BodyPace hub.BodyPace
+	// Dirs, when set, are used instead of fresh temporary ones: a test
+	// restarting an adapter over what an earlier run (of the same test)
+	// left behind.
+	Dirs *hub.Dirs
 }
 
 // Harness is a running adapter under test.
@@ -74,7 +78,12 @@ func Start(t testing.TB, a adapters.Adapter, opts Options) *Harness {
 	if !opts.NoLeakCheck {
 		checkLeaksAtEnd(t, opts.LeakIgnore)
 	}
-	dirs := TempDirs(t)
+	var dirs hub.Dirs
+	if opts.Dirs != nil {
+		dirs = *opts.Dirs
+	} else {
+		dirs = TempDirs(t)
+	}
 	if opts.Name == "" {
 		opts.Name = packageName(a)
 	}

@@ -453,7 +453,7 @@ const seamDrainWait = 2 * time.Second
 // all finished.
 func (p *Processor) drain(d time.Duration) bool {
 	done := make(chan struct{})
-	go func() { p.inflight.Wait(); close(done) }()
+	p.deps.Guard.Go("intent drain", func() { p.inflight.Wait(); close(done) })
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -195,7 +195,9 @@ func (s *rtSession) fail(err error) {
 func (s *rtSession) run(ctx context.Context, url, key, model, delay string) {
 	defer close(s.done)
 	hdr := http.Header{"Authorization": {"Bearer " + key}}
+	g := hub.GuardFrom(ctx) // the seams' context carries the backend's guard
 	stop := context.AfterFunc(ctx, func() {
+		defer g.Recover("realtime dial cancel")
 		s.mu.Lock()
 		raw, up := s.raw, s.conn
 		s.mu.Unlock()

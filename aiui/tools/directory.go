@@ -88,6 +88,9 @@ type Client struct {
 	sizes   map[string]int // ns → bytes of its register message
 	pending map[string]chan result
 	gone    bool
+	// reporter: this connection has reported an activation (a browser
+	// extension watching tabs).
+	reporter bool
 }
 
 type result struct {
@@ -113,12 +116,15 @@ type Directory struct {
 	mu      sync.Mutex
 	clients map[string]*Client
 	active  map[int64]activeSlot // windowId → its active tab
-	logged  map[string]string
-	nextID  uint64
-	seq     uint64
-	timer   *time.Timer
-	lastSig string
-	closed  bool
+	// reporters counts connected activation reporters; the active map is
+	// only as current as they are.
+	reporters int
+	logged    map[string]string
+	nextID    uint64
+	seq       uint64
+	timer     *time.Timer
+	lastSig   string
+	closed    bool
 }
 
 // activeSlot is a window's active tab and when it was activated (a
@@ -165,6 +171,15 @@ func (d *Directory) Disconnect(c *Client) {
 		c.regs = nil
 		d.touch()
 	}
+	if c.reporter {
+		d.reporters--
+		// With no reporter left nobody keeps the map current: the spec's
+		// active-tab rules apply only while one is connected.
+		if d.reporters == 0 && len(d.active) > 0 {
+			clear(d.active)
+			d.touch()
+		}
+	}
 }
 
 // Close stops the debounce timer; later changes are not signalled.
@@ -193,15 +208,15 @@ type inMsg struct {
 	Active *bool             `json:"active"`
 }
 
-// Handle processes one text frame from c. Malformed messages are answered
-// with { type: "error" } and the socket stays open.
-func (d *Directory) Handle(c *Client, data []byte) {
+// Handle processes one text frame from c and returns its type. Malformed
+// messages are answered with { type: "error" } (and returned as the
+// error) and the socket stays open.
+func (d *Directory) Handle(c *Client, data []byte) (kind string, err error) {
 	var m inMsg
 	if err := json.Unmarshal(data, &m); err != nil {
 		c.send(errMsg("message is not a JSON object: " + err.Error()))
-		return
+		return "", err
 	}
-	var err error
 	switch m.Type {
 	case "register":
 		err = d.register(c, &m, len(data))
@@ -215,6 +230,7 @@ func (d *Directory) Handle(c *Client, data []byte) {
 	if err != nil {
 		c.send(errMsg(err.Error()))
 	}
+	return m.Type, err
 }
 
 func errMsg(s string) map[string]any { return map[string]any{"v": 1, "type": "error", "error": s} }
@@ -352,6 +368,13 @@ func (d *Directory) activation(c *Client, m *inMsg) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if c.gone {
+		return nil
+	}
+	if !c.reporter {
+		c.reporter = true
+		d.reporters++
+	}
 	w, tab := *m.Tab.WindowID, *m.Tab.ChromeTabID
 	if *m.Active {
 		if _, ok := d.active[w]; !ok && len(d.active) >= MaxWindows {
@@ -416,7 +439,10 @@ func (d *Directory) isActive(r *Registration) bool {
 	return ok && s.tab == *r.Tab.ChromeTabID
 }
 
-// list returns copies in natural (registration) order. Caller holds mu.
+// list returns copies, the entries of windows' active tabs first (the
+// MCP-B rule the spec borrows), each group in natural (registration)
+// order. With no activation reporter no entry is active, so the order is
+// the natural one. Caller holds mu.
 func (d *Directory) list() []Registration {
 	var out []Registration
 	for _, c := range d.clients {
@@ -427,7 +453,12 @@ func (d *Directory) list() []Registration {
 			out = append(out, cp)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].ActiveTab != out[j].ActiveTab {
+			return out[i].ActiveTab
+		}
+		return out[i].seq < out[j].seq
+	})
 	return out
 }
 

@@ -165,11 +165,11 @@ func TestCallRouting(t *testing.T) {
 	}
 	// a stale deactivation of another tab does not clobber the slot
 	ext.msg(`{"v":1,"type":"activation","tab":{"chromeTabId":10,"windowId":1},"active":false}`)
-	if l := d.List(); !l[1].ActiveTab {
+	if l := d.List(); l[0].ClientID != b.c.ID || !l[0].ActiveTab {
 		t.Fatalf("stale deactivation cleared the active tab: %+v", l)
 	}
 	ext.msg(`{"v":1,"type":"activation","tab":{"chromeTabId":11,"windowId":1},"active":false}`)
-	if l := d.List(); l[1].ActiveTab {
+	if l := d.List(); l[0].ActiveTab || l[1].ActiveTab {
 		t.Fatal("deactivation of the active tab did not clear it")
 	}
 	// the page's own error comes back as a ToolError
@@ -385,5 +385,50 @@ func TestCallArgsMustBeAnObject(t *testing.T) {
 	}
 	if len(p.sent) != sent {
 		t.Fatalf("a call with bad args reached the page: %v", p.last())
+	}
+}
+
+// TestActiveTabListedFirst: with an activation reporter connected,
+// page_tools_list puts the entries of windows' active tabs first (the
+// MCP-B rule), each group in natural order; with none connected — never
+// one, or the last one gone — it keeps the natural order and no entry is
+// active (a reporter's view is only as current as the reporter).
+func TestActiveTabListedFirst(t *testing.T) {
+	tab := func(tabID, win int) string { return fmt.Sprintf(`{"chromeTabId":%d,"windowId":%d}`, tabID, win) }
+	d := NewDirectory(quiet())
+	a, b, c := connect(d), connect(d), connect(d)
+	a.register("a", "h", tab(10, 1), "t")
+	b.register("b", "h", tab(11, 1), "t")
+	c.register("c", "h", tab(20, 2), "t")
+	order := func() string {
+		var s []string
+		for _, r := range d.List() {
+			n := r.NS
+			if r.ActiveTab {
+				n += "*"
+			}
+			s = append(s, n)
+		}
+		return strings.Join(s, ",")
+	}
+	if got := order(); got != "a,b,c" {
+		t.Fatalf("natural order: %s", got)
+	}
+	ext := connect(d)
+	ext.msg(`{"v":1,"type":"activation","tab":{"chromeTabId":11,"windowId":1},"active":true}`)
+	if got := order(); got != "b*,a,c" {
+		t.Fatalf("window 1's active tab: %s", got)
+	}
+	ext.msg(`{"v":1,"type":"activation","tab":{"chromeTabId":20,"windowId":2},"active":true}`)
+	if got := order(); got != "b*,c*,a" {
+		t.Fatalf("two windows' active tabs: %s", got)
+	}
+	b.register("b", "h2", tab(11, 1), "t", "u") // a re-registration keeps its place
+	if got := order(); got != "b*,c*,a" {
+		t.Fatalf("after a re-registration: %s", got)
+	}
+	d.Disconnect(ext.c)
+	if got := order(); got != "a,b,c" {
+		t.Fatalf("the reporter gone: %s", got)
 	}
 }

@@ -1,0 +1,54 @@
+package pixelle
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/hub"
+)
+
+// Issue 15, row 2: 150 sockets that upgrade /relay and declare a 2 MiB
+// frame without a hello cost a few MiB, not 2 MiB each.
+func TestPreAuthFloodCostsLittle(t *testing.T) {
+	r := startRelay(t, nil)
+	res := adaptertest.PreAuthFlood(t, r.WSURL("/relay"), adaptertest.DialOptions{Origin: website}, 150, DefaultMaxMessage)
+	if res.Upgraded == 0 {
+		t.Fatal("no socket upgraded")
+	}
+	const budget = 64 << 20
+	if res.HeapGrowth > budget || res.Allocated > budget {
+		t.Errorf("150 unauthenticated sockets cost heap +%d MiB, %d MiB allocated (budget 64 MiB)", res.HeapGrowth>>20, res.Allocated>>20)
+	}
+	if res.Closed != res.Upgraded {
+		t.Errorf("%d of %d oversized pre-hello frames were not refused", res.Upgraded-res.Closed, res.Upgraded)
+	}
+}
+
+// At most hub.DefaultMaxUnauthenticated relay sockets may wait for their
+// hello; the next upgrade is refused with 503 TOO_MANY_CONNECTIONS (not a
+// 1008, which would make the browser drop its credentials), and a socket
+// that authenticates frees its place.
+func TestUnauthenticatedCapped(t *testing.T) {
+	r := startRelay(t, nil)
+	id, tok := r.createSession(t)
+	var idle []*adaptertest.WSClient
+	for range hub.DefaultMaxUnauthenticated {
+		idle = append(idle, r.dial(t, website, nil))
+	}
+	c, err := r.Dial("/relay", adaptertest.DialOptions{Origin: website})
+	if err == nil || c.Status() != http.StatusServiceUnavailable {
+		t.Fatalf("upgrade over the cap: err %v, status %d", err, c.Status())
+	}
+	sendJSON(t, idle[0], map[string]string{"type": "hello", "role": "browser", "sessionId": id, "token": tok})
+	if m := next(t, idle[0]); m["type"] != "ready" {
+		t.Fatalf("hello answered %v", m)
+	}
+	adaptertest.WaitFor(t, "a free place", func() bool {
+		c, err := r.Dial("/relay", adaptertest.DialOptions{Origin: website})
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+}
