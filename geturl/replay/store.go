@@ -2,7 +2,6 @@ package replay
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"sync"
 	"time"
@@ -25,52 +24,62 @@ var (
 
 // Store holds the recent responses of one session. It is safe for
 // concurrent use.
+//
+// Entries sit on one list ordered by last use (Put or a read), least
+// recent first. Expiry therefore looks only at the front until it finds a
+// live entry, and the bounds evict from the front too: a response the agent
+// is still paging through outlives newer ones it never came back to.
 type Store struct {
 	now func() time.Time
 
 	mu      sync.Mutex
 	entries map[string]*entry
-	order   []string // oldest first
+	lru     entry // sentinel: lru.next is the least recently used
 	bytes   int
 	last    string
 }
 
 type entry struct {
-	body    []byte
-	starts  []int // part i is body[starts[i]:starts[i+1]] (last part ends at len)
-	touched time.Time
+	id         string
+	body       []byte // never modified after Put
+	touched    time.Time
+	prev, next *entry
 }
 
 // New returns an empty store reading time from now (time.Now when nil).
+// The clock must not go backwards (time.Now's monotonic reading does not):
+// the list's order is its order of touches.
 func New(now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{now: now, entries: make(map[string]*entry)}
+	s := &Store{now: now, entries: make(map[string]*entry)}
+	s.lru.prev, s.lru.next = &s.lru, &s.lru
+	return s
 }
 
 // Put stores a copy of body, makes it the last response and returns its id.
-// Older responses are evicted to stay within MaxEntries and MaxBytes. A body
-// larger than MaxBytes on its own is not stored and Put returns "".
+// The least recently used responses are evicted to stay within MaxEntries
+// and MaxBytes. A body larger than MaxBytes on its own is not stored and Put
+// returns "".
 func (s *Store) Put(body []byte) string {
 	if len(body) > MaxBytes {
 		return ""
 	}
-	id := newID()
-	e := &entry{body: append([]byte(nil), body...), starts: cutParts(body)}
+	e := &entry{id: newID(), body: append([]byte(nil), body...)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	s.expire(now)
-	for len(s.order) >= MaxEntries || (len(s.order) > 0 && s.bytes+len(body) > MaxBytes) {
-		s.drop(s.order[0])
+	for len(s.entries) >= MaxEntries || (len(s.entries) > 0 && s.bytes+len(body) > MaxBytes) {
+		s.drop(s.lru.next)
 	}
 	e.touched = now
-	s.entries[id] = e
-	s.order = append(s.order, id)
+	s.entries[e.id] = e
+	s.pushBack(e)
 	s.bytes += len(body)
-	s.last = id
-	return id
+	s.last = e.id
+	return e.id
 }
 
 // Last returns the id of the most recent Put that is still stored.
@@ -89,12 +98,12 @@ func (s *Store) Len() (entries, bytes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expire(s.now())
-	return len(s.order), s.bytes
+	return len(s.entries), s.bytes
 }
 
-// get returns a live entry and refreshes its inactivity timer. The body is
-// never modified after Put, so callers may slice it after unlocking.
-func (s *Store) get(id string) (*entry, error) {
+// get returns a live entry's body and refreshes its inactivity timer. The
+// body is never modified after Put, so callers may slice it after unlocking.
+func (s *Store) get(id string) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -104,37 +113,45 @@ func (s *Store) get(id string) (*entry, error) {
 		return nil, ErrNotFound
 	}
 	e.touched = now
-	return e, nil
+	s.unlink(e)
+	s.pushBack(e)
+	return e.body, nil
 }
 
-// expire drops every entry untouched for longer than TTL.
+// expire drops every entry untouched for longer than TTL: a prefix of the
+// list, so it stops at the first live one.
 func (s *Store) expire(now time.Time) {
-	for i := 0; i < len(s.order); {
-		id := s.order[i]
-		if now.Sub(s.entries[id].touched) > TTL {
-			s.drop(id)
-			continue
-		}
-		i++
+	for e := s.lru.next; e != &s.lru && now.Sub(e.touched) > TTL; e = s.lru.next {
+		s.drop(e)
 	}
 }
 
-func (s *Store) drop(id string) {
-	e := s.entries[id]
-	delete(s.entries, id)
+func (s *Store) drop(e *entry) {
+	delete(s.entries, e.id)
+	s.unlink(e)
 	s.bytes -= len(e.body)
-	for i, o := range s.order {
-		if o == id {
-			s.order = append(s.order[:i], s.order[i+1:]...)
-			break
-		}
-	}
+}
+
+func (s *Store) pushBack(e *entry) {
+	e.prev, e.next = s.lru.prev, &s.lru
+	s.lru.prev.next = e
+	s.lru.prev = e
+}
+
+func (s *Store) unlink(e *entry) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
 }
 
 // newID is random rather than a counter so an id from an earlier session
 // generation can never name a different response of a later one.
 func newID() string {
-	var b [6]byte
-	rand.Read(b[:])
-	return "z" + hex.EncodeToString(b[:])
+	const hexDigits = "0123456789abcdef"
+	var r [6]byte
+	rand.Read(r[:])
+	b := [13]byte{'z'}
+	for i, c := range r {
+		b[1+2*i], b[2+2*i] = hexDigits[c>>4], hexDigits[c&15]
+	}
+	return string(b[:])
 }
