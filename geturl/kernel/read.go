@@ -133,9 +133,10 @@ type lineRange struct {
 // refuses a path given the same range parameter twice or both end= and
 // lines= (ambiguous).
 func readTargets(args *transport.Args) ([]files.Target, *transport.Error) {
+	n := len(args.Texts("path"))
 	var (
-		paths   []string
-		ranges  []lineRange
+		paths   = make([]string, 0, n)
+		ranges  = make([]lineRange, 0, n)
 		pending lineRange
 		bad     *transport.Error
 	)
@@ -184,7 +185,7 @@ func readTargets(args *transport.Args) ([]files.Target, *transport.Error) {
 }
 
 func setRange(r *lineRange, name string, n int) bool {
-	f := map[string]*int{"start": &r.start, "end": &r.end, "lines": &r.lines}[name]
+	f := r.field(name)
 	if *f != 0 {
 		return false
 	}
@@ -192,8 +193,20 @@ func setRange(r *lineRange, name string, n int) bool {
 	return true
 }
 
-func get(r lineRange, name string) int {
-	return map[string]int{"start": r.start, "end": r.end, "lines": r.lines}[name]
+func get(r lineRange, name string) int { return *r.field(name) }
+
+// field is the range parameter called name (a switch: a map literal here
+// was built on every call).
+func (r *lineRange) field(name string) *int {
+	switch name {
+	case "start":
+		return &r.start
+	case "end":
+		return &r.end
+	case "lines":
+		return &r.lines
+	}
+	panic("kernel: no line-range parameter " + name)
 }
 
 func rangeConflict(name string, pathNo int) *transport.Error {
