@@ -196,9 +196,13 @@ func pathError(err error) *PathError {
 }
 
 // readPrefix reads up to limit+1 bytes (one more than allowed, to tell
-// whether more exist) into a pooled buffer sized from the stat, so that a
-// small file takes one read plus the read that sees EOF. The caller puts
-// the buffer back once nothing points into it.
+// whether more exist) into a pooled buffer sized from the stat. The caller
+// puts the buffer back once nothing points into it.
+//
+// A small file takes one read: a read that comes back short, having brought
+// the total to exactly the size fstat reported, is taken as the end instead
+// of asking again to see EOF (a file growing meanwhile is a race either way;
+// files whose stat size is not their content, as in /proc, read on to EOF).
 func readPrefix(fd int, size, limit int64) (*[]byte, error) {
 	bp := bufpool.Get(int(min(max(size, 0), limit) + 1))
 	buf := *bp
@@ -206,7 +210,8 @@ func readPrefix(fd int, size, limit int64) (*[]byte, error) {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, max(512, len(buf)))
 		}
-		m, err := syscall.Read(fd, buf[len(buf):min(int64(cap(buf)), limit+1)])
+		want := buf[len(buf):min(int64(cap(buf)), limit+1)]
+		m, err := syscall.Read(fd, want)
 		if err == syscall.EINTR {
 			continue
 		}
@@ -219,6 +224,9 @@ func readPrefix(fd int, size, limit int64) (*[]byte, error) {
 			break
 		}
 		buf = buf[:len(buf)+m]
+		if m < len(want) && int64(len(buf)) == size {
+			break
+		}
 	}
 	*bp = buf
 	return bp, nil

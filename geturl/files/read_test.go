@@ -403,3 +403,23 @@ func TestShare(t *testing.T) {
 		}
 	}
 }
+
+// TestReadStatSizeZero: a file whose stat size says nothing about its
+// content (procfs reports 0) is read to EOF, not cut at the stat size.
+func TestReadStatSizeZero(t *testing.T) {
+	s, err := sandbox.New("/proc/self")
+	if err != nil {
+		t.Skip("no procfs")
+	}
+	res, err := NewReader(s).Read([]Target{{Path: "status"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Files[0]
+	if f.Error != nil || !strings.HasPrefix(f.Content, "Name:") || f.TotalLines < 10 {
+		t.Fatalf("procfs read: %+v", f)
+	}
+	if !strings.Contains(f.Content, "\nVmPeak:") && !strings.Contains(f.Content, "\nThreads:") {
+		t.Fatalf("procfs read stopped early: %d bytes", len(f.Content))
+	}
+}
