@@ -44,43 +44,54 @@ type Range struct {
 	NextOffset int
 }
 
-// Part returns part n (0-based) of response id.
+// Part returns part n (0-based) of response id. The chunk is a copy.
 func (s *Store) Part(id string, n int) (Range, error) {
-	body, err := s.get(id)
-	if err != nil {
-		return Range{}, err
+	var r Range
+	err := s.read(id, func(body []byte) {
+		// Cut here rather than at Put: most stored answers are never read back.
+		start, end, parts := partBounds(body, n)
+		if n < 0 || n >= parts {
+			return
+		}
+		part := n
+		r = Range{
+			Meta: Meta{ID: id, Part: &part, Parts: parts, Offset: start, Length: end - start,
+				Total: len(body), HasMore: n+1 < parts},
+			Chunk: append([]byte(nil), body[start:end]...), NextPart: n + 1, NextOffset: end,
+		}
+	})
+	if err == nil && r.Part == nil {
+		err = ErrPartRange
 	}
-	// Cut here rather than at Put: most stored answers are never read back.
-	start, end, parts := partBounds(body, n)
-	if n < 0 || n >= parts {
-		return Range{}, ErrPartRange
-	}
-	part := n
-	return Range{
-		Meta: Meta{ID: id, Part: &part, Parts: parts, Offset: start, Length: end - start,
-			Total: len(body), HasMore: n+1 < parts},
-		Chunk: body[start:end], NextPart: n + 1, NextOffset: end,
-	}, nil
+	return r, err
 }
 
 // Range returns up to length bytes of response id from offset. A start
 // inside a multi-byte UTF-8 sequence moves back to its first byte; an end
 // inside one moves back too, unless that would leave nothing, in which case
-// it moves forward so the one straddling character is returned whole.
+// it moves forward so the one straddling character is returned whole. The
+// chunk is a copy.
 func (s *Store) Range(id string, offset, length int) (Range, error) {
-	body, err := s.get(id)
-	if err != nil {
-		return Range{}, err
+	var (
+		r   Range
+		bad bool
+	)
+	err := s.read(id, func(body []byte) {
+		total := len(body)
+		if length < 1 || length > MaxRangeLength || offset < 0 || offset > total || (offset == total && total > 0) {
+			bad = true
+			return
+		}
+		start, end := span(body, offset, length)
+		r = Range{
+			Meta:  Meta{ID: id, Offset: start, Length: end - start, Total: total, HasMore: end < total},
+			Chunk: append([]byte(nil), body[start:end]...), NextPart: -1, NextOffset: end,
+		}
+	})
+	if err == nil && bad {
+		err = ErrBadRange
 	}
-	total := len(body)
-	if length < 1 || length > MaxRangeLength || offset < 0 || offset > total || (offset == total && total > 0) {
-		return Range{}, ErrBadRange
-	}
-	start, end := span(body, offset, length)
-	return Range{
-		Meta:  Meta{ID: id, Offset: start, Length: end - start, Total: total, HasMore: end < total},
-		Chunk: body[start:end], NextPart: -1, NextOffset: end,
-	}, nil
+	return r, err
 }
 
 // span computes the boundary-corrected [start, end) of an offset read.

@@ -41,7 +41,7 @@ type Store struct {
 
 type entry struct {
 	id         string
-	body       []byte // never modified after Put
+	body       []byte // read only under mu: a later Put may reuse it once dropped
 	touched    time.Time
 	prev, next *entry
 }
@@ -62,25 +62,46 @@ func New(now func() time.Time) *Store {
 // The least recently used responses are evicted to stay within MaxEntries
 // and MaxBytes. A body larger than MaxBytes on its own is not stored and Put
 // returns "".
+//
+// Once the store is full every Put evicts, and the copy goes into the
+// evicted response's memory when it fits: a busy session then stores its
+// answers without allocating. Part and Range copy their chunk out under
+// the lock, so nothing outside the store ever holds a stored body.
 func (s *Store) Put(body []byte) string {
 	if len(body) > MaxBytes {
 		return ""
 	}
-	e := &entry{id: newID(), body: append([]byte(nil), body...)}
+	id := newID()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	s.expire(now)
-	for len(s.entries) >= MaxEntries || (len(s.entries) > 0 && s.bytes+len(body) > MaxBytes) {
-		s.drop(s.lru.next)
+	var spare *entry
+	keep := func(e *entry) { // the freed entry whose memory fits body best
+		if fits(cap(e.body), len(body)) && (spare == nil || cap(e.body) < cap(spare.body)) {
+			spare = e
+		}
 	}
-	e.touched = now
-	s.entries[e.id] = e
+	s.expireWith(now, keep)
+	for len(s.entries) >= MaxEntries || (len(s.entries) > 0 && s.bytes+len(body) > MaxBytes) {
+		e := s.lru.next
+		s.drop(e)
+		keep(e)
+	}
+	e := spare
+	if e == nil {
+		e = &entry{}
+	}
+	*e = entry{id: id, body: append(e.body[:0], body...), touched: now}
+	s.entries[id] = e
 	s.pushBack(e)
 	s.bytes += len(body)
-	s.last = e.id
-	return e.id
+	s.last = id
+	return id
 }
+
+// fits reports whether a freed body of capacity c may hold n bytes: enough
+// room, and not so much that a small answer pins a large buffer.
+func fits(c, n int) bool { return c >= n && c <= 2*n+4096 }
 
 // Last returns the id of the most recent Put that is still stored.
 func (s *Store) Last() (string, bool) {
@@ -101,28 +122,36 @@ func (s *Store) Len() (entries, bytes int) {
 	return len(s.entries), s.bytes
 }
 
-// get returns a live entry's body and refreshes its inactivity timer. The
-// body is never modified after Put, so callers may slice it after unlocking.
-func (s *Store) get(id string) ([]byte, error) {
+// read calls fn with a live entry's body, under the lock (the body may be
+// reused by a later Put once the lock is released), and refreshes the
+// entry's inactivity timer.
+func (s *Store) read(id string, fn func(body []byte)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	s.expire(now)
 	e, ok := s.entries[id]
 	if !ok {
-		return nil, ErrNotFound
+		return ErrNotFound
 	}
 	e.touched = now
 	s.unlink(e)
 	s.pushBack(e)
-	return e.body, nil
+	fn(e.body)
+	return nil
 }
 
 // expire drops every entry untouched for longer than TTL: a prefix of the
 // list, so it stops at the first live one.
-func (s *Store) expire(now time.Time) {
+func (s *Store) expire(now time.Time) { s.expireWith(now, nil) }
+
+// expireWith is expire, handing each dropped entry to freed (when set).
+func (s *Store) expireWith(now time.Time, freed func(*entry)) {
 	for e := s.lru.next; e != &s.lru && now.Sub(e.touched) > TTL; e = s.lru.next {
 		s.drop(e)
+		if freed != nil {
+			freed(e)
+		}
 	}
 }
 

@@ -398,3 +398,66 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestRecycledBodiesNeverLeak: once full, the store copies new answers into
+// evicted answers' memory. Readers racing with those Puts must still get
+// exactly the bytes of the response they named (each body here is one
+// repeated byte), never a later answer's.
+func TestRecycledBodiesNeverLeak(t *testing.T) {
+	s := New(nil)
+	var (
+		mu   sync.Mutex
+		fill = map[string]byte{}
+		ids  []string
+	)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 400 {
+				c := byte('a' + (g*400+i)%26)
+				id := s.Put(bytesOf(c, 3000+i%7*10))
+				mu.Lock()
+				fill[id] = c
+				ids = append(ids, id)
+				mu.Unlock()
+			}
+		})
+		wg.Go(func() {
+			for i := range 800 {
+				mu.Lock()
+				if len(ids) == 0 {
+					mu.Unlock()
+					continue
+				}
+				id := ids[(i*7919)%len(ids)]
+				want := fill[id]
+				mu.Unlock()
+				for _, get := range []func() (Range, error){
+					func() (Range, error) { return s.Part(id, 1) },
+					func() (Range, error) { return s.Range(id, 100, 2000) },
+				} {
+					r, err := get()
+					if errors.Is(err, ErrNotFound) {
+						continue
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					for _, b := range r.Chunk {
+						if b != want {
+							t.Errorf("%s: chunk holds %q, want only %q", id, b, want)
+							return
+						}
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n, size := s.Len(); n > MaxEntries || size > MaxBytes {
+		t.Fatalf("%d entries, %d bytes", n, size)
+	}
+}
+
+func bytesOf(c byte, n int) []byte { return bytes.Repeat([]byte{c}, n) }
