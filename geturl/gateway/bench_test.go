@@ -92,6 +92,17 @@ func BenchmarkReadOneFile4KiBServerCPU(b *testing.B) {
 	benchServerCPU(b, e.srv.URL+"/v0/"+s.Token(CapRead)+"/r?path=four.ts")
 }
 
+// BenchmarkReadEightFilesServerCPU is /r of eight 2 KiB files, server CPU
+// alone.
+func BenchmarkReadEightFilesServerCPU(b *testing.B) {
+	e, s := benchEnv(b)
+	q := ""
+	for i := range 8 {
+		q += fmt.Sprintf("&path=f%d.ts", i)
+	}
+	benchServerCPU(b, e.srv.URL+"/v0/"+s.Token(CapRead)+"/r?"+q[1:])
+}
+
 // BenchmarkStaticAnswerServerCPU is the floor under the one above: the same
 // server and client, a handler that writes a fixed answer of the same size
 // (4.7 KB, Content-Length set, one Write). What it costs is net/http, the

@@ -29,8 +29,13 @@ func Get(n int) *[]byte {
 		return &b
 	}
 	c := class(n)
-	if b, ok := pools[c].Get().(*[]byte); ok {
-		return b
+	// A buffer that grew past its first class is put back in a larger one:
+	// look one and two classes up before allocating, or a caller whose data
+	// outgrew its first guess would allocate (and then grow) every time.
+	for k := c; k < min(c+3, len(pools)); k++ {
+		if b, ok := pools[k].Get().(*[]byte); ok {
+			return b
+		}
 	}
 	b := make([]byte, 0, 1<<(c+minShift))
 	return &b
