@@ -67,8 +67,10 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) int {
 // as its first key. The stored bytes are the tool's answer itself, which is
 // what /z reconstructs. HEAD answers are neither stored nor counted.
 //
-// The answer is encoded into a pooled buffer; the store keeps its own copy,
-// so the buffer goes back to the pool once net/http has written it.
+// The answer is encoded into a pooled buffer after fallbackRoom bytes left
+// free, so a rangeFallback prefix is written in front of it in place rather
+// than into a copy; the store keeps its own copy, and the buffer goes back
+// to the pool once net/http has written it.
 func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, rec *record, c *kernel.Call, v any, terr *transport.Error) {
 	rec.status = http.StatusOK
 	if terr != nil {
@@ -82,33 +84,46 @@ func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, rec *record, c 
 	}
 	buf := bufpool.Get(answerBufLen)
 	defer bufpool.Put(buf)
-	body, err := transport.AppendJSON((*buf)[:0], v)
+	b, err := transport.AppendJSON((*buf)[:fallbackRoom], v)
 	if err != nil {
 		rec.code = transport.CodeInternal
-		body, _ = transport.AppendJSON((*buf)[:0], &transport.Error{Code: transport.CodeInternal, Detail: "cannot encode the answer"})
+		b, _ = transport.AppendJSON((*buf)[:fallbackRoom], &transport.Error{Code: transport.CodeInternal, Detail: "cannot encode the answer"})
 	}
-	*buf = body // keep a grown buffer for the pool
+	*buf = b // keep a grown buffer for the pool
+	body := b[fallbackRoom:]
 	rec.bytes = len(body)
 	if c.Head || c.Session.Replay() == nil {
 		write(w, http.StatusOK, ctypeJSON, body)
 		return
 	}
-	id := c.Session.Replay().Put(body)
+	id := c.Session.Replay().Put(body) // copies: body may be overwritten below
 	if id == "" || len(body) <= replay.PartSize || len(body) < 2 || body[0] != '{' {
 		write(w, http.StatusOK, ctypeJSON, body)
 		return
 	}
-	out := bufpool.Get(len(body) + len(c.Base()) + 128)
-	defer bufpool.Put(out)
-	o := appendRangeFallback((*out)[:0], c.Base(), id, len(body))
+	var room [fallbackRoom + 1]byte
+	pre := appendRangeFallback(room[:0], c.Base(), id, len(body))
 	if len(body) > 2 { // not "{}"
-		o = append(o, ',')
+		pre = append(pre, ',')
 	}
-	o = append(o, body[1:]...)
-	*out = o
-	rec.bytes, rec.fallback = len(o), true
-	write(w, http.StatusOK, ctypeJSON, o)
+	var out []byte
+	if start := fallbackRoom + 1 - len(pre); start >= 0 {
+		out = b[start:] // pre, then body without its '{'
+		copy(out, pre)
+	} else {
+		// A public origin too long for the room: compose a copy.
+		o := bufpool.Get(len(pre) + len(body))
+		defer bufpool.Put(o)
+		out = append(append((*o)[:0], pre...), body[1:]...)
+		*o = out
+	}
+	rec.bytes, rec.fallback = len(out), true
+	write(w, http.StatusOK, ctypeJSON, out)
 }
+
+// fallbackRoom is the space an answer is encoded after, for its
+// rangeFallback prefix: enough for a public origin of about 100 bytes.
+const fallbackRoom = 256
 
 // appendRangeFallback appends `{"rangeFallback":{…}` (the answer's first
 // key, object still open) for stored response id of n bytes on base.

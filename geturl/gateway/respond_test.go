@@ -111,3 +111,49 @@ type recordingWriter struct {
 func (d *recordingWriter) Header() http.Header         { return d.h }
 func (d *recordingWriter) Write(p []byte) (int, error) { return d.body.Write(p) }
 func (d *recordingWriter) WriteHeader(s int)           { d.status = s }
+
+// TestRangeFallbackLongOrigin: a public origin too long for the room left
+// in front of the answer still gets its exact rangeFallback (composed in a
+// copy instead of in place), and the same bytes as a short one otherwise.
+func TestRangeFallbackLongOrigin(t *testing.T) {
+	dir := t.TempDir()
+	content := strings.Repeat("line of text\n", 400)
+	os.WriteFile(filepath.Join(dir, "big.txt"), []byte(content), 0o644)
+	e := newEnv(t)
+	s := newSession(t, dir, kernel.Permissions{}, "A")
+	e.table.Add(s)
+	for _, host := range []string{"abc.trycloudflare.com", strings.Repeat("a", 200) + ".trycloudflare.com"} {
+		e.publicOrigin = "https://" + host
+		r := e.get("/v0/"+s.Token(CapRead)+"/r?path=big.txt", host)
+		var a struct {
+			RangeFallback struct {
+				ID    string
+				Bytes int
+				First string
+			} `json:"rangeFallback"`
+			Files []struct{ Content string }
+		}
+		if err := json.Unmarshal([]byte(r.body), &a); err != nil || len(a.Files) != 1 || a.Files[0].Content != content {
+			t.Fatalf("%d-byte origin: %v %.200s", len(e.publicOrigin), err, r.body)
+		}
+		want := e.publicOrigin + "/v0/" + s.Token(CapRead) + "/z?id=" + a.RangeFallback.ID + "&part=0"
+		if a.RangeFallback.First != want {
+			t.Fatalf("first %q, want %q", a.RangeFallback.First, want)
+		}
+		var stored []byte
+		for part := 0; ; part++ {
+			p, err := s.store.Part(a.RangeFallback.ID, part)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored = append(stored, p.Chunk...)
+			if !p.HasMore {
+				break
+			}
+		}
+		prefix, _ := transport.Marshal(rangeFallback{ID: a.RangeFallback.ID, Bytes: len(stored), First: want})
+		if r.body != `{"rangeFallback":`+string(prefix)+","+string(stored[1:]) {
+			t.Fatalf("%d-byte origin: the answer is not the stored one behind its rangeFallback", len(e.publicOrigin))
+		}
+	}
+}
