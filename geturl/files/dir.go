@@ -17,7 +17,7 @@ const entryCost = 40
 func (r *Reader) loadDir(it *item, f *os.File, t Target, lim Limits) {
 	ents, err := f.ReadDir(lim.MaxDirNames + 1)
 	if err != nil && err != io.EOF {
-		*it = failed(it.res.Path, err)
+		it.fail(it.res.Path, err)
 		return
 	}
 	if len(ents) > lim.MaxDirNames {
@@ -29,7 +29,7 @@ func (r *Reader) loadDir(it *item, f *os.File, t Target, lim Limits) {
 	start := max(t.Start, 1)
 	if start > len(ents) && len(ents) > 0 {
 		total := it.res.TotalLines
-		*it = failed(it.res.Path, errPastEnd)
+		it.fail(it.res.Path, errPastEnd)
 		it.res.TotalLines = total
 		return
 	}

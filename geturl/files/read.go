@@ -2,12 +2,12 @@ package files
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"slices"
 	"syscall"
 
+	"github.com/hubdev/hub/geturl/internal/bufpool"
 	"github.com/hubdev/hub/geturl/sandbox"
 )
 
@@ -29,6 +29,7 @@ type item struct {
 	demand  int     // bytes the whole request would take
 	endLine int     // file: last requested line that exists
 	more    bool    // file: lines beyond the window exist but are unknown (large file)
+	buf     *[]byte // file: the pooled read buffer text points into, released by Read
 }
 
 // Read reads targets in order and shares the text allowance among them.
@@ -45,24 +46,36 @@ func (r *Reader) Read(targets []Target) (Result, error) {
 			return Result{}, ErrBadRange
 		}
 	}
-	items := make([]item, len(targets))
-	demands := make([]int, len(targets))
+	n := len(targets)
+	items := make([]item, n)
+	defer func() {
+		for i := range items {
+			if items[i].buf != nil {
+				bufpool.Put(items[i].buf) // every text is a string copy by now
+			}
+		}
+	}()
+	ints := make([]int, 2*n)
+	demands, alloc := ints[:n], ints[n:]
 	for i, t := range targets {
 		items[i] = r.load(t, lim)
 		demands[i] = items[i].demand
 	}
 	budget := lim.SingleFileCap
-	if len(targets) > 1 {
-		budget = lim.Budget - len(targets)*lim.Overhead
+	if n > 1 {
+		budget = lim.Budget - n*lim.Overhead
 	}
-	alloc := share(demands, budget, lim.SingleFileCap)
+	share(alloc, demands, budget, lim.SingleFileCap)
+	// One backing array for the five path lists: each holds at most n, and
+	// the capacity caps keep a caller's append from running into the next.
+	paths := make([]string, 5*n)
 	res := Result{
-		Files:           make([]FileResult, len(items)),
-		RequestedPaths:  make([]string, len(targets)),
-		ReturnedPaths:   []string{},
-		CompletePaths:   []string{},
-		IncompletePaths: []string{},
-		UnreturnedPaths: []string{},
+		Files:           make([]FileResult, n),
+		RequestedPaths:  paths[:n:n],
+		ReturnedPaths:   paths[n : n : 2*n],
+		CompletePaths:   paths[2*n : 2*n : 3*n],
+		IncompletePaths: paths[3*n : 3*n : 4*n],
+		UnreturnedPaths: paths[4*n : 4*n : 5*n],
 		AllComplete:     true,
 	}
 	for i := range items {
@@ -89,6 +102,10 @@ func (r *Reader) Read(targets []Target) (Result, error) {
 
 // load resolves and reads one target up to the point where only its
 // allowance is missing.
+//
+// A file is read through its descriptor with plain system calls: an
+// *os.File would cost an allocation, a cleanup registration and a failed
+// epoll registration per read for a descriptor that is used once.
 func (r *Reader) load(t Target, lim Limits) item {
 	p, err := r.Scope.ResolveExisting(t.Path)
 	if err != nil {
@@ -96,27 +113,48 @@ func (r *Reader) load(t Target, lim Limits) item {
 	}
 	// O_NONBLOCK: opening a FIFO must not wait for a writer. O_NOFOLLOW:
 	// p.Host is a realpath, so a link here was swapped in after resolving.
-	f, err := os.OpenFile(p.Host, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	fd, err := open(p.Host, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC)
 	if err != nil {
 		return failed(p.Virtual, err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
+	var st syscall.Stat_t
+	if err := ignoringEINTR(func() error { return syscall.Fstat(fd, &st) }); err != nil {
+		syscall.Close(fd)
 		return failed(p.Virtual, err)
 	}
-	it := item{res: FileResult{Path: p.Virtual, Host: p.Host, Size: fi.Size()}}
-	switch {
-	case fi.IsDir():
+	it := item{res: FileResult{Path: p.Virtual, Host: p.Host, Size: st.Size}}
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		f := os.NewFile(uintptr(fd), p.Host) // ReadDir wants an *os.File; directories are rarer
+		defer f.Close()
 		it.res.Kind = KindDir
 		r.loadDir(&it, f, t, lim)
-	case fi.Mode().IsRegular():
+	case syscall.S_IFREG:
+		defer syscall.Close(fd)
 		it.res.Kind = KindFile
-		loadFile(&it, f, fi, t, lim)
+		loadFile(&it, fd, st.Size, st.Mtim.Nano(), t, lim)
 	default:
+		syscall.Close(fd)
 		return failed(p.Virtual, errUnsupported)
 	}
 	return it
+}
+
+func open(path string, flags int) (int, error) {
+	for {
+		fd, err := syscall.Open(path, flags, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+func ignoringEINTR(fn func() error) error {
+	for {
+		if err := fn(); err != syscall.EINTR {
+			return err
+		}
+	}
 }
 
 var (
@@ -128,6 +166,13 @@ var (
 // failed reports a path that produced no result, with an agent-safe error.
 func failed(display string, err error) item {
 	return item{res: FileResult{Path: display, Error: pathError(err)}}
+}
+
+// fail turns it into a failure, keeping its read buffer for Read to release.
+func (it *item) fail(display string, err error) {
+	buf := it.buf
+	*it = failed(display, err)
+	it.buf = buf
 }
 
 func pathError(err error) *PathError {
@@ -151,22 +196,38 @@ func pathError(err error) *PathError {
 }
 
 // readPrefix reads up to limit+1 bytes (one more than allowed, to tell
-// whether more exist), sizing the buffer from the stat so that a small file
-// takes one read plus the read that sees EOF.
-func readPrefix(f *os.File, size, limit int64) ([]byte, error) {
-	buf := make([]byte, 0, min(max(size, 0), limit)+1)
+// whether more exist) into a pooled buffer sized from the stat. The caller
+// puts the buffer back once nothing points into it.
+//
+// A small file takes one read: a read that comes back short, having brought
+// the total to exactly the size fstat reported, is taken as the end instead
+// of asking again to see EOF (a file growing meanwhile is a race either way;
+// files whose stat size is not their content, as in /proc, read on to EOF).
+func readPrefix(fd int, size, limit int64) (*[]byte, error) {
+	bp := bufpool.Get(int(min(max(size, 0), limit) + 1))
+	buf := *bp
 	for int64(len(buf)) <= limit {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, max(512, len(buf)))
 		}
-		m, err := f.Read(buf[len(buf):min(int64(cap(buf)), limit+1)])
-		buf = buf[:len(buf)+m]
-		if err == io.EOF {
-			break
+		want := buf[len(buf):min(int64(cap(buf)), limit+1)]
+		m, err := syscall.Read(fd, want)
+		if err == syscall.EINTR {
+			continue
 		}
 		if err != nil {
+			*bp = buf
+			bufpool.Put(bp)
 			return nil, err
 		}
+		if m == 0 {
+			break
+		}
+		buf = buf[:len(buf)+m]
+		if m < len(want) && int64(len(buf)) == size {
+			break
+		}
 	}
-	return buf, nil
+	*bp = buf
+	return bp, nil
 }

@@ -321,6 +321,10 @@ func TestLargeFile(t *testing.T) {
 	if got.TotalLines != -1 || !strings.HasPrefix(got.Fingerprint, "meta-") || got.Complete || !got.Truncated {
 		t.Fatalf("large file: %+v", got)
 	}
+	fi, _ := os.Stat(filepath.Join(f.root, "mid.txt"))
+	if want := fmt.Sprintf("meta-%x-%x", fi.Size(), fi.ModTime().UnixNano()); got.Fingerprint != want {
+		t.Fatalf("fingerprint %q, want %q (size and mtime)", got.Fingerprint, want)
+	}
 	if len(got.Content) > 1000 || !strings.HasSuffix(got.Content, "\n") || got.NextStartLine != got.EndLine+1 {
 		t.Fatalf("large file page: %d bytes, next %d", len(got.Content), got.NextStartLine)
 	}
@@ -393,8 +397,29 @@ func TestShare(t *testing.T) {
 		{[]int{10, 10}, -5, 100, []int{0, 0}},
 	}
 	for _, tc := range cases {
-		if got := share(tc.demands, tc.budget, tc.limit); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+		got := []int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}[:len(tc.demands)] // stale values must not survive
+		if share(got, tc.demands, tc.budget, tc.limit); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("share(%v, %d, %d) = %v, want %v", tc.demands, tc.budget, tc.limit, got, tc.want)
 		}
+	}
+}
+
+// TestReadStatSizeZero: a file whose stat size says nothing about its
+// content (procfs reports 0) is read to EOF, not cut at the stat size.
+func TestReadStatSizeZero(t *testing.T) {
+	s, err := sandbox.New("/proc/self")
+	if err != nil {
+		t.Skip("no procfs")
+	}
+	res, err := NewReader(s).Read([]Target{{Path: "status"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Files[0]
+	if f.Error != nil || !strings.HasPrefix(f.Content, "Name:") || f.TotalLines < 10 {
+		t.Fatalf("procfs read: %+v", f)
+	}
+	if !strings.Contains(f.Content, "\nVmPeak:") && !strings.Contains(f.Content, "\nThreads:") {
+		t.Fatalf("procfs read stopped early: %d bytes", len(f.Content))
 	}
 }

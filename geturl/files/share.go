@@ -6,10 +6,12 @@ import "slices"
 // ascending order of demand each file gets the smaller of what it wants and
 // an equal split of what is left, so nobody gets less than budget/n unless it
 // asked for less, and nothing is left idle while someone still wants more.
-// No allowance exceeds limit.
-func share(demands []int, budget, limit int) []int {
-	alloc := make([]int, len(demands))
-	order := make([]int, 0, len(demands))
+// No allowance exceeds limit. It writes the allowances to alloc, which is
+// as long as demands.
+func share(alloc, demands []int, budget, limit int) {
+	clear(alloc)
+	var small [8]int // a read names at most 8 paths by default: no allocation
+	order := small[:0]
 	for i, d := range demands {
 		if d > 0 {
 			order = append(order, i)
@@ -36,5 +38,4 @@ func share(demands []int, budget, limit int) []int {
 			left -= extra
 		}
 	}
-	return alloc
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"os"
 	"strconv"
 	"unicode/utf8"
 )
@@ -16,14 +15,17 @@ const sniffBytes = 8000
 // 64 bits tell one version of a file from the next.
 const fingerprintHex = 16
 
-// loadFile reads a regular file and keeps the requested lines.
-func loadFile(it *item, f *os.File, fi os.FileInfo, t Target, lim Limits) {
-	data, err := readPrefix(f, fi.Size(), lim.MaxScanBytes)
+// loadFile reads the regular file open as fd (size and mtime, in Unix
+// nanoseconds, from its stat) and keeps the requested lines.
+func loadFile(it *item, fd int, size, mtime int64, t Target, lim Limits) {
+	bp, err := readPrefix(fd, size, lim.MaxScanBytes)
 	if err != nil {
-		*it = failed(it.res.Path, err)
+		it.fail(it.res.Path, err)
 		return
 	}
-	it.res.Size = max(fi.Size(), int64(len(data)))
+	it.buf = bp
+	data := *bp
+	it.res.Size = max(size, int64(len(data)))
 	large := int64(len(data)) > lim.MaxScanBytes
 	if large {
 		// Serve the prefix up to its last complete line; the rest of the
@@ -32,7 +34,7 @@ func loadFile(it *item, f *os.File, fi os.FileInfo, t Target, lim Limits) {
 		if nl := bytes.LastIndexByte(data, '\n'); nl >= 0 {
 			data = data[:nl+1]
 		}
-		it.res.Fingerprint = "meta-" + strconv.FormatInt(it.res.Size, 16) + "-" + strconv.FormatInt(fi.ModTime().UnixNano(), 16)
+		it.res.Fingerprint = "meta-" + strconv.FormatInt(it.res.Size, 16) + "-" + strconv.FormatInt(mtime, 16)
 		it.res.TotalLines = -1
 	} else {
 		it.res.Fingerprint = Fingerprint(data)
@@ -50,7 +52,7 @@ func loadFile(it *item, f *os.File, fi os.FileInfo, t Target, lim Limits) {
 			why = errPastScan
 		}
 		total, size, fp := it.res.TotalLines, it.res.Size, it.res.Fingerprint
-		*it = failed(it.res.Path, why)
+		it.fail(it.res.Path, why)
 		it.res.TotalLines, it.res.Size, it.res.Fingerprint = total, size, fp
 		return
 	}
@@ -68,11 +70,7 @@ func loadFile(it *item, f *os.File, fi os.FileInfo, t Target, lim Limits) {
 	if keep := lim.SingleFileCap + 1; len(window) > keep {
 		window = window[:keep]
 	}
-	if cap(data) > 64<<10 {
-		// Do not pin a large read buffer for the sake of its window.
-		window = append([]byte(nil), window...)
-	}
-	it.text = window
+	it.text = window // cut copies what it keeps; Read then releases the buffer
 }
 
 // Fingerprint is the fingerprint Read reports for a file with contents b

@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,7 +89,41 @@ func BenchmarkReadEightFiles(b *testing.B) {
 // time, children excluded): the number the ≤ 100 µs target is about.
 func BenchmarkReadOneFile4KiBServerCPU(b *testing.B) {
 	e, s := benchEnv(b)
-	url := e.srv.URL + "/v0/" + s.Token(CapRead) + "/r?path=four.ts"
+	benchServerCPU(b, e.srv.URL+"/v0/"+s.Token(CapRead)+"/r?path=four.ts")
+}
+
+// BenchmarkReadEightFilesServerCPU is /r of eight 2 KiB files, server CPU
+// alone.
+func BenchmarkReadEightFilesServerCPU(b *testing.B) {
+	e, s := benchEnv(b)
+	q := ""
+	for i := range 8 {
+		q += fmt.Sprintf("&path=f%d.ts", i)
+	}
+	benchServerCPU(b, e.srv.URL+"/v0/"+s.Token(CapRead)+"/r?"+q[1:])
+}
+
+// BenchmarkStaticAnswerServerCPU is the floor under the one above: the same
+// server and client, a handler that writes a fixed answer of the same size
+// (4.7 KB, Content-Length set, one Write). What it costs is net/http, the
+// socket and the Go scheduler, none of which the gateway controls.
+func BenchmarkStaticAnswerServerCPU(b *testing.B) {
+	e, s := benchEnv(b)
+	w := &discardWriter{h: http.Header{}}
+	e.gw.ServeHTTP(w, httptestRequest(e, "/v0/"+s.Token(CapRead)+"/r?path=four.ts"))
+	body := bytes.Repeat([]byte("x"), w.n)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		write(w, http.StatusOK, ctypeJSON, body)
+	}))
+	b.Cleanup(srv.Close)
+	benchServerCPU(b, srv.URL+"/")
+}
+
+// benchServerCPU GETs url b.N times from a child process over one
+// keep-alive connection and reports this process's CPU per request (and
+// its allocations: the server's alone, as the client is elsewhere).
+func benchServerCPU(b *testing.B, url string) {
+	b.ReportAllocs()
 	run := func(n int) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestBenchClientProcess$")
 		cmd.Env = append(os.Environ(), "GETURL_BENCH_URL="+url, "GETURL_BENCH_N="+strconv.Itoa(n), "GOMAXPROCS=1")
@@ -148,10 +184,11 @@ func httptestRequest(e *env, target string) *http.Request {
 type discardWriter struct {
 	h      http.Header
 	status int
+	n      int
 }
 
 func (d *discardWriter) Header() http.Header         { return d.h }
-func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discardWriter) Write(p []byte) (int, error) { d.n += len(p); return len(p), nil }
 func (d *discardWriter) WriteHeader(s int)           { d.status = s }
 
 // tree10k writes 10,000 small source files in 100 directories; every 50th

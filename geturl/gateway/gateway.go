@@ -3,7 +3,9 @@ package gateway
 import (
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hubdev/hub/geturl/kernel"
@@ -51,11 +53,18 @@ type Event struct {
 type Gateway struct {
 	opts Options
 	log  *slog.Logger
+	// loopHost is 127.0.0.1:<port> and loopOrigin its origin, built once.
+	loopHost, loopOrigin string
+	po                   atomic.Pointer[normalized] // see publicOrigin
 }
 
 // New returns the handler.
 func New(opts Options) *Gateway {
 	g := &Gateway{opts: opts, log: opts.Logger}
+	if opts.Port > 0 {
+		g.loopHost = "127.0.0.1:" + strconv.Itoa(opts.Port)
+		g.loopOrigin = "http://" + g.loopHost
+	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -140,13 +149,13 @@ func parsePath(path string) (reqPath, bool) {
 			return reqPath{init: true, token: tok}, tok != "" && !strings.Contains(tok, "/")
 		}
 	}
-	tok, route, hasRoute := strings.Cut(rest, "/")
+	tok, _, hasRoute := strings.Cut(rest, "/")
 	if tok == "" {
 		return reqPath{}, false
 	}
 	p := reqPath{token: tok}
 	if hasRoute {
-		p.route = "/" + route
+		p.route = rest[len(tok):] // "/r", sliced rather than built
 	}
 	return p, true
 }

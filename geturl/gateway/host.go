@@ -19,6 +19,9 @@ import (
 // 127.0.0.1 cannot drive the gateway from a browser.
 func (g *Gateway) origin(r *http.Request) (string, bool) {
 	host := strings.ToLower(r.Host)
+	if host == g.loopHost && host != "" {
+		return g.loopOrigin, true // the usual local Host, without building the string again
+	}
 	if po := g.publicOrigin(); po != "" {
 		scheme, poHost, _ := strings.Cut(po, "://")
 		if host == poHost || (scheme == "https" && host == poHost+":443") || (scheme == "http" && host == poHost+":80") {
@@ -31,14 +34,27 @@ func (g *Gateway) origin(r *http.Request) (string, bool) {
 	return "", false
 }
 
-// publicOrigin is the configured public origin, normalised, or "".
+// publicOrigin is the configured public origin, normalised, or "". The
+// last normalisation is remembered: the origin changes only when a tunnel
+// restarts, and parsing it as a URL on every request was measurable.
 func (g *Gateway) publicOrigin() string {
 	if g.opts.PublicOrigin == nil {
 		return ""
 	}
-	o, ok := hub.NormalizeOrigin(g.opts.PublicOrigin())
-	if !ok {
+	raw := g.opts.PublicOrigin()
+	if raw == "" {
 		return ""
 	}
+	if c := g.po.Load(); c != nil && c.raw == raw {
+		return c.norm
+	}
+	o, ok := hub.NormalizeOrigin(raw)
+	if !ok {
+		o = ""
+	}
+	g.po.Store(&normalized{raw: raw, norm: o})
 	return o
 }
+
+// normalized is one public origin as configured and as normalised.
+type normalized struct{ raw, norm string }

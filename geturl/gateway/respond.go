@@ -1,10 +1,11 @@
 package gateway
 
 import (
-	"bytes"
 	"net/http"
 	"strconv"
 
+	"github.com/hubdev/hub/geturl/internal/bufpool"
+	"github.com/hubdev/hub/geturl/internal/jsonw"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/replay"
 	"github.com/hubdev/hub/geturl/transport"
@@ -17,28 +18,46 @@ var opaque404 = []byte(`{"ok":false,"errorCode":"not_found","retryable":false}`)
 
 func (g *Gateway) notFound(w http.ResponseWriter, r *http.Request, rec *record) {
 	rec.status, rec.code, rec.bytes = http.StatusNotFound, transport.CodeNotFound, len(opaque404)
-	write(w, http.StatusNotFound, "application/json", opaque404)
+	write(w, http.StatusNotFound, ctypeJSON, opaque404)
 }
 
+// Header values every answer shares. They are assigned to the header map
+// directly (Set would allocate a slice per header per request); net/http
+// only reads them, and nothing in this package modifies one in place.
+var (
+	ctypeJSON = []string{"application/json"}
+	ctypeText = []string{"text/plain; charset=utf-8"}
+	noStore   = []string{"no-store"}
+	noSniff   = []string{"nosniff"}
+)
+
+// answerBufLen is the pooled buffer an answer starts in: a /r of one
+// ordinary source file fits.
+const answerBufLen = 8 << 10
+
 // write sends a complete body with the headers every answer carries: no
-// caching anywhere (answers are session state), no sniffing.
-func write(w http.ResponseWriter, status int, ctype string, body []byte) {
+// caching anywhere (answers are session state), no sniffing, and the
+// length, so net/http sends headers and body without chunking.
+func write(w http.ResponseWriter, status int, ctype []string, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", ctype)
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"] = ctype
+	h["Cache-Control"] = noStore
+	h["X-Content-Type-Options"] = noSniff
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	w.Write(body)
 }
 
 // writeJSON marshals v without HTML escaping (exact URLs keep their &).
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) int {
-	b, err := transport.Marshal(v)
+	buf := bufpool.Get(answerBufLen)
+	defer bufpool.Put(buf)
+	b, err := transport.AppendJSON((*buf)[:0], v)
 	if err != nil {
-		b, _ = transport.Marshal(&transport.Error{Code: transport.CodeInternal, Detail: "cannot encode the answer"})
+		b, _ = transport.AppendJSON((*buf)[:0], &transport.Error{Code: transport.CodeInternal, Detail: "cannot encode the answer"})
 	}
-	write(w, status, "application/json", b)
+	*buf = b
+	write(w, status, ctypeJSON, b)
 	return len(b)
 }
 
@@ -47,6 +66,11 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) int {
 // them; one larger than a range part is served with a rangeFallback object
 // as its first key. The stored bytes are the tool's answer itself, which is
 // what /z reconstructs. HEAD answers are neither stored nor counted.
+//
+// The answer is encoded into a pooled buffer after fallbackRoom bytes left
+// free, so a rangeFallback prefix is written in front of it in place rather
+// than into a copy; the store keeps its own copy, and the buffer goes back
+// to the pool once net/http has written it.
 func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, rec *record, c *kernel.Call, v any, terr *transport.Error) {
 	rec.status = http.StatusOK
 	if terr != nil {
@@ -55,47 +79,67 @@ func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, rec *record, c 
 	}
 	if text, ok := v.(kernel.PlainText); ok {
 		rec.bytes = len(text)
-		write(w, http.StatusOK, "text/plain; charset=utf-8", text)
+		write(w, http.StatusOK, ctypeText, text)
 		return
 	}
-	body, err := transport.Marshal(v)
+	buf := bufpool.Get(answerBufLen)
+	defer bufpool.Put(buf)
+	b, err := transport.AppendJSON((*buf)[:fallbackRoom], v)
 	if err != nil {
 		rec.code = transport.CodeInternal
-		body, _ = transport.Marshal(&transport.Error{Code: transport.CodeInternal, Detail: "cannot encode the answer"})
+		b, _ = transport.AppendJSON((*buf)[:fallbackRoom], &transport.Error{Code: transport.CodeInternal, Detail: "cannot encode the answer"})
 	}
+	*buf = b // keep a grown buffer for the pool
+	body := b[fallbackRoom:]
 	rec.bytes = len(body)
 	if c.Head || c.Session.Replay() == nil {
-		write(w, http.StatusOK, "application/json", body)
+		write(w, http.StatusOK, ctypeJSON, body)
 		return
 	}
-	store := c.Session.Replay()
-	id := store.Put(body)
+	id := c.Session.Replay().Put(body) // copies: body may be overwritten below
 	if id == "" || len(body) <= replay.PartSize || len(body) < 2 || body[0] != '{' {
-		write(w, http.StatusOK, "application/json", body)
+		write(w, http.StatusOK, ctypeJSON, body)
 		return
 	}
-	fb, _ := transport.Marshal(rangeFallback{
-		ID: id, Bytes: len(body),
-		First: c.URL("/z", new(transport.Query).Add("id", id).Add("part", "0")),
-	})
-	var out bytes.Buffer
-	out.Grow(len(body) + len(fb) + 20)
-	out.WriteString(`{"rangeFallback":`)
-	out.Write(fb)
+	var room [fallbackRoom + 1]byte
+	pre := appendRangeFallback(room[:0], c.Base(), id, len(body))
 	if len(body) > 2 { // not "{}"
-		out.WriteByte(',')
+		pre = append(pre, ',')
 	}
-	out.Write(body[1:])
-	rec.bytes, rec.fallback = out.Len(), true
-	write(w, http.StatusOK, "application/json", out.Bytes())
+	var out []byte
+	if start := fallbackRoom + 1 - len(pre); start >= 0 {
+		out = b[start:] // pre, then body without its '{'
+		copy(out, pre)
+	} else {
+		// A public origin too long for the room: compose a copy.
+		o := bufpool.Get(len(pre) + len(body))
+		defer bufpool.Put(o)
+		out = append(append((*o)[:0], pre...), body[1:]...)
+		*o = out
+	}
+	rec.bytes, rec.fallback = len(out), true
+	write(w, http.StatusOK, ctypeJSON, out)
 }
 
-// rangeFallback leads a large answer: if the reader cut it short, fetch
-// First, then each part's next until hasMore is false, and concatenate the
-// chunks (Bytes in all). It carries no part count: that would cost a second
-// store lookup per large answer, and the range answers say it anyway.
-type rangeFallback struct {
-	ID    string `json:"id"`
-	Bytes int    `json:"bytes"`
-	First string `json:"first"`
+// fallbackRoom is the space an answer is encoded after, for its
+// rangeFallback prefix: enough for a public origin of about 100 bytes.
+const fallbackRoom = 256
+
+// appendRangeFallback appends `{"rangeFallback":{…}` (the answer's first
+// key, object still open) for stored response id of n bytes on base.
+//
+// The object leads a large answer: if the reader cut it short, fetch first,
+// then each part's next until hasMore is false, and concatenate the chunks
+// (bytes in all). It carries no part count: that would cost a second store
+// lookup per large answer, and the range answers say it anyway.
+func appendRangeFallback(b []byte, base, id string, n int) []byte {
+	b = append(b, `{"rangeFallback":{"id":`...)
+	b = jsonw.String(b, id)
+	b = append(b, `,"bytes":`...)
+	b = jsonw.Int(b, n)
+	b = append(b, `,"first":`...)
+	// The URL /z?id=<id>&part=0 as transport.URL builds it: ids are
+	// lower-case hex behind a "z", which Encode leaves as is (a test checks).
+	b = jsonw.String(b, base+"/z?id="+id+"&part=0")
+	return append(b, '}')
 }

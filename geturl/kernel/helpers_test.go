@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -99,6 +100,12 @@ func (p *project) call(target string) (string, *transport.Error) {
 	if merr != nil {
 		p.t.Fatal(merr)
 	}
+	if _, ok := v.(transport.Appender); ok {
+		// A hand-written encoder must write what reflection writes.
+		if want := reflective(p.t, v); string(b) != want {
+			p.t.Fatalf("%s: AppendJSON and encoding/json differ\n got  %s\n want %s", target, b, want)
+		}
+	}
 	p.assertNoHostPath(string(b))
 	return string(b), nil
 }
@@ -126,6 +133,19 @@ func (p *project) fail(target, code string) *transport.Error {
 		p.t.Fatalf("%s: got %v, want %s", target, err, code)
 	}
 	return err
+}
+
+// reflective is encoding/json's encoding of v (HTML escaping off), which
+// ignores transport.Appender.
+func reflective(t *testing.T, v any) string {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func (p *project) assertNoHostPath(s string) {

@@ -30,3 +30,20 @@ func BenchmarkPutAndReadParts(b *testing.B) {
 	}
 	done()
 }
+
+// BenchmarkPutFullStore is one Put of a 4.7 KiB answer (a /r of a 4 KiB
+// file) into a store already holding MaxEntries: the steady state of a busy
+// session, where each Put expires and evicts.
+func BenchmarkPutFullStore(b *testing.B) {
+	body := bytes.Repeat([]byte("x"), 4800)
+	s := New(nil)
+	for range MaxEntries {
+		s.Put(body)
+	}
+	b.ReportAllocs()
+	done := cputime.Start(b)
+	for b.Loop() {
+		s.Put(body)
+	}
+	done()
+}

@@ -9,6 +9,6 @@
 //
 // A range answer is plain text: one line "GETMCP_RANGE {json}" with the
 // chunk's coordinates, then the chunk itself. The store is bounded (MaxEntries
-// responses, MaxBytes in total, oldest evicted first) and forgets a response
-// TTL after it was last touched; its clock is injected.
+// responses, MaxBytes in total, the least recently used evicted first) and
+// forgets a response TTL after it was last touched; its clock is injected.
 package replay

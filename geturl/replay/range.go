@@ -44,45 +44,54 @@ type Range struct {
 	NextOffset int
 }
 
-// Part returns part n (0-based) of response id.
+// Part returns part n (0-based) of response id. The chunk is a copy.
 func (s *Store) Part(id string, n int) (Range, error) {
-	e, err := s.get(id)
-	if err != nil {
-		return Range{}, err
+	var r Range
+	err := s.read(id, func(body []byte) {
+		// Cut here rather than at Put: most stored answers are never read back.
+		start, end, parts := partBounds(body, n)
+		if n < 0 || n >= parts {
+			return
+		}
+		part := n
+		r = Range{
+			Meta: Meta{ID: id, Part: &part, Parts: parts, Offset: start, Length: end - start,
+				Total: len(body), HasMore: n+1 < parts},
+			Chunk: append([]byte(nil), body[start:end]...), NextPart: n + 1, NextOffset: end,
+		}
+	})
+	if err == nil && r.Part == nil {
+		err = ErrPartRange
 	}
-	if n < 0 || n >= len(e.starts) {
-		return Range{}, ErrPartRange
-	}
-	start, end := e.starts[n], len(e.body)
-	if n+1 < len(e.starts) {
-		end = e.starts[n+1]
-	}
-	part := n
-	return Range{
-		Meta: Meta{ID: id, Part: &part, Parts: len(e.starts), Offset: start, Length: end - start,
-			Total: len(e.body), HasMore: n+1 < len(e.starts)},
-		Chunk: e.body[start:end], NextPart: n + 1, NextOffset: end,
-	}, nil
+	return r, err
 }
 
 // Range returns up to length bytes of response id from offset. A start
 // inside a multi-byte UTF-8 sequence moves back to its first byte; an end
 // inside one moves back too, unless that would leave nothing, in which case
-// it moves forward so the one straddling character is returned whole.
+// it moves forward so the one straddling character is returned whole. The
+// chunk is a copy.
 func (s *Store) Range(id string, offset, length int) (Range, error) {
-	e, err := s.get(id)
-	if err != nil {
-		return Range{}, err
+	var (
+		r   Range
+		bad bool
+	)
+	err := s.read(id, func(body []byte) {
+		total := len(body)
+		if length < 1 || length > MaxRangeLength || offset < 0 || offset > total || (offset == total && total > 0) {
+			bad = true
+			return
+		}
+		start, end := span(body, offset, length)
+		r = Range{
+			Meta:  Meta{ID: id, Offset: start, Length: end - start, Total: total, HasMore: end < total},
+			Chunk: append([]byte(nil), body[start:end]...), NextPart: -1, NextOffset: end,
+		}
+	})
+	if err == nil && bad {
+		err = ErrBadRange
 	}
-	total := len(e.body)
-	if length < 1 || length > MaxRangeLength || offset < 0 || offset > total || (offset == total && total > 0) {
-		return Range{}, ErrBadRange
-	}
-	start, end := span(e.body, offset, length)
-	return Range{
-		Meta:  Meta{ID: id, Offset: start, Length: end - start, Total: total, HasMore: end < total},
-		Chunk: e.body[start:end], NextPart: -1, NextOffset: end,
-	}, nil
+	return r, err
 }
 
 // span computes the boundary-corrected [start, end) of an offset read.
@@ -97,18 +106,22 @@ func span(b []byte, offset, length int) (start, end int) {
 	return start, end
 }
 
-// cutParts returns the start offset of every part: at most PartSize bytes
-// each, never splitting a UTF-8 sequence. An empty body has one empty part.
-func cutParts(b []byte) []int {
-	starts := make([]int, 0, len(b)/PartSize+1)
-	for s := 0; ; {
-		starts = append(starts, s)
-		if len(b)-s <= PartSize {
-			return starts
+// partBounds cuts b into parts of at most PartSize bytes, never splitting a
+// UTF-8 sequence, and returns part n's [start, end) (zeros when there is no
+// part n) and the number of parts. An empty body has one empty part.
+func partBounds(b []byte, n int) (start, end, parts int) {
+	for s := 0; ; parts++ {
+		e := len(b)
+		if len(b)-s > PartSize {
+			if e = runeStart(b, s+PartSize); e <= s {
+				e = s + PartSize
+			}
 		}
-		e := runeStart(b, s+PartSize)
-		if e <= s {
-			e = s + PartSize
+		if parts == n {
+			start, end = s, e
+		}
+		if e == len(b) {
+			return start, end, parts + 1
 		}
 		s = e
 	}

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"sync"
 	"time"
@@ -25,53 +24,84 @@ var (
 
 // Store holds the recent responses of one session. It is safe for
 // concurrent use.
+//
+// Entries sit on one list ordered by last use (Put or a read), least
+// recent first. Expiry therefore looks only at the front until it finds a
+// live entry, and the bounds evict from the front too: a response the agent
+// is still paging through outlives newer ones it never came back to.
 type Store struct {
 	now func() time.Time
 
 	mu      sync.Mutex
 	entries map[string]*entry
-	order   []string // oldest first
+	lru     entry // sentinel: lru.next is the least recently used
 	bytes   int
 	last    string
 }
 
 type entry struct {
-	body    []byte
-	starts  []int // part i is body[starts[i]:starts[i+1]] (last part ends at len)
-	touched time.Time
+	id         string
+	body       []byte // read only under mu: a later Put may reuse it once dropped
+	touched    time.Time
+	prev, next *entry
 }
 
 // New returns an empty store reading time from now (time.Now when nil).
+// The clock must not go backwards (time.Now's monotonic reading does not):
+// the list's order is its order of touches.
 func New(now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{now: now, entries: make(map[string]*entry)}
+	s := &Store{now: now, entries: make(map[string]*entry)}
+	s.lru.prev, s.lru.next = &s.lru, &s.lru
+	return s
 }
 
 // Put stores a copy of body, makes it the last response and returns its id.
-// Older responses are evicted to stay within MaxEntries and MaxBytes. A body
-// larger than MaxBytes on its own is not stored and Put returns "".
+// The least recently used responses are evicted to stay within MaxEntries
+// and MaxBytes. A body larger than MaxBytes on its own is not stored and Put
+// returns "".
+//
+// Once the store is full every Put evicts, and the copy goes into the
+// evicted response's memory when it fits: a busy session then stores its
+// answers without allocating. Part and Range copy their chunk out under
+// the lock, so nothing outside the store ever holds a stored body.
 func (s *Store) Put(body []byte) string {
 	if len(body) > MaxBytes {
 		return ""
 	}
 	id := newID()
-	e := &entry{body: append([]byte(nil), body...), starts: cutParts(body)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	s.expire(now)
-	for len(s.order) >= MaxEntries || (len(s.order) > 0 && s.bytes+len(body) > MaxBytes) {
-		s.drop(s.order[0])
+	var spare *entry
+	keep := func(e *entry) { // the freed entry whose memory fits body best
+		if fits(cap(e.body), len(body)) && (spare == nil || cap(e.body) < cap(spare.body)) {
+			spare = e
+		}
 	}
-	e.touched = now
+	s.expireWith(now, keep)
+	for len(s.entries) >= MaxEntries || (len(s.entries) > 0 && s.bytes+len(body) > MaxBytes) {
+		e := s.lru.next
+		s.drop(e)
+		keep(e)
+	}
+	e := spare
+	if e == nil {
+		e = &entry{}
+	}
+	*e = entry{id: id, body: append(e.body[:0], body...), touched: now}
 	s.entries[id] = e
-	s.order = append(s.order, id)
+	s.pushBack(e)
 	s.bytes += len(body)
 	s.last = id
 	return id
 }
+
+// fits reports whether a freed body of capacity c may hold n bytes: enough
+// room, and not so much that a small answer pins a large buffer.
+func fits(c, n int) bool { return c >= n && c <= 2*n+4096 }
 
 // Last returns the id of the most recent Put that is still stored.
 func (s *Store) Last() (string, bool) {
@@ -89,52 +119,68 @@ func (s *Store) Len() (entries, bytes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expire(s.now())
-	return len(s.order), s.bytes
+	return len(s.entries), s.bytes
 }
 
-// get returns a live entry and refreshes its inactivity timer. The body is
-// never modified after Put, so callers may slice it after unlocking.
-func (s *Store) get(id string) (*entry, error) {
+// read calls fn with a live entry's body, under the lock (the body may be
+// reused by a later Put once the lock is released), and refreshes the
+// entry's inactivity timer.
+func (s *Store) read(id string, fn func(body []byte)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	s.expire(now)
 	e, ok := s.entries[id]
 	if !ok {
-		return nil, ErrNotFound
+		return ErrNotFound
 	}
 	e.touched = now
-	return e, nil
+	s.unlink(e)
+	s.pushBack(e)
+	fn(e.body)
+	return nil
 }
 
-// expire drops every entry untouched for longer than TTL.
-func (s *Store) expire(now time.Time) {
-	for i := 0; i < len(s.order); {
-		id := s.order[i]
-		if now.Sub(s.entries[id].touched) > TTL {
-			s.drop(id)
-			continue
+// expire drops every entry untouched for longer than TTL: a prefix of the
+// list, so it stops at the first live one.
+func (s *Store) expire(now time.Time) { s.expireWith(now, nil) }
+
+// expireWith is expire, handing each dropped entry to freed (when set).
+func (s *Store) expireWith(now time.Time, freed func(*entry)) {
+	for e := s.lru.next; e != &s.lru && now.Sub(e.touched) > TTL; e = s.lru.next {
+		s.drop(e)
+		if freed != nil {
+			freed(e)
 		}
-		i++
 	}
 }
 
-func (s *Store) drop(id string) {
-	e := s.entries[id]
-	delete(s.entries, id)
+func (s *Store) drop(e *entry) {
+	delete(s.entries, e.id)
+	s.unlink(e)
 	s.bytes -= len(e.body)
-	for i, o := range s.order {
-		if o == id {
-			s.order = append(s.order[:i], s.order[i+1:]...)
-			break
-		}
-	}
+}
+
+func (s *Store) pushBack(e *entry) {
+	e.prev, e.next = s.lru.prev, &s.lru
+	s.lru.prev.next = e
+	s.lru.prev = e
+}
+
+func (s *Store) unlink(e *entry) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
 }
 
 // newID is random rather than a counter so an id from an earlier session
 // generation can never name a different response of a later one.
 func newID() string {
-	var b [6]byte
-	rand.Read(b[:])
-	return "z" + hex.EncodeToString(b[:])
+	const hexDigits = "0123456789abcdef"
+	var r [6]byte
+	rand.Read(r[:])
+	b := [13]byte{'z'}
+	for i, c := range r {
+		b[1+2*i], b[2+2*i] = hexDigits[c>>4], hexDigits[c&15]
+	}
+	return string(b[:])
 }

@@ -237,6 +237,91 @@ func TestEviction(t *testing.T) {
 	}
 }
 
+// TestEvictionLeastRecentlyUsed: the bounds evict the response used least
+// recently, so one the agent is still paging through outlives newer ones.
+func TestEvictionLeastRecentlyUsed(t *testing.T) {
+	c := newClock()
+	s := New(c.now)
+	ids := make([]string, MaxEntries)
+	for i := range ids {
+		ids[i] = s.Put([]byte("x"))
+		c.add(time.Second)
+	}
+	if _, err := s.Range(ids[0], 0, 1); err != nil { // the oldest put, read again
+		t.Fatal(err)
+	}
+	s.Put([]byte("y"))
+	if _, err := s.Part(ids[0], 0); err != nil {
+		t.Fatalf("recently read response evicted: %v", err)
+	}
+	if _, err := s.Part(ids[1], 0); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("least recently used response kept: %v", err)
+	}
+
+	s = New(c.now)
+	big := bytes.Repeat([]byte("b"), 900<<10)
+	x := s.Put(big)
+	y := s.Put(big)
+	if _, err := s.Part(x, 0); err != nil {
+		t.Fatal(err)
+	}
+	z := s.Put(big) // over 2 MiB: y, used least recently, goes
+	if _, err := s.Part(y, 0); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("y kept: %v", err)
+	}
+	for _, id := range []string{x, z} {
+		if _, err := s.Part(id, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestExpiryOrder: responses expire in the order they were last used, each
+// TTL after its own last use, whatever order they were stored in.
+func TestExpiryOrder(t *testing.T) {
+	c := newClock()
+	s := New(c.now)
+	a := s.Put([]byte("a")) // t=0
+	c.add(time.Minute)
+	b := s.Put([]byte("b")) // t=1m
+	c.add(time.Minute)
+	d := s.Put([]byte("d")) // t=2m
+	c.add(time.Minute)
+	if _, err := s.Part(a, 0); err != nil { // t=3m: a is now the most recent
+		t.Fatal(err)
+	}
+	// Len, Last and a miss refresh nothing, so each step below lands just
+	// past one entry's TTL measured from its own last use.
+	c.add(TTL - 2*time.Minute + time.Second) // t=16m+1s: b (used at 1m) is over TTL
+	if n, _ := s.Len(); n != 2 {
+		t.Fatalf("t=16m+1s: %d entries, want a and d", n)
+	}
+	if _, err := s.Part(b, 0); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("b outlived its TTL: %v", err)
+	}
+	if l, ok := s.Last(); !ok || l != d {
+		t.Fatalf("last = %q %v, want d", l, ok)
+	}
+	c.add(time.Minute) // t=17m+1s: d (2m) is over TTL, a (3m) is not
+	if n, _ := s.Len(); n != 1 {
+		t.Fatalf("t=17m+1s: %d entries, want a", n)
+	}
+	if _, ok := s.Last(); ok {
+		t.Fatal("expired last response still reported")
+	}
+	if _, err := s.Part(a, 0); err != nil { // refreshes a at 17m+1s
+		t.Fatalf("a expired early: %v", err)
+	}
+	c.add(TTL) // exactly TTL since a's last use: still live
+	if n, _ := s.Len(); n != 1 {
+		t.Fatalf("a expired at exactly TTL")
+	}
+	c.add(time.Nanosecond)
+	if n, size := s.Len(); n != 0 || size != 0 {
+		t.Fatalf("past TTL: %d entries, %d bytes", n, size)
+	}
+}
+
 func TestTTL(t *testing.T) {
 	c := newClock()
 	s := New(c.now)
@@ -313,3 +398,66 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestRecycledBodiesNeverLeak: once full, the store copies new answers into
+// evicted answers' memory. Readers racing with those Puts must still get
+// exactly the bytes of the response they named (each body here is one
+// repeated byte), never a later answer's.
+func TestRecycledBodiesNeverLeak(t *testing.T) {
+	s := New(nil)
+	var (
+		mu   sync.Mutex
+		fill = map[string]byte{}
+		ids  []string
+	)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 400 {
+				c := byte('a' + (g*400+i)%26)
+				id := s.Put(bytesOf(c, 3000+i%7*10))
+				mu.Lock()
+				fill[id] = c
+				ids = append(ids, id)
+				mu.Unlock()
+			}
+		})
+		wg.Go(func() {
+			for i := range 800 {
+				mu.Lock()
+				if len(ids) == 0 {
+					mu.Unlock()
+					continue
+				}
+				id := ids[(i*7919)%len(ids)]
+				want := fill[id]
+				mu.Unlock()
+				for _, get := range []func() (Range, error){
+					func() (Range, error) { return s.Part(id, 1) },
+					func() (Range, error) { return s.Range(id, 100, 2000) },
+				} {
+					r, err := get()
+					if errors.Is(err, ErrNotFound) {
+						continue
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					for _, b := range r.Chunk {
+						if b != want {
+							t.Errorf("%s: chunk holds %q, want only %q", id, b, want)
+							return
+						}
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n, size := s.Len(); n > MaxEntries || size > MaxBytes {
+		t.Fatalf("%d entries, %d bytes", n, size)
+	}
+}
+
+func bytesOf(c byte, n int) []byte { return bytes.Repeat([]byte{c}, n) }

@@ -106,22 +106,40 @@ func bindOnce(t *Target, s *Spec) (*Args, []issue) {
 		occs = append(occs, occurrence{param: idx, pair: i, key: p.Key, val: v})
 	}
 
+	// Group the occurrences by parameter, in request order within each, in
+	// one array (a counting sort); each parameter's values share another.
+	var counts [32]int // offsets and cursors for up to 15 parameters without allocating
+	np := len(s.Params) + 1
+	ints := counts[:]
+	if 2*np > len(counts) {
+		ints = make([]int, 2*np)
+	}
+	starts, next := ints[:np], ints[np:2*np]
+	for _, o := range occs {
+		starts[o.param+1]++
+	}
+	for pi := range s.Params {
+		starts[pi+1] += starts[pi]
+	}
+	copy(next, starts) // where each group's next occurrence goes
+	grouped := make([]occurrence, len(occs))
+	all := make([]string, len(occs))
+	for _, o := range occs {
+		grouped[next[o.param]] = o
+		next[o.param]++
+	}
 	for pi := range s.Params {
 		prm := &s.Params[pi]
-		var mine []occurrence
-		for _, o := range occs {
-			if o.param == pi {
-				mine = append(mine, o)
-			}
-		}
-		if len(mine) == 0 {
+		lo, hi := starts[pi], starts[pi+1]
+		if lo == hi {
 			continue
 		}
+		mine := grouped[lo:hi:hi] // never written again: the fixes below may keep it
 		if is, ok := checkOccurrences(prm, mine); !ok {
 			add(is)
 			continue
 		}
-		vals := make([]string, len(mine))
+		vals := all[lo:hi:hi] // capped: a caller's append cannot reach the next parameter's values
 		for i, o := range mine {
 			vals[i] = o.val
 		}

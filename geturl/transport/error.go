@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/hubdev/hub/geturl/internal/jsonw"
 )
 
 // Error codes of the transport layer. They are part of the wire contract:
@@ -105,22 +107,30 @@ func (e *Error) Field(key string) (any, bool) {
 // MarshalJSON writes {"ok":false,"errorCode":…} in a fixed key order. Write
 // the result with an encoder that does not HTML-escape (see Marshal), or the
 // & of the recovery URLs becomes \u0026.
-func (e *Error) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString(`{"ok":false,"errorCode":`)
-	writeString(&b, e.Code)
+func (e *Error) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
+
+// AppendJSON appends what MarshalJSON returns (null for a nil *Error, as
+// encoding/json writes a nil pointer).
+func (e *Error) AppendJSON(b []byte) ([]byte, error) {
+	if e == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, `{"ok":false,"errorCode":`...)
+	b = jsonw.String(b, e.Code)
 	opt := func(k, v string) {
 		if v != "" {
-			b.WriteString(`,"` + k + `":`)
-			writeString(&b, v)
+			b = append(b, `,"`...)
+			b = append(b, k...)
+			b = append(b, `":`...)
+			b = jsonw.String(b, v)
 		}
 	}
 	opt("errorDetail", e.Detail)
 	opt("repairHint", e.Hint)
 	if e.Retryable {
-		b.WriteString(`,"retryable":true`)
+		b = append(b, `,"retryable":true`...)
 	} else {
-		b.WriteString(`,"retryable":false`)
+		b = append(b, `,"retryable":false`...)
 	}
 	opt("agentAction", e.Action)
 	opt("repair", e.Repair)
@@ -129,34 +139,46 @@ func (e *Error) MarshalJSON() ([]byte, error) {
 	opt("poll", e.Poll)
 	opt("repeat", e.Repeat)
 	for _, f := range e.extra {
-		v, err := Marshal(f.val)
-		if err != nil {
+		b = append(b, ',')
+		b = jsonw.String(b, f.key)
+		b = append(b, ':')
+		var err error
+		if b, err = AppendJSON(b, f.val); err != nil {
 			return nil, err
 		}
-		b.WriteString(`,`)
-		writeString(&b, f.key)
-		b.WriteString(`:`)
-		b.Write(v)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
 }
 
-func writeString(b *bytes.Buffer, s string) {
-	v, _ := Marshal(s) // strings always marshal
-	b.Write(v)
+// Appender is an answer that writes its own JSON: byte for byte what
+// encoding/json writes for it with HTML escaping off (null for a nil
+// pointer), without reflection.
+type Appender interface {
+	AppendJSON(b []byte) ([]byte, error)
 }
 
 // Marshal is json.Marshal without HTML escaping: agent-facing JSON carries
 // exact URLs, and a reader that shows the body verbatim must show & as &.
-func Marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+func Marshal(v any) ([]byte, error) { return AppendJSON(nil, v) }
+
+// AppendJSON appends what Marshal returns for v to b: an Appender's own
+// bytes, anything else through encoding/json. On error b is returned as it
+// was.
+func AppendJSON(b []byte, v any) ([]byte, error) {
+	if a, ok := v.(Appender); ok {
+		out, err := a.AppendJSON(b)
+		if err != nil {
+			return b, err
+		}
+		return out, nil
+	}
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return nil, err
+		return b, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // joinDetails joins several problems into one errorDetail.

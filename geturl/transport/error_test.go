@@ -30,3 +30,30 @@ func TestErrorJSON(t *testing.T) {
 		t.Fatal("Error()")
 	}
 }
+
+// TestAppendJSON: appending keeps what the buffer held, an Appender writes
+// the same bytes as MarshalJSON (null for a nil one), and other values go
+// through encoding/json without HTML escaping.
+func TestAppendJSON(t *testing.T) {
+	e := (&Error{Code: "c", Detail: "a<b>&\"\n\u2028", Next: "https://h/v0/t/r?path=a&start=2"}).With("n", 3).With("list", []string{"x&y"})
+	want, err := e.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := AppendJSON([]byte("prefix:"), e)
+	if err != nil || string(got) != "prefix:"+string(want) {
+		t.Fatalf("got %s, %v", got, err)
+	}
+	var nilErr *Error
+	if got, _ := AppendJSON(nil, nilErr); string(got) != "null" {
+		t.Fatalf("nil *Error: %s", got)
+	}
+	v := map[string]any{"u": "https://h/?a=1&b=<2>", "n": 1}
+	got, _ = AppendJSON([]byte("x"), v)
+	if string(got) != `x{"n":1,"u":"https://h/?a=1&b=<2>"}` {
+		t.Fatalf("map: %s", got)
+	}
+	if got, err := AppendJSON([]byte("keep"), func() {}); err == nil || string(got) != "keep" {
+		t.Fatalf("unencodable: %s, %v", got, err)
+	}
+}
