@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/geturl/sandbox"
+	"github.com/hubdev/hub/hub"
 )
 
 // Bounds of one discovery.
@@ -55,7 +56,7 @@ type Discoverer struct {
 func (d *Discoverer) Discover(ctx context.Context) Project {
 	p := Project{Markers: []string{}}
 	tools := make(chan []Tool, 1)
-	go func() { tools <- d.tools(ctx) }()
+	hub.Go(ctx, "geturl /p tool probes", func() { tools <- d.tools(ctx) })
 	d.markers(&p)
 	d.packageJSON(&p)
 	d.goMod(&p)

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hubdev/hub/hub"
 )
 
 // States of the managed tunnel.
@@ -44,8 +46,6 @@ type Manager struct {
 	Binary string
 	// StartTimeout bounds the wait for the hostname (default 30 s).
 	StartTimeout time.Duration
-	// OnChange runs after every state change.
-	OnChange func(Status)
 
 	mu     sync.Mutex
 	status Status
@@ -86,9 +86,6 @@ func (m *Manager) Status() Status {
 
 func (m *Manager) set(st Status) {
 	m.status = st
-	if m.OnChange != nil {
-		go m.OnChange(st)
-	}
 }
 
 // quickURL finds the Quick Tunnel hostname cloudflared prints in its boxed
@@ -144,7 +141,9 @@ func (m *Manager) Start(ctx context.Context) (Status, error) {
 	done := m.done
 	m.mu.Unlock()
 
-	go m.watch(cmd, out, found, dir, done)
+	// Under the adapter's panic guard (ctx carries it): a panic while
+	// watching the child restarts geturl, not the whole hub.
+	hub.Go(ctx, "geturl tunnel watch", func() { m.watch(cmd, out, found, dir, done) })
 
 	timeout := m.StartTimeout
 	if timeout <= 0 {
