@@ -117,10 +117,6 @@ func (b *backend) debugReload(w http.ResponseWriter, r *http.Request) {
 	hub.WriteJSON(w, http.StatusOK, b.reload())
 }
 
-func (b *backend) debugTraces(w http.ResponseWriter, r *http.Request) {
-	hub.WriteJSON(w, http.StatusOK, map[string]any{"traces": b.traces.list()})
-}
-
 // debugViewer is the minimal /debug page: recent threads and their
 // lowering stages, refreshed every second.
 const debugViewer = `<!doctype html><meta charset="utf-8"><title>aiui channel</title>
