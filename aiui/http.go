@@ -18,9 +18,12 @@ func (b *backend) routes() http.Handler {
 	mux.HandleFunc("GET /ws", b.browser(b.upgradeWS))
 	mux.HandleFunc("GET /tools", b.browser(b.upgradeTools))
 	mux.HandleFunc("GET /debug", b.browser(b.debugPage))
+	mux.HandleFunc("GET /debug/ui/{file}", b.browser(b.debugAsset))
 	mux.HandleFunc("/debug/api/info", b.browser(b.debugInfo))
 	mux.HandleFunc("/debug/api/reload", b.browser(b.debugReload))
 	mux.HandleFunc("/debug/api/traces", b.browser(b.debugTraces))
+	mux.HandleFunc("GET /debug/api/events", b.browser(b.debugEvents))
+	mux.HandleFunc("GET /debug/blob/{key}", b.browser(b.debugBlob))
 	mux.Handle("/control/", b.control())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hub.HostAllowed(r, b.port) {
@@ -115,39 +118,4 @@ func (b *backend) debugReload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hub.WriteJSON(w, http.StatusOK, b.reload())
-}
-
-func (b *backend) debugTraces(w http.ResponseWriter, r *http.Request) {
-	hub.WriteJSON(w, http.StatusOK, map[string]any{"traces": b.traces.list()})
-}
-
-// debugViewer is the minimal /debug page: recent threads and their
-// lowering stages, refreshed every second.
-const debugViewer = `<!doctype html><meta charset="utf-8"><title>aiui channel</title>
-<style>body{font:13px system-ui;margin:1em}pre{white-space:pre-wrap;margin:0 0 0 1em;color:#555}</style>
-<h1>aiui channel</h1><div id=info></div><div id=traces></div>
-<script>
-async function tick() {
-  const info = await (await fetch("/debug/api/info")).json();
-  document.getElementById("info").textContent = "generation " + info.generation + " · formats " + info.formats.join(", ") +
-    " · faces " + info.faces + " · pending prompts " + info.pendingPrompts;
-  const {traces} = await (await fetch("/debug/api/traces")).json();
-  const root = document.getElementById("traces");
-  root.replaceChildren(...traces.reverse().map((t) => {
-    const d = document.createElement("details");
-    const s = document.createElement("summary");
-    s.textContent = t.startedAt + " " + t.format + " " + t.threadId + " — " + t.state;
-    d.append(s, ...t.stages.map((st) => { const p = document.createElement("pre");
-      p.textContent = st.stage + ": " + JSON.stringify(st.detail); return p; }));
-    return d;
-  }));
-}
-tick(); setInterval(tick, 1000);
-</script>`
-
-func (b *backend) debugPage(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'")
-	w.Write([]byte(debugViewer))
 }

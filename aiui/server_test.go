@@ -452,14 +452,3 @@ func TestReload(t *testing.T) {
 		t.Fatal("no /ws after reload")
 	}
 }
-
-func TestDebugViewer(t *testing.T) {
-	h, _ := start(t, nil)
-	r := h.Do(adaptertest.Request{Path: "/debug"})
-	if r.Status != 200 || !strings.Contains(string(r.Body), "/debug/api/traces") || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
-		t.Fatalf("/debug: %d %s", r.Status, r.Header)
-	}
-	if r := h.Do(adaptertest.Request{Path: "/debug", Header: http.Header{"Origin": {"https://evil.example"}}}); r.Status != 403 {
-		t.Fatalf("/debug from a foreign origin: %d", r.Status)
-	}
-}

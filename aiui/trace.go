@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hubdev/hub/aiui/channel"
 	"github.com/hubdev/hub/aiui/frame"
@@ -18,86 +19,273 @@ import (
 
 // Trace bounds: the /debug viewer shows recent threads, not history.
 const (
-	maxTraces      = 64
-	maxStages      = 256
+	maxTraces = 64
+	maxStages = 256
+	// endStages of maxStages are kept for the stages that end a turn, so a
+	// long turn whose speculative composes filled its trace still shows
+	// what it lowered to.
+	endStages      = 16
 	maxStageDetail = 4 << 10
+	// maxPromptText bounds the lowered prompt a trace keeps: the viewer
+	// shows it as the agent received it, so it is cut far later than
+	// other details (and still reads as text when cut).
+	maxPromptText = 64 << 10
+	// maxTraceBlobs bounds the attachments one trace can preview.
+	maxTraceBlobs = 128
 )
+
+// Thread states.
+const (
+	stateOpen      = "open"
+	stateDelivered = "delivered"
+	stateCancelled = "cancelled"
+	stateAbandoned = "abandoned"
+	stateFailed    = "failed" // a frame was rejected and nothing was delivered
+	stateEmpty     = "empty"  // closed with nothing to send
+)
+
+// endStage names the stages that end a turn (see endStages).
+var endStage = map[string]bool{
+	"composed intent": true, "conditioned": true, "lowered prompt": true, "seams": true,
+	channel.StageCancelled: true, channel.StageClosed: true, channel.StageAbandoned: true,
+}
 
 // trace records one thread's lowering stages as they happen.
 type trace struct {
-	ID        string    `json:"id"`
-	ThreadID  string    `json:"threadId"`
-	Format    string    `json:"format"`
-	StartedAt time.Time `json:"startedAt"`
-	State     string    `json:"state"` // open, sent, closed, abandoned
-	Stages    []stage   `json:"stages"`
-	mu        *sync.Mutex
+	ID        string      `json:"id"`
+	ThreadID  string      `json:"threadId"`
+	Format    string      `json:"format"`
+	StartedAt time.Time   `json:"startedAt"`
+	State     string      `json:"state"`
+	Rev       uint64      `json:"rev"`               // the store's version at its last change
+	Dropped   int         `json:"dropped,omitempty"` // stages not kept (bounds)
+	Blobs     []traceBlob `json:"blobs,omitempty"`
+	Stages    []stage     `json:"stages"`
+
+	s        *traceStore
+	start    time.Time // with its monotonic reading: offsets survive clock steps
+	rejected bool
 }
 
 type stage struct {
 	At     time.Time       `json:"at"`
+	MS     float64         `json:"ms"` // since the trace opened
 	Stage  string          `json:"stage"`
 	Detail json.RawMessage `json:"detail,omitempty"`
 }
 
-type traceStore struct {
-	mu     sync.Mutex
-	traces []*trace
+// traceBlob is an attachment the viewer may fetch, by Key alone.
+type traceBlob struct {
+	Key string `json:"key"`
+	channel.Blob
 }
 
-func newTraceStore() *traceStore { return &traceStore{} }
+// traceStore holds the recent traces, the blobs they may preview, and a
+// version that every change bumps, so a viewer asks only for what changed.
+type traceStore struct {
+	mu      sync.Mutex
+	traces  []*trace
+	blobs   map[string]channel.Blob // opaque key → the file it names
+	version uint64
+	wake    chan struct{} // closed at the next change (nil: nobody waits)
+	viewers int
+}
+
+func newTraceStore() *traceStore { return &traceStore{blobs: map[string]channel.Blob{}} }
 
 func (s *traceStore) open(threadID, format string, hello *frame.HelloMeta) *trace {
-	t := &trace{ID: fmt.Sprintf("t%d-%s", time.Now().UnixMilli(), strings.ToLower(hub.RandomHex(3))),
-		ThreadID: threadID, Format: format, StartedAt: time.Now().UTC(), State: "open", mu: &s.mu}
+	now := time.Now()
+	t := &trace{ID: fmt.Sprintf("t%d-%s", now.UnixMilli(), strings.ToLower(hub.RandomHex(3))),
+		ThreadID: threadID, Format: format, StartedAt: now.UTC(), State: stateOpen, s: s, start: now}
 	s.mu.Lock()
 	s.traces = append(s.traces, t)
-	if len(s.traces) > maxTraces {
-		s.traces = s.traces[len(s.traces)-maxTraces:]
+	if n := len(s.traces) - maxTraces; n > 0 {
+		for _, old := range s.traces[:n] {
+			for _, b := range old.Blobs {
+				delete(s.blobs, b.Key) // its blobs are no longer the viewer's to fetch
+			}
+		}
+		s.traces = append(s.traces[:0:0], s.traces[n:]...)
 	}
+	s.bump(t)
 	s.mu.Unlock()
 	return t
 }
 
-func (t *trace) stage(name string, detail any) {
-	t.mu.Lock()
-	if name == "abandoned" {
-		t.State = "abandoned"
+// bump records a change of t. Caller holds mu.
+func (s *traceStore) bump(t *trace) {
+	s.version++
+	t.Rev = s.version
+	if s.wake != nil {
+		close(s.wake)
+		s.wake = nil
 	}
-	full := len(t.Stages) >= maxStages
-	t.mu.Unlock()
+}
+
+// changed is closed at the next change. Take it before reading the
+// changes, so a change in between is not missed.
+func (s *traceStore) changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wake == nil {
+		s.wake = make(chan struct{})
+	}
+	return s.wake
+}
+
+func (t *trace) stage(name string, detail any) {
+	s := t.s
+	s.mu.Lock()
+	t.settle(name)
+	if b, ok := detail.(channel.Blob); ok {
+		// registered even when the stage is not kept: the attachment is
+		// still cited by the compose and the prompt
+		if tb, ok := t.addBlob(b); ok {
+			detail = tb
+		}
+	}
+	room := maxStages - endStages
+	if endStage[name] {
+		room = maxStages
+	}
+	full := len(t.Stages) >= room
+	if full {
+		t.Dropped++
+	}
+	s.bump(t)
+	s.mu.Unlock()
 	if full {
 		return // dropped before paying for its encoding
+	}
+	limit := maxStageDetail
+	if p, ok := detail.(channel.Prompt); ok {
+		p.Text = clipText(p.Text, maxPromptText)
+		detail, limit = p, maxPromptText+maxStageDetail
 	}
 	b, err := json.Marshal(detail)
 	if err != nil {
 		b, _ = json.Marshal(fmt.Sprint(detail))
 	}
-	if len(b) > maxStageDetail {
-		b, _ = json.Marshal(string(b[:maxStageDetail]) + "…")
+	if len(b) > limit {
+		b, _ = json.Marshal(clipText(string(b), limit))
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.Stages) < maxStages {
-		t.Stages = append(t.Stages, stage{At: time.Now().UTC(), Stage: name, Detail: b})
-	}
-}
-
-func (t *trace) done(state string) {
-	t.mu.Lock()
-	t.State = state
-	t.mu.Unlock()
-}
-
-func (s *traceStore) list() []trace {
+	st := stage{At: time.Now().UTC(), MS: float64(time.Since(t.start).Microseconds()) / 1000, Stage: name, Detail: b}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]trace, len(s.traces))
-	for i, t := range s.traces {
-		out[i] = *t
-		out[i].Stages = append([]stage(nil), t.Stages...)
+	if len(t.Stages) >= room {
+		t.Dropped++
+	} else {
+		t.Stages = append(t.Stages, st)
 	}
-	return out
+	s.bump(t)
+}
+
+// settle moves the thread's state on the stages that end it. Caller
+// holds mu.
+func (t *trace) settle(name string) {
+	switch name {
+	case channel.StageRejected:
+		t.rejected = true
+	case channel.StageCancelled:
+		if t.State == stateOpen {
+			t.State = stateCancelled
+		}
+	case channel.StageClosed, channel.StageAbandoned:
+		if t.State != stateOpen {
+			return
+		}
+		switch {
+		case t.rejected:
+			t.State = stateFailed
+		case name == channel.StageAbandoned:
+			t.State = stateAbandoned
+		default:
+			t.State = stateEmpty
+		}
+	}
+}
+
+// addBlob issues the viewer's key for a stored attachment. Caller holds mu.
+func (t *trace) addBlob(b channel.Blob) (traceBlob, bool) {
+	if len(t.Blobs) >= maxTraceBlobs {
+		return traceBlob{}, false
+	}
+	tb := traceBlob{Key: strings.ToLower(hub.RandomHex(12)), Blob: b}
+	t.Blobs = append(t.Blobs, tb)
+	t.s.blobs[tb.Key] = b
+	return tb, true
+}
+
+// done marks the thread delivered.
+func (t *trace) done(state string) {
+	t.s.mu.Lock()
+	t.State = state
+	t.s.bump(t)
+	t.s.mu.Unlock()
+}
+
+// blob is the attachment a key names, if a trace still held holds it.
+func (s *traceStore) blob(key string) (channel.Blob, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.blobs[key]
+	return b, ok
+}
+
+// traceView is a trace as a viewer receives it: Stages holds its stages
+// from index From on (the viewer had the earlier ones).
+type traceView struct {
+	trace
+	From int `json:"from"`
+}
+
+// changes returns the version, the ids of every trace held (oldest first)
+// and the traces changed after since. sent, when not nil, counts the
+// stages of each trace the reader already has and is brought up to date:
+// a trace then carries only its newer stages.
+func (s *traceStore) changes(since uint64, sent map[string]int) (uint64, []string, []traceView) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, len(s.traces))
+	out := []traceView{}
+	for i, t := range s.traces {
+		ids[i] = t.ID
+		if t.Rev <= since {
+			continue
+		}
+		from := 0
+		if sent != nil {
+			from = min(sent[t.ID], len(t.Stages))
+			sent[t.ID] = len(t.Stages)
+		}
+		v := traceView{trace: *t, From: from}
+		v.Stages = append(make([]stage, 0, len(t.Stages)-from), t.Stages[from:]...)
+		v.Blobs = append([]traceBlob(nil), t.Blobs...)
+		out = append(out, v)
+	}
+	if sent != nil && len(sent) > len(ids) {
+		held := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			held[id] = true
+		}
+		for id := range sent {
+			if !held[id] {
+				delete(sent, id)
+			}
+		}
+	}
+	return s.version, ids, out
+}
+
+// clipText cuts s to at most n bytes on a rune boundary, marking the cut.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 var slugUnsafe = regexp.MustCompile(`[^a-z0-9]+`)

@@ -45,7 +45,7 @@ func (s *wsConn) NewThread(ctx *channel.ThreadContext) {
 		}
 		p.Meta["format"] = ctx.Format
 		s.b.outbox.Deliver(p)
-		tr.done("sent")
+		tr.done(stateDelivered)
 		return nil
 	}
 }

@@ -129,12 +129,21 @@ func (c *Conn) Handle(binary bool, data []byte) frame.Response {
 	v, err := c.fmt.Codec.Decode(payload)
 	if err != nil {
 		resp.OK, resp.Error = false, "payload failed to decode: "+err.Error()
+		if t.ctx.Trace != nil {
+			t.ctx.Trace(StageRejected, resp.Error)
+		}
 		return resp
 	}
 	if err := safeCall(func() error { return t.proc.OnMessage(v, MessageMeta{Fin: env.Fin, Chunk: env.Chunk}) }); err != nil {
 		resp.OK, resp.Error = false, err.Error()
 	}
+	if !resp.OK && t.ctx.Trace != nil {
+		t.ctx.Trace(StageRejected, resp.Error)
+	}
 	if t.closed {
+		if t.ctx.Trace != nil {
+			t.ctx.Trace(StageClosed, nil)
+		}
 		resp.Closed = true
 		c.held -= t.held
 		delete(c.threads, id)
@@ -187,7 +196,7 @@ func (c *Conn) Abandon() {
 			_ = safeCall(func() error { a.OnAbandon(); return nil })
 		}
 		if t.ctx.Trace != nil {
-			t.ctx.Trace("abandoned", "the connection closed before fin")
+			t.ctx.Trace(StageAbandoned, "the connection closed before fin")
 		}
 		delete(c.threads, id)
 	}

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,6 +97,7 @@ type Processor struct {
 	cacheAt   int
 	blobs     map[string]string // attachment id → absolute path
 	blobSize  map[string]int64  // attachment id → bytes stored
+	passes    map[string]string // attachment id → the condition pass it went through
 	blobBytes int64             // sum of blobSize
 	evBytes   int64             // bytes of events chunks so far
 	audio     map[int]*os.File  // streamed realtime segments
@@ -106,7 +109,7 @@ type Processor struct {
 }
 
 func newProcessor(ctx *channel.ThreadContext, d *Deps) *Processor {
-	p := &Processor{ctx: ctx, deps: d, blobs: map[string]string{}, blobSize: map[string]int64{}, audio: map[int]*os.File{}, pushed: map[string]bool{}}
+	p := &Processor{ctx: ctx, deps: d, blobs: map[string]string{}, blobSize: map[string]int64{}, passes: map[string]string{}, audio: map[int]*os.File{}, pushed: map[string]bool{}}
 	p.seamCtx, p.seamCancel = context.WithCancel(hub.WithGuard(context.Background(), d.Guard))
 	var raw json.RawMessage
 	if ctx.Hello != nil {
@@ -288,6 +291,7 @@ func (p *Processor) attachment(c *frame.ChunkDescriptor, b []byte) error {
 	p.blobBytes += int64(len(b)) - p.blobSize[c.ID]
 	p.blobSize[c.ID] = int64(len(b))
 	p.mu.Unlock()
+	p.ctx.Trace("attachment", channel.Blob{ID: c.ID, Mime: c.Mime, Path: path, Bytes: int64(len(b))})
 	if m[1] == "shot" {
 		p.mu.Lock()
 		for i := range p.events {
@@ -309,7 +313,41 @@ func (p *Processor) attachment(c *frame.ChunkDescriptor, b []byte) error {
 
 // condition runs a condition pass on arrival (identity today).
 func (p *Processor) condition(id, path, pass string) {
+	p.mu.Lock()
+	p.passes[id] = pass
+	p.mu.Unlock()
 	p.ctx.Trace("condition", map[string]any{"id": id, "path": path, "pass": pass, "enabled": p.cfg.PassOn(pass), "identity": true})
+}
+
+// conditionedBlob is one attachment as the commit cites it (the trace's
+// "conditioned" stage): its file after the pass that ran on its arrival.
+type conditionedBlob struct {
+	ID      string `json:"id"`
+	Path    string `json:"path"`
+	Pass    string `json:"pass"`
+	Applied bool   `json:"applied"`
+}
+
+// conditioned lists the turn's attachments in id order. Caller holds mu.
+func (p *Processor) conditioned() []conditionedBlob {
+	out := make([]conditionedBlob, 0, len(p.blobs))
+	for id, path := range p.blobs {
+		pass := p.passes[id]
+		out = append(out, conditionedBlob{ID: id, Path: path, Pass: pass, Applied: pass != "" && p.cfg.PassOn(pass)})
+	}
+	slices.SortFunc(out, func(a, b conditionedBlob) int { return cmpAttachmentID(a.ID, b.ID) })
+	return out
+}
+
+// cmpAttachmentID orders shot_N before seg_N, then by N.
+func cmpAttachmentID(a, b string) int {
+	ma, mb := attachmentID.FindStringSubmatch(a), attachmentID.FindStringSubmatch(b)
+	if ma == nil || mb == nil || ma[1] != mb[1] {
+		return -strings.Compare(a, b) // "shot" > "seg": shots first
+	}
+	na, _ := strconv.Atoi(ma[2])
+	nb, _ := strconv.Atoi(mb[2])
+	return na - nb
 }
 
 func (p *Processor) audioFrame(c *frame.ChunkDescriptor, b []byte) error {
@@ -346,6 +384,8 @@ func (p *Processor) audioFrame(c *frame.ChunkDescriptor, b []byte) error {
 		p.audio[n] = f
 		p.blobs[c.ID] = path
 		p.mu.Unlock()
+		// the file grows with each frame; the viewer reads what is there
+		p.ctx.Trace("attachment", channel.Blob{ID: c.ID, Mime: c.Mime, Path: path, Bytes: int64(len(b))})
 	}
 	if _, err := f.Write(b); err != nil {
 		return fmt.Errorf("saving %s: %v", c.ID, err)
@@ -374,7 +414,7 @@ func (p *Processor) fin() error {
 	defer p.teardown()
 	p.ctx.Close()
 	if cancelled {
-		p.ctx.Trace("cancelled", "thread-close reason cancel: nothing sent")
+		p.ctx.Trace(channel.StageCancelled, "thread-close reason cancel: nothing sent")
 		return nil
 	}
 	p.waitSeams()
@@ -387,11 +427,13 @@ func (p *Processor) fin() error {
 	}
 	c, sel := p.cache, p.selection
 	p.done = true
+	cond := p.conditioned()
 	p.mu.Unlock()
 	if c.Cancelled {
-		p.ctx.Trace("cancelled", "thread-close reason cancel: nothing sent")
+		p.ctx.Trace(channel.StageCancelled, "thread-close reason cancel: nothing sent")
 		return nil
 	}
+	p.ctx.Trace("conditioned", cond)
 	pr, ok := Lower(c, channel.Preamble(p.ctx.Hello, sel))
 	if !ok {
 		p.ctx.Trace("lowered prompt", "empty turn: nothing sent")
