@@ -1,6 +1,6 @@
 package files
 
-import "github.com/hubdev/hub/geturl/internal/jsonw"
+import "github.com/hubdev/hub/hub/jsonw"
 
 // AppendJSON appends r's JSON, byte for byte what encoding/json writes for
 // it with HTML escaping off (the struct tags stay the reference; a test

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/hubdev/hub/geturl/internal/bufpool"
-	"github.com/hubdev/hub/geturl/internal/jsonw"
+	"github.com/hubdev/hub/hub/jsonw"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/replay"
 	"github.com/hubdev/hub/geturl/transport"

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/hubdev/hub/geturl/files"
-	"github.com/hubdev/hub/geturl/internal/jsonw"
+	"github.com/hubdev/hub/hub/jsonw"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

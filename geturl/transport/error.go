@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/hubdev/hub/geturl/internal/jsonw"
+	"github.com/hubdev/hub/hub/jsonw"
 )
 
 // Error codes of the transport layer. They are part of the wire contract:

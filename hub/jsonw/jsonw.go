@@ -1,7 +1,7 @@
 // Package jsonw appends JSON values to byte slices exactly as encoding/json
-// writes them with HTML escaping off (transport.Marshal's settings), so a
-// hand-written encoder for a hot answer produces the same bytes as the
-// reflective one without its reflection, buffering and copies.
+// writes them with HTML escaping off, so a hand-written encoder for a hot
+// path (geturl's read answer, aiui's prompt record) produces the same bytes
+// as the reflective one without its reflection, buffering and copies.
 package jsonw
 
 import (
@@ -42,7 +42,12 @@ func special8(w uint64) uint64 {
 // as \b \f \n \r \t or \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029
 // as \u2028 and \u2029, everything else (including < > &) as is.
 func String(dst []byte, s string) []byte {
-	dst = append(dst, '"')
+	return append(Contents(append(dst, '"'), s), '"')
+}
+
+// Contents appends s encoded as String does, without the quotes: for a
+// string spliced into a larger value piece by piece.
+func Contents(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		// Most content is plain ASCII: step over it eight bytes at a time,
@@ -98,8 +103,7 @@ func String(dst []byte, s string) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // load8 reads s[i:i+8] little-endian (the compiler makes it one load).
