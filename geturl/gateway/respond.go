@@ -5,10 +5,10 @@ import (
 	"strconv"
 
 	"github.com/hubdev/hub/geturl/internal/bufpool"
-	"github.com/hubdev/hub/hub/jsonw"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/replay"
 	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/hub/jsonw"
 )
 
 // opaque404 is the one answer for every unknown path, unknown or altered

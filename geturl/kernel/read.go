@@ -6,8 +6,8 @@ import (
 	"strconv"
 
 	"github.com/hubdev/hub/geturl/files"
-	"github.com/hubdev/hub/hub/jsonw"
 	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/hub/jsonw"
 )
 
 // maxLine bounds line numbers in a request (far beyond any file).
