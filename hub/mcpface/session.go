@@ -29,23 +29,29 @@ const (
 type session struct {
 	srv  *Server
 	conn mcp.Connection // set by Connect, before any Read
+	base context.Context
+	ss   atomic.Pointer[mcp.ServerSession] // set once Connect returns
 
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]*inflightCall
 	initID   jsonrpc.ID // the initialize call, once seen
+	readDone bool       // reading has ended: no more fast calls
+	fastWG   sync.WaitGroup
 
 	announced atomic.Bool // initialize or a stateless request seen
 
 	// readyMu orders the initialize answer before any notification: the
 	// answer is written and ready set under it, and notify checks ready
 	// under it.
-	readyMu sync.Mutex
-	ready   bool // notifications may flow
+	readyMu   sync.Mutex
+	ready     bool        // notifications may flow
+	readyFlag atomic.Bool // ready, for the fast path to read without readyMu
 }
 
 type inflightCall struct {
 	method    string
 	cancelled bool
+	cancel    context.CancelFunc // a fast call's (fastcall.go); nil for the SDK's
 }
 
 // sessionTransport hands the SDK the session instead of the bare connection.
@@ -68,17 +74,23 @@ var _ mcp.Connection = (*session)(nil)
 // Read passes the next message on after noting what it means for the
 // session.
 func (s *session) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := s.conn.Read(ctx)
-	if err != nil {
-		return nil, err
+	for {
+		msg, err := s.conn.Read(ctx)
+		if err != nil {
+			s.stopFast()
+			return nil, err
+		}
+		if f := s.srv.opts.OnMessage; f != nil {
+			f()
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok {
+			if s.tryFast(req) {
+				continue
+			}
+			s.received(req)
+		}
+		return msg, nil
 	}
-	if f := s.srv.opts.OnMessage; f != nil {
-		f()
-	}
-	if req, ok := msg.(*jsonrpc.Request); ok {
-		s.received(req)
-	}
-	return msg, nil
 }
 
 func (s *session) received(req *jsonrpc.Request) {
@@ -134,6 +146,9 @@ func (s *session) cancelled(params json.RawMessage) {
 	s.mu.Lock()
 	if c := s.inflight[id]; c != nil {
 		c.cancelled = true
+		if c.cancel != nil {
+			c.cancel() // the SDK cancels its own handlers
+		}
 	}
 	s.mu.Unlock()
 }
@@ -154,6 +169,7 @@ func (s *session) setReadyLocked() {
 	if f := s.srv.opts.OnReady; f != nil {
 		f()
 	}
+	s.readyFlag.Store(true)
 }
 
 // Write passes an answer on unless its call was cancelled, and gives an

@@ -216,6 +216,12 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 func (c *lineConn) writeLine(ctx context.Context, b []byte) error {
+	return c.writeTerminated(ctx, append(b, '\n'))
+}
+
+// writeTerminated writes line, which ends in '\n', as one Write call, so
+// no other line can land inside it.
+func (c *lineConn) writeTerminated(ctx context.Context, line []byte) error {
 	select {
 	case <-c.closed:
 		return mcp.ErrConnectionClosed
@@ -226,8 +232,7 @@ func (c *lineConn) writeLine(ctx context.Context, b []byte) error {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	// One Write call per line, so no other line can land inside it.
-	_, err := c.out.Write(append(b, '\n'))
+	_, err := c.out.Write(line)
 	return err
 }
 

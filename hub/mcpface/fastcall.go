@@ -1,0 +1,370 @@
+package mcpface
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fast path: a tools/call of a forwarded page tool is answered here,
+// not by the SDK. Issue 14 asks that a call through `hub mcp` cost at most
+// 1.5× the bridge's own control-plane call, and the SDK alone costs about
+// as much as that whole call: per request it decodes the params twice
+// (for _meta, then for the params) with a decoder that allocates 32 KiB
+// each time, runs the handler on a fresh goroutine behind a queue
+// goroutine, and marshals the result three times over. A page tool needs
+// none of it: its arguments go to the page as raw bytes and its result is
+// text and images.
+//
+// The fast path takes only what it answers exactly as the SDK path would
+// (fastcall_test.go compares the bytes of both): a call once the
+// initialize answer is out, from a client of a protocol without
+// multi-round-trip results, whose params are a tool name the Server has
+// forwarded, an arguments object (or none) and a _meta without a protocol
+// version. Everything else, odd or rare, goes to the SDK as before.
+// Cancellation (notifications/cancelled: no answer), a panicking tool
+// (-32603), error codes, agent activity (OnMessage) and the end of the
+// session behave as they do there.
+
+// fastTool is a forwarded tool the fast path may call.
+type fastTool struct {
+	call     CallFunc
+	original string
+}
+
+func (s *Server) setFast(name string, t fastTool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fast[name] = t
+}
+
+func (s *Server) dropFast(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.fast, name)
+}
+
+func (s *Server) fastTool(name string) (fastTool, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.fast[name]
+	return t, ok
+}
+
+// callParams are tools/call params the fast path takes.
+type callParams struct {
+	name string
+	args json.RawMessage // nil when absent
+}
+
+// parseCallParams accepts params of exactly the keys name (a string),
+// arguments (an object) and _meta (an object without a protocol version,
+// which would make the request stateless), each at most once; anything
+// else is the SDK's. Keys match exactly, as the SDK's decoder matches them,
+// and a key written with escapes is left to it. The arguments are a slice
+// of raw, as the SDK would hand them over.
+func parseCallParams(raw json.RawMessage) (callParams, bool) {
+	var (
+		p    callParams
+		seen [3]bool
+	)
+	ok := members(raw, 1, func(key, val []byte) bool {
+		switch string(key) {
+		case "name":
+			if seen[0] || val[0] != '"' {
+				return false
+			}
+			seen[0] = true
+			if bytes.IndexByte(val, '\\') < 0 && utf8.Valid(val) {
+				p.name = string(val[1 : len(val)-1])
+				return true
+			}
+			return json.Unmarshal(val, &p.name) == nil
+		case "arguments":
+			if seen[1] || val[0] != '{' {
+				return false
+			}
+			seen[1] = true
+			p.args = val
+			return true
+		case "_meta":
+			if seen[2] || val[0] != '{' {
+				return false
+			}
+			seen[2] = true
+			return members(val, 2, func(key, _ []byte) bool { return string(key) != mcp.MetaKeyProtocolVersion })
+		}
+		return false
+	})
+	return p, ok && p.name != ""
+}
+
+// maxDepth is the nesting the SDK's decoder accepts.
+const maxDepth = 1000
+
+// members calls fn with each key (unescaped: a key with escapes fails) and
+// value of the JSON object raw, nested depth deep, until fn returns false.
+// raw has been validated already (the line decoder has parsed it): this
+// finds its members without decoding them, refusing what it does not
+// expect, and, like the SDK, an object nested deeper than maxDepth.
+func members(raw []byte, depth int, fn func(key, val []byte) bool) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' || depth > maxDepth {
+		return false
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return skipSpace(raw, i+1) == len(raw)
+	}
+	for {
+		if i >= len(raw) || raw[i] != '"' {
+			return false
+		}
+		end := i + 1
+		for end < len(raw) && raw[end] != '"' && raw[end] != '\\' {
+			end++
+		}
+		if end >= len(raw) || raw[end] != '"' {
+			return false
+		}
+		key := raw[i+1 : end]
+		i = skipSpace(raw, end+1)
+		if i >= len(raw) || raw[i] != ':' {
+			return false
+		}
+		i = skipSpace(raw, i+1)
+		vend, ok := skipValue(raw, i, depth)
+		if !ok || !fn(key, raw[i:vend]) {
+			return false
+		}
+		i = skipSpace(raw, vend)
+		switch {
+		case i >= len(raw):
+			return false
+		case raw[i] == '}':
+			return skipSpace(raw, i+1) == len(raw)
+		case raw[i] != ',':
+			return false
+		}
+		i = skipSpace(raw, i+1)
+	}
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the value at raw[i], in an object nested
+// depth deep.
+func skipValue(raw []byte, i, depth int) (int, bool) {
+	if i >= len(raw) {
+		return 0, false
+	}
+	switch raw[i] {
+	case '"':
+		return skipString(raw, i)
+	case '{', '[':
+		d := depth
+		for j := i; j < len(raw); {
+			switch raw[j] {
+			case '"':
+				end, ok := skipString(raw, j)
+				if !ok {
+					return 0, false
+				}
+				j = end
+				continue
+			case '{', '[':
+				if d++; d > maxDepth {
+					return 0, false
+				}
+			case '}', ']':
+				if d--; d == depth {
+					return j + 1, true
+				}
+			}
+			j++
+		}
+		return 0, false
+	}
+	j := i
+	for j < len(raw) && raw[j] != ',' && raw[j] != '}' && raw[j] != ']' && raw[j] != ' ' && raw[j] != '\t' && raw[j] != '\n' && raw[j] != '\r' {
+		j++
+	}
+	return j, j > i
+}
+
+// skipString returns the end of the string at raw[i].
+func skipString(raw []byte, i int) (int, bool) {
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
+		}
+	}
+	return 0, false
+}
+
+// tryFast starts req on the fast path and reports whether it did (or
+// dropped it, as the SDK drops a repeated id); false leaves it to the SDK.
+func (s *session) tryFast(req *jsonrpc.Request) bool {
+	if s.srv.sdkOnly || req.Method != "tools/call" || !req.IsCall() || !s.isReady() {
+		return false
+	}
+	ss := s.ss.Load()
+	if ss == nil {
+		return false
+	}
+	// A client of a multi-round-trip protocol gets "resultType" in every
+	// result, which the SDK adds.
+	if ip := ss.InitializeParams(); ip == nil || ip.ProtocolVersion >= statelessVersion {
+		return false
+	}
+	p, ok := parseCallParams(req.Params)
+	if !ok {
+		return false
+	}
+	t, ok := s.srv.fastTool(p.name)
+	if !ok {
+		return false
+	}
+	s.mu.Lock()
+	if s.readDone {
+		s.mu.Unlock()
+		return false
+	}
+	if c, dup := s.inflight[req.ID]; dup {
+		s.mu.Unlock()
+		// The SDK drops a call whose id is in flight, unanswered; it does
+		// not know the fast path's, so that case is dropped here.
+		return c.cancel != nil
+	}
+	// Like the SDK's handler contexts, a call's context ends with its
+	// cancellation or the end of reading, not with Serve's context.
+	ctx, cancel := context.WithCancel(s.base)
+	s.inflight[req.ID] = &inflightCall{method: req.Method, cancel: cancel}
+	s.fastWG.Add(1)
+	s.mu.Unlock()
+	s.srv.fastCalls.Add(1)
+	go s.runFast(ctx, cancel, req.ID, t, p.args)
+	return true
+}
+
+// isReady reports whether the initialize answer is out (or a stateless
+// client has announced itself): until then the SDK orders calls after
+// initialize. While that answer is being written, it waits for it.
+func (s *session) isReady() bool {
+	if s.readyFlag.Load() {
+		return true
+	}
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	return s.ready
+}
+
+// stopFast cancels every fast call: reading has ended, so no cancellation
+// or answer can be exchanged any more (the SDK cancels its handlers then).
+func (s *session) stopFast() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.readDone = true
+	for _, c := range s.inflight {
+		if c.cancel != nil {
+			c.cancel()
+		}
+	}
+}
+
+func (s *session) runFast(ctx context.Context, cancel context.CancelFunc, id jsonrpc.ID, t fastTool, args json.RawMessage) {
+	defer s.fastWG.Done()
+	defer cancel()
+	res, err := s.callFast(ctx, t, args)
+	if err != nil {
+		s.Write(context.Background(), &jsonrpc.Response{ID: id, Error: err})
+		return
+	}
+	bp := answerPool.Get().(*[]byte)
+	line, start, err := appendAnswer((*bp)[:0], id, res)
+	if err != nil {
+		// The SDK cannot encode such a result either, and sends nothing.
+		s.srv.log.Error("tool result cannot be encoded", "tool", t.original, "err", err)
+		s.forget(id)
+	} else {
+		s.writeAnswer(id, line, start)
+	}
+	if cap(line) <= maxPooledAnswer {
+		*bp = line
+		answerPool.Put(bp)
+	}
+}
+
+// callFast runs the tool, a panic ending the call as the receiving
+// middleware ends it.
+func (s *session) callFast(ctx context.Context, t fastTool, args json.RawMessage) (res *mcp.CallToolResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.srv.log.Error("mcp handler panic", "method", "tools/call", "panic", fmt.Sprint(r))
+			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+		}
+	}()
+	return t.call(ctx, t.original, args)
+}
+
+// appendAnswer appends the whole answer line, as jsonrpc2 would write it,
+// and says where in it the result starts.
+func appendAnswer(buf []byte, id jsonrpc.ID, res *mcp.CallToolResult) (line []byte, start int, err error) {
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = appendID(buf, id)
+	buf = append(buf, `,"result":`...)
+	start = len(buf)
+	buf, err = appendCallResult(buf, res)
+	return append(buf, "}\n"...), start, err
+}
+
+// answerPool recycles answer buffers; one of an image-sized answer is let
+// go rather than kept.
+var answerPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+const maxPooledAnswer = 64 << 10
+
+// forget removes a call from the in-flight set without answering it.
+func (s *session) forget(id jsonrpc.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.inflight, id)
+}
+
+// writeAnswer writes a fast call's answer line (its result at start)
+// unless the call was cancelled, as Write does for the SDK's answers.
+func (s *session) writeAnswer(id jsonrpc.ID, line []byte, start int) {
+	s.mu.Lock()
+	c := s.inflight[id]
+	delete(s.inflight, id)
+	s.mu.Unlock()
+	if c != nil && c.cancelled {
+		return
+	}
+	var err error
+	if lc, ok := s.conn.(*lineConn); ok {
+		err = lc.writeTerminated(context.Background(), line)
+	} else {
+		// Another transport takes messages, and may keep this one: the
+		// line's buffer is reused.
+		result := bytes.Clone(line[start : len(line)-len("}\n")])
+		err = s.conn.Write(context.Background(), &jsonrpc.Response{ID: id, Result: result})
+	}
+	if err != nil {
+		s.srv.log.Debug("tool answer not delivered", "err", err)
+	}
+}
