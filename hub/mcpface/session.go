@@ -29,6 +29,7 @@ const (
 type session struct {
 	srv  *Server
 	conn mcp.Connection // set by Connect, before any Read
+	seen bool           // conn calls see itself (a LineTransport's)
 	base context.Context
 	ss   atomic.Pointer[mcp.ServerSession] // set once Connect returns
 
@@ -61,6 +62,12 @@ type sessionTransport struct {
 }
 
 func (t *sessionTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	if lt, ok := t.inner.(*LineTransport); ok {
+		// The reading goroutine sees each message first: a fast call
+		// starts there, without a hand-over to the SDK's reader.
+		t.s.conn, t.s.seen = lt.connect(t.s.see), true
+		return t.s, nil
+	}
 	c, err := t.inner.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -80,17 +87,25 @@ func (s *session) Read(ctx context.Context) (jsonrpc.Message, error) {
 			s.stopFast()
 			return nil, err
 		}
-		if f := s.srv.opts.OnMessage; f != nil {
-			f()
+		if s.seen || s.see(msg) {
+			return msg, nil
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok {
-			if s.tryFast(req) {
-				continue
-			}
-			s.received(req)
-		}
-		return msg, nil
 	}
+}
+
+// see notes what msg means for the session, and reports whether it goes
+// on to the SDK (false: the fast path took it).
+func (s *session) see(msg jsonrpc.Message) bool {
+	if f := s.srv.opts.OnMessage; f != nil {
+		f()
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		if s.tryFast(req) {
+			return false
+		}
+		s.received(req)
+	}
+	return true
 }
 
 func (s *session) received(req *jsonrpc.Request) {

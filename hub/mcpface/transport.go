@@ -44,20 +44,27 @@ var _ mcp.Transport = (*LineTransport)(nil)
 
 // Connect starts reading In.
 func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
+	return t.connect(nil), nil
+}
+
+// connect starts reading In. see, when not nil, runs on the reading
+// goroutine for each message before Read may return it, and keeps the
+// ones it takes for itself (the session's fast path: see fastcall.go).
+func (t *LineTransport) connect(see func(jsonrpc.Message) bool) *lineConn {
 	limit := t.MaxLine
 	if limit <= 0 {
 		limit = DefaultMaxLine
 	}
-	c := &lineConn{out: t.Out, lines: make(chan lineOrErr), closed: make(chan struct{})}
+	c := &lineConn{out: t.Out, msgs: make(chan msgOrErr), closed: make(chan struct{})}
 	// Reading happens on its own goroutine so that Close can unblock Read,
 	// which the mcp.Connection contract asks for.
-	go c.readLoop(newLineReader(t.In, limit, 64<<10))
-	return c, nil
+	go c.readLoop(newLineReader(t.In, limit, 64<<10), see)
+	return c
 }
 
-type lineOrErr struct {
-	line []byte
-	err  error
+type msgOrErr struct {
+	msg jsonrpc.Message
+	err error
 }
 
 // lineConn is one LineTransport connection.
@@ -65,51 +72,65 @@ type lineConn struct {
 	out io.Writer
 	wmu sync.Mutex
 
-	lines     chan lineOrErr
+	msgs      chan msgOrErr
 	closed    chan struct{}
 	closeOnce sync.Once
 }
 
-func (c *lineConn) readLoop(lr *lineReader) {
+// readLoop reads and decodes lines, answering invalid ones itself, until
+// In ends or the connection closes.
+func (c *lineConn) readLoop(lr *lineReader, see func(jsonrpc.Message) bool) {
+	ctx := context.Background()
 	for {
 		line, err := lr.next()
+		var item msgOrErr
+		switch {
+		case err == errLineTooLong:
+			c.answerError(ctx, jsonrpc.CodeInvalidRequest, "message larger than the line limit")
+			continue
+		case err != nil:
+			item.err = err
+		default:
+			msg, rerr := decodeLine(line)
+			if rerr != nil {
+				c.answerError(ctx, rerr.Code, rerr.Message)
+				continue
+			}
+			if msg == nil {
+				continue
+			}
+			if see != nil {
+				select {
+				case <-c.closed:
+					return // the session is over: nothing more to see
+				default:
+				}
+				if !see(msg) {
+					continue
+				}
+			}
+			item.msg = msg
+		}
 		select {
-		case c.lines <- lineOrErr{line, err}:
+		case c.msgs <- item:
 		case <-c.closed:
 			return
 		}
-		if err != nil && err != errLineTooLong {
+		if item.err != nil {
 			return
 		}
 	}
 }
 
-// Read returns the next valid message, answering invalid ones itself.
+// Read returns the next valid message.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		var item lineOrErr
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-c.closed:
-			return nil, io.EOF
-		case item = <-c.lines:
-		}
-		if item.err == errLineTooLong {
-			c.answerError(ctx, jsonrpc.CodeInvalidRequest, "message larger than the line limit")
-			continue
-		}
-		if item.err != nil {
-			return nil, item.err
-		}
-		msg, rerr := decodeLine(item.line)
-		if rerr != nil {
-			c.answerError(ctx, rerr.Code, rerr.Message)
-			continue
-		}
-		if msg != nil {
-			return msg, nil
-		}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, io.EOF
+	case item := <-c.msgs:
+		return item.msg, item.err
 	}
 }
 
