@@ -1,6 +1,7 @@
 package mcpface
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -137,27 +139,42 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // decodeLine turns one line into a message. It returns an error to answer
 // (with id null) for an invalid one, and neither for a line to ignore: an
 // object that is neither a request nor a response has nobody to answer.
-func decodeLine(line []byte) (jsonrpc.Message, *jsonrpc.Error) {
+func decodeLine(line []byte) (jsonrpc.Message, *jsonrpc.Error) { return decodeWith(line, true) }
+
+// wireLine is what a line holds, as encoding/json decodes it.
+type wireLine struct {
+	ID     json.RawMessage `json:"id"`
+	Method json.RawMessage `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+var wireNames = [][]byte{[]byte("id"), []byte("method"), []byte("params"), []byte("result"), []byte("error")}
+
+// decodeWith is decodeLine; scan says whether a plain line may skip
+// encoding/json's reflection (the tests compare both ways).
+func decodeWith(line []byte, scan bool) (jsonrpc.Message, *jsonrpc.Error) {
 	if line[0] == '[' {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "batches are not supported"}
 	}
-	var w struct {
-		ID     json.RawMessage `json:"id"`
-		Method json.RawMessage `json:"method"`
-		Params json.RawMessage `json:"params"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
+	w, ok := wireLine{}, false
+	if scan {
+		w, ok = scanLine(line)
 	}
-	if err := json.Unmarshal(line, &w); err != nil {
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) || !json.Valid(line) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()}
+	if !ok {
+		w = wireLine{}
+		if err := json.Unmarshal(line, &w); err != nil {
+			var syntax *json.SyntaxError
+			if errors.As(err, &syntax) || !json.Valid(line) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()}
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "a message must be a JSON object"}
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "a message must be a JSON object"}
 	}
 	if present(w.Method) {
-		var method string
-		if json.Unmarshal(w.Method, &method) != nil {
+		method, ok := jsonString(w.Method)
+		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "method must be a string"}
 		}
 		if len(w.ID) == 0 {
@@ -184,6 +201,54 @@ func decodeLine(line []byte) (jsonrpc.Message, *jsonrpc.Error) {
 	return resp, nil
 }
 
+// scanLine finds the members of a plain line as encoding/json would,
+// without its reflection, which cost more than the rest of reading a
+// call: a valid object whose keys are written without escapes and none
+// twice or in another case (encoding/json matches any case, and keeps
+// the last of a repeated key). For anything else, false.
+func scanLine(line []byte) (w wireLine, ok bool) {
+	if line[0] != '{' || !json.Valid(line) {
+		return w, false
+	}
+	ok = Members(line, func(key, val []byte) bool {
+		var f *json.RawMessage
+		switch string(key) {
+		case "id":
+			f = &w.ID
+		case "method":
+			f = &w.Method
+		case "params":
+			f = &w.Params
+		case "result":
+			f = &w.Result
+		case "error":
+			f = &w.Error
+		default:
+			for _, name := range wireNames {
+				if bytes.EqualFold(key, name) {
+					return false
+				}
+			}
+			return true
+		}
+		if *f != nil {
+			return false
+		}
+		*f = val // line is the reader's own copy
+		return true
+	})
+	return w, ok
+}
+
+// jsonString decodes a JSON string; false for any other value.
+func jsonString(raw []byte) (string, bool) {
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(raw, &s) == nil
+}
+
 func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
 // parseID accepts what MCP allows as a request id: a string or an integer.
@@ -195,8 +260,8 @@ func parseID(raw json.RawMessage) (jsonrpc.ID, bool) {
 		return jsonrpc.ID{}, false
 	}
 	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		s, ok := jsonString(raw)
+		if !ok {
 			return jsonrpc.ID{}, false
 		}
 		id, err := jsonrpc.MakeID(s)
