@@ -143,11 +143,52 @@ func (s *session) tryFast(req *jsonrpc.Request) bool {
 	// cancellation or the end of reading, not with Serve's context.
 	ctx, cancel := context.WithCancel(s.base)
 	s.inflight[req.ID] = &inflightCall{method: req.Method, cancel: cancel}
-	s.fastWG.Add(1)
+	job := fastJob{ctx, cancel, req.ID, t, p.args}
+	select {
+	case s.jobs <- job: // an idle worker takes it
+	default:
+		s.workers.Add(1)
+		go s.worker(job)
+	}
 	s.mu.Unlock()
 	s.srv.fastCalls.Add(1)
-	go s.runFast(ctx, cancel, req.ID, t, p.args)
 	return true
+}
+
+// fastJob is one fast call to run.
+type fastJob struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	id     jsonrpc.ID
+	t      fastTool
+	args   json.RawMessage
+}
+
+// maxIdleWorkers is how many workers wait for the next fast call.
+const maxIdleWorkers = 2
+
+// worker runs fast calls until the session ends, or enough others wait.
+// A call runs on a goroutine that stays rather than a new one: a page
+// call's HTTP request grows a goroutine's stack to several times its
+// starting size, and a new goroutine grew it again on every call (stack
+// copying was about 5% of a call's CPU through hub mcp). A worker whose
+// stack the GC shrinks while it waits grows it once, not per call.
+func (s *session) worker(job fastJob) {
+	defer s.workers.Done()
+	for {
+		s.runFast(job)
+		if s.idle.Add(1) > maxIdleWorkers {
+			s.idle.Add(-1)
+			return
+		}
+		select {
+		case job = <-s.jobs:
+			s.idle.Add(-1)
+		case <-s.done:
+			s.idle.Add(-1)
+			return
+		}
+	}
 }
 
 // isReady reports whether the initialize answer is out (or a stateless
@@ -167,7 +208,10 @@ func (s *session) isReady() bool {
 func (s *session) stopFast() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.readDone = true
+	if !s.readDone {
+		s.readDone = true
+		close(s.done) // idle workers leave
+	}
 	for _, c := range s.inflight {
 		if c.cancel != nil {
 			c.cancel()
@@ -175,10 +219,10 @@ func (s *session) stopFast() {
 	}
 }
 
-func (s *session) runFast(ctx context.Context, cancel context.CancelFunc, id jsonrpc.ID, t fastTool, args json.RawMessage) {
-	defer s.fastWG.Done()
-	defer cancel()
-	res, err := s.callFast(ctx, t, args)
+func (s *session) runFast(job fastJob) {
+	defer job.cancel()
+	id, t := job.id, job.t
+	res, err := s.callFast(job.ctx, t, job.args)
 	if err != nil {
 		s.Write(context.Background(), &jsonrpc.Response{ID: id, Error: err})
 		return

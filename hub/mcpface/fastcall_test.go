@@ -345,6 +345,46 @@ func TestFastPathEndsWithInput(t *testing.T) {
 	}
 }
 
+// Fast calls run side by side, however many; the workers that ran them
+// are gone once Serve returns (goleak checks).
+func TestFastPathConcurrentCalls(t *testing.T) {
+	const n = 5
+	started, release := make(chan struct{}, n), make(chan struct{})
+	s := testServer(Options{})
+	fw := s.Forward(nil, func(_ context.Context, _ string, args json.RawMessage) (*mcp.CallToolResult, error) {
+		started <- struct{}{}
+		<-release
+		return TextResult(string(args)), nil
+	})
+	fw.Sync(context.Background(), []*mcp.Tool{tool("wait", "")})
+	c := serveRaw(t, s)
+	c.initialize("2025-06-18")
+	for round := range 2 {
+		for i := range n {
+			c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"wait","arguments":{"i":%d}}}`, i, i))
+		}
+		for range n {
+			<-started // all n at once: none waits for another
+		}
+		if round == 0 {
+			close(release)
+		}
+		got := map[string]bool{}
+		for range n {
+			got[c.recv()] = true
+		}
+		for i := range n {
+			want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"{\"i\":%d}"}],"isError":false}}`, i, i)
+			if !got[want] {
+				t.Fatalf("round %d: no %s in %v", round, want, got)
+			}
+		}
+	}
+	if r := c.close(); r.err != nil || s.fastCalls.Load() != 2*n {
+		t.Fatalf("Serve = %+v after %d fast calls", r, s.fastCalls.Load())
+	}
+}
+
 // FuzzFastPathMatchesSDK: whatever the params of a tools/call, the fast
 // path takes the call only where it answers as the SDK does, and hands the
 // page the arguments the SDK would.

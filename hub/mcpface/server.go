@@ -217,7 +217,8 @@ func (s *Server) sortTools(tools []*mcp.Tool) {
 func (s *Server) Serve(ctx context.Context, t mcp.Transport) (announced bool, err error) {
 	// A fast call's context keeps ctx's values but, like the SDK's handler
 	// contexts, ends with its cancellation or the end of reading.
-	sess := &session{srv: s, base: context.WithoutCancel(ctx), inflight: map[jsonrpc.ID]*inflightCall{}}
+	sess := &session{srv: s, base: context.WithoutCancel(ctx), inflight: map[jsonrpc.ID]*inflightCall{},
+		done: make(chan struct{}), jobs: make(chan fastJob)}
 	s.mu.Lock()
 	s.sessions[sess] = struct{}{}
 	s.mu.Unlock()
@@ -238,7 +239,7 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) (announced bool, er
 	stop()
 	ss.Close()
 	sess.stopFast()
-	sess.fastWG.Wait()
+	sess.workers.Wait()
 	if ctx.Err() != nil {
 		return sess.announced.Load(), ctx.Err()
 	}

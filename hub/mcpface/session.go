@@ -35,9 +35,12 @@ type session struct {
 
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]*inflightCall
-	initID   jsonrpc.ID // the initialize call, once seen
-	readDone bool       // reading has ended: no more fast calls
-	fastWG   sync.WaitGroup
+	initID   jsonrpc.ID    // the initialize call, once seen
+	readDone bool          // reading has ended: no more fast calls
+	done     chan struct{} // closed when reading has ended
+	jobs     chan fastJob  // fast calls for an idle worker
+	workers  sync.WaitGroup
+	idle     atomic.Int32 // workers waiting on jobs
 
 	announced atomic.Bool // initialize or a stateless request seen
 
