@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,11 +81,9 @@ func parseCallParams(raw json.RawMessage) (callParams, bool) {
 				return false
 			}
 			seen[0] = true
-			if bytes.IndexByte(val, '\\') < 0 && utf8.Valid(val) {
-				p.name = string(val[1 : len(val)-1])
-				return true
-			}
-			return json.Unmarshal(val, &p.name) == nil
+			name, ok := jsonString(val)
+			p.name = name
+			return ok
 		case "arguments":
 			if seen[1] || val[0] != '{' {
 				return false
@@ -98,11 +96,39 @@ func parseCallParams(raw json.RawMessage) (callParams, bool) {
 				return false
 			}
 			seen[2] = true
-			return members(val, 2, func(key, _ []byte) bool { return string(key) != mcp.MetaKeyProtocolVersion })
+			// The SDK decodes _meta into Go values, and refuses the whole
+			// call when a number does not fit a float64.
+			return numbersFit(val) &&
+				members(val, 2, func(key, _ []byte) bool { return string(key) != mcp.MetaKeyProtocolVersion })
 		}
 		return false
 	})
 	return p, ok && p.name != ""
+}
+
+// numbersFit reports whether every number in the valid JSON raw parses as
+// a float64.
+func numbersFit(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '"':
+			end, ok := skipString(raw, i)
+			if !ok {
+				return false
+			}
+			i = end - 1
+		case c == '-' || c >= '0' && c <= '9':
+			end := i + 1
+			for end < len(raw) && (raw[end] == '.' || raw[end] == 'e' || raw[end] == 'E' || raw[end] == '+' || raw[end] == '-' || raw[end] >= '0' && raw[end] <= '9') {
+				end++
+			}
+			if _, err := strconv.ParseFloat(string(raw[i:end]), 64); err != nil {
+				return false
+			}
+			i = end - 1
+		}
+	}
+	return true
 }
 
 // tryFast starts req on the fast path and reports whether it did (or
