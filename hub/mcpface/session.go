@@ -68,7 +68,9 @@ func (t *sessionTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if lt, ok := t.inner.(*LineTransport); ok {
 		// The reading goroutine sees each message first: a fast call
 		// starts there, without a hand-over to the SDK's reader.
-		t.s.conn, t.s.seen = lt.connect(t.s.see), true
+		c := lt.conn()
+		t.s.conn, t.s.seen = c, true
+		c.start(t.s.see)
 		return t.s, nil
 	}
 	c, err := t.inner.Connect(ctx)

@@ -46,22 +46,27 @@ var _ mcp.Transport = (*LineTransport)(nil)
 
 // Connect starts reading In.
 func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
-	return t.connect(nil), nil
+	c := t.conn()
+	c.start(nil)
+	return c, nil
 }
 
-// connect starts reading In. see, when not nil, runs on the reading
-// goroutine for each message before Read may return it, and keeps the
-// ones it takes for itself (the session's fast path: see fastcall.go).
-func (t *LineTransport) connect(see func(jsonrpc.Message) bool) *lineConn {
+// conn is a connection that has not started reading.
+func (t *LineTransport) conn() *lineConn {
 	limit := t.MaxLine
 	if limit <= 0 {
 		limit = DefaultMaxLine
 	}
-	c := &lineConn{out: t.Out, msgs: make(chan msgOrErr), closed: make(chan struct{})}
+	return &lineConn{out: t.Out, lr: newLineReader(t.In, limit, 64<<10), msgs: make(chan msgOrErr), closed: make(chan struct{})}
+}
+
+// start starts reading. see, when not nil, runs on the reading goroutine
+// for each message before Read may return it, and keeps the ones it takes
+// for itself (the session's fast path: see fastcall.go).
+func (c *lineConn) start(see func(jsonrpc.Message) bool) {
 	// Reading happens on its own goroutine so that Close can unblock Read,
 	// which the mcp.Connection contract asks for.
-	go c.readLoop(newLineReader(t.In, limit, 64<<10), see)
-	return c
+	go c.readLoop(see)
 }
 
 type msgOrErr struct {
@@ -73,6 +78,7 @@ type msgOrErr struct {
 type lineConn struct {
 	out io.Writer
 	wmu sync.Mutex
+	lr  *lineReader
 
 	msgs      chan msgOrErr
 	closed    chan struct{}
@@ -81,10 +87,10 @@ type lineConn struct {
 
 // readLoop reads and decodes lines, answering invalid ones itself, until
 // In ends or the connection closes.
-func (c *lineConn) readLoop(lr *lineReader, see func(jsonrpc.Message) bool) {
+func (c *lineConn) readLoop(see func(jsonrpc.Message) bool) {
 	ctx := context.Background()
 	for {
-		line, err := lr.next()
+		line, err := c.lr.next()
 		var item msgOrErr
 		switch {
 		case err == errLineTooLong:
