@@ -134,16 +134,7 @@ func numbersFit(raw []byte) bool {
 // tryFast starts req on the fast path and reports whether it did (or
 // dropped it, as the SDK drops a repeated id); false leaves it to the SDK.
 func (s *session) tryFast(req *jsonrpc.Request) bool {
-	if s.srv.sdkOnly || req.Method != "tools/call" || !req.IsCall() || !s.isReady() {
-		return false
-	}
-	ss := s.ss.Load()
-	if ss == nil {
-		return false
-	}
-	// A client of a multi-round-trip protocol gets "resultType" in every
-	// result, which the SDK adds.
-	if ip := ss.InitializeParams(); ip == nil || ip.ProtocolVersion >= statelessVersion {
+	if s.srv.sdkOnly || req.Method != "tools/call" || !req.IsCall() || !s.fastReady() {
 		return false
 	}
 	p, ok := parseCallParams(req.Params)
@@ -170,6 +161,7 @@ func (s *session) tryFast(req *jsonrpc.Request) bool {
 	ctx, cancel := context.WithCancel(s.base)
 	s.inflight[req.ID] = &inflightCall{method: req.Method, cancel: cancel}
 	job := fastJob{ctx, cancel, req.ID, t, p.args}
+	s.srv.fastCalls.Add(1) // before the call can be answered
 	select {
 	case s.jobs <- job: // an idle worker takes it
 	default:
@@ -177,7 +169,6 @@ func (s *session) tryFast(req *jsonrpc.Request) bool {
 		go s.worker(job)
 	}
 	s.mu.Unlock()
-	s.srv.fastCalls.Add(1)
 	return true
 }
 
@@ -217,16 +208,33 @@ func (s *session) worker(job fastJob) {
 	}
 }
 
-// isReady reports whether the initialize answer is out (or a stateless
-// client has announced itself): until then the SDK orders calls after
-// initialize. While that answer is being written, it waits for it.
-func (s *session) isReady() bool {
-	if s.readyFlag.Load() {
+// fastReady reports whether the initialize answer is out, for a protocol
+// without multi-round-trip results: until then the SDK orders calls after
+// initialize (and refuses them), and such a protocol's results differ.
+// While that answer is being written, it waits for it.
+func (s *session) fastReady() bool {
+	if s.fastOK.Load() {
 		return true
 	}
 	s.readyMu.Lock()
 	defer s.readyMu.Unlock()
-	return s.ready
+	return s.fastOK.Load()
+}
+
+// askedVersion is the protocolVersion initialize params ask for, as the
+// SDK reads it; "" when that is not plain to see.
+func askedVersion(params json.RawMessage) string {
+	v, n := "", 0
+	if len(params) == 0 || !json.Valid(params) || !Members(params, func(key, val []byte) bool {
+		if string(key) == "protocolVersion" {
+			v, _ = jsonString(val)
+			n++
+		}
+		return true
+	}) || n != 1 {
+		return ""
+	}
+	return v
 }
 
 // stopFast cancels every fast call: reading has ended, so no cancellation

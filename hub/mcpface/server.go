@@ -231,7 +231,6 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) (announced bool, er
 	if err != nil {
 		return false, err
 	}
-	sess.ss.Store(ss)
 	// Closing the connection ends its reader, which cancels every handler
 	// still running; the SDK's own Close would wait for them instead.
 	stop := context.AfterFunc(ctx, func() { sess.Close() })

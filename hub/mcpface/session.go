@@ -31,11 +31,11 @@ type session struct {
 	conn mcp.Connection // set by Connect, before any Read
 	seen bool           // conn calls see itself (a LineTransport's)
 	base context.Context
-	ss   atomic.Pointer[mcp.ServerSession] // set once Connect returns
 
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]*inflightCall
 	initID   jsonrpc.ID    // the initialize call, once seen
+	initVer  string        // the protocol version it asks for ("" unknown)
 	readDone bool          // reading has ended: no more fast calls
 	done     chan struct{} // closed when reading has ended
 	jobs     chan fastJob  // fast calls for an idle worker
@@ -47,9 +47,9 @@ type session struct {
 	// readyMu orders the initialize answer before any notification: the
 	// answer is written and ready set under it, and notify checks ready
 	// under it.
-	readyMu   sync.Mutex
-	ready     bool        // notifications may flow
-	readyFlag atomic.Bool // ready, for the fast path to read without readyMu
+	readyMu sync.Mutex
+	ready   bool        // notifications may flow
+	fastOK  atomic.Bool // the fast path may answer calls (see fastReady)
 }
 
 type inflightCall struct {
@@ -129,7 +129,7 @@ func (s *session) received(req *jsonrpc.Request) {
 	case req.Method == methodInitialize:
 		// Ready once its answer is out (see Write), so no notification can
 		// overtake the initialize result.
-		s.initID = req.ID
+		s.initID, s.initVer = req.ID, askedVersion(req.Params)
 		announce = true
 	case !s.announced.Load() && s.srv.servesStateless(req.Params):
 		// A stateless client never initializes: its first request is both
@@ -189,7 +189,6 @@ func (s *session) setReadyLocked() {
 	if f := s.srv.opts.OnReady; f != nil {
 		f()
 	}
-	s.readyFlag.Store(true)
 }
 
 // Write passes an answer on unless its call was cancelled, and gives an
@@ -203,6 +202,7 @@ func (s *session) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c := s.inflight[resp.ID]
 	delete(s.inflight, resp.ID)
 	isInit := s.initID.IsValid() && resp.ID == s.initID
+	initVer := s.initVer
 	s.mu.Unlock()
 	if c != nil && c.cancelled {
 		return nil
@@ -219,6 +219,11 @@ func (s *session) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return err
 	}
 	s.setReadyLocked()
+	// The SDK adds "resultType" to every result for a client that asked
+	// for a multi-round-trip protocol; the fast path does not.
+	if initVer != "" && initVer < statelessVersion {
+		s.fastOK.Store(true)
+	}
 	return nil
 }
 
