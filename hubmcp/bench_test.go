@@ -36,6 +36,12 @@ import (
 // least it can (send prepared bytes, check the answer's ok). Besides
 // ns/op it reports the process's CPU time per call (user+system, from
 // getrusage), which counts every side: client, hub mcp, bridge and page.
+//
+// The third, interleaved, runs the two in alternating blocks and reports
+// each one's CPU per call and their ratio (issue 14 asks hub-mcp ≤ 1.5 ×
+// control): on a machine loaded by other work, load that comes and goes
+// then weighs on both alike, where two runs one after the other can each
+// meet a different load.
 func BenchmarkToolsCall(b *testing.B) {
 	dirs := adaptertest.TempDirs(b)
 	h := startHub(b, dirs, hubConfig(b, "stitchslop"))
@@ -48,6 +54,36 @@ func BenchmarkToolsCall(b *testing.B) {
 		{"control", func(b *testing.B) func() error { return controlCaller(b, dirs.Home, port) }},
 		{"hub-mcp", func(b *testing.B) func() error { return mcpCaller(b, dirs) }},
 	}
+	b.Run("interleaved", func(b *testing.B) {
+		calls := [2]func() error{cases[0].call(b), cases[1].call(b)}
+		for range 50 {
+			for _, call := range calls {
+				if err := call(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		const block = 20
+		var cpu [2]time.Duration
+		i := 0
+		for b.Loop() {
+			// Each path goes first every other time.
+			for _, k := range [2]int{i % 2, 1 - i%2} {
+				before := cpuTime()
+				for range block {
+					if err := calls[k](); err != nil {
+						b.Fatal(err)
+					}
+				}
+				cpu[k] += cpuTime() - before
+			}
+			i++
+		}
+		per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(b.N*block) }
+		b.ReportMetric(per(cpu[0]), "control-cpu-µs/call")
+		b.ReportMetric(per(cpu[1]), "hub-mcp-cpu-µs/call")
+		b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "ratio")
+	})
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			call := tc.call(b)

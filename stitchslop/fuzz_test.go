@@ -1,6 +1,7 @@
 package stitchslop
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -103,6 +104,46 @@ func FuzzEnvelopeResult(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzEnvelopeSDK: the fast rendering of an envelope is the one
+// envelopeResult gives, byte for byte on the wire.
+func FuzzEnvelopeSDK(f *testing.F) {
+	for _, s := range []string{
+		`{"id":1,"ok":true}`, `{"ok":false,"message":"m"}`, `{"say":"hi","dataUrl":"data:image/png;base64,QUJD"}`,
+		`{"dataUrl":"data:;base64,"}`, `{"dataUrl":5}`, `[]`, `"x"`, ``, `null`, `{}`,
+		`{"id":7,"ok":true,"say":"<b>é</b>\u2028","objects":[{"a":"x & y"}, 1.50e3, null],"z":{"k":"\"\\"}}`,
+		` { "ok" : false , "say" : " " , "dataUrl" : "data:image/png;base64,QQ==" } `,
+		`{"b":1,"a":2,"b":3}`, `{"a\u0062":1}`, `{"<":1}`, "{\"\xff\":1}", `{"say":null}`, `{"say":"x","ok":"false"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, env []byte) {
+		want, err := json.Marshal(envelopeResult(env).sdk())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal(envelopeSDK(env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("envelope %q\n got %s\nwant %s", env, got, want)
+		}
+	})
+}
+
+// A page's usual envelopes take the fast rendering (else FuzzEnvelopeSDK
+// would compare the slow one with itself).
+func TestFastEnvelopeTaken(t *testing.T) {
+	for _, env := range []string{
+		`{"id":1,"ok":true}`, `{"id":2,"ok":true,"say":"Done <now>.","objects":[{"name":"a & b"}],"count":3}`,
+		`{"id":3,"ok":true,"dataUrl":"data:image/png;base64,QUJD","width":10}`, `{"ok":false,"error":"bad_args","message":"limit must be a number"}`,
+	} {
+		if _, ok := fastEnvelope([]byte(env)); !ok {
+			t.Errorf("%s took the slow path", env)
+		}
+	}
 }
 
 // FuzzMCPStream feeds arbitrary stdin to the MCP face: every output line

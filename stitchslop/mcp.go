@@ -162,15 +162,21 @@ func (f *face) bridgeTool(name string) mcp.ToolHandler {
 	}
 }
 
+// pageTool is a page tool's handler: pageCall, with the result made
+// straight in the SDK's form (envelopeSDK).
 func (f *face) pageTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	return f.pageCall(ctx, name, args).sdk(), nil
+	env, err := f.b.Call(ctx, name, args)
+	if err != nil {
+		return f.callFailed(err).sdk(), nil
+	}
+	return envelopeSDK(env), nil
 }
 
 // unknownTool sends any other name to the page as a command (§3.2): the
 // page may know a command it did not list, and with no page attached the
 // answer is §3.5's helpful isError rather than "unknown tool".
 func (f *face) unknownTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return f.pageCall(ctx, req.Params.Name, req.Params.Arguments).sdk(), nil
+	return f.pageTool(ctx, req.Params.Name, req.Params.Arguments)
 }
 
 // mcpInstructions tell the model what to do with no page (§3.2): wait,

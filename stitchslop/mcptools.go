@@ -92,13 +92,18 @@ func (f *face) callTool(ctx context.Context, name string, args json.RawMessage) 
 // command, arguments → args) and its answer into a result (§3.5).
 func (f *face) pageCall(ctx context.Context, name string, args json.RawMessage) toolResult {
 	env, err := f.b.Call(ctx, name, args)
+	if err != nil {
+		return f.callFailed(err)
+	}
+	return envelopeResult(env)
+}
+
+// callFailed says why a page call did not happen.
+func (f *face) callFailed(err error) toolResult {
 	if errors.Is(err, ErrNoPage) {
 		return textResult(noPageText(f.b.Port()), true)
 	}
-	if err != nil {
-		return textResult("The call was not sent: "+err.Error(), true)
-	}
-	return envelopeResult(env)
+	return textResult("The call was not sent: "+err.Error(), true)
 }
 
 // waitTool is wait_for_connection (§3.4).

@@ -22,17 +22,28 @@ var ErrBridgeGone = errors.New("the Stitch Slop bridge is gone")
 
 // Remote drives a bridge that another process runs (the hub's adapter, or
 // a standalone bridge) over its keyed control plane (§4). Calls reuse
-// keep-alive connections: a face sends many.
+// keep-alive connections and prepared request parts: a face sends many.
 type Remote struct {
 	Port   int
 	Origin string
 	PID    int
 
-	key    string
-	base   string
-	hc     *http.Client // bounded requests
-	stream *http.Client // GET /events: no overall timeout
+	key     string
+	base    string
+	tr      *http.Transport // bounded requests, sent straight (see do)
+	stream  *http.Client    // GET /events: no overall timeout
+	urls    map[string]*url.URL
+	hdr     http.Header // the key
+	hdrJSON http.Header // the key and a JSON body's type
 }
+
+// remotePaths are the bounded requests' paths, parsed once.
+var remotePaths = []string{"/status", "/call", "/wait", "/pair"}
+
+// remoteTimeout bounds a request until its answer starts: a call may take
+// the page's whole CallTimeout, after waiting its turn behind another
+// caller's.
+const remoteTimeout = 2*DefaultCallTimeout + 30*time.Second
 
 // verifyTimeout bounds the GET /status that proves a bridge is live.
 const verifyTimeout = 3 * time.Second
@@ -105,37 +116,60 @@ func verifyRemote(ctx context.Context, sf sessionFile) (*Remote, error) {
 }
 
 func newRemote(sf sessionFile) *Remote {
-	return &Remote{
+	r := &Remote{
 		Port: sf.Port, Origin: sf.Origin, PID: sf.PID, key: sf.Key,
-		base: "http://" + hub.LoopbackHost + ":" + strconv.Itoa(sf.Port),
-		// A call may take the page's whole CallTimeout, after waiting its
-		// turn behind another caller's.
-		hc:     &http.Client{Timeout: 2*DefaultCallTimeout + 30*time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}},
+		base:   "http://" + hub.LoopbackHost + ":" + strconv.Itoa(sf.Port),
+		tr:     &http.Transport{MaxIdleConnsPerHost: 16, ResponseHeaderTimeout: remoteTimeout},
 		stream: &http.Client{},
+		urls:   map[string]*url.URL{},
 	}
+	for _, p := range remotePaths {
+		r.urls[p] = &url.URL{Scheme: "http", Host: hub.LoopbackHost + ":" + strconv.Itoa(sf.Port), Path: p}
+	}
+	key := http.CanonicalHeaderKey(KeyHeader)
+	r.hdr = http.Header{key: {sf.Key}}
+	r.hdrJSON = http.Header{key: {sf.Key}, "Content-Type": {"application/json"}}
+	return r
 }
 
 // Close drops the idle keep-alive connections.
 func (r *Remote) Close() {
-	r.hc.CloseIdleConnections()
+	r.tr.CloseIdleConnections()
 	r.stream.CloseIdleConnections()
 }
 
 // do sends one keyed control request and returns the 200 answer's body.
+// A bounded request (hc nil) goes straight to the transport, built from
+// parts made once: an http.Client would add a deadline context and timer,
+// a header copy for redirects and a URL parse to every call a face makes
+// (the bridge never redirects), and the transport bounds the wait for the
+// answer itself (remoteTimeout).
 func (r *Remote) do(ctx context.Context, hc *http.Client, method, path string, body []byte) (*http.Response, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+	var (
+		req *http.Request
+		err error
+	)
+	if u := r.urls[path]; hc == nil && u != nil {
+		req = r.request(ctx, method, u, body)
+	} else {
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		if req, err = http.NewRequestWithContext(ctx, method, r.base+path, rd); err != nil {
+			return nil, err
+		}
+		req.Header[http.CanonicalHeaderKey(KeyHeader)] = []string{r.key}
+		if body != nil {
+			req.Header["Content-Type"] = []string{"application/json"}
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
-	if err != nil {
-		return nil, err
+	var resp *http.Response
+	if hc == nil {
+		resp, err = r.tr.RoundTrip(req)
+	} else {
+		resp, err = hc.Do(req)
 	}
-	req.Header[http.CanonicalHeaderKey(KeyHeader)] = []string{r.key}
-	if body != nil {
-		req.Header["Content-Type"] = []string{"application/json"}
-	}
-	resp, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -160,14 +194,39 @@ func (r *Remote) do(ctx context.Context, hc *http.Client, method, path string, b
 	return nil, fmt.Errorf("the bridge on port %d answered HTTP %d", r.Port, resp.StatusCode)
 }
 
+// request is a bounded request to u. Its URL and headers are shared by
+// every request of r: the transport only reads them.
+func (r *Remote) request(ctx context.Context, method string, u *url.URL, body []byte) *http.Request {
+	req := &http.Request{Method: method, URL: u, Host: u.Host, Header: r.hdr,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
+	if body != nil {
+		req.Header = r.hdrJSON
+		req.ContentLength = int64(len(body))
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		// The transport resends a request a closed keep-alive connection
+		// lost, with a body it can get again.
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	return req.WithContext(ctx)
+}
+
+// maxAnswer bounds a control-plane answer.
+const maxAnswer = 256 << 20
+
 // get does a bounded request and reads the whole answer.
 func (r *Remote) get(ctx context.Context, method, path string, body []byte) ([]byte, error) {
-	resp, err := r.do(ctx, r.hc, method, path, body)
+	resp, err := r.do(ctx, nil, method, path, body)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	return io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if n := resp.ContentLength; n >= 0 && n <= maxAnswer {
+		// The usual answer says its length: one buffer of that size.
+		b := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, b)
+		return b, err
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 }
 
 // Status is GET /status.

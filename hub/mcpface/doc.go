@@ -12,7 +12,10 @@
 //     notifications/tools/list_changed per change (or, with
 //     ListChangedDelay, one per burst) instead of the SDK's ones;
 //   - [Forwarder], which registers a page's tools with their raw JSON
-//     schemas, updates and removes them, and maps their names;
+//     schemas, updates and removes them, and maps their names; calls to
+//     them take a fast path past the SDK (fastcall.go), with the same
+//     answers, because the SDK's per-request cost alone would exceed what
+//     issue 14 allows a call through `hub mcp`;
 //   - result helpers for text, errors and data-URL images.
 //
 // Every face speaks MCP on stdio through a LineTransport ([Stdio] is the

@@ -12,6 +12,9 @@ import (
 
 // CallFunc runs a forwarded tool: name is the page's own name for it (not
 // the registered one), args the raw arguments object, nil when absent.
+// Its result is content, isError and perhaps structuredContent and _meta;
+// the multi-round-trip fields are not for page tools (the fast path, see
+// fastcall.go, does not send input requests).
 type CallFunc func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error)
 
 // Dropped says why a page tool was not registered.
@@ -136,6 +139,9 @@ func (f *Forwarder) Sync(ctx context.Context, tools []*mcp.Tool) (changed bool, 
 	}
 	if len(gone) > 0 {
 		slices.Sort(gone)
+		for _, name := range gone {
+			f.srv.dropFast(name)
+		}
 		f.srv.sdk.RemoveTools(gone...)
 		for _, name := range gone {
 			f.srv.release(name, f.owner)
@@ -151,11 +157,13 @@ func (f *Forwarder) Sync(ctx context.Context, tools []*mcp.Tool) (changed bool, 
 			if _, was := f.cur[name]; was {
 				// The page's new definition is unusable; its old one must
 				// not stay behind under the same name.
+				f.srv.dropFast(name)
 				f.srv.sdk.RemoveTools(name)
 				changed = true
 			}
 			continue
 		}
+		f.srv.setFast(name, fastTool{call: f.call, original: w.original})
 		changed = true
 	}
 	f.cur = next

@@ -12,7 +12,7 @@ import (
 // rawClient speaks newline-delimited JSON-RPC to Server.Serve over pipes,
 // to check the exact bytes an SDK client would normalise away.
 type rawClient struct {
-	t     *testing.T
+	t     testing.TB
 	in    *io.PipeWriter
 	lines chan string
 	done  chan served
@@ -26,13 +26,19 @@ type served struct {
 // recvLimit only keeps a broken test from hanging; nothing is timed.
 const recvLimit = 10 * time.Second
 
-func serveRaw(t *testing.T, s *Server) *rawClient {
+func serveRaw(t testing.TB, s *Server) *rawClient {
+	t.Helper()
+	return serveRawMax(t, s, 1<<10)
+}
+
+// serveRawMax is serveRaw with a line limit of maxLine.
+func serveRawMax(t testing.TB, s *Server, maxLine int) *rawClient {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := &rawClient{t: t, in: inW, lines: make(chan string, 64), done: make(chan served, 1)}
 	go func() {
-		a, err := s.Serve(context.Background(), &LineTransport{In: inR, Out: outW, MaxLine: 1 << 10})
+		a, err := s.Serve(context.Background(), &LineTransport{In: inR, Out: outW, MaxLine: maxLine})
 		outW.Close()
 		c.done <- served{a, err}
 	}()

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -67,7 +68,11 @@ type Server struct {
 	nextPos   int             // position of the next tool the server itself adds
 	nextOwner int             // owner id of the next Forwarder
 	sessions  map[*session]struct{}
-	listDue   bool // a delayed list_changed is scheduled
+	listDue   bool                // a delayed list_changed is scheduled
+	fast      map[string]fastTool // forwarded tools, by registered name
+
+	sdkOnly   bool         // no fast path (fastcall.go): tests compare the two
+	fastCalls atomic.Int64 // calls the fast path took, for those tests
 }
 
 // slot orders tools/list: the server's own tools in the order added, then
@@ -81,7 +86,7 @@ func New(o Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: o, log: log, slots: map[string]slot{}, nextOwner: 1, sessions: map[*session]struct{}{}}
+	s := &Server{opts: o, log: log, slots: map[string]slot{}, nextOwner: 1, sessions: map[*session]struct{}{}, fast: map[string]fastTool{}}
 	s.sdk = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Capabilities: &mcp.ServerCapabilities{
@@ -210,7 +215,10 @@ func (s *Server) sortTools(tools []*mcp.Tool) {
 // or a stateless request: a closed stdin ends an owned process (Stitch
 // Slop §2.8) and only then.
 func (s *Server) Serve(ctx context.Context, t mcp.Transport) (announced bool, err error) {
-	sess := &session{srv: s, inflight: map[jsonrpc.ID]*inflightCall{}}
+	// A fast call's context keeps ctx's values but, like the SDK's handler
+	// contexts, ends with its cancellation or the end of reading.
+	sess := &session{srv: s, base: context.WithoutCancel(ctx), inflight: map[jsonrpc.ID]*inflightCall{},
+		done: make(chan struct{}), jobs: make(chan fastJob)}
 	s.mu.Lock()
 	s.sessions[sess] = struct{}{}
 	s.mu.Unlock()
@@ -229,6 +237,8 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) (announced bool, er
 	err = ss.Wait()
 	stop()
 	ss.Close()
+	sess.stopFast()
+	sess.workers.Wait()
 	if ctx.Err() != nil {
 		return sess.announced.Load(), ctx.Err()
 	}

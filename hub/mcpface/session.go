@@ -29,10 +29,18 @@ const (
 type session struct {
 	srv  *Server
 	conn mcp.Connection // set by Connect, before any Read
+	seen bool           // conn calls see itself (a LineTransport's)
+	base context.Context
 
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]*inflightCall
-	initID   jsonrpc.ID // the initialize call, once seen
+	initID   jsonrpc.ID    // the initialize call, once seen
+	initVer  string        // the protocol version it asks for ("" unknown)
+	readDone bool          // reading has ended: no more fast calls
+	done     chan struct{} // closed when reading has ended
+	jobs     chan fastJob  // fast calls for an idle worker
+	workers  sync.WaitGroup
+	idle     atomic.Int32 // workers waiting on jobs
 
 	announced atomic.Bool // initialize or a stateless request seen
 
@@ -40,12 +48,14 @@ type session struct {
 	// answer is written and ready set under it, and notify checks ready
 	// under it.
 	readyMu sync.Mutex
-	ready   bool // notifications may flow
+	ready   bool        // notifications may flow
+	fastOK  atomic.Bool // the fast path may answer calls (see fastReady)
 }
 
 type inflightCall struct {
 	method    string
 	cancelled bool
+	cancel    context.CancelFunc // a fast call's (fastcall.go); nil for the SDK's
 }
 
 // sessionTransport hands the SDK the session instead of the bare connection.
@@ -55,6 +65,14 @@ type sessionTransport struct {
 }
 
 func (t *sessionTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	if lt, ok := t.inner.(*LineTransport); ok {
+		// The reading goroutine sees each message first: a fast call
+		// starts there, without a hand-over to the SDK's reader.
+		c := lt.conn()
+		t.s.conn, t.s.seen = c, true
+		c.start(t.s.see)
+		return t.s, nil
+	}
 	c, err := t.inner.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -68,17 +86,31 @@ var _ mcp.Connection = (*session)(nil)
 // Read passes the next message on after noting what it means for the
 // session.
 func (s *session) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := s.conn.Read(ctx)
-	if err != nil {
-		return nil, err
+	for {
+		msg, err := s.conn.Read(ctx)
+		if err != nil {
+			s.stopFast()
+			return nil, err
+		}
+		if s.seen || s.see(msg) {
+			return msg, nil
+		}
 	}
+}
+
+// see notes what msg means for the session, and reports whether it goes
+// on to the SDK (false: the fast path took it).
+func (s *session) see(msg jsonrpc.Message) bool {
 	if f := s.srv.opts.OnMessage; f != nil {
 		f()
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok {
+		if s.tryFast(req) {
+			return false
+		}
 		s.received(req)
 	}
-	return msg, nil
+	return true
 }
 
 func (s *session) received(req *jsonrpc.Request) {
@@ -97,7 +129,7 @@ func (s *session) received(req *jsonrpc.Request) {
 	case req.Method == methodInitialize:
 		// Ready once its answer is out (see Write), so no notification can
 		// overtake the initialize result.
-		s.initID = req.ID
+		s.initID, s.initVer = req.ID, askedVersion(req.Params)
 		announce = true
 	case !s.announced.Load() && s.srv.servesStateless(req.Params):
 		// A stateless client never initializes: its first request is both
@@ -134,6 +166,9 @@ func (s *session) cancelled(params json.RawMessage) {
 	s.mu.Lock()
 	if c := s.inflight[id]; c != nil {
 		c.cancelled = true
+		if c.cancel != nil {
+			c.cancel() // the SDK cancels its own handlers
+		}
 	}
 	s.mu.Unlock()
 }
@@ -167,6 +202,7 @@ func (s *session) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c := s.inflight[resp.ID]
 	delete(s.inflight, resp.ID)
 	isInit := s.initID.IsValid() && resp.ID == s.initID
+	initVer := s.initVer
 	s.mu.Unlock()
 	if c != nil && c.cancelled {
 		return nil
@@ -183,6 +219,11 @@ func (s *session) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return err
 	}
 	s.setReadyLocked()
+	// The SDK adds "resultType" to every result for a client that asked
+	// for a multi-round-trip protocol; the fast path does not.
+	if initVer != "" && initVer < statelessVersion {
+		s.fastOK.Store(true)
+	}
 	return nil
 }
 

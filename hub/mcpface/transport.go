@@ -1,6 +1,7 @@
 package mcpface
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,99 +46,141 @@ var _ mcp.Transport = (*LineTransport)(nil)
 
 // Connect starts reading In.
 func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
+	c := t.conn()
+	c.start(nil)
+	return c, nil
+}
+
+// conn is a connection that has not started reading.
+func (t *LineTransport) conn() *lineConn {
 	limit := t.MaxLine
 	if limit <= 0 {
 		limit = DefaultMaxLine
 	}
-	c := &lineConn{out: t.Out, lines: make(chan lineOrErr), closed: make(chan struct{})}
-	// Reading happens on its own goroutine so that Close can unblock Read,
-	// which the mcp.Connection contract asks for.
-	go c.readLoop(newLineReader(t.In, limit, 64<<10))
-	return c, nil
+	return &lineConn{out: t.Out, lr: newLineReader(t.In, limit, 64<<10), msgs: make(chan msgOrErr), closed: make(chan struct{})}
 }
 
-type lineOrErr struct {
-	line []byte
-	err  error
+// start starts reading. see, when not nil, runs on the reading goroutine
+// for each message before Read may return it, and keeps the ones it takes
+// for itself (the session's fast path: see fastcall.go).
+func (c *lineConn) start(see func(jsonrpc.Message) bool) {
+	// Reading happens on its own goroutine so that Close can unblock Read,
+	// which the mcp.Connection contract asks for.
+	go c.readLoop(see)
+}
+
+type msgOrErr struct {
+	msg jsonrpc.Message
+	err error
 }
 
 // lineConn is one LineTransport connection.
 type lineConn struct {
 	out io.Writer
 	wmu sync.Mutex
+	lr  *lineReader
 
-	lines     chan lineOrErr
+	msgs      chan msgOrErr
 	closed    chan struct{}
 	closeOnce sync.Once
 }
 
-func (c *lineConn) readLoop(lr *lineReader) {
+// readLoop reads and decodes lines, answering invalid ones itself, until
+// In ends or the connection closes.
+func (c *lineConn) readLoop(see func(jsonrpc.Message) bool) {
+	ctx := context.Background()
 	for {
-		line, err := lr.next()
+		line, err := c.lr.next()
+		var item msgOrErr
+		switch {
+		case err == errLineTooLong:
+			c.answerError(ctx, jsonrpc.CodeInvalidRequest, "message larger than the line limit")
+			continue
+		case err != nil:
+			item.err = err
+		default:
+			msg, rerr := decodeLine(line)
+			if rerr != nil {
+				c.answerError(ctx, rerr.Code, rerr.Message)
+				continue
+			}
+			if msg == nil {
+				continue
+			}
+			if see != nil {
+				select {
+				case <-c.closed:
+					return // the session is over: nothing more to see
+				default:
+				}
+				if !see(msg) {
+					continue
+				}
+			}
+			item.msg = msg
+		}
 		select {
-		case c.lines <- lineOrErr{line, err}:
+		case c.msgs <- item:
 		case <-c.closed:
 			return
 		}
-		if err != nil && err != errLineTooLong {
+		if item.err != nil {
 			return
 		}
 	}
 }
 
-// Read returns the next valid message, answering invalid ones itself.
+// Read returns the next valid message.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		var item lineOrErr
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-c.closed:
-			return nil, io.EOF
-		case item = <-c.lines:
-		}
-		if item.err == errLineTooLong {
-			c.answerError(ctx, jsonrpc.CodeInvalidRequest, "message larger than the line limit")
-			continue
-		}
-		if item.err != nil {
-			return nil, item.err
-		}
-		msg, rerr := decodeLine(item.line)
-		if rerr != nil {
-			c.answerError(ctx, rerr.Code, rerr.Message)
-			continue
-		}
-		if msg != nil {
-			return msg, nil
-		}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, io.EOF
+	case item := <-c.msgs:
+		return item.msg, item.err
 	}
 }
 
 // decodeLine turns one line into a message. It returns an error to answer
 // (with id null) for an invalid one, and neither for a line to ignore: an
 // object that is neither a request nor a response has nobody to answer.
-func decodeLine(line []byte) (jsonrpc.Message, *jsonrpc.Error) {
+func decodeLine(line []byte) (jsonrpc.Message, *jsonrpc.Error) { return decodeWith(line, true) }
+
+// wireLine is what a line holds, as encoding/json decodes it.
+type wireLine struct {
+	ID     json.RawMessage `json:"id"`
+	Method json.RawMessage `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+var wireNames = [][]byte{[]byte("id"), []byte("method"), []byte("params"), []byte("result"), []byte("error")}
+
+// decodeWith is decodeLine; scan says whether a plain line may skip
+// encoding/json's reflection (the tests compare both ways).
+func decodeWith(line []byte, scan bool) (jsonrpc.Message, *jsonrpc.Error) {
 	if line[0] == '[' {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "batches are not supported"}
 	}
-	var w struct {
-		ID     json.RawMessage `json:"id"`
-		Method json.RawMessage `json:"method"`
-		Params json.RawMessage `json:"params"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
+	w, ok := wireLine{}, false
+	if scan {
+		w, ok = scanLine(line)
 	}
-	if err := json.Unmarshal(line, &w); err != nil {
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) || !json.Valid(line) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()}
+	if !ok {
+		w = wireLine{}
+		if err := json.Unmarshal(line, &w); err != nil {
+			var syntax *json.SyntaxError
+			if errors.As(err, &syntax) || !json.Valid(line) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()}
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "a message must be a JSON object"}
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "a message must be a JSON object"}
 	}
 	if present(w.Method) {
-		var method string
-		if json.Unmarshal(w.Method, &method) != nil {
+		method, ok := jsonString(w.Method)
+		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "method must be a string"}
 		}
 		if len(w.ID) == 0 {
@@ -163,6 +207,54 @@ func decodeLine(line []byte) (jsonrpc.Message, *jsonrpc.Error) {
 	return resp, nil
 }
 
+// scanLine finds the members of a plain line as encoding/json would,
+// without its reflection, which cost more than the rest of reading a
+// call: a valid object whose keys are written without escapes and none
+// twice or in another case (encoding/json matches any case, and keeps
+// the last of a repeated key). For anything else, false.
+func scanLine(line []byte) (w wireLine, ok bool) {
+	if line[0] != '{' || !json.Valid(line) {
+		return w, false
+	}
+	ok = Members(line, func(key, val []byte) bool {
+		var f *json.RawMessage
+		switch string(key) {
+		case "id":
+			f = &w.ID
+		case "method":
+			f = &w.Method
+		case "params":
+			f = &w.Params
+		case "result":
+			f = &w.Result
+		case "error":
+			f = &w.Error
+		default:
+			for _, name := range wireNames {
+				if bytes.EqualFold(key, name) {
+					return false
+				}
+			}
+			return true
+		}
+		if *f != nil {
+			return false
+		}
+		*f = val // line is the reader's own copy
+		return true
+	})
+	return w, ok
+}
+
+// jsonString decodes a JSON string; false for any other value.
+func jsonString(raw []byte) (string, bool) {
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(raw, &s) == nil
+}
+
 func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
 // parseID accepts what MCP allows as a request id: a string or an integer.
@@ -174,8 +266,8 @@ func parseID(raw json.RawMessage) (jsonrpc.ID, bool) {
 		return jsonrpc.ID{}, false
 	}
 	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		s, ok := jsonString(raw)
+		if !ok {
 			return jsonrpc.ID{}, false
 		}
 		id, err := jsonrpc.MakeID(s)
@@ -216,6 +308,12 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 func (c *lineConn) writeLine(ctx context.Context, b []byte) error {
+	return c.writeTerminated(ctx, append(b, '\n'))
+}
+
+// writeTerminated writes line, which ends in '\n', as one Write call, so
+// no other line can land inside it.
+func (c *lineConn) writeTerminated(ctx context.Context, line []byte) error {
 	select {
 	case <-c.closed:
 		return mcp.ErrConnectionClosed
@@ -226,8 +324,7 @@ func (c *lineConn) writeLine(ctx context.Context, b []byte) error {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	// One Write call per line, so no other line can land inside it.
-	_, err := c.out.Write(append(b, '\n'))
+	_, err := c.out.Write(line)
 	return err
 }
 

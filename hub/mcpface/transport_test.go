@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -221,4 +222,45 @@ func FuzzLineConn(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzDecodeLine: a line scanned without reflection decodes to what
+// encoding/json makes of it.
+func FuzzDecodeLine(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,"<"]}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a\"b"}}`,
+		` { "id" : "é\u2028" , "result" : { } } `, `{"id":2,"error":{"code":-1,"message":"m"}}`, `{"id":2,"error":5}`,
+		`{"ID":1,"method":"ping"}`, `{"id":1,"id":2,"method":"ping"}`, `{"id":1,"method":"ping","Method":"x"}`, `{"paramſ":1,"method":"m"}`,
+		`{"m\u0065thod":"ping","id":1}`, `{"method":7,"id":1}`, `{"method":null,"id":1,"result":{}}`, `{"method":"a\u0000b"}`,
+		"{\"method\":\"\xff\"}", `{"id":null,"method":"x"}`, `{"id":1.5,"method":"x"}`, `{"id":"x","params":null,"method":""}`,
+		`{"a":{"b":[{"c":"}"}]},"method":"x"}`, `[]`, `{`, `{}`, `5`, `"x"`, `{"id":1,"method":"x"} {}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		b := bytes.TrimSpace([]byte(line))
+		if len(b) == 0 {
+			return
+		}
+		got, gotErr := decodeWith(b, true)
+		want, wantErr := decodeWith(b, false)
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotErr, wantErr) {
+			t.Fatalf("line %q\n got %#v %v\nwant %#v %v", line, got, gotErr, want, wantErr)
+		}
+	})
+}
+
+// Lines of the usual shapes skip encoding/json's reflection (else
+// FuzzDecodeLine would compare it with itself).
+func TestScanLineTaken(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"a","result":{}}`,
+	} {
+		if _, ok := scanLine([]byte(line)); !ok {
+			t.Errorf("%s was not scanned", line)
+		}
+	}
 }
