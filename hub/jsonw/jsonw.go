@@ -13,12 +13,14 @@ import (
 const hex = "0123456789abcdef"
 
 // safe marks the ASCII bytes a JSON string carries unescaped (HTML escaping
-// off): everything but the C0 controls, '"' and '\\'.
-var safe = func() (t [utf8.RuneSelf]bool) {
+// off): everything but the C0 controls, '"' and '\\'; safeHTML also
+// escapes '<', '>' and '&', as json.Marshal does.
+var safe, safeHTML = func() (t, h [utf8.RuneSelf]bool) {
 	for c := ' '; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\'
+		h[c] = t[c] && c != '<' && c != '>' && c != '&'
 	}
-	return t
+	return t, h
 }()
 
 const (
@@ -38,6 +40,13 @@ func special8(w uint64) uint64 {
 	return (ctl | quo | bsl | w) & msb // w: a byte at or above 0x80
 }
 
+// html8 marks each byte of w that is '<', '>' or '&' (the same exact-lowest
+// -mark trick as special8).
+func html8(w uint64) uint64 {
+	lt, gt, amp := w^('<'*lsb), w^('>'*lsb), w^('&'*lsb)
+	return ((lt-lsb)&^lt | (gt-lsb)&^gt | (amp-lsb)&^amp) & msb
+}
+
 // String appends s as a JSON string: '"' and '\\' escaped, the C0 controls
 // as \b \f \n \r \t or \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029
 // as \u2028 and \u2029, everything else (including < > &) as is.
@@ -45,15 +54,28 @@ func String(dst []byte, s string) []byte {
 	return append(Contents(append(dst, '"'), s), '"')
 }
 
+// StringHTML is String with '<', '>' and '&' escaped as \u003c, \u003e
+// and \u0026, byte for byte what json.Marshal writes (the MCP SDK's encoder).
+func StringHTML(dst []byte, s string) []byte {
+	return append(contents(append(dst, '"'), s, &safeHTML), '"')
+}
+
 // Contents appends s encoded as String does, without the quotes: for a
 // string spliced into a larger value piece by piece.
-func Contents(dst []byte, s string) []byte {
+func Contents(dst []byte, s string) []byte { return contents(dst, s, &safe) }
+
+func contents(dst []byte, s string, safe *[utf8.RuneSelf]bool) []byte {
+	html := safe == &safeHTML
 	start := 0
 	for i := 0; i < len(s); {
 		// Most content is plain ASCII: step over it eight bytes at a time,
 		// then straight to the first byte that is not.
 		if i+8 <= len(s) {
-			m := special8(load8(s, i))
+			w := load8(s, i)
+			m := special8(w)
+			if html {
+				m |= html8(w)
+			}
 			if m == 0 {
 				i += 8
 				continue

@@ -26,21 +26,33 @@ var samples = []string{
 	"https://abc.trycloudflare.com/v0/AbCd1234/r?path=a.ts&start=3",
 }
 
+// referenceHTML is what json.Marshal writes (HTML escaping on).
+func referenceHTML(t testing.TB, s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 func TestStringMatchesEncodingJSON(t *testing.T) {
+	check := func(in string) {
+		t.Helper()
+		if got, want := string(String(nil, in)), reference(t, in); got != want {
+			t.Fatalf("String(%q) = %s, want %s", in, got, want)
+		}
+		if got, want := string(StringHTML(nil, in)), referenceHTML(t, in); got != want {
+			t.Fatalf("StringHTML(%q) = %s, want %s", in, got, want)
+		}
+	}
 	for _, s := range samples {
 		// every offset, so the eight-byte skip meets each byte at each lane
 		for i := 0; i <= len(s); i++ {
-			in := s[i:] + s[:i]
-			if got, want := string(String(nil, in)), reference(t, in); got != want {
-				t.Fatalf("String(%q) = %s, want %s", in, got, want)
-			}
+			check(s[i:] + s[:i])
 		}
 	}
 	for c := range 256 {
-		in := strings.Repeat("abcdefgh", 2) + string([]byte{byte(c)}) + "ijklmnop"
-		if got, want := string(String(nil, in)), reference(t, in); got != want {
-			t.Fatalf("byte %#x: %s, want %s", c, got, want)
-		}
+		check(strings.Repeat("abcdefgh", 2) + string([]byte{byte(c)}) + "ijklmnop")
 	}
 }
 
@@ -67,6 +79,9 @@ func FuzzString(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := string(String(nil, s)), reference(t, s); got != want {
 			t.Fatalf("String(%q) = %s, want %s", s, got, want)
+		}
+		if got, want := string(StringHTML(nil, s)), referenceHTML(t, s); got != want {
+			t.Fatalf("StringHTML(%q) = %s, want %s", s, got, want)
 		}
 	})
 }

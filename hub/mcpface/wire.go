@@ -3,10 +3,11 @@ package mcpface
 import (
 	"encoding/base64"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hubdev/hub/hub/jsonw"
 )
 
 // appendCallResult appends r as the SDK path puts it on the wire (see
@@ -86,59 +87,12 @@ func appendID(buf []byte, id jsonrpc.ID) []byte {
 	return append(buf, "null"...)
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendString appends s as a JSON string exactly as encoding/json does
 // (json.Marshal with escapeHTML, an Encoder without): the SDK writes
 // every result through it, and a client may compare bytes.
 func appendString(dst []byte, s string, escapeHTML bool) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && (!escapeHTML || (b != '<' && b != '>' && b != '&')) {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		// encoding/json escapes U+2028 and U+2029 for JSONP's sake.
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
+	if escapeHTML {
+		return jsonw.StringHTML(dst, s)
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return jsonw.String(dst, s)
 }
