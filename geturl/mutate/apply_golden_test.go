@@ -11,8 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubdev/hub/geturl/transport"
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/hubdev/hub/geturl/transport"
 )
 
 // TestApplyGolden runs every testdata/apply archive: the "in/" files are

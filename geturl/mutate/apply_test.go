@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/hubdev/hub/geturl/internal/treetest"
 )
 
 // TestApplyBytes checks the bytes an update leaves behind: line endings,
@@ -136,13 +138,13 @@ func TestApplySymlinks(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProject(t, tree)
-			before := snapshot(t, p.root)
+			before := treetest.Snapshot(t, p.root)
 			_, err := p.eng.ApplyPatch(context.Background(), "*** Begin Patch\n"+tc.patch+"*** End Patch")
 			if got := codeOf(t, err); got != tc.code {
 				t.Fatalf("code %q, want %q (%v)", got, tc.code, err)
 			}
 			if err != nil {
-				sameSnapshot(t, before, snapshot(t, p.root))
+				treetest.Same(t, "tree", before, treetest.Snapshot(t, p.root))
 				return
 			}
 			tc.check(p)
@@ -198,12 +200,12 @@ func TestApplyBounds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProject(t, tc.tree)
 			p.eng.Limits = tc.lim
-			before := snapshot(t, p.root)
+			before := treetest.Snapshot(t, p.root)
 			_, err := p.eng.ApplyPatch(context.Background(), "*** Begin Patch\n"+tc.patch+"*** End Patch")
 			if got := codeOf(t, err); got != tc.code {
 				t.Fatalf("code %q, want %q (%v)", got, tc.code, err)
 			}
-			sameSnapshot(t, before, snapshot(t, p.root))
+			treetest.Same(t, "tree", before, treetest.Snapshot(t, p.root))
 		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hubdev/hub/geturl/internal/treetest"
 )
 
 // escapeProject is a project whose links lead out of it in every way the
@@ -78,7 +80,7 @@ func TestEscapesChangeNothing(t *testing.T) {
 	p.read("in.txt")
 	for _, a := range attempts {
 		t.Run(a.name+" "+strings.ReplaceAll(strings.TrimPrefix(a.path, p.outside), "/", "|"), func(t *testing.T) {
-			inBefore, outBefore := snapshot(t, p.root), snapshot(t, p.outside)
+			inBefore, outBefore := treetest.Snapshot(t, p.root), treetest.Snapshot(t, p.outside)
 			err := a.run(a.path)
 			if code := codeOf(t, err); !escapeCodes[code] {
 				t.Fatalf("code %q: %v", code, err)
@@ -87,8 +89,8 @@ func TestEscapesChangeNothing(t *testing.T) {
 			if strings.Contains(b, p.root) || (!strings.Contains(a.path, p.outside) && strings.Contains(b, p.outside)) {
 				t.Errorf("answer leaks a host path: %s", b)
 			}
-			sameSnapshot(t, inBefore, snapshot(t, p.root))
-			sameSnapshot(t, outBefore, snapshot(t, p.outside))
+			treetest.Same(t, "tree", inBefore, treetest.Snapshot(t, p.root))
+			treetest.Same(t, "outside", outBefore, treetest.Snapshot(t, p.outside))
 		})
 	}
 }
@@ -98,12 +100,12 @@ func TestEscapesChangeNothing(t *testing.T) {
 // overwriting it does not write through it.
 func TestEscapeLinksThemselvesAreNotTargets(t *testing.T) {
 	p := escapeProject(t)
-	outBefore := snapshot(t, p.outside)
+	outBefore := treetest.Snapshot(t, p.outside)
 	for _, path := range []string{"link_out_file", "dangling_out"} {
 		p.read("in.txt")
 		if _, err := p.eng.Write(context.Background(), path, "x"); !escapeCodes[codeOf(t, err)] {
 			t.Errorf("write %s: %v", path, err)
 		}
 	}
-	sameSnapshot(t, outBefore, snapshot(t, p.outside))
+	treetest.Same(t, "outside", outBefore, treetest.Snapshot(t, p.outside))
 }

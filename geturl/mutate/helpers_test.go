@@ -139,55 +139,6 @@ func (p *project) mode(rel string) fs.FileMode {
 	return fi.Mode()
 }
 
-// snapshot records every entry under dir: kind, mode, bytes or link
-// target, so a test can prove nothing changed.
-func snapshot(t testing.TB, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		v := fi.Mode().String()
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			v += " -> " + target
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			v += " " + string(b)
-		}
-		out[rel] = v
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func sameSnapshot(t testing.TB, before, after map[string]string) {
-	t.Helper()
-	for k, v := range before {
-		if after[k] != v {
-			t.Errorf("%s changed: %q -> %q", k, v, after[k])
-		}
-	}
-	for k, v := range after {
-		if _, ok := before[k]; !ok {
-			t.Errorf("%s appeared: %q", k, v)
-		}
-	}
-}
-
 // codeOf is the errorCode of an engine error ("" for nil).
 func codeOf(t testing.TB, err error) string {
 	t.Helper()

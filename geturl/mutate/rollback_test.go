@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/hubdev/hub/geturl/internal/treetest"
 )
 
 // rollbackTree and rollbackPatch touch every kind of commit step: replace,
@@ -80,7 +82,7 @@ func TestRollbackAtEveryStep(t *testing.T) {
 				inodes[rel] = p.inode(rel)
 			}
 			p.read("a.txt")
-			before := snapshot(t, p.root)
+			before := treetest.Snapshot(t, p.root)
 			n := 0
 			p.eng.hook = func(op, rel string) error {
 				if op == "link" {
@@ -97,7 +99,7 @@ func TestRollbackAtEveryStep(t *testing.T) {
 				t.Fatalf("err = %s", b)
 			}
 			p.noHostPath("refusal", b)
-			sameSnapshot(t, before, snapshot(t, p.root))
+			treetest.Same(t, "tree", before, treetest.Snapshot(t, p.root))
 			for rel, ino := range inodes {
 				if got := p.inode(rel); got != ino {
 					t.Errorf("%s: inode %d, was %d", rel, got, ino)
@@ -117,7 +119,7 @@ func TestRollbackAtEveryStep(t *testing.T) {
 func TestRollbackOfARealFailure(t *testing.T) {
 	p := newProject(t, map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"})
 	p.writeTree(p.outside, map[string]string{"b.txt": "outside b\n"})
-	outsideBefore := snapshot(t, p.outside)
+	outsideBefore := treetest.Snapshot(t, p.outside)
 	p.eng.hook = func(op, rel string) error {
 		if op == "backup" && rel == "sub/b.txt" {
 			if err := os.Rename(filepath.Join(p.root, "sub"), filepath.Join(p.root, "sub.orig")); err != nil {
@@ -138,7 +140,7 @@ func TestRollbackOfARealFailure(t *testing.T) {
 	if p.file("sub.orig/b.txt") != "b\n" {
 		t.Error("the second file changed")
 	}
-	sameSnapshot(t, outsideBefore, snapshot(t, p.outside))
+	treetest.Same(t, "outside", outsideBefore, treetest.Snapshot(t, p.outside))
 }
 
 // TestRollbackIncomplete: when undoing fails too, the answer says which
@@ -192,7 +194,7 @@ func TestBackupWithoutHardLinks(t *testing.T) {
 		t.Run(fmt.Sprint("fail=", fail), func(t *testing.T) {
 			p := newProject(t, map[string]string{"a.txt": "a\n"})
 			os.Chmod(filepath.Join(p.root, "a.txt"), 0o640)
-			before := snapshot(t, p.root)
+			before := treetest.Snapshot(t, p.root)
 			p.eng.hook = func(op, rel string) error {
 				switch {
 				case op == "link":
@@ -207,7 +209,7 @@ func TestBackupWithoutHardLinks(t *testing.T) {
 				if codeOf(t, err) != CodeWriteFailed {
 					t.Fatalf("err = %v", err)
 				}
-				sameSnapshot(t, before, snapshot(t, p.root))
+				treetest.Same(t, "tree", before, treetest.Snapshot(t, p.root))
 				return
 			}
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/geturl/files"
+	"github.com/hubdev/hub/geturl/internal/treetest"
 )
 
 func TestWriteCreates(t *testing.T) {
@@ -211,13 +212,13 @@ func TestWriteRefusals(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before := snapshot(t, p.root)
+			before := treetest.Snapshot(t, p.root)
 			_, err := p.eng.Write(context.Background(), tc.path, tc.content)
 			if got := codeOf(t, err); got != tc.code {
 				t.Fatalf("code %q, want %q (%v)", got, tc.code, err)
 			}
 			p.noHostPath("refusal", body(t, err))
-			sameSnapshot(t, before, snapshot(t, p.root))
+			treetest.Same(t, "tree", before, treetest.Snapshot(t, p.root))
 		})
 	}
 }
@@ -235,7 +236,7 @@ func TestWriteAtomicFailureLeavesNothing(t *testing.T) {
 				}
 				return nil
 			}
-			before := snapshot(t, p.root)
+			before := treetest.Snapshot(t, p.root)
 			if op != "mkdir" {
 				if _, err := p.eng.Write(context.Background(), "a.txt", "new\n"); codeOf(t, err) != CodePermissionDenied {
 					t.Errorf("replace: %v", err)
@@ -245,7 +246,7 @@ func TestWriteAtomicFailureLeavesNothing(t *testing.T) {
 			if codeOf(t, err2) != CodePermissionDenied {
 				t.Errorf("create: %v", err2)
 			}
-			sameSnapshot(t, before, snapshot(t, p.root))
+			treetest.Same(t, "tree", before, treetest.Snapshot(t, p.root))
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/internal/treetest"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -23,7 +24,7 @@ func TestEscapesThroughEveryRoute(t *testing.T) {
 		"rellink":   "->../" + filepath.Base(e.outside) + "/secret.txt",
 		"sub/deep/": "",
 	})
-	out, in := snapshot(t, e.outside), snapshot(t, e.root)
+	out, in := treetest.Snapshot(t, e.outside), treetest.Snapshot(t, e.root)
 	o := e.outside
 	enc := transport.Encode
 	patch := func(body string) string {
@@ -75,6 +76,6 @@ func TestEscapesThroughEveryRoute(t *testing.T) {
 			}
 		}
 	}
-	sameSnapshot(t, "outside", out, snapshot(t, e.outside))
-	sameSnapshot(t, "project", in, snapshot(t, e.root))
+	treetest.Same(t, "outside", out, treetest.Snapshot(t, e.outside))
+	treetest.Same(t, "project", in, treetest.Snapshot(t, e.root))
 }

@@ -249,49 +249,4 @@ func (e *env) missing(rel string) bool {
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-// snapshot records every entry under dir (kind, mode, bytes, link target).
-func snapshot(t testing.TB, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		v := fi.Mode().String()
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			v += " -> " + target
-		case fi.Mode().IsRegular():
-			b, _ := os.ReadFile(p)
-			v += " " + string(b)
-		}
-		out[rel] = v
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func sameSnapshot(t testing.TB, what string, before, after map[string]string) {
-	t.Helper()
-	for k, v := range before {
-		if after[k] != v {
-			t.Errorf("%s: %s changed: %q -> %q", what, k, v, after[k])
-		}
-	}
-	for k, v := range after {
-		if _, ok := before[k]; !ok {
-			t.Errorf("%s: %s appeared: %q", what, k, v)
-		}
-	}
-}
-
 var rw = kernel.Permissions{Write: true, Terminal: true}

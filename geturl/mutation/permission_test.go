@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/internal/treetest"
 	"github.com/hubdev/hub/geturl/kernel"
 )
 
@@ -22,7 +23,7 @@ func TestReadOnlySessionRefusesEveryMutation(t *testing.T) {
 	if init.Bases["r"] == "" || init.Bases["m"] != "" || e.m != "" {
 		t.Fatalf("read-only bases %v", init.Bases)
 	}
-	before := snapshot(t, e.root)
+	before := treetest.Snapshot(t, e.root)
 	for _, q := range []string{
 		"/w?path=new.txt&wait=1500&raw=x",
 		"/w?path=f.txt&wait=1500&raw=x",
@@ -47,7 +48,7 @@ func TestReadOnlySessionRefusesEveryMutation(t *testing.T) {
 		t.Fatalf("%s", a.raw)
 	}
 	e.ok(a.Repair)
-	sameSnapshot(t, "read-only project", before, snapshot(t, e.root))
+	treetest.Same(t, "read-only project", before, treetest.Snapshot(t, e.root))
 }
 
 // Per-route permission: file tools need write, /x needs terminal; staging

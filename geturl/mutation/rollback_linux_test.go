@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/internal/treetest"
 	"github.com/hubdev/hub/geturl/mutate"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -21,7 +22,7 @@ import (
 func TestPatchCommitFailureRollsBack(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef\n", 64<<10/17*16) // about 1 MiB
 	e := newEnv(t, rw, map[string]string{"a.txt": "a1\na2\n", "big.txt": big + "tail\n"})
-	before := snapshot(t, e.root)
+	before := treetest.Snapshot(t, e.root)
 	ino := inode(t, filepath.Join(e.root, "a.txt"))
 
 	var old syscall.Rlimit
@@ -40,7 +41,7 @@ func TestPatchCommitFailureRollsBack(t *testing.T) {
 	if a.OK || a.State != "failed" || a.ErrorCode == mutate.CodeRollbackIncomplete || !strings.Contains(a.raw, `"rolledBack":true`) {
 		t.Fatalf("%s", a.raw)
 	}
-	sameSnapshot(t, "after a failed commit", before, snapshot(t, e.root))
+	treetest.Same(t, "after a failed commit", before, treetest.Snapshot(t, e.root))
 	if inode(t, filepath.Join(e.root, "a.txt")) != ino {
 		t.Fatal("a.txt was restored as a copy, not the same file")
 	}

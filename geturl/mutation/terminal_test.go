@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/geturl/internal/treetest"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/geturl/transport"
@@ -156,12 +157,12 @@ func TestTerminalBoundsAndRefusals(t *testing.T) {
 	if !r.OutputTruncated || len(r.Output) > 2048+200 || !strings.HasSuffix(r.Output, "END\n") {
 		t.Fatalf("truncated=%v len=%d", r.OutputTruncated, len(r.Output))
 	}
-	before := snapshot(t, e.root)
+	before := treetest.Snapshot(t, e.root)
 	a := e.settle(e.do(e.m + "/x?wait=1500&raw=rm+-rf+/"))
 	if a.ErrorCode != terminal.CodeCatastrophic || a.Retry != "" || !strings.Contains(a.raw, `"rule":"rm_root"`) {
 		t.Fatalf("%s", a.raw)
 	}
-	sameSnapshot(t, "after a refused command", before, snapshot(t, e.root))
+	treetest.Same(t, "after a refused command", before, treetest.Snapshot(t, e.root))
 	// cwd: inside the project only; the answer names it /project/...
 	if r := result(t, e.settle(e.ok(e.m+"/x?cwd=sub&wait=1500&raw=pwd;ls"))); r.Cwd != "/project/sub" || r.Output != "/project/sub\nkeep.txt\n" {
 		t.Fatalf("%+v", r)
