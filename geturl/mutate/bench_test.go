@@ -5,46 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/internal/benchdata"
 	"github.com/hubdev/hub/geturl/internal/cputime"
 	"github.com/hubdev/hub/geturl/sandbox"
 )
-
-// benchSource is a Go-like file of n functions (about 40 bytes a line).
-func benchSource(file, n int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "package p%d\n\n", file)
-	for i := range n {
-		fmt.Fprintf(&b, "func f%d_%d(ctx context.Context, v int) error {\n", file, i)
-		fmt.Fprintf(&b, "\tif err := step(ctx, v, %d); err != nil {\n\t\treturn err\n\t}\n", i)
-		fmt.Fprintf(&b, "\tlog.Printf(\"done %d\", v)\n\treturn nil\n}\n\n", i)
-	}
-	return b.String()
-}
-
-// benchPatch changes 4 functions in each of 5 files (20 hunks); reverse
-// swaps old and new so the benchmark can alternate and really write each
-// time.
-func benchPatch(reverse bool) string {
-	var b strings.Builder
-	b.WriteString("*** Begin Patch\n")
-	for f := range 5 {
-		fmt.Fprintf(&b, "*** Update File: src/file%d.go\n", f)
-		for _, fn := range []int{3, 11, 19, 27} {
-			from, to := fmt.Sprintf("done %d", fn), fmt.Sprintf("finished %d", fn)
-			if reverse {
-				from, to = to, from
-			}
-			fmt.Fprintf(&b, "@@ func f%d_%d(ctx context.Context, v int) error {\n", f, fn)
-			fmt.Fprintf(&b, " \tif err := step(ctx, v, %d); err != nil {\n \t\treturn err\n \t}\n", fn)
-			fmt.Fprintf(&b, "-\tlog.Printf(\"%s\", v)\n+\tlog.Printf(\"%s\", v)\n \treturn nil\n", from, to)
-		}
-	}
-	b.WriteString("*** End Patch\n")
-	return b.String()
-}
 
 func benchEngine(b *testing.B, files map[string]string) *Engine {
 	b.Helper()
@@ -70,10 +36,10 @@ func benchEngine(b *testing.B, files map[string]string) *Engine {
 func BenchmarkApplyPatch20Hunks5Files(b *testing.B) {
 	tree := map[string]string{}
 	for f := range 5 {
-		tree[fmt.Sprintf("src/file%d.go", f)] = benchSource(f, 32)
+		tree[fmt.Sprintf("src/file%d.go", f)] = benchdata.Source(f, 32)
 	}
 	e := benchEngine(b, tree)
-	patches := [2]string{benchPatch(false), benchPatch(true)}
+	patches := [2]string{benchdata.Patch(false), benchdata.Patch(true)}
 	ctx := context.Background()
 	written := 0
 	done := cputime.Start(b)
@@ -95,7 +61,7 @@ func BenchmarkApplyPatch20Hunks5Files(b *testing.B) {
 // resolve, read, find the unique old text, atomic replace (temp file +
 // fsync + rename + directory fsync).
 func BenchmarkEditRoundTrip(b *testing.B) {
-	e := benchEngine(b, map[string]string{"src/file0.go": benchSource(0, 32)})
+	e := benchEngine(b, map[string]string{"src/file0.go": benchdata.Source(0, 32)})
 	pairs := [2][2]string{{`"done 17"`, `"finished 17"`}, {`"finished 17"`, `"done 17"`}}
 	ctx := context.Background()
 	done := cputime.Start(b)
@@ -109,7 +75,7 @@ func BenchmarkEditRoundTrip(b *testing.B) {
 
 // BenchmarkParsePatch20Hunks is the parser alone on the benchmark patch.
 func BenchmarkParsePatch20Hunks(b *testing.B) {
-	text := benchPatch(false)
+	text := benchdata.Patch(false)
 	b.SetBytes(int64(len(text)))
 	done := cputime.Start(b)
 	for b.Loop() {
@@ -123,11 +89,11 @@ func BenchmarkParsePatch20Hunks(b *testing.B) {
 // BenchmarkApplyHunksInMemory is the preflight's matching alone: 4 hunks
 // located and applied in one ~10 KiB file, no file system.
 func BenchmarkApplyHunksInMemory(b *testing.B) {
-	p, err := ParsePatch(benchPatch(false))
+	p, err := ParsePatch(benchdata.Patch(false))
 	if err != nil {
 		b.Fatal(err)
 	}
-	src := benchSource(0, 32)
+	src := benchdata.Source(0, 32)
 	done := cputime.Start(b)
 	for b.Loop() {
 		m := &matcher{budget: DefaultLimits.MaxMatchWork}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/geturl/internal/benchdata"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -26,42 +27,10 @@ import (
 // CPU alone (this process's user + system time): the gateway, the kernel,
 // the journal and the detached execution.
 
-// benchSource is a Go-like file of n functions (about 40 bytes a line).
-func benchSource(file, n int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "package p%d\n\n", file)
-	for i := range n {
-		fmt.Fprintf(&b, "func f%d_%d(ctx context.Context, v int) error {\n", file, i)
-		fmt.Fprintf(&b, "\tif err := step(ctx, v, %d); err != nil {\n\t\treturn err\n\t}\n", i)
-		fmt.Fprintf(&b, "\tlog.Printf(\"done %d\", v)\n\treturn nil\n}\n\n", i)
-	}
-	return b.String()
-}
-
-// benchPatch changes 4 functions in each of 5 files (20 hunks); reverse
-// swaps old and new so iterations alternate and really write.
-func benchPatch(reverse bool) string {
-	var b strings.Builder
-	b.WriteString("*** Begin Patch\n")
-	for f := range 5 {
-		fmt.Fprintf(&b, "*** Update File: src/file%d.go\n", f)
-		for _, fn := range []int{3, 11, 19, 27} {
-			from, to := fmt.Sprintf("done %d", fn), fmt.Sprintf("finished %d", fn)
-			if reverse {
-				from, to = to, from
-			}
-			fmt.Fprintf(&b, "@@ func f%d_%d(ctx context.Context, v int) error {\n", f, fn)
-			fmt.Fprintf(&b, "-\tlog.Printf(\"%s\", v)\n+\tlog.Printf(\"%s\", v)\n", from, to)
-		}
-	}
-	b.WriteString("*** End Patch\n")
-	return b.String()
-}
-
 func benchTree() map[string]string {
 	tree := map[string]string{}
 	for f := range 5 {
-		tree[fmt.Sprintf("src/file%d.go", f)] = benchSource(f, 32)
+		tree[fmt.Sprintf("src/file%d.go", f)] = benchdata.Source(f, 32)
 	}
 	return tree
 }
@@ -178,7 +147,7 @@ func BenchmarkApplyPatch20Hunks5Files(b *testing.B) {
 	e := newEnv(b, rw, benchTree())
 	// Spaces as + (what URL readers send anyway) keep the tail short.
 	enc := func(s string) string { return strings.ReplaceAll(transport.Encode(s), "%20", "+") }
-	patches := [2]string{enc(benchPatch(false)), enc(benchPatch(true))}
+	patches := [2]string{enc(benchdata.Patch(false)), enc(benchdata.Patch(true))}
 	if len(patches[0]) > transport.MaxRaw {
 		b.Fatalf("the patch is %d bytes as written, over the raw limit", len(patches[0]))
 	}
