@@ -3,13 +3,38 @@ package jsonstr
 import (
 	"io"
 	"os"
-	"sync"
 )
 
 // ChunkBytes is the size of a Buffer's pooled chunks.
 const ChunkBytes = 64 << 10
 
-var chunks = sync.Pool{New: func() any { b := make([]byte, 0, ChunkBytes); return &b }}
+// freeChunks holds full-size chunks for reuse. It is a bounded free list
+// rather than a sync.Pool: chunks are 64 KiB, so a busy backend
+// allocates fast enough to trigger a GC every few dozen chunks, and each
+// GC would empty a sync.Pool, turning every chunk into a fresh allocation
+// (measured: 600 MB allocated in 3 s of the prompt benchmark). At most
+// maxFreeChunks (4 MiB) stay held between bursts.
+var freeChunks = make(chan *[]byte, maxFreeChunks)
+
+const maxFreeChunks = 64
+
+func getChunk() *[]byte {
+	select {
+	case c := <-freeChunks:
+		*c = (*c)[:0]
+		return c
+	default:
+		c := make([]byte, 0, ChunkBytes)
+		return &c
+	}
+}
+
+func putChunk(c *[]byte) {
+	select {
+	case freeChunks <- c:
+	default:
+	}
+}
 
 // Buffer holds JSON string contents in chunks: growing it never copies
 // what it holds, and Reset returns full-size chunks to a pool, so a long
@@ -117,7 +142,7 @@ func (b *Buffer) WriteString(s string) {
 // tail is the chunk to append to, with room for at least one byte.
 func (b *Buffer) tail(want int) *[]byte {
 	if len(b.chunks) == 0 {
-		c := make([]byte, 0, min(max(want, 256), ChunkBytes))
+		c := sizedChunk(max(want, 256))
 		b.chunks = append(b.chunks, &c)
 	}
 	c := b.chunks[len(b.chunks)-1]
@@ -125,15 +150,22 @@ func (b *Buffer) tail(want int) *[]byte {
 		return c
 	}
 	if len(b.chunks) == 1 && cap(*c) < ChunkBytes {
-		g := make([]byte, len(*c), min(max(2*cap(*c), len(*c)+want), ChunkBytes))
-		copy(g, *c)
-		*c = g
+		*c = append(sizedChunk(max(2*cap(*c), len(*c)+want)), *c...)
 		return c
 	}
-	c = chunks.Get().(*[]byte)
-	*c = (*c)[:0]
+	c = getChunk()
 	b.chunks = append(b.chunks, c)
 	return c
+}
+
+// sizedChunk is an empty first chunk with room for n bytes: a small one
+// for a short text, else (past half a chunk, so a frame-sized first write
+// reuses one too) a full-size one from the free list.
+func sizedChunk(n int) []byte {
+	if n <= ChunkBytes/2 {
+		return make([]byte, 0, n)
+	}
+	return (*getChunk())[:0]
 }
 
 // WriteTo writes the contents to w: the chunks, then what was spilled
@@ -202,7 +234,7 @@ func (b *Buffer) Reset() {
 func (b *Buffer) releaseChunks() {
 	for _, c := range b.chunks {
 		if cap(*c) == ChunkBytes {
-			chunks.Put(c)
+			putChunk(c)
 		}
 	}
 	clear(b.chunks)
