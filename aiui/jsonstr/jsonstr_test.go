@@ -144,6 +144,34 @@ func FuzzScan(f *testing.F) {
 		if _, pok := Scan(p); ok && !pok {
 			t.Fatalf("Prefix(%q) = %q does not scan", b, p)
 		}
+		// in pieces (as a record line streams by): the same verdict and count
+		if ok {
+			for cut := range len(b) + 1 {
+				end, n1, st := Span(b[:cut], false)
+				if st != More {
+					t.Fatalf("Span(%q[:%d], more to come) = %d, %v", b, cut, end, st)
+				}
+				rest, n2, st := Span(b[end:], true)
+				if st != More || end+rest != len(b) || n1+n2 != n {
+					t.Fatalf("Span of %q in pieces at %d: %d+%d bytes, %d+%d decoded, %v; whole: %d", b, cut, end, rest, n1, n2, st, n)
+				}
+			}
+		}
+	})
+}
+
+// FuzzPlainRun: the architecture's plainRun (SSE2 assembly on amd64)
+// agrees with the portable one on every input.
+func FuzzPlainRun(f *testing.F) {
+	for _, s := range []string{``, strings.Repeat(`abc\n`, 20), strings.Repeat("x", 40) + `\u00e9` + strings.Repeat("y", 40), strings.Repeat(`\\`, 30) + `"`, strings.Repeat("é", 30), strings.Repeat("z", 17) + `\`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		i, s := plainRun(b)
+		gi, gs := plainRunGeneric(b)
+		if i != gi || s != gs {
+			t.Fatalf("plainRun(%q) = %d, %d; the portable one %d, %d", b, i, s, gi, gs)
+		}
 	})
 }
 
@@ -177,6 +205,15 @@ var sink int
 
 func BenchmarkScan(b *testing.B) {
 	text := []byte(strings.Repeat(`The quick brown fox jumps over the lazy dog; make the baseline amber.\n`, 1000))
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		n, _ := Scan(text)
+		sink += n
+	}
+}
+
+func BenchmarkScanNonLatin(b *testing.B) {
+	text := []byte(strings.Repeat(`敏捷的棕色狐狸跳过了懒狗；把基线改成琥珀色。\n`, 1000))
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
 		n, _ := Scan(text)

@@ -20,46 +20,6 @@ func specials(x uint64) uint64 {
 	return ((x - 0x20*lsb) | ((x ^ '"'*lsb) - lsb) | ((x ^ '\\'*lsb) - lsb) | x) & msb
 }
 
-// plainPrefix is the length of the longest prefix of b free of special
-// bytes: eight bytes per step, two words per iteration.
-func plainPrefix(b []byte) int {
-	i := 0
-	for ; i+16 <= len(b); i += 16 {
-		x := specials(binary.LittleEndian.Uint64(b[i:]))
-		y := specials(binary.LittleEndian.Uint64(b[i+8:]))
-		if x|y != 0 {
-			if x != 0 {
-				return i + bits.TrailingZeros64(x)/8
-			}
-			return i + 8 + bits.TrailingZeros64(y)/8
-		}
-	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			break
-		}
-	}
-	return i
-}
-
-// plainPrefixString is plainPrefix for a string.
-func plainPrefixString(s string) int {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		if m := specials(x); m != 0 {
-			return i + bits.TrailingZeros64(m)/8
-		}
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			break
-		}
-	}
-	return i
-}
-
 // Scan validates b as the contents of a JSON string and returns the
 // length in bytes of the string it decodes to (as encoding/json decodes
 // it: a lone surrogate escape becomes U+FFFD). It refuses raw quotes,
@@ -84,66 +44,119 @@ const (
 	Bad
 )
 
+// plainRunGeneric is plainRun in Go: eight bytes a step (SWAR).
+func plainRunGeneric(b []byte) (i, shrink int) {
+	for i+16 <= len(b) {
+		x := specials(binary.LittleEndian.Uint64(b[i:]))
+		if x == 0 {
+			x = specials(binary.LittleEndian.Uint64(b[i+8:]))
+			if x == 0 {
+				i += 16
+				continue
+			}
+			i += 8
+		}
+		i += bits.TrailingZeros64(x) / 8
+		if b[i] != '\\' || i+1 >= len(b) || !oneLetterEscape(b[i+1]) {
+			return i, shrink
+		}
+		i, shrink = i+2, shrink+1
+	}
+	return i, shrink
+}
+
+// oneLetterEscape: \c is a complete escape.
+func oneLetterEscape(c byte) bool {
+	switch c {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return true
+	}
+	return false
+}
+
 // Span scans JSON string contents from the start of b up to the closing
 // quote, for input that arrives in pieces: with final unset, an escape or
 // rune cut by the end of b is left for the next piece instead of refused.
+//
+// plainRun consumes plain text and one-letter escapes in bulk; this loop
+// handles the rest a byte, rune or escape at a time. decoded is the
+// encoded length minus what escapes shrink by, so plain bytes need no
+// counting.
 func Span(b []byte, final bool) (end, decoded int, st Status) {
-	n, i := 0, 0
-	for i < len(b) {
-		p := plainPrefix(b[i:])
-		n, i = n+p, i+p
-		if i == len(b) {
-			break
+	i, shrink := 0, 0
+	for {
+		r, s := plainRun(b[i:])
+		i, shrink = i+r, shrink+s
+		if i >= len(b) {
+			return i, i - shrink, More
 		}
-		c := b[i]
-		switch {
-		case c == '"':
-			return i, n, Closed
-		case c >= utf8.RuneSelf:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size <= 1 {
-				if !final && !utf8.FullRune(b[i:]) {
-					return i, n, More
-				}
-				return i, n, Bad
-			}
-			n, i = n+size, i+size
+		switch c := b[i]; {
 		case c == '\\':
 			if i+1 >= len(b) {
-				return i, n, cut(final)
+				return i, i - shrink, cut(final)
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				n, i = n+1, i+2
-			case 'u':
-				if len(b) < i+6 {
-					return i, n, cut(final)
+			switch d := b[i+1]; {
+			case oneLetterEscape(d):
+				i, shrink = i+2, shrink+1
+			case d == 'u':
+				size, dec, st := unicodeEscape(b[i:], final)
+				if st != More {
+					return i, i - shrink, st
 				}
-				r := hex4(b[i+2:])
-				if r < 0 {
-					return i, n, Bad
+				if size == 0 {
+					return i, i - shrink, More // its low half may be in the next piece
 				}
-				if utf16.IsSurrogate(rune(r)) {
-					if !final && len(b) < i+12 {
-						return i, n, More // its low half may be in the next piece
-					}
-					if len(b) >= i+12 && b[i+6] == '\\' && b[i+7] == 'u' {
-						if r2 := hex4(b[i+8:]); r2 >= 0 && utf16.DecodeRune(rune(r), rune(r2)) != utf8.RuneError {
-							n, i = n+4, i+12
-							continue
-						}
-					}
-					r = utf8.RuneError
-				}
-				n, i = n+utf8.RuneLen(rune(r)), i+6
+				i, shrink = i+size, shrink+size-dec
 			default:
-				return i, n, Bad
+				return i, i - shrink, Bad
 			}
-		default: // a control byte
-			return i, n, Bad
+		case c == '"':
+			return i, i - shrink, Closed
+		case c >= utf8.RuneSelf:
+			// a run of runes here, so text in a non-Latin script does not
+			// go back to plainRun once per rune
+			for i < len(b) && b[i] >= utf8.RuneSelf {
+				r, size := utf8.DecodeRune(b[i:])
+				if r == utf8.RuneError && size <= 1 {
+					if !final && !utf8.FullRune(b[i:]) {
+						return i, i - shrink, More
+					}
+					return i, i - shrink, Bad
+				}
+				i += size
+			}
+		case c < 0x20:
+			return i, i - shrink, Bad
+		default: // plain, among the last bytes plainRun leaves
+			i++
 		}
 	}
-	return i, n, More
+}
+
+// unicodeEscape measures the \u escape at the start of b: its encoded
+// size and the bytes it decodes to (a surrogate pair is one rune, a lone
+// surrogate U+FFFD, as encoding/json decodes them). size 0 with More: the
+// escape is cut by the end of a non-final piece.
+func unicodeEscape(b []byte, final bool) (size, decoded int, st Status) {
+	if len(b) < 6 {
+		return 0, 0, cut(final)
+	}
+	r := hex4(b[2:])
+	if r < 0 {
+		return 0, 0, Bad
+	}
+	if !utf16.IsSurrogate(rune(r)) {
+		return 6, utf8.RuneLen(rune(r)), More
+	}
+	if !final && len(b) < 12 {
+		return 0, 0, More
+	}
+	if len(b) >= 12 && b[6] == '\\' && b[7] == 'u' {
+		if r2 := hex4(b[8:]); r2 >= 0 && utf16.DecodeRune(rune(r), rune(r2)) != utf8.RuneError {
+			return 12, 4, More
+		}
+	}
+	return 6, utf8.RuneLen(utf8.RuneError), More
 }
 
 func cut(final bool) Status {
