@@ -140,6 +140,9 @@ func FuzzScan(f *testing.F) {
 		if !ok && utf8.Valid(b) && err == nil {
 			t.Fatalf("Scan(%q) refused what encoding/json accepts (%q)", b, s)
 		}
+		if d, derr := Decode(b); (derr == nil) != (err == nil) || d != s {
+			t.Fatalf("Decode(%q) = %q, %v; encoding/json: %q, %v", b, d, derr, s, err)
+		}
 		p := Prefix(b, len(b)/2)
 		if _, pok := Scan(p); ok && !pok {
 			t.Fatalf("Prefix(%q) = %q does not scan", b, p)
