@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -135,6 +136,10 @@ func BenchmarkSinkFloor(b *testing.B) {
 // BenchmarkAckAppendFloor is the persistence floor: the bare gws server
 // of BenchmarkAckDropFloor appending every frame's payload to a file
 // before acking it. Any server that records what it is sent pays this.
+// Like the record, the file stays bounded (emptied each time it reaches
+// the record's largest size, 4 × 64 MiB): a file growing without end
+// measures the kernel throttling its dirty pages, not appending (on this
+// 2-core VM 2.4 ms/MiB against 0.4).
 func BenchmarkAckAppendFloor(b *testing.B) {
 	for _, l := range benchLoads {
 		for _, conns := range []int{1, 8} {
@@ -144,7 +149,7 @@ func BenchmarkAckAppendFloor(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.Cleanup(func() { f.Close() })
-				url := ackServer(b, ackAppend{f: f})
+				url := ackServer(b, &ackAppend{f: f, max: 4 * maxRecordBytes})
 				benchLoad(b, loadSpec{URL: url, Conns: conns, FrameBytes: l.frameBytes, FramesPerThread: l.framesPerThread}, nil)
 			})
 		}
@@ -162,13 +167,25 @@ func (ackDrop) OnMessage(c *gws.Conn, m *gws.Message) {
 
 type ackAppend struct {
 	gws.BuiltinEventHandler
-	f *os.File
+	f    *os.File
+	max  int64
+	mu   sync.Mutex
+	size int64
 }
 
-func (a ackAppend) OnMessage(c *gws.Conn, m *gws.Message) {
-	if _, err := a.f.Write(m.Bytes()); err != nil {
+func (a *ackAppend) OnMessage(c *gws.Conn, m *gws.Message) {
+	a.mu.Lock()
+	n, err := a.f.Write(m.Bytes())
+	if err != nil {
 		panic(err)
 	}
+	if a.size += int64(n); a.size >= a.max {
+		if err := a.f.Truncate(0); err != nil {
+			panic(err)
+		}
+		a.size = 0
+	}
+	a.mu.Unlock()
 	m.Close()
 	c.WriteMessage(gws.OpcodeText, ackOK)
 }
