@@ -3,6 +3,7 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/hubdev/hub/aiui/jsonstr"
@@ -28,7 +29,7 @@ func (j *Journal) terminate() error {
 	if err != nil {
 		return err
 	}
-	if _, err := j.h.f.Write([]byte{'\n'}); err != nil {
+	if _, err := j.h.f.WriteAt([]byte{'\n'}, fi.Size()); err != nil {
 		return j.writeFailed(err)
 	}
 	j.end, j.torn = fi.Size()+1, false
@@ -38,7 +39,7 @@ func (j *Journal) terminate() error {
 // write appends pieces that together are whole lines at end. Caller holds
 // the lock and accounts what of them is live.
 func (j *Journal) write(pieces ...[]byte) error {
-	if err := j.terminate(); err != nil {
+	if err := j.seekEnd(); err != nil {
 		return err
 	}
 	for _, p := range pieces {
@@ -47,6 +48,20 @@ func (j *Journal) write(pieces ...[]byte) error {
 		if err != nil {
 			return j.writeFailed(err)
 		}
+	}
+	return nil
+}
+
+// seekEnd terminates a torn line and puts the file's offset at end, where
+// the next write goes. The record is not opened O_APPEND: under the lock
+// end is the file's size, and without O_APPEND a spilled text is copied
+// into it in the kernel (copy_file_range refuses an appending file).
+func (j *Journal) seekEnd() error {
+	if err := j.terminate(); err != nil {
+		return err
+	}
+	if _, err := j.h.f.Seek(j.end, io.SeekStart); err != nil {
+		return j.writeFailed(err)
 	}
 	return nil
 }
@@ -91,7 +106,7 @@ func (j *Journal) Append(p Prompt) (*Entry, error) {
 		tail = toLine(tail, e.ID, p.To)
 		e.toN = int64(len(tail) - mark)
 	}
-	if err := j.terminate(); err != nil {
+	if err := j.seekEnd(); err != nil {
 		return nil, err
 	}
 	e.off = j.end

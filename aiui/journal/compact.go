@@ -85,7 +85,7 @@ func (j *Journal) compactNow() (err error) {
 		d.Sync()
 		d.Close()
 	}
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(j.path, os.O_RDWR, 0o600)
 	if err != nil {
 		j.h.release() // the view no longer matches any file: rebuild it at the next sync
 		j.h = nil

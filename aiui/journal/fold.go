@@ -22,7 +22,7 @@ func (j *Journal) sync() error {
 
 // reload reopens the file and rebuilds the view from its first byte.
 func (j *Journal) reload() error {
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("open the prompt record: %w", err)
 	}
