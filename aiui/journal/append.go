@@ -98,7 +98,7 @@ func (j *Journal) Append(p Prompt) (*Entry, error) {
 	if j.Now != nil {
 		now = j.Now
 	}
-	e := &Entry{ID: hub.RandomHex(8), Seq: j.maxSeq + 1, Root: p.Root, To: p.To}
+	e := &Entry{ID: hub.RandomHex(8), Seq: j.maxSeq + 1, Root: p.Root, To: p.To, h: j.h}
 	tail := promptTail(make([]byte, 0, 256), e.ID, e.Seq, now().UTC(), p.Meta, p.Root)
 	e.n = int64(len(textOpen)+p.Body.Len()+len(tail)) - 1
 	if p.To != "" {

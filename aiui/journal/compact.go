@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,8 +14,11 @@ import (
 // (copied in the kernel where the layout is current, re-encoded where it
 // is not), then one "to" line per taken prompt. The new file is fsynced
 // and renamed over the record, so a crash leaves the old record or the
-// new one, never a mix. Caller holds the lock.
+// new one, never a mix. With a prev it takes prev's live lines too and
+// starts with a base line, so a crash before prev is deleted leaves a
+// head that says prev is stale. Caller holds the lock.
 func (j *Journal) compactNow() (err error) {
+	j.compactions++
 	tmpPath := j.path + ".tmp-" + hub.RandomHex(4)
 	tmp, err := os.OpenFile(tmpPath, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -29,6 +33,13 @@ func (j *Journal) compactNow() (err error) {
 	type placed struct{ off, n int64 }
 	at := make([]placed, len(j.entries))
 	var pos int64
+	if j.prev != nil {
+		if _, err := tmp.WriteString(baseLine); err != nil {
+			return err
+		}
+		pos = int64(len(baseLine))
+	}
+	base := pos
 	for i := 0; i < len(j.entries); {
 		e := j.entries[i]
 		if e.legacy {
@@ -46,15 +57,12 @@ func (j *Journal) compactNow() (err error) {
 		}
 		// a run of adjacent current-layout prompt lines is one copy
 		k, runEnd := i, e.off
-		for k < len(j.entries) && !j.entries[k].legacy && j.entries[k].off == runEnd {
+		for k < len(j.entries) && !j.entries[k].legacy && j.entries[k].h == e.h && j.entries[k].off == runEnd {
 			at[k] = placed{pos + runEnd - e.off, j.entries[k].n}
 			runEnd += j.entries[k].n + 1
 			k++
 		}
-		if _, err := j.h.f.Seek(e.off, io.SeekStart); err != nil {
-			return err
-		}
-		if _, err := io.Copy(tmp, io.LimitReader(j.h.f, runEnd-e.off)); err != nil {
+		if _, err := io.Copy(tmp, io.NewSectionReader(e.h.f, e.off, runEnd-e.off)); err != nil {
 			return err
 		}
 		pos += runEnd - e.off
@@ -81,9 +89,10 @@ func (j *Journal) compactNow() (err error) {
 	if err := os.Rename(tmpPath, j.path); err != nil {
 		return err
 	}
-	if d, derr := os.Open(filepath.Dir(j.path)); derr == nil {
-		d.Sync()
-		d.Close()
+	syncDir(j.path)
+	if j.prev != nil {
+		os.Remove(j.prevPath()) // or the next reload does, seeing the base line
+		j.dropPrev()
 	}
 	f, err := os.OpenFile(j.path, os.O_RDWR, 0o600)
 	if err != nil {
@@ -99,11 +108,41 @@ func (j *Journal) compactNow() (err error) {
 	j.h.release()
 	j.h, j.fi = newHandle(f), fi
 	for i, e := range j.entries {
-		e.off, e.n, e.toN, e.legacy = at[i].off, at[i].n, toN[i], false
+		e.h, e.off, e.n, e.toN, e.legacy = j.h, at[i].off, at[i].n, toN[i], false
 	}
 	j.end = pos + int64(len(marks))
-	j.live, j.torn, j.rewrite = j.end, false, false
+	j.live, j.torn, j.rewrite = j.end-base, false, false
 	return nil
+}
+
+// rotate makes the head prev (a rename: nothing is copied) and starts an
+// empty head. Caller holds the lock, and there is no prev.
+func (j *Journal) rotate() error {
+	if err := os.Rename(j.path, j.prevPath()); err != nil {
+		return err
+	}
+	j.prev, j.prevFi, j.prevSize = j.h, j.fi, j.end
+	j.h, j.fi, j.end, j.torn = nil, nil, 0, false
+	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return errors.Join(err, j.reload())
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return errors.Join(err, j.reload())
+	}
+	j.h, j.fi = newHandle(f), fi
+	syncDir(j.path)
+	return nil
+}
+
+// syncDir makes a rename or creation in path's directory durable.
+func syncDir(path string) {
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
 }
 
 // reencode writes a legacy prompt line in this package's layout (text

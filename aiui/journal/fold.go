@@ -1,14 +1,16 @@
 package journal
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/hubdev/hub/hub"
 )
 
-// sync brings the view up to date with the file on disk. Caller holds the
-// lock.
+// sync brings the view up to date with the files on disk. Caller holds
+// the lock.
 func (j *Journal) sync() error {
 	fi, err := os.Stat(j.path)
 	if err != nil || j.h == nil || !os.SameFile(fi, j.fi) || fi.Size() < j.end {
@@ -17,11 +19,33 @@ func (j *Journal) sync() error {
 	if fi.Size() > j.end {
 		j.ingest(fi.Size())
 	}
+	pfi, err := os.Stat(j.prevPath())
+	switch {
+	case err == nil && (j.prev == nil || !os.SameFile(pfi, j.prevFi)):
+		return j.reload() // another process rotated
+	case err != nil && j.prev != nil:
+		// another process deleted prev once none of its prompts was live,
+		// which the drop lines just folded in say too
+		if len(j.entries) > 0 && j.entries[0].h == j.prev {
+			return j.reload()
+		}
+		j.dropPrev()
+	}
 	return nil
 }
 
-// reload reopens the file and rebuilds the view from its first byte.
+// reload reopens the files and rebuilds the view from their first bytes:
+// prev (if a rotation left one), then the head. A head that starts with
+// a base line was compacted from both, so prev is stale: a crash cut that
+// compaction short before it deleted prev, which is deleted now.
 func (j *Journal) reload() error {
+	j.dropPrev()
+	if j.h != nil {
+		j.h.release()
+		j.h = nil
+	}
+	j.end, j.torn, j.live, j.prompts, j.pending, j.rewrite = 0, false, 0, 0, 0, false
+	j.entries, j.byID = nil, map[string]*Entry{}
 	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("open the prompt record: %w", err)
@@ -31,38 +55,68 @@ func (j *Journal) reload() error {
 		f.Close()
 		return err
 	}
-	if j.h != nil {
-		j.h.release()
-	}
 	j.h, j.fi = newHandle(f), fi
-	j.end, j.torn, j.live, j.prompts, j.pending, j.rewrite = 0, false, 0, 0, 0, false
-	j.entries, j.byID = nil, map[string]*Entry{}
+	if startsWithBase(f) {
+		os.Remove(j.prevPath())
+	} else if err := j.openPrev(); err != nil {
+		return err
+	}
 	j.ingest(fi.Size())
 	return nil
 }
 
-// ingest folds the file's lines from end to size into the view.
+// openPrev opens and folds prev, if there is one.
+func (j *Journal) openPrev() error {
+	f, err := os.Open(j.prevPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open the previous prompt record: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	j.prev, j.prevFi, j.prevSize = newHandle(f), fi, fi.Size()
+	j.fold(j.prev, 0, fi.Size()) // a torn tail there is simply dead
+	return nil
+}
+
+// startsWithBase: f's first line is baseLine.
+func startsWithBase(f *os.File) bool {
+	b := make([]byte, len(baseLine))
+	n, _ := f.ReadAt(b, 0)
+	return string(b[:n]) == baseLine
+}
+
+// ingest folds the head's lines from end to size into the view.
 func (j *Journal) ingest(size int64) {
-	s := newScanner(j.h.f, j.end, size)
+	j.end, j.torn = j.fold(j.h, j.end, size)
+}
+
+// fold folds the lines of h's file from `from` to `to` into the view and
+// returns where its complete lines end and whether a torn one follows.
+func (j *Journal) fold(h *handle, from, to int64) (end int64, torn bool) {
+	s := newScanner(h.f, from, to)
 	for {
 		l, st := s.next()
 		switch st {
 		case scanEnd:
-			j.end, j.torn = size, false
-			return
+			return to, false
 		case scanTorn:
-			j.end, j.torn = l.off, true
-			return
+			return l.off, true
 		}
-		j.apply(&l)
+		j.apply(h, &l)
 	}
 }
 
-// apply folds one complete line into the view.
-func (j *Journal) apply(l *line) {
+// apply folds one complete line of h's file into the view.
+func (j *Journal) apply(h *handle, l *line) {
 	switch l.kind {
 	case promptLine:
-		e := &Entry{ID: l.h.ID, Seq: l.h.Seq, Root: l.h.Root, off: l.off, n: l.n, legacy: l.legacy}
+		e := &Entry{ID: l.h.ID, Seq: l.h.Seq, Root: l.h.Root, h: h, off: l.off, n: l.n, legacy: l.legacy}
 		if l.h.DeliveredTo != nil {
 			e.To = *l.h.DeliveredTo
 		}

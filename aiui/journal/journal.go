@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -17,6 +18,14 @@ import (
 // (measured), at 3 a third, for a file of at most 4× the live bytes.
 const compactRatio = 3
 
+// rotateAfter: a head of at least this many bytes, more than half dead,
+// is rotated (renamed to the previous file) instead of compacted. A
+// record that big is one whose oldest prompts fall out as new ones come
+// in: their bytes die in the previous file, which is deleted once none of
+// its prompts is live, so nothing is ever copied. Smaller records compact
+// (copying a few live bytes costs less than a second file).
+const rotateAfter = 1 << 20
+
 // Entry is one live prompt as memory keeps it: what routing needs and
 // where its line is. The text stays in the file.
 type Entry struct {
@@ -26,9 +35,10 @@ type Entry struct {
 	// To is who took the prompt: "" while pending, "shell", "mcp:<face>".
 	To string
 
-	off, n int64 // its prompt line (n without the '\n')
-	toN    int64 // length of its latest "to" line, 0 if none
-	legacy bool  // its line is re-encoded by the next compaction
+	h      *handle // the file its prompt line is in (the head or prev)
+	off, n int64   // its prompt line (n without the '\n')
+	toN    int64   // length of its latest "to" line, 0 if none
+	legacy bool    // its line is re-encoded by the next compaction
 }
 
 // handle is an open record file, reference counted so a reader streaming
@@ -63,6 +73,12 @@ type Journal struct {
 	end  int64       // bytes of the file folded into the view
 	torn bool        // bytes past end are an unterminated line to terminate before appending
 
+	// prev is the head before the last rotation (path+".prev") while any
+	// of its prompts is live; nil when there is none.
+	prev     *handle
+	prevFi   os.FileInfo
+	prevSize int64
+
 	entries []*Entry
 	byID    map[string]*Entry
 	live    int64 // bytes of live lines: prompts, plus each one's latest "to" line
@@ -83,7 +99,9 @@ type Journal struct {
 	locked  bool
 	closed  bool
 	out     []byte // event lines to append at End
-	compact int64  // next size at which a failed compaction is retried
+	compact int64  // next size at which a failed compaction or rotation is retried
+
+	compactions int // run by this journal (tests: a FIFO record never needs one)
 }
 
 // Open opens (creating, 0600) the record at path and folds it into memory.
@@ -114,6 +132,7 @@ func (j *Journal) Close() error {
 		j.h.release()
 		j.h = nil
 	}
+	j.dropPrev()
 	if j.closed {
 		return nil
 	}
@@ -149,13 +168,48 @@ func (j *Journal) End() error {
 	defer func() { j.lk.unlock(); j.locked = false }()
 	j.trim()
 	err := j.flush()
-	if dead := j.end - j.live; (dead > compactRatio*j.live || j.rewrite) && j.end >= j.compact {
-		if cerr := j.compactNow(); cerr != nil {
-			j.compact = j.end + max(j.live, 64<<10) // retry once the file has grown
-			err = errors.Join(err, cerr)
+	if j.prev != nil && (len(j.entries) == 0 || j.entries[0].h != j.prev) {
+		// the oldest live prompt is in the head: prev holds nothing live
+		// (its event lines are about its own prompts, which are gone)
+		if rerr := os.Remove(j.prevPath()); rerr == nil || errors.Is(rerr, fs.ErrNotExist) {
+			j.dropPrev()
+		} else {
+			err = errors.Join(err, rerr)
 		}
 	}
+	// prev's bytes are left out: they go without a copy once its
+	// prompts fall out (this undercounts the head's dead bytes by what of
+	// the live ones prev holds)
+	dead := j.end - j.live
+	switch {
+	case j.end < j.compact:
+		// a compaction or rotation failed: retry once the file has grown
+	case j.prev == nil && !j.rewrite && j.end >= rotateAfter && j.end-j.live > j.live:
+		err = errors.Join(err, j.retryLater(j.rotate()))
+	case dead > compactRatio*j.live || j.rewrite:
+		err = errors.Join(err, j.retryLater(j.compactNow()))
+	}
 	return err
+}
+
+// retryLater puts off the next compaction or rotation after one failed
+// until the file has grown.
+func (j *Journal) retryLater(err error) error {
+	if err != nil {
+		j.compact = j.end + max(j.live, 64<<10)
+	}
+	return err
+}
+
+// prevPath is where a rotation moves the head.
+func (j *Journal) prevPath() string { return j.path + ".prev" }
+
+// dropPrev forgets the previous file (readers streaming from it keep it).
+func (j *Journal) dropPrev() {
+	if j.prev != nil {
+		j.prev.release()
+	}
+	j.prev, j.prevFi, j.prevSize = nil, nil, 0
 }
 
 // Entries are the live prompts, oldest first (valid until the next
@@ -188,6 +242,10 @@ func (j *Journal) View(e *Entry) *View {
 	if j.h == nil {
 		return nil
 	}
-	j.h.refs.Add(1)
-	return &View{id: e.ID, legacy: e.legacy, line: io.NewSectionReader(j.h.f, e.off, e.n), h: j.h}
+	return e.view()
+}
+
+func (e *Entry) view() *View {
+	e.h.refs.Add(1)
+	return &View{id: e.ID, legacy: e.legacy, line: io.NewSectionReader(e.h.f, e.off, e.n), h: e.h}
 }

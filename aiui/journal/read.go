@@ -8,35 +8,60 @@ import (
 
 // Read returns the live prompts of the record at path, oldest first (a
 // missing record has none). It takes no lock and writes nothing: a line
-// being appended meanwhile is unterminated and not read.
+// being appended meanwhile is unterminated and not read, and a rotation
+// or compaction meanwhile (the head replaced under it) makes it read
+// again.
 func Read(path string) ([]Record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+	for attempt := 0; ; attempt++ {
+		recs, stable, err := read(path)
+		if err != nil || stable || attempt == 2 {
+			return recs, err
 		}
-		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
+}
+
+// read is one lock-free read; stable reports that the head it opened (or
+// found missing) was still the head once it had opened prev.
+func read(path string) (recs []Record, stable bool, err error) {
+	j := &Journal{path: path, byID: map[string]*Entry{}}
+	defer j.dropPrev()
+	f, err := os.Open(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, true, err
 	}
-	j := &Journal{path: path, h: newHandle(f), byID: map[string]*Entry{}}
-	defer j.h.release()
-	j.ingest(fi.Size())
-	out := make([]Record, 0, len(j.entries))
+	var fi os.FileInfo
+	if f != nil { // else a crash between a rotation's rename and its new head
+		if fi, err = f.Stat(); err != nil {
+			f.Close()
+			return nil, true, err
+		}
+		j.h = newHandle(f)
+		defer j.h.release()
+	}
+	if f == nil || !startsWithBase(f) {
+		if err := j.openPrev(); err != nil {
+			return nil, true, err
+		}
+	}
+	// a rotation or compaction since the head was opened replaced it
+	if now, err := os.Stat(path); (err == nil) != (fi != nil) || fi != nil && !os.SameFile(now, fi) {
+		return nil, false, nil
+	}
+	if fi != nil {
+		j.ingest(fi.Size())
+	}
+	recs = make([]Record, 0, len(j.entries))
 	for _, e := range j.entries {
-		v := j.View(e)
+		v := e.view()
 		r, err := v.Record()
 		v.Close()
 		if err != nil {
 			continue // the file changed under a lock-free read
 		}
 		r.DeliveredTo = e.To
-		out = append(out, r)
+		recs = append(recs, r)
 	}
-	return out, nil
+	return recs, true, nil
 }
 
 // Take is the shell's read of the record while no backend runs: it marks

@@ -57,6 +57,10 @@ func toLine(dst []byte, id, to string) []byte {
 	return append(dst, "}\n"...)
 }
 
+// baseLine starts a head compacted while a previous file existed: it
+// holds every live line of both, so the previous file is stale.
+const baseLine = `{"ev":"base"}` + "\n"
+
 // dropLine records that prompt id fell out of the record's bounds.
 func dropLine(dst []byte, id string) []byte {
 	dst = append(dst, `{"ev":"drop","id":`...)
