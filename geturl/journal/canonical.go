@@ -103,34 +103,29 @@ func encodeValue(b *bytes.Buffer, v any, depth int) error {
 		}
 		b.WriteByte(']')
 	case map[string]string:
-		keys := sortedKeys(x)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			encodeString(b, k)
-			b.WriteByte(':')
-			encodeString(b, x[k])
-		}
-		b.WriteByte('}')
+		return encodeObject(b, x, func(s string) error { encodeString(b, s); return nil })
 	case map[string]any:
-		keys := sortedKeys(x)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			encodeString(b, k)
-			b.WriteByte(':')
-			if err := encodeValue(b, x[k], depth+1); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
+		return encodeObject(b, x, func(v any) error { return encodeValue(b, v, depth+1) })
 	default:
 		return fmt.Errorf("%T: %w", v, ErrUnsupported)
 	}
+	return nil
+}
+
+// encodeObject writes m with its keys sorted, each value by value.
+func encodeObject[V any](b *bytes.Buffer, m map[string]V, value func(V) error) error {
+	b.WriteByte('{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		encodeString(b, k)
+		b.WriteByte(':')
+		if err := value(m[k]); err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
 	return nil
 }
 
