@@ -94,19 +94,13 @@ func (j *Journal) compactNow() (err error) {
 		os.Remove(j.prevPath()) // or the next reload does, seeing the base line
 		j.dropPrev()
 	}
-	f, err := os.OpenFile(j.path, os.O_RDWR, 0o600)
-	if err != nil {
-		j.h.release() // the view no longer matches any file: rebuild it at the next sync
-		j.h = nil
-		return err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return err
-	}
+	h, fi, err := openHandle(j.path, os.O_RDWR)
 	j.h.release()
-	j.h, j.fi = newHandle(f), fi
+	if err != nil {
+		j.h = nil // the view no longer matches any file: rebuild it at the next sync
+		return err
+	}
+	j.h, j.fi = h, fi
 	for i, e := range j.entries {
 		e.h, e.off, e.n, e.toN, e.legacy = j.h, at[i].off, at[i].n, toN[i], false
 	}
@@ -123,16 +117,11 @@ func (j *Journal) rotate() error {
 	}
 	j.prev, j.prevFi, j.prevSize = j.h, j.fi, j.end
 	j.h, j.fi, j.end, j.torn = nil, nil, 0, false
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	h, fi, err := openHandle(j.path, os.O_RDWR|os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return errors.Join(err, j.reload())
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return errors.Join(err, j.reload())
-	}
-	j.h, j.fi = newHandle(f), fi
+	j.h, j.fi = h, fi
 	syncDir(j.path)
 	return nil
 }

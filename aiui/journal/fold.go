@@ -46,17 +46,12 @@ func (j *Journal) reload() error {
 	}
 	j.end, j.torn, j.live, j.prompts, j.pending, j.rewrite = 0, false, 0, 0, 0, false
 	j.entries, j.byID = nil, map[string]*Entry{}
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE, 0o600)
+	h, fi, err := openHandle(j.path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return fmt.Errorf("open the prompt record: %w", err)
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return err
-	}
-	j.h, j.fi = newHandle(f), fi
-	if startsWithBase(f) {
+	j.h, j.fi = h, fi
+	if startsWithBase(h.f) {
 		os.Remove(j.prevPath())
 	} else if err := j.openPrev(); err != nil {
 		return err
@@ -67,19 +62,14 @@ func (j *Journal) reload() error {
 
 // openPrev opens and folds prev, if there is one.
 func (j *Journal) openPrev() error {
-	f, err := os.Open(j.prevPath())
+	h, fi, err := openHandle(j.prevPath(), os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("open the previous prompt record: %w", err)
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return err
-	}
-	j.prev, j.prevFi, j.prevSize = newHandle(f), fi, fi.Size()
+	j.prev, j.prevFi, j.prevSize = h, fi, fi.Size()
 	j.fold(j.prev, 0, fi.Size()) // a torn tail there is simply dead
 	return nil
 }

@@ -55,6 +55,20 @@ func newHandle(f *os.File) *handle {
 	return h
 }
 
+// openHandle opens path (0600 when flag creates it) with its identity.
+func openHandle(path string, flag int) (*handle, os.FileInfo, error) {
+	f, err := os.OpenFile(path, flag, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return newHandle(f), fi, nil
+}
+
 func (h *handle) release() {
 	if h.refs.Add(-1) == 0 {
 		h.f.Close()
@@ -99,7 +113,7 @@ type Journal struct {
 	locked  bool
 	closed  bool
 	out     []byte // event lines to append at End
-	compact int64  // next size at which a failed compaction or rotation is retried
+	retryAt int64  // next size at which a failed compaction or rotation is retried
 
 	compactions int // run by this journal (tests: a FIFO record never needs one)
 }
@@ -182,7 +196,7 @@ func (j *Journal) End() error {
 	// the live ones prev holds)
 	dead := j.end - j.live
 	switch {
-	case j.end < j.compact:
+	case j.end < j.retryAt:
 		// a compaction or rotation failed: retry once the file has grown
 	case j.prev == nil && !j.rewrite && j.end >= rotateAfter && j.end-j.live > j.live:
 		err = errors.Join(err, j.retryLater(j.rotate()))
@@ -196,7 +210,7 @@ func (j *Journal) End() error {
 // until the file has grown.
 func (j *Journal) retryLater(err error) error {
 	if err != nil {
-		j.compact = j.end + max(j.live, 64<<10)
+		j.retryAt = j.end + max(j.live, 64<<10)
 	}
 	return err
 }

@@ -25,20 +25,15 @@ func Read(path string) ([]Record, error) {
 func read(path string) (recs []Record, stable bool, err error) {
 	j := &Journal{path: path, byID: map[string]*Entry{}}
 	defer j.dropPrev()
-	f, err := os.Open(path)
+	h, fi, err := openHandle(path, os.O_RDONLY)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, true, err
 	}
-	var fi os.FileInfo
-	if f != nil { // else a crash between a rotation's rename and its new head
-		if fi, err = f.Stat(); err != nil {
-			f.Close()
-			return nil, true, err
-		}
-		j.h = newHandle(f)
-		defer j.h.release()
+	if h != nil { // else a crash between a rotation's rename and its new head
+		j.h = h
+		defer h.release()
 	}
-	if f == nil || !startsWithBase(f) {
+	if h == nil || !startsWithBase(h.f) {
 		if err := j.openPrev(); err != nil {
 			return nil, true, err
 		}
