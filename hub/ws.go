@@ -473,14 +473,16 @@ func (ev *wsEvents) recover(c *WSConn, where string) {
 		return
 	}
 	pe := &PanicError{Where: "websocket " + where, Value: r, Stack: debug.Stack()}
+	// Report before dropping, so whoever sees the socket close can count
+	// on the panic having been handled.
+	if g := ev.e.s.guard.Load(); g != nil {
+		g.Handle(pe)
+	} else {
+		ev.e.opts.Log.Error("websocket handler panicked; socket dropped", "in", pe.Where, "panic", fmt.Sprint(r), "stack", string(pe.Stack))
+	}
 	if where != "close" {
 		c.Drop()
 	}
-	if g := ev.e.s.guard.Load(); g != nil {
-		g.Handle(pe)
-		return
-	}
-	ev.e.opts.Log.Error("websocket handler panicked; socket dropped", "in", pe.Where, "panic", fmt.Sprint(r), "stack", string(pe.Stack))
 }
 
 func (ev *wsEvents) OnOpen(gc *gws.Conn) {
