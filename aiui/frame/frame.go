@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/hubdev/hub/hub/jsonw"
 )
 
 // Version is the protocol version every envelope carries.
@@ -96,6 +98,10 @@ func Decode(frame []byte) (Envelope, []byte, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return env, nil, ErrHeaderShape
 	}
+	if decodeFast(trimmed, &env) {
+		return env, frame[4+n:], nil
+	}
+	env = Envelope{}
 	if err := json.Unmarshal(hdr, &env); err != nil {
 		return env, nil, fmt.Errorf("header is not a valid envelope: %v", err)
 	}
@@ -123,4 +129,23 @@ type Response struct {
 	Closed   bool   `json:"closed,omitempty"`
 	Error    string `json:"error,omitempty"`
 	Fatal    bool   `json:"fatal,omitempty"`
+}
+
+// AppendJSON appends r as encoding/json writes it (one ack per frame, so
+// without reflection).
+func (r Response) AppendJSON(dst []byte) []byte {
+	dst = jsonw.Bool(append(dst, `{"ok":`...), r.OK)
+	if r.ThreadID != "" {
+		dst = jsonw.StringHTML(append(dst, `,"threadId":`...), r.ThreadID)
+	}
+	if r.Closed {
+		dst = append(dst, `,"closed":true`...)
+	}
+	if r.Error != "" {
+		dst = jsonw.StringHTML(append(dst, `,"error":`...), r.Error)
+	}
+	if r.Fatal {
+		dst = append(dst, `,"fatal":true`...)
+	}
+	return append(dst, '}')
 }

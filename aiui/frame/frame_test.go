@@ -102,3 +102,33 @@ func TestCodecs(t *testing.T) {
 		t.Fatal("raw codec encoded a string")
 	}
 }
+
+// The headers of every text-thread data frame take the fast path; what
+// it cannot prove equal to encoding/json's reading does not.
+func TestDecodeFast(t *testing.T) {
+	for _, tc := range []struct {
+		hdr  string
+		ok   bool
+		want Envelope
+	}{
+		{`{"v":1,"kind":"data","threadId":"t1"}`, true, Envelope{V: 1, Kind: "data", ThreadID: "t1"}},
+		{` {"fin": true ,"threadId":"t1","kind":"data","v":1}`, true, Envelope{V: 1, Kind: "data", ThreadID: "t1", Fin: true}},
+		{`{"v":1,"kind":"hello","format":"text-concat"}`, true, Envelope{V: 1, Kind: "hello", Format: "text-concat"}},
+		{`{}`, true, Envelope{}},
+		{`{"v":1,"kind":"hello","meta":{}}`, false, Envelope{}},
+		{`{"v":1,"kind":"data","chunk":{"kind":"audio"}}`, false, Envelope{}},
+		{`{"kind":"da\u0074a"}`, false, Envelope{}},
+		{`{"Kind":"data"}`, false, Envelope{}},
+		{`{"kind":"data","kind":"hello"}`, false, Envelope{}},
+		{`{"v":null}`, false, Envelope{}},
+		{`{"v":01}`, false, Envelope{}},
+		{`{"v":1.5}`, false, Envelope{}},
+		{`{"v":1,}`, false, Envelope{}},
+		{`{"v":1} {}`, false, Envelope{}},
+	} {
+		var env Envelope
+		if ok := decodeFast([]byte(tc.hdr), &env); ok != tc.ok || ok && env != tc.want {
+			t.Errorf("decodeFast(%s) = %+v, %v; want %+v, %v", tc.hdr, env, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -1,6 +1,11 @@
 package frame
 
-import "testing"
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"unicode/utf8"
+)
 
 func FuzzDecode(f *testing.F) {
 	f.Add(raw(`{"v":1,"kind":"hello","format":"text-concat"}`, ""))
@@ -46,6 +51,47 @@ func FuzzRawCodec(f *testing.F) {
 		out, err := Raw.Encode(v)
 		if err != nil || len(out) != len(b) {
 			t.Fatal("raw round trip changed length")
+		}
+	})
+}
+
+// FuzzDecodeFast: whatever the fast header decoder takes, encoding/json
+// takes too and decodes to the same envelope.
+func FuzzDecodeFast(f *testing.F) {
+	for _, s := range []string{
+		`{"v":1,"kind":"data","threadId":"t1","fin":true}`,
+		` { "fin" : false , "threadId":"é","kind":"data" ,"v":-0 } `,
+		`{"v":1,"kind":"hello","format":"text-concat"}`,
+		`{}`, `{"v":01}`, `{"v":1.0}`, `{"v":1e0}`, `{"kind":"a\u0062"}`, `{"Kind":"x"}`,
+		`{"fin":true,"fin":false}`, `{"fin":truex}`, `{"v":1}x`, `{"v":999999999}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, hdr []byte) {
+		if !utf8.Valid(hdr) {
+			return
+		}
+		var fast Envelope
+		if !decodeFast(hdr, &fast) {
+			return
+		}
+		var std Envelope
+		if err := json.Unmarshal(hdr, &std); err != nil || !reflect.DeepEqual(fast, std) {
+			t.Fatalf("%q: fast %+v; encoding/json %+v, %v", hdr, fast, std, err)
+		}
+	})
+}
+
+// FuzzResponseJSON: an ack is written byte for byte as encoding/json
+// writes it.
+func FuzzResponseJSON(f *testing.F) {
+	f.Add(true, "t1", false, "", false)
+	f.Add(false, "<&>\u2028", true, "bad \"frame\"\n\xff", true)
+	f.Fuzz(func(t *testing.T, ok bool, thread string, closed bool, msg string, fatal bool) {
+		r := Response{OK: ok, ThreadID: thread, Closed: closed, Error: msg, Fatal: fatal}
+		want, _ := json.Marshal(r)
+		if got := r.AppendJSON(nil); string(got) != string(want) {
+			t.Fatalf("%+v: %s; encoding/json %s", r, got, want)
 		}
 	})
 }
