@@ -78,7 +78,7 @@ func (s *wsConn) Message(m *gws.Message) {
 		s.c.Authenticated()
 		s.b.pageActivity()
 	}
-	s.writeJSON(resp)
+	s.c.WriteText(resp.AppendJSON(make([]byte, 0, 64)))
 	if resp.Fatal {
 		code := uint16(1002)
 		if m.Opcode != gws.OpcodeBinary {
