@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/hubdev/hub/aiui/channel"
 	"github.com/hubdev/hub/aiui/frame"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/jsonw"
 )
 
 // Trace bounds: the /debug viewer shows recent threads, not history.
@@ -162,7 +165,13 @@ func (t *trace) stage(name string, detail any) {
 		p.Text = clipText(p.Text, maxPromptText)
 		detail, limit = p, maxPromptText+maxStageDetail
 	}
-	b, err := json.Marshal(detail)
+	var b []byte
+	var err error
+	if p, ok := detail.(channel.Prompt); ok {
+		b = appendPromptJSON(nil, p) // every thread's; no reflection
+	} else {
+		b, err = json.Marshal(detail)
+	}
 	if err != nil {
 		b, _ = json.Marshal(fmt.Sprint(detail))
 	}
@@ -315,4 +324,21 @@ func (b *backend) blobDir(ctx *channel.ThreadContext) (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// appendPromptJSON appends p as encoding/json writes it.
+func appendPromptJSON(dst []byte, p channel.Prompt) []byte {
+	dst = jsonw.StringHTML(append(dst, `{"text":`...), p.Text)
+	if len(p.Meta) > 0 {
+		dst = append(dst, `,"meta":{`...)
+		for i, k := range slices.Sorted(maps.Keys(p.Meta)) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = jsonw.StringHTML(dst, k)
+			dst = jsonw.StringHTML(append(dst, ':'), p.Meta[k])
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
 }

@@ -1,6 +1,7 @@
 package aiui
 
 import (
+	"encoding/json"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -131,4 +132,20 @@ func TestTraceKeepsTheLoweredPromptReadable(t *testing.T) {
 	if !strings.HasPrefix(d, `{"text":"éé`) || !strings.Contains(d, `…","meta":{"shot_1":"/p"}}`) {
 		t.Fatalf("lowered prompt detail: %.80s … %s", d, d[len(d)-40:])
 	}
+}
+
+// FuzzPromptJSON: a prompt stage's detail is written byte for byte as
+// encoding/json writes it.
+func FuzzPromptJSON(f *testing.F) {
+	f.Add("make it <amber> & bold\n", "tab", "https://x/?a=1&b=2", "b", "\xff")
+	f.Add("", "", "", "", "")
+	f.Fuzz(func(t *testing.T, text, k1, v1, k2, v2 string) {
+		for _, meta := range []map[string]string{nil, {}, {k1: v1}, {k1: v1, k2: v2}} {
+			p := channel.Prompt{Text: text, Meta: meta}
+			want, _ := json.Marshal(p)
+			if got := appendPromptJSON(nil, p); string(got) != string(want) {
+				t.Fatalf("%+v: %s; encoding/json %s", p, got, want)
+			}
+		}
+	})
 }
