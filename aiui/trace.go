@@ -161,14 +161,12 @@ func (t *trace) stage(name string, detail any) {
 		return // dropped before paying for its encoding
 	}
 	limit := maxStageDetail
-	if p, ok := detail.(channel.Prompt); ok {
-		p.Text = clipText(p.Text, maxPromptText)
-		detail, limit = p, maxPromptText+maxStageDetail
-	}
 	var b []byte
 	var err error
 	if p, ok := detail.(channel.Prompt); ok {
-		b = appendPromptJSON(nil, p) // every thread's; no reflection
+		p.Text = clipText(p.Text, maxPromptText)
+		limit = maxPromptText + maxStageDetail
+		b = appendPromptJSON(nil, p) // every thread has one: no reflection
 	} else {
 		b, err = json.Marshal(detail)
 	}
