@@ -40,21 +40,12 @@ type Path struct {
 // ResolveExisting resolves p to an existing file or directory whose realpath
 // is inside the scope.
 func (s *Scope) ResolveExisting(p string) (Path, error) {
-	host, inside, err := s.candidate(p)
+	host, link, inside, fi, err := s.lstatFinal(p)
 	if err != nil {
 		return Path{}, err
 	}
-	if host == s.root {
+	if fi == nil {
 		return Path{Virtual: VirtualRoot, Host: s.root, Exists: true}, nil
-	}
-	parent, err := s.existingDir(filepath.Dir(host), inside)
-	if err != nil {
-		return Path{}, err
-	}
-	link := filepath.Join(parent, filepath.Base(host))
-	fi, err := os.Lstat(link)
-	if err != nil {
-		return Path{}, classify(err)
 	}
 	real := link
 	isLink := fi.Mode()&fs.ModeSymlink != 0
@@ -81,21 +72,12 @@ func (s *Scope) ResolveExisting(p string) (Path, error) {
 // exist (it may be a symlink pointing anywhere, or dangling). Use it to
 // inspect or remove a link itself.
 func (s *Scope) ResolveLink(p string) (Path, error) {
-	host, inside, err := s.candidate(p)
+	host, link, inside, fi, err := s.lstatFinal(p)
 	if err != nil {
 		return Path{}, err
 	}
-	if host == s.root {
+	if fi == nil {
 		return Path{Virtual: VirtualRoot, Host: s.root, Exists: true}, nil
-	}
-	parent, err := s.existingDir(filepath.Dir(host), inside)
-	if err != nil {
-		return Path{}, err
-	}
-	link := filepath.Join(parent, filepath.Base(host))
-	fi, err := os.Lstat(link)
-	if err != nil {
-		return Path{}, classify(err)
 	}
 	return Path{Virtual: s.virtual(host, link, inside), Host: link, Exists: true,
 		Symlink: fi.Mode()&fs.ModeSymlink != 0}, nil
@@ -121,6 +103,26 @@ func (s *Scope) ResolveNew(p string) (Path, error) {
 		real = filepath.Join(dest, missing)
 	}
 	return Path{Virtual: s.virtual(host, real, inside), Host: real, Exists: missing == ""}, nil
+}
+
+// lstatFinal begins ResolveExisting and ResolveLink: p's parent must be
+// an existing directory inside the scope, and p's final name is looked at
+// without following it (link is that name under the parent's realpath).
+// fi is nil when p is the root itself.
+func (s *Scope) lstatFinal(p string) (host, link string, inside bool, fi os.FileInfo, err error) {
+	host, inside, err = s.candidate(p)
+	if err != nil || host == s.root {
+		return host, host, inside, nil, err
+	}
+	parent, err := s.existingDir(filepath.Dir(host), inside)
+	if err != nil {
+		return "", "", false, nil, err
+	}
+	link = filepath.Join(parent, filepath.Base(host))
+	if fi, err = os.Lstat(link); err != nil {
+		return "", "", false, nil, classify(err)
+	}
+	return host, link, inside, fi, nil
 }
 
 // existingDir returns the realpath of dir, which must exist inside the scope.
