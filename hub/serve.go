@@ -17,11 +17,14 @@ const ShutdownGrace = 5 * time.Second
 // (going away) and waits for their read loops. It returns nil after a clean
 // shutdown and the server's error if it stopped by itself. Every request
 // body must arrive within the BodyPace of ctx (see WithBodyPace, and
-// ReadJSONBody for a route's own limit).
+// ReadJSONBody for a route's own limit). Request headers are bounded by
+// MaxRequestHeaderBytes and the open connections by the MaxConns of ctx
+// (DefaultMaxConns unless WithMaxConns says otherwise).
 func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, sockets *Sockets, log *slog.Logger) error {
 	srv := &http.Server{
 		Handler:           paceBodies(handler, bodyPaceFrom(ctx)),
 		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    MaxRequestHeaderBytes,
 		IdleTimeout:       2 * time.Minute, // idle keep-alive connections are not kept forever
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
@@ -29,6 +32,7 @@ func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, socke
 	if g := GuardFrom(ctx); g != nil && sockets != nil {
 		sockets.SetGuard(g) // a handler's panic restarts this adapter, not the process
 	}
+	ln = limitConns(ln, maxConnsFrom(ctx), log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

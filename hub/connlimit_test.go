@@ -1,0 +1,171 @@
+package hub_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubdev/hub/hub"
+)
+
+// serveLimited runs h under hub.ServeHTTP with at most max open
+// connections; stop cancels it and returns what ServeHTTP returned.
+func serveLimited(t *testing.T, max int, h http.Handler) (addr string, stop func() error) {
+	t.Helper()
+	ln, port, err := hub.Listen([]int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(hub.WithMaxConns(context.Background(), max))
+	done := make(chan error, 1)
+	go func() { done <- hub.ServeHTTP(ctx, ln, h, nil, slog.New(slog.DiscardHandler)) }()
+	stopped := false
+	stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			return errors.New("ServeHTTP did not return after its context was cancelled")
+		}
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return fmt.Sprintf("127.0.0.1:%d", port), stop
+}
+
+var okHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+
+func dialRaw(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// status reads one response's status code from c, waiting at most wait.
+func status(c net.Conn, br *bufio.Reader, wait time.Duration) (int, error) {
+	c.SetReadDeadline(time.Now().Add(wait))
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+func TestRequestHeaderBound(t *testing.T) {
+	addr, _ := serveLimited(t, hub.DefaultMaxConns, okHandler)
+	for _, tc := range []struct {
+		name   string
+		header int
+		want   int
+	}{
+		{"a 12 KiB target and headers well within", 12 << 10, 200},
+		{"just under the bound", hub.MaxRequestHeaderBytes - 1024, 200},
+		{"past the bound and net/http's slack", hub.MaxRequestHeaderBytes + 8<<10, http.StatusRequestHeaderFieldsTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dialRaw(t, addr)
+			go fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nX-Pad: %s\r\n\r\n", addr, strings.Repeat("p", tc.header))
+			got, err := status(c, bufio.NewReader(c), 10*time.Second)
+			if err != nil || got != tc.want {
+				t.Fatalf("status %d (%v), want %d", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// Connections past the cap wait, unanswered, until one of those holding
+// a slot closes; then they are served.
+func TestConnLimitQueuesUntilOneCloses(t *testing.T) {
+	addr, _ := serveLimited(t, 2, okHandler)
+	var holders []net.Conn
+	for range 2 {
+		c := dialRaw(t, addr)
+		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nX-Half: ", addr) // never finished
+		holders = append(holders, c)
+	}
+	third := dialRaw(t, addr)
+	br := bufio.NewReader(third)
+	fmt.Fprintf(third, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+	if got, err := status(third, br, 300*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a connection past the cap was answered (%d, %v)", got, err)
+	}
+	holders[0].Close()
+	if got, err := status(third, br, 10*time.Second); err != nil || got != 200 {
+		t.Fatalf("after a slot freed: status %d, %v", got, err)
+	}
+}
+
+// A connection a handler took over (a WebSocket) holds its slot until
+// whoever took it closes it.
+func TestConnLimitCountsHijackedConnections(t *testing.T) {
+	hijacked := make(chan net.Conn, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/take" {
+			w.Write([]byte("ok"))
+			return
+		}
+		c, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+		buf.Flush()
+		hijacked <- c
+	})
+	addr, _ := serveLimited(t, 1, h)
+	first := dialRaw(t, addr)
+	fmt.Fprintf(first, "GET /take HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+	if got, err := status(first, bufio.NewReader(first), 10*time.Second); err != nil || got != 200 {
+		t.Fatalf("take: %d, %v", got, err)
+	}
+	taken := <-hijacked
+
+	second := dialRaw(t, addr)
+	br := bufio.NewReader(second)
+	fmt.Fprintf(second, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+	if got, err := status(second, br, 300*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("served while the hijacked connection held the only slot (%d, %v)", got, err)
+	}
+	taken.Close()
+	if got, err := status(second, br, 10*time.Second); err != nil || got != 200 {
+		t.Fatalf("after the hijacked connection closed: %d, %v", got, err)
+	}
+}
+
+// A server whose every slot is taken still stops when its context ends:
+// the Accept waiting for a slot gives up.
+func TestConnLimitStopsWhileFull(t *testing.T) {
+	addr, stop := serveLimited(t, 1, okHandler)
+	idle := dialRaw(t, addr)
+	fmt.Fprintf(idle, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+	if got, err := status(idle, bufio.NewReader(idle), 10*time.Second); err != nil || got != 200 {
+		t.Fatalf("first request: %d, %v", got, err)
+	}
+	waiting := dialRaw(t, addr) // queued behind the idle keep-alive connection
+	fmt.Fprintf(waiting, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
