@@ -3,6 +3,7 @@ package hub
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -40,8 +41,14 @@ type WSOptions struct {
 	// this is also the per-frame allocation).
 	MaxPayload int
 	// PreAuth guards the socket until its session calls Authenticated.
-	PreAuth   PreAuth
-	Heartbeat HeartbeatConfig
+	PreAuth PreAuth
+	// Budget bounds the large messages all sockets sharing it receive at
+	// once after authentication (nil: a budget of its own for the endpoint,
+	// twice MaxPayload); BudgetWait is how long a message waits for room
+	// (default DefaultBudgetWait) before its socket is closed with 1013.
+	Budget     *Budget
+	BudgetWait time.Duration
+	Heartbeat  HeartbeatConfig
 	// WriteTimeout bounds one frame write (default 10 s), so a peer that
 	// stopped reading cannot wedge a writer.
 	WriteTimeout time.Duration
@@ -74,6 +81,12 @@ func (s *Sockets) Endpoint(h WSHandler, o WSOptions) *WSEndpoint {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	o.PreAuth = o.PreAuth.withDefaults()
+	if o.Budget == nil && o.MaxPayload > BudgetFloor {
+		o.Budget = NewBudget(2 * int64(o.MaxPayload))
+	}
+	if o.BudgetWait <= 0 {
+		o.BudgetWait = DefaultBudgetWait
+	}
 	e := &WSEndpoint{s: s, h: h, opts: o}
 	e.up = gws.NewUpgrader(&wsEvents{e: e}, &gws.ServerOption{
 		ReadMaxPayloadSize: o.MaxPayload,
@@ -149,7 +162,8 @@ func (e *WSEndpoint) serveConn(netConn net.Conn, r *http.Request) {
 	s := e.s
 	c := &WSConn{ep: e, header: r.Header, seen: make(chan struct{}, 1)}
 	c.slot.Store(true)
-	c.pre = &preAuthReader{Conn: netConn, limit: uint64(e.opts.PreAuth.Limit), onTooBig: func() {
+	c.pre = newGuardReader(netConn, uint64(e.opts.PreAuth.Limit), e.opts.Budget, e.opts.BudgetWait, e.opts.MaxPayload)
+	c.pre.onTooBig = func() {
 		if f := e.opts.PreAuth.OnTooLarge; f != nil {
 			f(c)
 		} else {
@@ -157,7 +171,17 @@ func (e *WSEndpoint) serveConn(netConn net.Conn, r *http.Request) {
 				"limit", e.opts.PreAuth.Limit)
 		}
 		c.Close(1009, "message too large before authentication")
-	}}
+	}
+	c.pre.onShort = func(err error) {
+		switch {
+		case errors.Is(err, ErrBudgetWait):
+			e.thin.Warn(e.opts.Log, "budget", "closing a socket whose large message found no room in the receive budget in time",
+				"wait", e.opts.BudgetWait)
+			c.Close(1013, "server busy: no room for a large message, try again later")
+		case errors.Is(err, ErrBudgetTooLarge):
+			c.Close(1009, "message larger than the receive budget")
+		}
+	}
 	gc, err := e.up.UpgradeFromConn(c.pre, bufio.NewReaderSize(c.pre, 4<<10), r)
 	if err != nil {
 		c.releaseSlot()
@@ -256,7 +280,7 @@ type WSConn struct {
 	seen   chan struct{} // signalled on every received frame (Reachable)
 
 	// Pre-authentication state (PreAuth).
-	pre      *preAuthReader
+	pre      *guardReader
 	authed   atomic.Bool
 	slot     atomic.Bool // holds one of the endpoint's unauthenticated slots
 	closing  atomic.Bool // Close or Drop was called
@@ -298,7 +322,7 @@ func (c *WSConn) Authenticated() {
 	if !c.authed.CompareAndSwap(false, true) {
 		return
 	}
-	c.pre.off.Store(true)
+	c.pre.authenticated()
 	if t := c.deadline.Load(); t != nil {
 		t.Stop()
 	}
@@ -404,6 +428,7 @@ func (c *WSConn) WritePing(payload []byte) error {
 // read goroutine.
 func (c *WSConn) Close(code uint16, reason string) {
 	c.closing.Store(true)
+	c.pre.close()
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.gc.SetWriteDeadline(time.Now().Add(time.Second))
@@ -415,6 +440,7 @@ func (c *WSConn) Close(code uint16, reason string) {
 // Drop closes the socket without a close frame (a dead peer).
 func (c *WSConn) Drop() {
 	c.closing.Store(true)
+	c.pre.close()
 	c.gc.NetConn().Close()
 }
 
@@ -506,6 +532,8 @@ func (ev *wsEvents) OnClose(gc *gws.Conn, err error) {
 		t.Stop()
 	}
 	c.releaseSlot()
+	c.pre.release()
+	c.pre.close()
 	c.hb.Stop()
 	ev.e.s.remove(c)
 	ev.e.live.Add(-1)
@@ -523,8 +551,9 @@ func (ev *wsEvents) OnPing(gc *gws.Conn, payload []byte) {
 func (ev *wsEvents) OnPong(gc *gws.Conn, _ []byte) { connOf(gc).markSeen() }
 
 func (ev *wsEvents) OnMessage(gc *gws.Conn, m *gws.Message) {
-	defer m.Close()
 	c := connOf(gc)
+	defer c.pre.release() // after the buffer is back: the message is done
+	defer m.Close()
 	defer ev.recover(c, "message")
 	c.markSeen()
 	if !c.authed.Load() {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -135,46 +136,130 @@ func (c *connResponse) send(conn net.Conn) {
 	w.Flush()
 }
 
-// preAuthReader enforces PreAuth.Limit on the raw byte stream. gws fixes its
-// payload cap per upgrader (the large post-authentication cap) and
-// allocates a frame's payload as soon as it has read the header; so the
-// reader follows the WebSocket frame headers itself and fails the read when
-// a message declares more than limit bytes — before gws has allocated
-// anything. Authenticated switches it off.
+// guardReader sits between a socket and gws, following the WebSocket frame
+// headers of the raw byte stream itself: gws fixes its payload cap per
+// upgrader and allocates a frame's payload as soon as it has read the
+// header, so anything that must judge a frame before it costs memory has
+// to see the header first. It has three modes:
 //
-// While on, it never hands gws a byte past the end of the frame being read.
-// gws delivers a message before it reads the next header, so the next
-// frame's size is judged only after the session has seen the message before
-// it: a peer may send a large message right behind its hello (pipelined),
-// and it passes once the hello has been accepted.
-type preAuthReader struct {
+//   - Before authentication it enforces PreAuth.Limit: a message declaring
+//     more fails the read before gws has allocated anything. It never hands
+//     gws a byte past the end of the frame being read, and gws delivers a
+//     message before it reads the next header, so the next frame's size is
+//     judged only after the session has seen the message before it: a peer
+//     may send a large message right behind its hello (pipelined), and it
+//     passes once the hello has been accepted.
+//   - After authentication, with a Budget, a message over BudgetFloor takes
+//     its bytes from the endpoint's budget as its headers arrive (waiting
+//     for room, so gws allocates only what the budget allows), and gives
+//     them back once the session has handled it (release). While it is
+//     being received, reads stop at its frames' ends, so nothing of the
+//     next message is judged before the session has seen this one.
+//   - Otherwise it passes bytes through.
+type guardReader struct {
 	net.Conn
-	limit    uint64
-	off      atomic.Bool
+	mode     atomic.Int32 // guardPreAuth, guardBudget or guardOff
 	scan     frameScan
+	limit    uint64
 	onTooBig func() // tells the peer why, before the read fails
+
+	budget  *Budget
+	wait    time.Duration
+	maxMsg  uint64        // gws refuses a message over this itself
+	stop    chan struct{} // closed when the socket is closing: a wait ends
+	stopped sync.Once
+	total   uint64 // bytes of the message being received
+	held    int64  // of them, taken from the budget
+	onData  func(op byte, plen uint64, fin bool) error
+	onShort func(err error) // tells the peer why a budgeted read fails
+}
+
+const (
+	guardPreAuth int32 = iota
+	guardBudget
+	guardOff
+)
+
+func newGuardReader(c net.Conn, limit uint64, budget *Budget, wait time.Duration, maxMsg int) *guardReader {
+	g := &guardReader{Conn: c, limit: limit, budget: budget, wait: wait, maxMsg: uint64(maxMsg), stop: make(chan struct{})}
+	g.onData = g.take
+	return g
+}
+
+// authenticated switches from the pre-authentication limit to the budget.
+func (g *guardReader) authenticated() {
+	if g.budget != nil {
+		g.mode.Store(guardBudget)
+	} else {
+		g.mode.Store(guardOff)
+	}
 }
 
 // Read implements net.Conn.
-func (g *preAuthReader) Read(p []byte) (int, error) {
-	if g.off.Load() {
+func (g *guardReader) Read(p []byte) (int, error) {
+	mode := g.mode.Load()
+	if mode == guardOff {
 		return g.Conn.Read(p)
 	}
-	if room := g.scan.room(); room < uint64(len(p)) {
-		p = p[:room]
+	if mode == guardPreAuth || g.held > 0 {
+		if room := g.scan.room(); room < uint64(len(p)) {
+			p = p[:room]
+		}
 	}
 	n, err := g.Conn.Read(p)
-	if n > 0 && !g.off.Load() {
+	if n == 0 || g.mode.Load() == guardOff {
+		return n, err
+	}
+	if g.mode.Load() == guardPreAuth {
 		if ferr := g.scan.feed(p[:n], g.limit); ferr != nil {
-			g.off.Store(true)
+			g.mode.Store(guardOff)
 			if g.onTooBig != nil {
 				g.onTooBig()
 			}
 			return 0, ferr
 		}
+		return n, err
+	}
+	if ferr := g.scan.scan(p[:n], g.onData); ferr != nil {
+		g.mode.Store(guardOff)
+		if g.onShort != nil {
+			g.onShort(ferr)
+		}
+		return 0, ferr
 	}
 	return n, err
 }
+
+// take accounts one data frame header of an authenticated socket.
+func (g *guardReader) take(op byte, plen uint64, _ bool) error {
+	if op != 0 { // a new message: the one before it was handled (release)
+		g.total = 0
+	}
+	g.total += min(plen, 1<<62) // no wrap, whatever a header declares
+	if g.total <= BudgetFloor || g.total > g.maxMsg {
+		return nil // small, or refused by gws before it allocates
+	}
+	if need := int64(g.total) - g.held; need > 0 {
+		if err := g.budget.acquire(need, g.wait, g.stop); err != nil {
+			return err
+		}
+		g.held += need
+	}
+	return nil
+}
+
+// release gives back what the message just handled took from the budget.
+// It runs on the read goroutine (the session has returned), or when the
+// socket has closed.
+func (g *guardReader) release() {
+	if g.held > 0 {
+		g.budget.release(g.held)
+	}
+	g.held, g.total = 0, 0
+}
+
+// close ends a wait for room: the socket is closing.
+func (g *guardReader) close() { g.stopped.Do(func() { close(g.stop) }) }
 
 // frameScan follows client→server WebSocket frame headers (RFC 6455 §5.2)
 // across arbitrary read boundaries, skipping payloads. Control frames
@@ -202,7 +287,25 @@ func (f *frameScan) room() uint64 {
 	}
 }
 
+// feed enforces limit on every message: before authentication.
 func (f *frameScan) feed(b []byte, limit uint64) error {
+	return f.scan(b, func(_ byte, plen uint64, fin bool) error {
+		if plen > limit || f.total+plen > limit {
+			return ErrPreAuthTooLarge
+		}
+		f.total += plen
+		if fin {
+			f.total = 0
+			f.messages++
+		}
+		return nil
+	})
+}
+
+// scan follows the headers in b, calling onData with each data frame's
+// opcode (0 for a continuation), payload length and fin bit once its
+// header is complete; an error from onData ends the scan.
+func (f *frameScan) scan(b []byte, onData func(op byte, plen uint64, fin bool) error) error {
 	for len(b) > 0 {
 		if f.skip > 0 {
 			k := min(uint64(len(b)), f.skip)
@@ -246,15 +349,10 @@ func (f *frameScan) feed(b []byte, limit uint64) error {
 			f.skip = plen
 			continue
 		}
-		if plen > limit || f.total+plen > limit {
-			return ErrPreAuthTooLarge
+		if err := onData(op, plen, fin); err != nil {
+			return err
 		}
-		f.total += plen
 		f.skip = plen
-		if fin {
-			f.total = 0
-			f.messages++
-		}
 	}
 	return nil
 }

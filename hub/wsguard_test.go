@@ -2,6 +2,8 @@ package hub
 
 import (
 	"encoding/binary"
+	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -107,6 +109,26 @@ func FuzzFrameScan(f *testing.F) {
 		}
 		if (e1 == nil) != (e3 == nil) || whole.messages != framed.messages {
 			t.Fatalf("whole: %v messages=%d; read by room: %v messages=%d", e1, whole.messages, e3, framed.messages)
+		}
+		// After authentication the scan reports the same data frame
+		// headers however the stream is split.
+		headers := func(chunk int) (got []string, err error) {
+			var f frameScan
+			note := func(op byte, plen uint64, fin bool) error {
+				got = append(got, fmt.Sprint(op, plen, fin))
+				return nil
+			}
+			for s := stream; len(s) > 0 && err == nil; {
+				k := min(chunk, len(s))
+				err = f.scan(s[:k], note)
+				s = s[k:]
+			}
+			return got, err
+		}
+		h1, e4 := headers(len(stream) + 1)
+		h2, e5 := headers(chunk)
+		if (e4 == nil) != (e5 == nil) || !slices.Equal(h1, h2) {
+			t.Fatalf("headers whole: %v %v; split by %d: %v %v", h1, e4, chunk, h2, e5)
 		}
 	})
 }
