@@ -46,6 +46,7 @@ type backend struct {
 	dir     *tools.Directory
 	outbox  *Outbox
 	traces  *traceStore
+	held    *channel.HeldPool // what every /ws connection's open threads hold
 	origins *hub.OriginPolicy // browser routes: loopback + configured app origins
 
 	// sockets owns every /ws and /tools socket; ServeHTTP returns only
@@ -66,7 +67,7 @@ type backend struct {
 func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
 	cwd, _ := os.Getwd()
 	b := &backend{s: s, cfg: s.cfg, env: env, log: env.Log, port: port, pid: os.Getpid(), started: time.Now().UTC(),
-		cwd: cwd, sockets: &hub.Sockets{}, traces: newTraceStore(),
+		cwd: cwd, sockets: &hub.Sockets{}, traces: newTraceStore(), held: channel.NewHeldPool(0),
 		origins: hub.NewOriginPolicy(s.cfg.Origins...).AllowLoopback()}
 	b.deps = &intent.Deps{
 		NewOpenAI: func() *intent.OpenAI {

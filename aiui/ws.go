@@ -56,6 +56,7 @@ type wsHandler struct{ b *backend }
 func (h wsHandler) Open(c *hub.WSConn) hub.WSSession {
 	s := &wsConn{b: h.b, c: c}
 	s.proto = channel.NewConn(*h.b.formats.Load(), s, h.b.log)
+	s.proto.Pool = h.b.held
 	return s
 }
 

@@ -47,6 +47,9 @@ type Conn struct {
 	// (0: DefaultMaxHeldBytes).
 	MaxHeldBytes int64
 	held         int64
+	// Pool, when set, also bounds what this connection's threads hold,
+	// together with every other connection sharing it.
+	Pool *HeldPool
 }
 
 type thread struct {
@@ -145,7 +148,7 @@ func (c *Conn) Handle(binary bool, data []byte) frame.Response {
 			t.ctx.Trace(StageClosed, nil)
 		}
 		resp.Closed = true
-		c.held -= t.held
+		c.let(t.held)
 		delete(c.threads, id)
 		c.remember(id)
 	}
@@ -162,6 +165,11 @@ func (c *Conn) open(id string) *thread {
 		}
 		if c.held+n > limit {
 			return fmt.Errorf("this connection's open threads would hold more than %d bytes", limit)
+		}
+		if c.Pool != nil {
+			if err := c.Pool.take(n); err != nil {
+				return err
+			}
 		}
 		c.held += n
 		t.held += n
@@ -200,7 +208,15 @@ func (c *Conn) Abandon() {
 		}
 		delete(c.threads, id)
 	}
-	c.held = 0
+	c.let(c.held)
+}
+
+// let gives back n held bytes (a thread closed, or the connection).
+func (c *Conn) let(n int64) {
+	c.held -= n
+	if c.Pool != nil {
+		c.Pool.give(n)
+	}
 }
 
 // OpenThreads is the number of threads not yet closed.
