@@ -47,7 +47,10 @@ type backend struct {
 	outbox  *Outbox
 	traces  *traceStore
 	held    *channel.HeldPool // what every /ws connection's open threads hold
-	origins *hub.OriginPolicy // browser routes: loopback + configured app origins
+	// promptBodies bounds the /prompt bodies being read at once: the
+	// route has no credential, and each may be max_message_bytes.
+	promptBodies *hub.Budget
+	origins      *hub.OriginPolicy // browser routes: loopback + configured app origins
 
 	// sockets owns every /ws and /tools socket; ServeHTTP returns only
 	// after each one's close path (thread teardown, directory drop) ran.
@@ -68,7 +71,8 @@ func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
 	cwd, _ := os.Getwd()
 	b := &backend{s: s, cfg: s.cfg, env: env, log: env.Log, port: port, pid: os.Getpid(), started: time.Now().UTC(),
 		cwd: cwd, sockets: &hub.Sockets{}, traces: newTraceStore(), held: channel.NewHeldPool(0),
-		origins: hub.NewOriginPolicy(s.cfg.Origins...).AllowLoopback()}
+		promptBodies: hub.NewBudget(max(64<<20, 2*int64(s.cfg.MaxMessageBytes))),
+		origins:      hub.NewOriginPolicy(s.cfg.Origins...).AllowLoopback()}
 	b.deps = &intent.Deps{
 		NewOpenAI: func() *intent.OpenAI {
 			return &intent.OpenAI{BaseURL: b.cfg.TranscribeBaseURL, Key: os.Getenv(b.cfg.APIKeyEnv), KeyEnv: b.cfg.APIKeyEnv}

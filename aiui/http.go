@@ -78,10 +78,14 @@ func (b *backend) prompt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body promptBody
-	if err := hub.ReadJSONBody(r, int64(b.cfg.MaxMessageBytes), &body); err != nil {
+	if err := hub.ReadJSONBodyWithin(r, int64(b.cfg.MaxMessageBytes), b.promptBodies, &body); err != nil {
 		status := http.StatusBadRequest
-		if errors.Is(err, hub.ErrBodyTooLarge) {
+		switch {
+		case errors.Is(err, hub.ErrBodyTooLarge):
 			status = http.StatusRequestEntityTooLarge
+		case errors.Is(err, hub.ErrBusy):
+			status = http.StatusServiceUnavailable
+			w.Header().Set("Retry-After", "1")
 		}
 		hub.WriteJSON(w, status, map[string]any{"ok": false, "error": err.Error()})
 		return

@@ -3,6 +3,7 @@ package aiui
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,4 +80,20 @@ func TestFollowStreamsOutliveTheBodyDeadline(t *testing.T) {
 	cancel()
 	<-streams
 	<-streams
+}
+
+// TestPromptBodiesShareABudget: /prompt has no credential, so the large
+// bodies being read at once share the backend's budget; one that finds
+// no room gets 503 with Retry-After, and a small one never waits.
+func TestPromptBodiesShareABudget(t *testing.T) {
+	h, s := start(t, nil)
+	s.cur.Load().promptBodies = hub.NewBudget(1) // no room for anything large
+	large := []byte(`{"text":"` + strings.Repeat("x", hub.BudgetFloor) + `"}`)
+	r := h.Do(adaptertest.Request{Method: "POST", Path: "/prompt", Body: large})
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("a large prompt with no room: %d %s", r.Status, r.Body)
+	}
+	if r := h.Do(adaptertest.Request{Method: "POST", Path: "/prompt", Body: []byte(`{"text":"small"}`)}); r.Status != 200 {
+		t.Fatalf("a small prompt: %d %s", r.Status, r.Body)
+	}
 }

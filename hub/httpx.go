@@ -28,8 +28,34 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 // says what was wrong, for the caller to answer with 400 (or 413 when
 // errors.Is(err, ErrBodyTooLarge)).
 func ReadJSONBody(r *http.Request, limit int64, v any) error {
-	if b, ok := r.Body.(*pacedBody); ok {
-		b.arm(limit) // sized to this route's limit, from now
+	return ReadJSONBodyWithin(r, limit, nil, v)
+}
+
+// ReadJSONBodyWithin is ReadJSONBody for a route anyone may call with a
+// large body: a body that may be over BudgetFloor (its Content-Length, or
+// limit when unknown) first takes that many bytes from budget, waiting
+// for room up to the body's own deadline, and gives them back once
+// decoded. Without room in time the error is ErrBusy (answer 503).
+func ReadJSONBodyWithin(r *http.Request, limit int64, budget *Budget, v any) error {
+	pb, paced := r.Body.(*pacedBody)
+	if budget != nil {
+		n := limit + 1
+		if r.ContentLength >= 0 {
+			n = min(n, r.ContentLength)
+		}
+		if n > BudgetFloor {
+			wait := DefaultBudgetWait
+			if paced {
+				wait = pb.pace.Timeout(limit)
+			}
+			if err := budget.acquire(n, wait, r.Context().Done()); err != nil {
+				return fmt.Errorf("%w: %v", ErrBusy, err)
+			}
+			defer budget.release(n)
+		}
+	}
+	if paced {
+		pb.arm(limit) // sized to this route's limit, from now
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
@@ -46,6 +72,10 @@ func ReadJSONBody(r *http.Request, limit int64, v any) error {
 	}
 	return nil
 }
+
+// ErrBusy marks a request body that found no room in its route's budget
+// in time.
+var ErrBusy = errors.New("server busy")
 
 // ErrBodyTooLarge marks a request body over its limit.
 var ErrBodyTooLarge = errors.New("body too large")
