@@ -38,6 +38,10 @@ const (
 	// namespaces hold together (64 namespaces × one whole message each
 	// would otherwise be hundreds of MiB per socket).
 	DefaultMaxClientBytes = 8 << 20
+	// DefaultMaxTotalBytes bounds every connection's registrations
+	// together: the contract has no credential, so any local process may
+	// open /tools sockets up to the listener's cap (256 × 8 MiB).
+	DefaultMaxTotalBytes = 64 << 20
 	// maxLogged bounds the per-namespace memory of logged hashes.
 	maxLogged = 4096
 )
@@ -109,7 +113,10 @@ type Directory struct {
 	// MaxClientBytes bounds one connection's registrations in bytes
 	// (0: DefaultMaxClientBytes).
 	MaxClientBytes int
-	Log            *slog.Logger
+	// MaxTotalBytes bounds all connections' registrations together
+	// (0: DefaultMaxTotalBytes).
+	MaxTotalBytes int
+	Log           *slog.Logger
 	// Guard runs the debounce timer and call goroutines (nil: plainly).
 	Guard *hub.Guard
 
@@ -119,6 +126,7 @@ type Directory struct {
 	// reporters counts connected activation reporters; the active map is
 	// only as current as they are.
 	reporters int
+	bytes     int // every connection's registrations (sizes)
 	logged    map[string]string
 	nextID    uint64
 	seq       uint64
@@ -163,6 +171,10 @@ func (d *Directory) Disconnect(c *Client) {
 	}
 	c.gone = true
 	delete(d.clients, c.ID)
+	for _, n := range c.sizes {
+		d.bytes -= n
+	}
+	clear(c.sizes)
 	for id, ch := range c.pending {
 		ch <- result{err: &ToolError{Msg: fmt.Sprintf("page disconnected before answering (client %s)", c.ID), Code: OutcomeUnknown}}
 		delete(c.pending, id)
@@ -312,6 +324,15 @@ func (d *Directory) register(c *Client, m *inMsg, size int) error {
 		d.mu.Unlock()
 		return fmt.Errorf("this connection's registrations would exceed %d bytes", limit)
 	}
+	all := d.MaxTotalBytes
+	if all <= 0 {
+		all = DefaultMaxTotalBytes
+	}
+	if d.bytes-c.sizes[m.NS]+size > all {
+		d.mu.Unlock()
+		return fmt.Errorf("the server's page tool registrations would exceed %d bytes", all)
+	}
+	d.bytes += size - c.sizes[m.NS]
 	c.sizes[m.NS] = size
 	d.seq++
 	prev := c.regs[m.NS]

@@ -370,6 +370,39 @@ func TestRegistrationBytesPerConnectionAreBounded(t *testing.T) {
 	}
 }
 
+// TestRegistrationBytesOfAllConnectionsAreBounded: every connection's
+// registrations are bounded together too (the contract has no credential,
+// so one peer may open many sockets); a disconnect gives its share back.
+func TestRegistrationBytesOfAllConnectionsAreBounded(t *testing.T) {
+	d := NewDirectory(slog.New(slog.DiscardHandler))
+	d.MaxTotalBytes = 2000
+	desc := strings.Repeat("d", 600)
+	reg := func(p *page, ns string) map[string]any {
+		p.msg(fmt.Sprintf(`{"v":1,"type":"register","ns":%q,"hash":"h","tools":[{"name":"t","description":%q}]}`, ns, desc))
+		return p.last()
+	}
+	p1, p2, p3 := connect(d), connect(d), connect(d)
+	if got := reg(p1, "a"); got["type"] != "registered" {
+		t.Fatalf("first: %v", got)
+	}
+	if got := reg(p2, "b"); got["type"] != "registered" {
+		t.Fatalf("second: %v", got)
+	}
+	if got := reg(p2, "b"); got["type"] != "registered" {
+		t.Fatalf("a re-registration replaces its share: %v", got)
+	}
+	if got := reg(p3, "c"); got["type"] != "error" || !strings.Contains(got["error"].(string), "server's page tool registrations") {
+		t.Fatalf("a third connection over the total: %v", got)
+	}
+	d.Disconnect(p1.c)
+	if got := reg(p3, "c"); got["type"] != "registered" {
+		t.Fatalf("after a disconnect gave its share back: %v", got)
+	}
+	if s := d.Summary(); s.Namespaces != 2 || s.Clients != 2 {
+		t.Fatalf("summary: %+v", s)
+	}
+}
+
 // TestCallArgsMustBeAnObject: page_tools_call's args is an object (the
 // tool's inputSchema describes one); anything else is refused before it
 // reaches the page, and nothing is sent.
