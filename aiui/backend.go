@@ -46,7 +46,7 @@ type backend struct {
 	dir     *tools.Directory
 	outbox  *Outbox
 	traces  *traceStore
-	held    *channel.HeldPool // what every /ws connection's open threads hold
+	held    *hub.Budget // what every /ws connection's open threads hold
 	// promptBodies bounds the /prompt bodies being read at once: the
 	// route has no credential, and each may be max_message_bytes.
 	promptBodies *hub.Budget
@@ -70,7 +70,7 @@ type backend struct {
 func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
 	cwd, _ := os.Getwd()
 	b := &backend{s: s, cfg: s.cfg, env: env, log: env.Log, port: port, pid: os.Getpid(), started: time.Now().UTC(),
-		cwd: cwd, sockets: &hub.Sockets{}, traces: newTraceStore(), held: channel.NewHeldPool(0),
+		cwd: cwd, sockets: &hub.Sockets{}, traces: newTraceStore(), held: hub.NewBudget(channel.DefaultMaxHeldTotal),
 		promptBodies: hub.NewBudget(max(64<<20, 2*int64(s.cfg.MaxMessageBytes))),
 		origins:      hub.NewOriginPolicy(s.cfg.Origins...).AllowLoopback()}
 	b.deps = &intent.Deps{

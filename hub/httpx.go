@@ -51,7 +51,7 @@ func ReadJSONBodyWithin(r *http.Request, limit int64, budget *Budget, v any) err
 			if err := budget.acquire(n, wait, r.Context().Done()); err != nil {
 				return fmt.Errorf("%w: %v", ErrBusy, err)
 			}
-			defer budget.release(n)
+			defer budget.Release(n)
 		}
 	}
 	if paced {

@@ -168,9 +168,8 @@ type guardReader struct {
 	maxMsg  uint64        // gws refuses a message over this itself
 	stop    chan struct{} // closed when the socket is closing: a wait ends
 	stopped sync.Once
-	total   uint64 // bytes of the message being received
-	held    int64  // of them, taken from the budget
-	onData  func(op byte, plen uint64, fin bool) error
+	total   uint64          // bytes of the message being received
+	held    int64           // of them, taken from the budget
 	onShort func(err error) // tells the peer why a budgeted read fails
 }
 
@@ -181,9 +180,7 @@ const (
 )
 
 func newGuardReader(c net.Conn, limit uint64, budget *Budget, wait time.Duration, maxMsg int) *guardReader {
-	g := &guardReader{Conn: c, limit: limit, budget: budget, wait: wait, maxMsg: uint64(maxMsg), stop: make(chan struct{})}
-	g.onData = g.take
-	return g
+	return &guardReader{Conn: c, limit: limit, budget: budget, wait: wait, maxMsg: uint64(maxMsg), stop: make(chan struct{})}
 }
 
 // authenticated switches from the pre-authentication limit to the budget.
@@ -220,7 +217,7 @@ func (g *guardReader) Read(p []byte) (int, error) {
 		}
 		return n, err
 	}
-	if ferr := g.scan.scan(p[:n], g.onData); ferr != nil {
+	if ferr := g.scan.scan(p[:n], g.take); ferr != nil {
 		g.mode.Store(guardOff)
 		if g.onShort != nil {
 			g.onShort(ferr)
@@ -253,7 +250,7 @@ func (g *guardReader) take(op byte, plen uint64, _ bool) error {
 // socket has closed.
 func (g *guardReader) release() {
 	if g.held > 0 {
-		g.budget.release(g.held)
+		g.budget.Release(g.held)
 	}
 	g.held, g.total = 0, 0
 }

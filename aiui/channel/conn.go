@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 
 	"github.com/hubdev/hub/aiui/frame"
+	"github.com/hubdev/hub/hub"
 )
 
 // Limits of one connection's bookkeeping.
@@ -20,6 +21,8 @@ const (
 	// in memory together (accumulated text, event logs): per-thread limits
 	// alone would let MaxOpenThreads threads hold gigabytes.
 	DefaultMaxHeldBytes = 64 << 20
+	// DefaultMaxHeldTotal is the Pool a backend gives its connections.
+	DefaultMaxHeldTotal = 256 << 20
 )
 
 // Host is what a connection needs from the server.
@@ -48,8 +51,10 @@ type Conn struct {
 	MaxHeldBytes int64
 	held         int64
 	// Pool, when set, also bounds what this connection's threads hold,
-	// together with every other connection sharing it.
-	Pool *HeldPool
+	// together with every other connection sharing it (a backend's: the
+	// spec has no credential, so any local process that says hello may
+	// open connections up to the listener's cap, 256 × MaxHeldBytes).
+	Pool *hub.Budget
 }
 
 type thread struct {
@@ -166,10 +171,8 @@ func (c *Conn) open(id string) *thread {
 		if c.held+n > limit {
 			return fmt.Errorf("this connection's open threads would hold more than %d bytes", limit)
 		}
-		if c.Pool != nil {
-			if err := c.Pool.take(n); err != nil {
-				return err
-			}
+		if c.Pool != nil && !c.Pool.TryAcquire(n) {
+			return fmt.Errorf("the server's open threads would hold more than %d bytes; finish or close some", c.Pool.Size())
 		}
 		c.held += n
 		t.held += n
@@ -215,7 +218,7 @@ func (c *Conn) Abandon() {
 func (c *Conn) let(n int64) {
 	c.held -= n
 	if c.Pool != nil {
-		c.Pool.give(n)
+		c.Pool.Release(n)
 	}
 }
 

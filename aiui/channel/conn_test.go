@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/aiui/frame"
+	"github.com/hubdev/hub/hub"
 )
 
 type fakeHost struct {
@@ -230,12 +231,12 @@ func TestConnMemoryBudget(t *testing.T) {
 	}
 }
 
-// TestConnSharedHeldPool: connections sharing a pool are bounded together
+// TestConnSharedHeldBudget: connections sharing a pool are bounded together
 // (the spec has no authentication, so one peer may open many), each
 // closed thread and each abandoned connection gives its bytes back, and a
 // refusal leaves the connection usable.
-func TestConnSharedHeldPool(t *testing.T) {
-	pool := NewHeldPool(100)
+func TestConnSharedHeldBudget(t *testing.T) {
+	pool := hub.NewBudget(100)
 	c1, _ := newConn()
 	c2, _ := newConn()
 	c1.Pool, c2.Pool = pool, pool
@@ -252,17 +253,17 @@ func TestConnSharedHeldPool(t *testing.T) {
 	if r := c2.Handle(true, enc(t, data("b", false), chunk)); r.OK || r.Fatal || !strings.Contains(r.Error, "server's open threads") {
 		t.Fatalf("third chunk over the shared pool: %+v", r)
 	}
-	if used := pool.Used(); used != 80 {
+	if used := 100 - pool.Free(); used != 80 {
 		t.Fatalf("pool holds %d, want 80", used)
 	}
 	if r := c1.Handle(true, enc(t, data("a", true), "")); !r.OK || !r.Closed {
 		t.Fatalf("fin: %+v", r)
 	}
-	if used := pool.Used(); used != 40 {
+	if used := 100 - pool.Free(); used != 40 {
 		t.Fatalf("after a fin the pool holds %d, want 40", used)
 	}
 	c2.Abandon()
-	if used := pool.Used(); used != 0 {
+	if used := 100 - pool.Free(); used != 0 {
 		t.Fatalf("after an abandoned connection the pool holds %d, want 0", used)
 	}
 	if r := c2.Handle(true, enc(t, data("c", false), chunk)); !r.OK {

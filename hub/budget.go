@@ -26,14 +26,19 @@ var ErrBudgetTooLarge = errors.New("message larger than the receive budget")
 // endpoint's receive budget in time.
 var ErrBudgetWait = errors.New("no room to receive a large message in time")
 
-// Budget bounds the bytes of large messages (over BudgetFloor) that an
-// endpoint's authenticated sockets receive at once. gws allocates a
-// frame's whole payload as soon as it has read the frame's header, so
-// without it every socket that passed its hello could make the process
-// hold MaxPayload: measured on aiui's /ws, 60 sockets that each sent a
-// hello and then most of a 32 MiB frame held 1.9 GB. A frame whose header
-// asks for more than the room left waits (its socket reads nothing more)
-// until another socket's message has been handled.
+// Budget is a number of bytes that holders take and give back: what many
+// connections together may hold in memory at once. Endpoints use one for
+// the large messages (over BudgetFloor) their authenticated sockets are
+// receiving (WSOptions.Budget), routes for large request bodies
+// (ReadJSONBodyWithin), protocols for what open streams hold (TryAcquire).
+//
+// For messages it matters because gws allocates a frame's whole payload
+// as soon as it has read the frame's header: without a budget every
+// socket that passed its hello could make the process hold MaxPayload
+// (measured on aiui's /ws: 60 sockets that each sent a hello and then
+// most of a 32 MiB frame held 1.9 GB). A frame whose header asks for more
+// than the room left waits, its socket reading nothing more, until
+// another socket's message has been handled.
 type Budget struct {
 	size    int64
 	mu      sync.Mutex
@@ -88,8 +93,19 @@ func (b *Budget) acquire(n int64, wait time.Duration, stop <-chan struct{}) erro
 	}
 }
 
-// release gives n bytes back and wakes every waiter.
-func (b *Budget) release(n int64) {
+// TryAcquire takes n bytes if there is room, without waiting.
+func (b *Budget) TryAcquire(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.free < n {
+		return false
+	}
+	b.free -= n
+	return true
+}
+
+// Release gives n bytes back and wakes every waiter.
+func (b *Budget) Release(n int64) {
 	if n == 0 {
 		return
 	}
@@ -101,6 +117,9 @@ func (b *Budget) release(n int64) {
 	}
 	b.mu.Unlock()
 }
+
+// Size is the whole budget.
+func (b *Budget) Size() int64 { return b.size }
 
 // Free is the room left (tests and status).
 func (b *Budget) Free() int64 {
