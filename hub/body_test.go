@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -24,20 +23,8 @@ var testPace = hub.BodyPace{Base: 250 * time.Millisecond, MinRate: 1 << 20}
 // serve runs h under hub.ServeHTTP with testPace until the test ends.
 func serve(t *testing.T, h http.Handler) string {
 	t.Helper()
-	ln, port, err := hub.Listen([]int{0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(hub.WithBodyPace(context.Background(), testPace))
-	done := make(chan error, 1)
-	go func() { done <- hub.ServeHTTP(ctx, ln, h, nil, slog.New(slog.DiscardHandler)) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("ServeHTTP: %v", err)
-		}
-	})
-	return fmt.Sprintf("127.0.0.1:%d", port)
+	addr, _ := serveWith(t, hub.WithBodyPace(context.Background(), testPace), h)
+	return addr
 }
 
 func TestBodyPaceTimeout(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -38,17 +37,9 @@ func TestReadJSONBodyWithinBudget(t *testing.T) {
 			fmt.Fprint(w, len(v.T))
 		}
 	})
-	ln, port, err := hub.Listen([]int{0})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// /big's body may take 6.2 s, /small's 3.4 s (waiting included)
 	pace := hub.BodyPace{Base: 300 * time.Millisecond, MinRate: 32 << 10}
-	ctx, cancel := context.WithCancel(hub.WithBodyPace(context.Background(), pace))
-	done := make(chan error, 1)
-	go func() { done <- hub.ServeHTTP(ctx, ln, h, nil, slog.New(slog.DiscardHandler)) }()
-	t.Cleanup(func() { cancel(); <-done })
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	addr, _ := serveWith(t, hub.WithBodyPace(context.Background(), pace), h)
 
 	post := func(path string, size int) (net.Conn, []byte) {
 		c := dialRaw(t, addr)

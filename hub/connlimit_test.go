@@ -10,36 +10,36 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hubdev/hub/hub"
 )
 
-// serveLimited runs h under hub.ServeHTTP with at most max open
-// connections; stop cancels it and returns what ServeHTTP returned.
-func serveLimited(t *testing.T, max int, h http.Handler) (addr string, stop func() error) {
+// serveWith runs h under hub.ServeHTTP with ctx's options until the test
+// ends; stop cancels it early and returns what ServeHTTP returned.
+func serveWith(t *testing.T, ctx context.Context, h http.Handler) (addr string, stop func() error) {
 	t.Helper()
 	ln, port, err := hub.Listen([]int{0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(hub.WithMaxConns(context.Background(), max))
+	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- hub.ServeHTTP(ctx, ln, h, nil, slog.New(slog.DiscardHandler)) }()
-	stopped := false
+	var once sync.Once
+	var serr error
 	stop = func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(10 * time.Second):
-			return errors.New("ServeHTTP did not return after its context was cancelled")
-		}
+		once.Do(func() {
+			cancel()
+			select {
+			case serr = <-done:
+			case <-time.After(10 * time.Second):
+				serr = errors.New("ServeHTTP did not return after its context was cancelled")
+			}
+		})
+		return serr
 	}
 	t.Cleanup(func() {
 		if err := stop(); err != nil {
@@ -47,6 +47,12 @@ func serveLimited(t *testing.T, max int, h http.Handler) (addr string, stop func
 		}
 	})
 	return fmt.Sprintf("127.0.0.1:%d", port), stop
+}
+
+// serveLimited runs h with at most max open connections.
+func serveLimited(t *testing.T, max int, h http.Handler) (addr string, stop func() error) {
+	t.Helper()
+	return serveWith(t, hub.WithMaxConns(context.Background(), max), h)
 }
 
 var okHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
