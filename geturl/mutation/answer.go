@@ -31,7 +31,8 @@ type recordAnswer struct {
 	Hint          string `json:"hint,omitempty"`
 }
 
-// journaled runs in through the session's journal: a new intent starts
+// journaled runs in through the session's journal, with in.Run and
+// in.Call taken from the request's run= and call=: a new intent starts
 // its one execution (detached from the request), a replay starts
 // nothing. Either way the request may wait up to wait= for the record to
 // finish, then gets the record.
@@ -52,6 +53,7 @@ func (h *Host) journaled(ctx context.Context, c *kernel.Call, st *State, in jour
 		run.SetTag(tag)
 		return res, err
 	}
+	in.Run, in.Call = c.Args.Text("run"), c.Args.Text("call")
 	in.Origin = origin(c)
 	rec, start, terr := st.Journal.Begin(in)
 	if terr != nil {
@@ -114,22 +116,7 @@ func origin(c *kernel.Call) string {
 	if c.Target == nil {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString(c.Route.Path)
-	sep := "?"
-	for _, p := range c.Target.Pairs {
-		b.WriteString(sep)
-		sep = "&"
-		b.WriteString(p.Key)
-		if p.HasEq {
-			b.WriteByte('=')
-			b.WriteString(p.Value)
-		}
-	}
-	if c.Target.HasRaw {
-		b.WriteString(sep + "raw=" + c.Target.Tail)
-	}
-	return b.String()
+	return c.Target.Rewrite(c.Route.Path, nil, "")
 }
 
 // recoveryOrigin is the request a retry or repeat URL repeats: the
@@ -153,31 +140,13 @@ func withRun(o, nonce string) string {
 	if err != nil {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString(route)
-	sep := "?"
-	for _, p := range t.Pairs {
-		if p.Key == "run" || p.Key == "call" {
-			continue
-		}
-		b.WriteString(sep)
-		sep = "&"
-		b.WriteString(p.Key)
-		if p.HasEq {
-			b.WriteByte('=')
-			b.WriteString(p.Value)
-		}
-	}
-	b.WriteString(sep + "run=" + nonce)
-	if t.HasRaw {
-		b.WriteString("&raw=" + t.Tail)
-	}
-	return b.String()
+	return t.Rewrite(route, func(key string) bool { return key == "run" || key == "call" }, "run="+nonce)
 }
 
 // Journaled runs a mutation that is not one of the native routes (a
 // plugin's, through /k) through the session's journal exactly like the
-// native ones: identity from in.Tool, in.Args and run=/call=, one
+// native ones: identity from in.Tool, in.Args and the request's
+// run=/call=, one
 // execution detached from the request, the record as the answer.
 func (h *Host) Journaled(ctx context.Context, c *kernel.Call, in journal.Intent) (any, *transport.Error) {
 	st, terr := prepare(c, "")

@@ -82,7 +82,7 @@ func (h *Host) terminal(ctx context.Context, c *kernel.Call) (any, *transport.Er
 		foreground = c.Bases.Mutation + withoutParam(origin(c), "bg")
 	}
 	return h.journaled(ctx, c, st, journal.Intent{
-		Tool: toolTerminal, Args: args, Run: c.Args.Text("run"), Call: c.Args.Text("call"),
+		Tool: toolTerminal, Args: args,
 		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
 			if bg {
 				return launch(ctx, run, runner, req, foreground)
@@ -159,23 +159,5 @@ func withoutParam(o, name string) string {
 	if err != nil {
 		return o
 	}
-	var b strings.Builder
-	b.WriteString(route)
-	sep := "?"
-	for _, p := range t.Pairs {
-		if p.Key == name {
-			continue
-		}
-		b.WriteString(sep)
-		sep = "&"
-		b.WriteString(p.Key)
-		if p.HasEq {
-			b.WriteByte('=')
-			b.WriteString(p.Value)
-		}
-	}
-	if t.HasRaw {
-		b.WriteString(sep + "raw=" + t.Tail)
-	}
-	return b.String()
+	return t.Rewrite(route, func(key string) bool { return key == name }, "")
 }

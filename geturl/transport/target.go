@@ -103,6 +103,36 @@ func splitPairs(q string) []Pair {
 	return pairs
 }
 
+// Rewrite writes the request again from route on, byte for byte as the
+// agent wrote it, except that parameters whose key drop names are left
+// out (drop may be nil) and add, when not empty, is appended as one more
+// parameter just before the raw tail.
+func (t *Target) Rewrite(route string, drop func(key string) bool, add string) string {
+	var b strings.Builder
+	b.WriteString(route)
+	sep := "?"
+	for _, p := range t.Pairs {
+		if drop != nil && drop(p.Key) {
+			continue
+		}
+		b.WriteString(sep)
+		sep = "&"
+		b.WriteString(p.Key)
+		if p.HasEq {
+			b.WriteByte('=')
+			b.WriteString(p.Value)
+		}
+	}
+	if add != "" {
+		b.WriteString(sep + add)
+		sep = "&"
+	}
+	if t.HasRaw {
+		b.WriteString(sep + "raw=" + t.Tail)
+	}
+	return b.String()
+}
+
 // cutScheme strips "http://" or "https://" (any case) and returns the rest.
 func cutScheme(s string) (string, bool) {
 	for _, p := range []string{"http://", "https://"} {
