@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
-	"time"
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/geturl/plugin"
@@ -95,23 +94,10 @@ func (p *Plugin) Classify(tool string, raw json.RawMessage) (bool, error) {
 	return false, err
 }
 
-// adapterState is one adapter as the agent sees it.
-type adapterState struct {
-	Name          string    `json:"name"`
-	State         string    `json:"state"`
-	Ports         []int     `json:"ports,omitempty"`
-	PageAttached  bool      `json:"pageAttached"`
-	AgentSessions int       `json:"agentSessions"`
-	LastActivity  time.Time `json:"lastActivity,omitzero"`
-	Restarts      int       `json:"restarts"`
-	LastError     string    `json:"lastError,omitempty"`
-	Note          string    `json:"note,omitempty"`
-}
-
 type answer struct {
-	Standalone bool           `json:"standalone"`
-	Adapters   []adapterState `json:"adapters"`
-	Note       string         `json:"note,omitempty"`
+	Standalone bool              `json:"standalone"`
+	Adapters   []adapters.Status `json:"adapters"`
+	Note       string            `json:"note,omitempty"`
 }
 
 // Call implements plugin.Plugin. It needs no authority beyond reading.
@@ -122,17 +108,17 @@ func (p *Plugin) Call(_ context.Context, _ plugin.Authority, tool string, raw js
 	}
 	v := p.view()
 	if v == nil {
-		return json.Marshal(answer{Standalone: true, Adapters: []adapterState{},
+		return json.Marshal(answer{Standalone: true, Adapters: []adapters.Status{},
 			Note: "geturl runs alone (hub geturl serve): there is no hub whose adapters could be reported"})
 	}
-	out := answer{Adapters: []adapterState{}}
+	out := answer{Adapters: []adapters.Status{}}
 	for _, s := range v.Status() {
 		if a.Adapter != "" && s.Name != a.Adapter {
 			continue
 		}
-		out.Adapters = append(out.Adapters, adapterState{Name: s.Name, State: string(s.State), Ports: s.Ports, PageAttached: s.PageAttached,
-			AgentSessions: s.AgentSessions, LastActivity: s.LastActivity, Restarts: s.Restarts,
-			LastError: redactPaths(s.LastError), Note: redactPaths(s.Note)})
+		// an adapter's error or note may name files under the operator's home
+		s.LastError, s.Note = redactPaths(s.LastError), redactPaths(s.Note)
+		out.Adapters = append(out.Adapters, s)
 	}
 	if a.Adapter != "" && len(out.Adapters) == 0 {
 		return nil, plugin.Errorf(CodeUnknownAdapter, false, "no adapter %q in this hub", a.Adapter)

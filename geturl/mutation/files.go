@@ -102,7 +102,6 @@ func (h *Host) write(ctx context.Context, c *kernel.Call) (any, *transport.Error
 	eng := h.engine(c, st)
 	return h.journaled(ctx, c, st, journal.Intent{
 		Tool: toolWrite, Args: map[string]any{"path": path, "content": text},
-		Run: c.Args.Text("run"), Call: c.Args.Text("call"),
 		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
 			run.Running()
 			res, err := eng.Write(ctx, path, text)
@@ -132,7 +131,6 @@ func (h *Host) edit(ctx context.Context, c *kernel.Call) (any, *transport.Error)
 	eng := h.engine(c, st)
 	return h.journaled(ctx, c, st, journal.Intent{
 		Tool: toolEdit, Args: map[string]any{"path": path, "old": old, "new": repl},
-		Run: c.Args.Text("run"), Call: c.Args.Text("call"),
 		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
 			run.Running()
 			res, err := eng.Edit(ctx, path, old, repl)
@@ -155,7 +153,6 @@ func (h *Host) patch(ctx context.Context, c *kernel.Call) (any, *transport.Error
 	eng := h.engine(c, st)
 	return h.journaled(ctx, c, st, journal.Intent{
 		Tool: toolPatch, Args: map[string]any{"patch": text},
-		Run: c.Args.Text("run"), Call: c.Args.Text("call"),
 		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
 			run.Running()
 			res, err := eng.ApplyPatch(ctx, text)

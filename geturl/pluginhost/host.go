@@ -145,7 +145,6 @@ func (h *Host) CallTool(ctx context.Context, c *kernel.Call, id, tool string) (a
 	return h.mut.Journaled(ctx, c, journal.Intent{
 		Tool: "plugin",
 		Args: map[string]any{"plugin": id, "tool": tool, "args": json.RawMessage(args)},
-		Run:  c.Args.Text("run"), Call: c.Args.Text("call"),
 		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
 			run.Running()
 			return call(ctx, c, p, auth, tool, args)
