@@ -1,22 +1,19 @@
 package files
 
 import (
-	"bytes"
-	"encoding/json"
 	"reflect"
-	"strings"
 	"testing"
+
+	"github.com/hubdev/hub/hub/jsonw"
 )
 
 // reference is encoding/json with HTML escaping off (transport.Marshal).
 func reference(t testing.TB, v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsonw.Reflect(nil, v)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return string(b)
 }
 
 // fill sets every field reflection can reach to a value that is not empty,

