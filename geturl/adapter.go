@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -254,12 +253,21 @@ func (s *Server) Status() adapters.Status {
 	if s.cfg.publicOrigin() == "" {
 		switch t := s.tunnel.Status(); t.State {
 		case tunnel.StateRunning:
-			st.Note = strings.TrimSpace(st.Note + " tunnel: " + t.Origin)
+			st.Note = joinNote(st.Note, "tunnel: "+t.Origin)
 		case tunnel.StateUnavailable:
-			st.Note = strings.TrimSpace(st.Note + " Init URLs are local only (no public_origin; cloudflared not installed)")
+			st.Note = joinNote(st.Note, "Init URLs are local only (no public_origin; cloudflared not installed)")
 		case tunnel.StateFailed:
-			st.Note = strings.TrimSpace(st.Note + " tunnel failed: " + t.Error)
+			st.Note = joinNote(st.Note, "tunnel failed: "+t.Error)
 		}
 	}
 	return st
+}
+
+// joinNote appends one more remark to a status note, "; "-separated so
+// two remarks do not read as one sentence.
+func joinNote(note, more string) string {
+	if note == "" {
+		return more
+	}
+	return note + "; " + more
 }

@@ -375,3 +375,14 @@ func TestInitSizeWithLongestName(t *testing.T) {
 		t.Fatal("a 41-character name was accepted")
 	}
 }
+
+// The status note's remarks stay apart: with no project and no way to a
+// public origin, `hub status` says both, "; "-separated.
+func TestStatusNoteJoinsRemarks(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no cloudflared
+	b := startBridge(t, nil)
+	want := "no projects: run 'hub geturl project add DIR'; Init URLs are local only (no public_origin; cloudflared not installed)"
+	if got := b.s.Status().Note; got != want {
+		t.Fatalf("note %q, want %q", got, want)
+	}
+}
