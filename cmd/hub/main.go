@@ -75,18 +75,40 @@ func newApp() *cli.App {
 			mcpCommand(),
 		}, registry().Commands()...),
 	}
+	app.Action = unknownCommand(cli.ShowAppHelp)
 	for _, c := range app.Commands {
 		quietUsageErrors(c, app.OnUsageError)
 	}
 	return app
 }
 
-// quietUsageErrors makes a flag error in any command a one-line message on
-// stderr with exit 64, instead of the command's help on stdout: stdout
-// belongs to JSON output, even when the caller got the flags wrong.
+// unknownCommand is the action of a command group: its help when called
+// bare, and a usage error (exit 64) for a name it does not have, where
+// urfave/cli would print "No help topic" and exit 3, the code for
+// "nothing running".
+func unknownCommand(help cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if !c.Args().Present() {
+			return help(c)
+		}
+		name := c.App.Name
+		if c.Command != nil && c.Command.HelpName != "" {
+			name = c.Command.HelpName
+		}
+		return hub.Exit(hub.ExitUsage, fmt.Sprintf("%s: unknown command %q\nRun '%s --help' for usage.", name, c.Args().First(), name))
+	}
+}
+
+// quietUsageErrors makes a flag error or an unknown subcommand in any
+// command a one-line message on stderr with exit 64, instead of the
+// command's help on stdout: stdout belongs to JSON output, even when the
+// caller got the flags wrong.
 func quietUsageErrors(c *cli.Command, handler cli.OnUsageErrorFunc) {
 	if c.OnUsageError == nil {
 		c.OnUsageError = handler
+	}
+	if c.Action == nil && len(c.Subcommands) > 0 {
+		c.Action = unknownCommand(cli.ShowSubcommandHelp)
 	}
 	for _, sub := range c.Subcommands {
 		quietUsageErrors(sub, handler)
