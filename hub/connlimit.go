@@ -5,7 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
+	"time"
 )
 
 // Bounds on what a connection costs before any handler has judged it.
@@ -23,7 +25,10 @@ const (
 	// 1 MB header took a hub from 19 to 570 MiB RSS; 2,000 stalling
 	// behind 30 KiB now peak at about 50 MiB). Beyond the cap new
 	// connections wait in the kernel's accept queue until one closes, so
-	// an honest client is delayed by a flood, never refused by the hub.
+	// an honest client is delayed by a flood, never refused by the hub;
+	// and each one that waits first closes the longest-idle keep-alive
+	// connection, so connections that made a request and then sit idle
+	// cannot hold the port for IdleTimeout.
 	DefaultMaxConns = 256
 )
 
@@ -44,7 +49,8 @@ func maxConnsFrom(ctx context.Context) int {
 
 // connLimit is a listener that holds at most cap(slots) connections open:
 // Accept waits for a slot, and a connection gives its slot back when it is
-// closed (by the server, or by whoever hijacked it).
+// closed (by the server, or by whoever hijacked it). Its ConnState, set on
+// the http.Server, tells it which connections sit idle between requests.
 type connLimit struct {
 	net.Listener
 	slots chan struct{}
@@ -52,13 +58,60 @@ type connLimit struct {
 	close sync.Once
 	full  LogThinner
 	log   *slog.Logger
+
+	mu   sync.Mutex
+	idle map[*limitedConn]time.Time // keep-alive connections between requests, and since when
 }
 
 func limitConns(ln net.Listener, n int, log *slog.Logger) *connLimit {
-	return &connLimit{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{}), log: log}
+	return &connLimit{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{}), log: log,
+		idle: make(map[*limitedConn]time.Time)}
 }
 
+// ConnState records which connections are idle (http.Server.ConnState).
+func (l *connLimit) ConnState(c net.Conn, state http.ConnState) {
+	lc, ok := c.(*limitedConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if state == http.StateIdle {
+		l.idle[lc] = time.Now()
+	} else {
+		delete(l.idle, lc)
+	}
+}
+
+// closeLongestIdle closes the keep-alive connection idle the longest, if
+// any: HTTP lets a server close an idle connection at any time (a client
+// retries its next request on a new one), and a waiting new connection
+// needs the slot more.
+func (l *connLimit) closeLongestIdle() {
+	l.mu.Lock()
+	var oldest *limitedConn
+	var since time.Time
+	for c, t := range l.idle {
+		if oldest == nil || t.Before(since) {
+			oldest, since = c, t
+		}
+	}
+	delete(l.idle, oldest)
+	l.mu.Unlock()
+	if oldest != nil {
+		oldest.Close()
+	}
+}
+
+// Accept takes the next connection from the kernel's queue, then waits for
+// a slot. It takes the connection first so that an idle one is closed only
+// when somebody is actually waiting; at most that one connection waits in
+// the hub, the rest stay in the kernel's queue.
 func (l *connLimit) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
 	select {
 	case l.slots <- struct{}{}:
 	default:
@@ -66,16 +119,13 @@ func (l *connLimit) Accept() (net.Conn, error) {
 			l.log.Warn("connection limit reached: new connections wait until one closes",
 				"addr", l.Addr().String(), "max", cap(l.slots), "count", count)
 		}
+		l.closeLongestIdle()
 		select {
 		case l.slots <- struct{}{}:
 		case <-l.done:
+			c.Close()
 			return nil, net.ErrClosed
 		}
-	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.slots
-		return nil, err
 	}
 	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
 }

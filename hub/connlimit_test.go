@@ -164,14 +164,48 @@ func TestConnLimitCountsHijackedConnections(t *testing.T) {
 // the Accept waiting for a slot gives up.
 func TestConnLimitStopsWhileFull(t *testing.T) {
 	addr, stop := serveLimited(t, 1, okHandler)
-	idle := dialRaw(t, addr)
-	fmt.Fprintf(idle, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
-	if got, err := status(idle, bufio.NewReader(idle), 10*time.Second); err != nil || got != 200 {
-		t.Fatalf("first request: %d, %v", got, err)
-	}
-	waiting := dialRaw(t, addr) // queued behind the idle keep-alive connection
+	holder := dialRaw(t, addr)
+	fmt.Fprintf(holder, "GET / HTTP/1.1\r\nHost: %s\r\nX-Half: ", addr) // never finished
+	waiting := dialRaw(t, addr)                                         // queued behind it
 	fmt.Fprintf(waiting, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+	if got, err := status(waiting, bufio.NewReader(waiting), 300*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a connection past the cap was answered (%d, %v)", got, err)
+	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Keep-alive connections that made a request and then sit idle do not
+// hold the port until IdleTimeout: a new connection past the cap closes
+// the one idle longest and is served.
+func TestConnLimitReclaimsIdleConnections(t *testing.T) {
+	addr, _ := serveLimited(t, 2, okHandler)
+	var idle []net.Conn
+	for range 2 {
+		c := dialRaw(t, addr)
+		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+		if got, err := status(c, bufio.NewReader(c), 10*time.Second); err != nil || got != 200 {
+			t.Fatalf("first requests: %d, %v", got, err)
+		}
+		idle = append(idle, c)
+	}
+	for i := range 3 { // each newcomer takes the slot of the longest idle
+		c := dialRaw(t, addr)
+		br := bufio.NewReader(c)
+		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+		if got, err := status(c, br, 10*time.Second); err != nil || got != 200 {
+			t.Fatalf("newcomer %d past the cap of idle connections: %d, %v", i, got, err)
+		}
+		idle = append(idle, c)
+	}
+	// The first three, idle longest, were closed; the last two still serve.
+	for i, c := range idle {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+		_, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if closed := err != nil; closed != (i < 3) {
+			t.Errorf("connection %d: closed=%v (%v), want closed=%v", i, closed, err, i < 3)
+		}
 	}
 }

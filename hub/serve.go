@@ -21,8 +21,10 @@ const ShutdownGrace = 5 * time.Second
 // MaxRequestHeaderBytes and the open connections by the MaxConns of ctx
 // (DefaultMaxConns unless WithMaxConns says otherwise).
 func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, sockets *Sockets, log *slog.Logger) error {
+	limited := limitConns(ln, maxConnsFrom(ctx), log)
 	srv := &http.Server{
 		Handler:           paceBodies(handler, bodyPaceFrom(ctx)),
+		ConnState:         limited.ConnState,
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    MaxRequestHeaderBytes,
 		IdleTimeout:       2 * time.Minute, // idle keep-alive connections are not kept forever
@@ -32,9 +34,8 @@ func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, socke
 	if g := GuardFrom(ctx); g != nil && sockets != nil {
 		sockets.SetGuard(g) // a handler's panic restarts this adapter, not the process
 	}
-	ln = limitConns(ln, maxConnsFrom(ctx), log)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(limited) }()
 	select {
 	case err := <-errc:
 		if sockets != nil {
