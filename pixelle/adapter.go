@@ -67,19 +67,22 @@ type Server struct {
 
 	policy *hub.OriginPolicy
 
-	mu         sync.Mutex
-	log        *slog.Logger
-	env        *adapters.Env
-	running    bool // between Ready and the end of Serve
-	closed     bool // set at shutdown: no new timers or sessions
-	port       int
-	sessions   map[string]*session // by session id
-	peers      map[*peer]struct{}  // every upgraded connection
-	rate       *rateLimiter
-	nextReq    uint64
-	nextSess   uint64
-	nextAttach uint64 // numbers browser attachments (session.attachSeq)
-	lastAct    time.Time
+	mu       sync.Mutex
+	log      *slog.Logger
+	env      *adapters.Env
+	running  bool // between Ready and the end of Serve
+	closed   bool // set at shutdown: no new timers or sessions
+	port     int
+	sessions map[string]*session // by session id
+	peers    map[*peer]struct{}  // every upgraded connection
+	rate     *rateLimiter
+	nextReq  uint64
+	nextSess uint64
+	lastAct  time.Time
+
+	// The in-process agent's pairing (bridge.go): the session its pair
+	// tool paired with and the agent token that pairing issued.
+	bridgeSession, bridgeToken string
 }
 
 // New builds a relay for website on port with the contract's defaults.

@@ -19,12 +19,13 @@ import (
 // same §6 checks, the same pending limit, timeout and relay-made errors,
 // and the browser's answer unchanged.
 //
-// Which session: the paired session (one whose browser has issued an agent
-// token, so the person has let an agent drive it) whose browser attached
-// most recently. A canvas whose person never paired is not driven: the
-// tool "pair" takes the code Pixelle shows, exactly like POST /api/pair
-// (same rate limit; it replaces the session's earlier agents), and
-// reveals no token.
+// Which session: the one it paired with itself. The tool "pair" takes the
+// code Pixelle shows, exactly like POST /api/pair (same rate limit; it
+// replaces the session's earlier agents), and keeps the token inside the
+// relay. Like any agent's, the pairing holds until the session is revoked
+// or paired again (by anyone), and reaches only that session: a canvas an
+// outside agent paired with is never driven through it (§Verification 3,
+// sessions cannot see each other's data).
 //
 // Tools are the §6 methods by name — arguments are the command without
 // "method" — plus "pair". Reads are reads; nodes.upsert, nodes.delete,
@@ -52,7 +53,7 @@ func offline(msg string) error {
 }
 
 var errNoPairing = &adapters.ToolError{Code: codeNotPaired, Retryable: true,
-	Message: "a Pixelle canvas is connected but no agent is paired with it",
+	Message: "a Pixelle canvas is connected but this agent is not paired with it (or its pairing was replaced or revoked)",
 	Hint:    `ask the person for the pairing code Pixelle shows (Connect locally) and call tool=pair with {"code":"…"}`}
 
 // target is the session the in-process agent drives (see above).
@@ -60,25 +61,19 @@ func (s *Server) targetLocked() (*session, error) {
 	if !s.running {
 		return nil, offline("the Pixelle relay is not running")
 	}
-	var latest, paired *session
-	for _, sess := range s.sessions {
+	if sess := s.sessions[s.bridgeSession]; sess != nil && s.bridgeToken != "" && sess.agentToken != "" &&
+		hub.SecretEqual(sess.agentToken, s.bridgeToken) {
 		if sess.browser == nil {
-			continue
+			return nil, offline(msgOffline)
 		}
-		if latest == nil || sess.attachSeq > latest.attachSeq {
-			latest = sess
-		}
-		if sess.agentToken != "" && (paired == nil || sess.attachSeq > paired.attachSeq) {
-			paired = sess
+		return sess, nil
+	}
+	for _, sess := range s.sessions {
+		if sess.browser != nil {
+			return nil, errNoPairing
 		}
 	}
-	switch {
-	case latest == nil:
-		return nil, offline(msgOffline)
-	case paired == nil:
-		return nil, errNoPairing
-	}
-	return paired, nil
+	return nil, offline(msgOffline)
 }
 
 var (
@@ -271,6 +266,9 @@ func (s *Server) pairInProcess(code string) (json.RawMessage, error) {
 		return nil, &adapters.ToolError{Code: "INVALID_OR_EXPIRED_CODE", Message: "the code is wrong, used or expired (codes live 5 minutes)",
 			Hint: "ask the person for the code Pixelle shows now"}
 	}
+	s.mu.Lock()
+	s.bridgeSession, s.bridgeToken = res.SessionID, res.Token
+	s.mu.Unlock()
 	return json.Marshal(map[string]any{"paired": true, "relay": res.URL})
 }
 

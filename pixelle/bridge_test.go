@@ -36,6 +36,17 @@ type callOut struct {
 	err error
 }
 
+// bridgePair pairs the in-process agent with the canvas b shows the code of.
+func bridgePair(t *testing.T, r *relay, b *adaptertest.WSClient) {
+	t.Helper()
+	if _, err := r.s.BridgeCall(context.Background(), "pair", json.RawMessage(`{"code":"`+code(t, b)+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if m := next(t, b); m["type"] != "paired" {
+		t.Fatalf("browser got %v, want paired", m)
+	}
+}
+
 func recv(t *testing.T, ch <-chan callOut) callOut {
 	t.Helper()
 	select {
@@ -107,7 +118,7 @@ func TestBridgeClassify(t *testing.T) {
 	r := startRelay(t, nil)
 	id, tok := r.createSession(t)
 	b := r.browser(t, id, tok)
-	r.pair(t, code(t, b))
+	bridgePair(t, r, b)
 	for _, tc := range []struct {
 		tool, args string
 		read       bool
@@ -147,8 +158,7 @@ func TestBridgeMutationsAndErrors(t *testing.T) {
 	r := startRelay(t, func(s *Server) { s.CommandTimeout = 300 * time.Millisecond })
 	id, tok := r.createSession(t)
 	b := r.browser(t, id, tok)
-	r.pair(t, code(t, b))
-	next(t, b) // paired
+	bridgePair(t, r, b)
 
 	send := func(tool, args string) (map[string]any, <-chan callOut) {
 		t.Helper()
@@ -210,55 +220,66 @@ func TestBridgeMutationsAndErrors(t *testing.T) {
 	adaptertest.WaitFor(t, "the browser gone", func() bool { _, err := r.s.BridgeTools(); return errors.Is(err, adapters.ErrNoPage) })
 }
 
-// With several canvases the in-process agent drives the paired one whose
-// browser attached last; an unpaired newer one is not driven.
-func TestBridgeChoosesTheLatestPairedBrowser(t *testing.T) {
+// The in-process agent drives the canvas it paired with, and only that
+// one: not a canvas an outside agent paired with, however recently it
+// attached; and its pairing ends when anyone pairs that canvas again.
+func TestBridgeDrivesOnlyTheCanvasItPaired(t *testing.T) {
 	r := startRelay(t, nil)
-	older, newer := r.paired(t), r.paired(t)
 	id, tok := r.createSession(t)
-	unpaired := r.browser(t, id, tok)
-	ch := bridgeCall(r, "state.read", `{}`)
-	m := next(t, newer.b)
-	sendJSON(t, newer.b, map[string]any{"type": "result", "id": m["id"], "result": map[string]any{"title": "newer"}})
-	if c := recv(t, ch); c.err != nil || !strings.Contains(string(c.out), "newer") {
-		t.Fatal(c)
+	mine := r.browser(t, id, tok)
+	bridgePair(t, r, mine)
+	other := r.paired(t) // paired by an outside agent, attached later
+	ask := func(b *adaptertest.WSClient, title string) {
+		t.Helper()
+		ch := bridgeCall(r, "state.read", `{}`)
+		m := next(t, b)
+		sendJSON(t, b, map[string]any{"type": "result", "id": m["id"], "result": map[string]any{"title": title}})
+		if c := recv(t, ch); c.err != nil || !strings.Contains(string(c.out), title) {
+			t.Fatal(c)
+		}
 	}
-	quiet(t, older.b)
-	quiet(t, unpaired)
-	// The newer browser reconnects: it is still the latest. The older
-	// one reconnects after it: now it is.
-	newer.b.Close()
-	adaptertest.WaitFor(t, "newer detached", func() bool { r.s.mu.Lock(); defer r.s.mu.Unlock(); return r.s.sessions[newer.id].browser == nil })
-	older.b.Close()
-	adaptertest.WaitFor(t, "older detached", func() bool { r.s.mu.Lock(); defer r.s.mu.Unlock(); return r.s.sessions[older.id].browser == nil })
-	nb := r.browser(t, newer.id, newer.browserToken)
-	ob := r.browser(t, older.id, older.browserToken)
-	ch = bridgeCall(r, "state.read", `{}`)
-	m = next(t, ob)
-	sendJSON(t, ob, map[string]any{"type": "result", "id": m["id"], "result": map[string]any{"title": "older"}})
-	if c := recv(t, ch); c.err != nil || !strings.Contains(string(c.out), "older") {
-		t.Fatal(c)
+	ask(mine, "mine")
+	quiet(t, other.b)
+
+	// Its canvas reconnects after the other one did: still its canvas.
+	mine.Close()
+	adaptertest.WaitFor(t, "mine detached", func() bool { r.s.mu.Lock(); defer r.s.mu.Unlock(); return r.s.sessions[id].browser == nil })
+	if _, err := r.s.BridgeCall(context.Background(), "state.read", json.RawMessage(`{}`)); !errors.Is(err, adapters.ErrNoPage) {
+		t.Fatalf("its canvas offline, the other online: %v", err)
 	}
-	quiet(t, nb)
+	quiet(t, other.b)
+	mine = r.browser(t, id, tok)
+	ask(mine, "mine again")
+
+	// An outside agent pairs with its canvas: that replaces it.
+	r.pair(t, code(t, mine))
+	next(t, mine) // paired
+	if _, err := r.s.BridgeCall(context.Background(), "state.read", json.RawMessage(`{}`)); toolErr(t, err).Code != codeNotPaired {
+		t.Fatalf("after an outside agent paired its canvas: %v", err)
+	}
+	quiet(t, other.b)
+	quiet(t, mine)
 }
 
 // A caller that gives up leaves nothing pending behind.
 func TestBridgeCallerGivesUp(t *testing.T) {
 	r := startRelay(t, nil)
-	p := r.paired(t)
+	id, tok := r.createSession(t)
+	b := r.browser(t, id, tok)
+	bridgePair(t, r, b)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
 		_, err := r.s.BridgeCall(ctx, "nodes.delete", json.RawMessage(`{"expectedRevision":1,"params":{"ids":["a"]}}`))
 		errc <- err
 	}()
-	next(t, p.b)
+	next(t, b)
 	cancel()
 	if te := toolErr(t, <-errc); te.Code != "OUTCOME_UNKNOWN" || !te.Retryable {
 		t.Fatalf("%+v", te)
 	}
 	r.s.mu.Lock()
-	n := len(r.s.sessions[p.id].pending)
+	n := len(r.s.sessions[id].pending)
 	r.s.mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d commands still pending", n)

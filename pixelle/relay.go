@@ -253,8 +253,6 @@ func (s *Server) helloLocked(p *peer, m *message, o *outbox) {
 			return
 		}
 		sess.browser = p
-		s.nextAttach++
-		sess.attachSeq = s.nextAttach
 		if sess.expiry != nil {
 			sess.expiry.Stop()
 			sess.expiry = nil

@@ -29,10 +29,6 @@ type session struct {
 	code        string // current pairing code, "" if none
 	codeExpires time.Time
 
-	// attachSeq orders browser attachments (Server.nextAttach): the
-	// in-process agent drives the session whose browser attached last.
-	attachSeq uint64
-
 	pending map[string]*pending // by relay request id
 	expiry  *time.Timer         // runs while no browser is connected
 	// expiryGen numbers the armed expiry timer, so a timer that fired
