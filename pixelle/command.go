@@ -1,12 +1,14 @@
 package pixelle
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -176,8 +178,10 @@ func positional(c *cli.Context) ([]string, error) {
 	return args, nil
 }
 
-// resolveRelay picks --relay, else $PIXELLE_RELAY, else stored, else the
-// default; it must be a loopback URL.
+// resolveRelay picks --relay, else $PIXELLE_RELAY, else the relay of the
+// hub running beside (as `hub mcp` does), else stored, else the default;
+// it must be a loopback URL. The first three are explicit: a stored
+// pairing with another relay does not apply to them.
 func resolveRelay(c *cli.Context, stored string) (string, bool, error) {
 	if v := c.String("relay"); v != "" {
 		u, err := ParseRelayURL(v)
@@ -187,11 +191,23 @@ func resolveRelay(c *cli.Context, stored string) (string, bool, error) {
 		u, err := ParseRelayURL(v)
 		return u, true, err
 	}
+	if u, ok := hubRelay(c.Context); ok {
+		return u, true, nil
+	}
 	if stored != "" {
 		u, err := ParseRelayURL(stored)
 		return u, false, err
 	}
 	return DefaultRelay, false, nil
+}
+
+// hubRelay is the relay of the hub running beside, if it runs one.
+func hubRelay(ctx context.Context) (string, bool) {
+	st, ok := adapters.HubAdapter(ctx, "pixelle")
+	if !ok {
+		return "", false
+	}
+	return "http://" + hub.LoopbackHost + ":" + strconv.Itoa(st.Ports[0]), true
 }
 
 func dirsOrFail(c *cli.Context) (hub.Dirs, error) {
@@ -313,6 +329,15 @@ func serveAction(c *cli.Context) error {
 	srv, err := New(c.String("website"), c.Int("port"))
 	if err != nil {
 		return hub.Exit(hub.ExitUsage, "hub pixelle serve: "+err.Error())
+	}
+	if relay, ok := hubRelay(c.Context); ok {
+		// §Setup: an occupied relay is checked with the website's Origin
+		// and reused when compatible; a second relay nobody dials helps
+		// nobody.
+		if rep, err := (&Client{Relay: relay}).Health(c.Context, srv.Website); err == nil && rep.OK {
+			fmt.Fprintf(c.App.ErrWriter, "hub pixelle serve: the running hub already serves a compatible relay for %s at %s; reuse it (nothing started)\n", srv.Website, relay)
+			return nil
+		}
 	}
 	log, err := hub.NewLogger(c.App.ErrWriter, hub.LogOptions{})
 	if err != nil {

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -32,7 +33,7 @@ func main() { os.Exit(run(os.Args)) }
 // run executes the CLI and returns the process exit code.
 func run(args []string) int {
 	app := newApp()
-	err := app.Run(args)
+	err := app.RunContext(adapters.WithRunningHub(context.Background(), runningHubAdapters), args)
 	if err == nil {
 		return hub.ExitOK
 	}

@@ -118,3 +118,22 @@ func printAdapters(w io.Writer, list []adapters.Status, now time.Time) {
 	}
 	tw.Flush()
 }
+
+// runningHubAdapters is adapters.RunningHub for every command: the
+// adapters of the hub running for this user, asked live through its
+// control endpoint; none when no hub runs.
+func runningHubAdapters(ctx context.Context) ([]adapters.Status, error) {
+	dirs, err := hub.DirsFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	st, live, _ := supervisor.Probe(dirs.State)
+	if live != supervisor.Running {
+		return nil, nil
+	}
+	doc, err := fetchStatus(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	return doc.Adapters, nil
+}
