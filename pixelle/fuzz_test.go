@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -33,7 +34,7 @@ func FuzzParseMessage(f *testing.F) {
 		if !json.Valid(data) {
 			t.Fatalf("invalid JSON accepted: %q", data)
 		}
-		if m.IDValid && (m.ID == "" || utf8.RuneCountInString(m.ID) > MaxRequestIDLen) {
+		if m.IDValid && len(utf16.Encode([]rune(m.ID))) > MaxRequestIDLen {
 			t.Fatalf("bad id accepted: %q", m.ID)
 		}
 		if m.Type == "command" && m.Problem == "" {

@@ -56,12 +56,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		browser = true
 		w.Header().Set("Access-Control-Allow-Origin", s.Website)
 	}
-	known := r.URL.Path == "/health" || r.URL.Path == "/api/sessions" || r.URL.Path == "/api/pair"
-	if r.Method == http.MethodOptions && r.URL.Path != "/relay" {
-		if !known {
-			writeError(w, http.StatusNotFound, "NOT_FOUND", "")
-			return
-		}
+	if r.Method == http.MethodOptions { // every path: "handle allowed-origin OPTIONS with 204"
 		if !browser {
 			writeError(w, http.StatusForbidden, "ORIGIN_NOT_ALLOWED", "preflight requires the allowed Origin")
 			return

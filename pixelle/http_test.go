@@ -49,7 +49,7 @@ func TestHealth(t *testing.T) {
 
 func TestPreflight(t *testing.T) {
 	r := startRelay(t, nil)
-	for _, path := range []string{"/health", "/api/sessions", "/api/pair"} {
+	for _, path := range []string{"/health", "/api/sessions", "/api/pair", "/relay", "/elsewhere"} {
 		resp := r.Do(adaptertest.Request{Method: "OPTIONS", Path: path, Header: http.Header{
 			"Origin": {website}, "Access-Control-Request-Method": {"POST"}, "Access-Control-Request-Headers": {"content-type"},
 		}})

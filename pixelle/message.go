@@ -17,7 +17,7 @@ type message struct {
 	Token     string
 	// command / result
 	ID      string          // "" when absent or not a string (see IDValid)
-	IDValid bool            // the id is a string of 1..MaxRequestIDLen characters
+	IDValid bool            // the id is a string of at most MaxRequestIDLen characters (idLen)
 	Command json.RawMessage // a JSON object, or nil
 	Result  json.RawMessage // present for a success result
 	Error   json.RawMessage // present for an error result
@@ -57,12 +57,12 @@ func parseMessage(data []byte) (*message, error) {
 		if raw, ok := fields["id"]; ok {
 			m.HasID = true
 			var id string
-			if json.Unmarshal(raw, &id) == nil && id != "" && utf8.RuneCountInString(id) <= MaxRequestIDLen {
+			if json.Unmarshal(raw, &id) == nil && idLen(id) <= MaxRequestIDLen {
 				m.ID, m.IDValid = id, true
 			}
 		}
 		if !m.IDValid {
-			m.Problem = "id must be a string of 1 to 100 characters"
+			m.Problem = "id must be a string of at most 100 characters"
 			break
 		}
 		if m.Type == "command" {
@@ -95,4 +95,19 @@ func stringField(fields map[string]json.RawMessage, key string, dst *string) boo
 func isObject(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) > 0 && raw[0] == '{'
+}
+
+// idLen is a request id's length as the contract's "characters" count it:
+// UTF-16 code units, JavaScript's length, so a Pixelle page and this relay
+// agree on which ids are too long.
+func idLen(id string) int {
+	n := 0
+	for _, r := range id {
+		if r > 0xFFFF {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
 }

@@ -237,7 +237,7 @@ func TestCommandValidation(t *testing.T) {
 		{cmdMsg(long, `{"method":"state.read"}`), nil},
 		{`{"type":"command","id":7,"command":{"method":"state.read"}}`, nil},
 		{`{"type":"command","command":{"method":"state.read"}}`, nil},
-		{`{"type":"command","id":"","command":{}}`, nil},
+		{cmdMsg(strings.Repeat("😀", 51), `{"method":"state.read"}`), nil}, // 102 UTF-16 units
 		{`{"type":"command","id":"a","command":"state.read"}`, "a"},
 		{`{"type":"command","id":"a","command":null}`, "a"},
 		{`{"type":"command","id":"a"}`, "a"},
@@ -249,9 +249,16 @@ func TestCommandValidation(t *testing.T) {
 		}
 	}
 	quiet(t, p.b)
-	// 100 characters is fine.
-	p.a.SendText(cmdMsg(strings.Repeat("y", 100), `{"method":"state.read"}`))
-	next(t, p.b)
+	// Any string of at most 100 characters (UTF-16 units, as JavaScript
+	// counts them) is an id, the empty one included.
+	for _, id := range []string{strings.Repeat("y", 100), strings.Repeat("😀", 50), ""} {
+		p.a.SendText(cmdMsg(id, `{"method":"state.read"}`))
+		m := next(t, p.b)
+		sendJSON(t, p.b, map[string]any{"type": "result", "id": m["id"], "result": map[string]any{"revision": 1}})
+		if m := next(t, p.a); m["type"] != "result" || m["id"] != id || m["error"] != nil {
+			t.Errorf("id %q: agent got %v", id, m)
+		}
+	}
 	// Unknown agent message types get a notice, not a close.
 	p.a.SendText(`{"type":"pair.create"}`)
 	if m := next(t, p.a); errCode(m) != "UNKNOWN_TYPE" {
