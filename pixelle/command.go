@@ -22,8 +22,8 @@ import (
 // or an error object {"code","message",...}) and human text on stderr; they
 // exit 0 ok, 1 error result, 3 relay not reachable, 64 usage.
 func Command() *cli.Command {
-	relayFlag := &cli.StringFlag{Name: "relay", Usage: "relay URL (default: $PIXELLE_RELAY, else the paired relay, else " + DefaultRelay + ")"}
-	return &cli.Command{
+	relayFlag := &cli.StringFlag{Name: "relay", Usage: "relay URL (default: $PIXELLE_RELAY, else the running hub's relay, else the paired relay, else " + DefaultRelay + ")"}
+	cmd := &cli.Command{
 		Name:  "pixelle",
 		Usage: "the Pixelle canvas relay (pixelle-relay/0.2) and its agent command client",
 		// Without this, urfave/cli answers an unknown subcommand with exit
@@ -134,6 +134,13 @@ func Command() *cli.Command {
 			},
 		},
 	}
+	// A flag error is a usage error object on stdout like any other.
+	usage := func(c *cli.Context, err error, _ bool) error { return fail(c, usageErr("USAGE", "%v", err)) }
+	cmd.OnUsageError = usage
+	for _, sub := range cmd.Subcommands {
+		sub.OnUsageError = usage
+	}
+	return cmd
 }
 
 // shorthand is a read command with no arguments.
