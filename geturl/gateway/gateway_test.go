@@ -327,6 +327,15 @@ func TestRangeFallback(t *testing.T) {
 			t.Errorf("%s: %s", target, rr.body)
 		}
 	}
+	// nor did those errors: last=1 still reads the large answer
+	rr = e.get("/v0/" + s.Token(CapRead) + "/z?last=1&part=999")
+	if m := decodeJSON(t, rr.body); m["ok"] != false {
+		t.Fatalf("part=999: %s", rr.body)
+	}
+	rr = e.get("/v0/" + s.Token(CapRead) + "/z?last=1&part=0")
+	if meta, _, err := replay.Parse([]byte(rr.body)); err != nil || meta.ID != id {
+		t.Fatalf("last=1 after /z errors: %v %+v", err, meta)
+	}
 }
 
 func TestSmallAnswersAreStoredWithoutFallback(t *testing.T) {

@@ -65,7 +65,8 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) int {
 // stored in the session's replay store, so /z?last=1 can recover any of
 // them; one larger than a range part is served with a rangeFallback object
 // as its first key. The stored bytes are the tool's answer itself, which is
-// what /z reconstructs. HEAD answers are neither stored nor counted.
+// what /z reconstructs. HEAD answers and /z's own are not stored
+// (Call.StoresAnswer).
 //
 // The answer is encoded into a pooled buffer after fallbackRoom bytes left
 // free, so a rangeFallback prefix is written in front of it in place rather
@@ -92,7 +93,7 @@ func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, rec *record, c 
 	*buf = b // keep a grown buffer for the pool
 	body := b[fallbackRoom:]
 	rec.bytes = len(body)
-	if c.Head || c.Session.Replay() == nil {
+	if !c.StoresAnswer() {
 		write(w, http.StatusOK, ctypeJSON, body)
 		return
 	}

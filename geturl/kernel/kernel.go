@@ -119,6 +119,14 @@ type Call struct {
 	Replayed bool
 }
 
+// StoresAnswer reports whether the call's JSON answer goes into the
+// session's replay store and becomes what /z?last=1 reads: not for HEAD
+// (the agent saw no body), and not for /z itself, whose answers, errors
+// included, never replace the last pointer.
+func (c *Call) StoresAnswer() bool {
+	return !c.Head && c.Session.Replay() != nil && (c.Route == nil || c.Route.Path != rangeSpec.Route)
+}
+
 // Base is the exact base the call arrived on.
 func (c *Call) Base() string { return c.Bases.Of(c.On) }
 

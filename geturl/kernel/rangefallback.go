@@ -28,7 +28,9 @@ var rangeSpec = &transport.Spec{
 }
 
 // rangeFallback answers /z with one plain-text piece of a stored response.
-// It never runs anything again and never becomes the "last" response.
+// It never runs anything again and never becomes the "last" response, not
+// even when it answers an error (see Call.StoresAnswer): one mistyped
+// recovery URL must not lose what last=1 recovers.
 func (k *Kernel) rangeFallback(_ context.Context, c *Call) (any, *transport.Error) {
 	store := c.Session.Replay()
 	id := c.Args.Text("id")
