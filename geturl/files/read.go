@@ -111,9 +111,9 @@ func (r *Reader) load(t Target, lim Limits) item {
 	if err != nil {
 		return failed(r.Scope.Display(t.Path), err)
 	}
-	// O_NONBLOCK: opening a FIFO must not wait for a writer. O_NOFOLLOW:
-	// p.Host is a realpath, so a link here was swapped in after resolving.
-	fd, err := open(p.Host, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC)
+	// O_NONBLOCK: opening a FIFO must not wait for a writer. sandbox.Open:
+	// p.Host is a realpath, so a link on it was swapped in after resolving.
+	fd, err := sandbox.Open(p.Host, syscall.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return failed(p.Virtual, err)
 	}
@@ -138,15 +138,6 @@ func (r *Reader) load(t Target, lim Limits) item {
 		return failed(p.Virtual, errUnsupported)
 	}
 	return it
-}
-
-func open(path string, flags int) (int, error) {
-	for {
-		fd, err := syscall.Open(path, flags, 0)
-		if err != syscall.EINTR {
-			return fd, err
-		}
-	}
 }
 
 func ignoringEINTR(fn func() error) error {

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/hubdev/hub/geturl/outline"
+	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -38,10 +39,11 @@ func (k *Kernel) outlineFile(_ context.Context, c *Call) (any, *transport.Error)
 	}
 	// As /r does: no FIFO can block the open, and a link swapped in after
 	// resolving is refused.
-	f, err := os.OpenFile(rp.Host, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	fd, err := sandbox.Open(rp.Host, syscall.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil, pathFailure(rp.Virtual, err)
 	}
+	f := os.NewFile(uintptr(fd), rp.Host)
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil, &transport.Error{Code: CodeNotAFile, Detail: "path=" + rp.Virtual, Hint: "outline takes one source file; /r lists a directory",

@@ -13,8 +13,10 @@
 // ErrTraversal, ...) and their messages never contain a host path.
 //
 // Resolution is a check, not a lock: a process that can create symlinks in
-// the project between the check and the use can race it. The agent has no
-// way to create symlinks except the terminal tool, which is a real host shell
-// anyway; callers open the resolved path with O_NOFOLLOW so at least the
-// final component cannot be swapped for a link.
+// the project between the check and the use could race it, by renaming a
+// directory on the resolved path for a link to outside. The agent has no
+// way to create symlinks except the terminal tool, which is a real host
+// shell anyway; still, callers open a resolved path with Open, which
+// refuses a symlink in any component of it (openat2 RESOLVE_NO_SYMLINKS),
+// so check and open cannot be split.
 package sandbox

@@ -11,7 +11,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/hubdev/hub/geturl/sandbox"
 )
 
 // rgArgs is the fixed part of every rg command line. Each flag keeps rg to
@@ -79,10 +82,18 @@ func (s *Searcher) grepRG(ctx context.Context, t target, m *matcher, include []s
 	args = append(args, m.rgArgs...)
 	args = append(args, "--", arg)
 
+	// rg starts in the directory as resolved, held open: the child changes
+	// into it through its descriptor, so a directory on the way renamed for
+	// a link to outside since resolving cannot send it elsewhere.
+	dfd, err := sandbox.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY)
+	if err != nil {
+		return GrepResult{}, false
+	}
+	defer syscall.Close(dfd)
 	run, stop := context.WithCancel(ctx)
 	defer stop()
 	cmd := exec.CommandContext(run, s.RG, args...)
-	cmd.Dir = dir
+	cmd.Dir = "/proc/self/fd/" + strconv.Itoa(dfd) // read by the child before exec: its copy of dfd
 	cmd.Env = rgEnv()
 	cmd.WaitDelay = time.Second
 	out, err := cmd.StdoutPipe()
@@ -99,6 +110,8 @@ func (s *Searcher) grepRG(ctx context.Context, t target, m *matcher, include []s
 	// a file rg agrees to search.
 	sc.Buffer(make([]byte, 64<<10), int(2*lim.MaxFileBytes)+(64<<10))
 	var file string // virtual path of the current file; "" while skipped
+	var src *rgFile // the current file as we opened it (rgverify.go)
+	defer func() { src.close() }()
 	for sc.Scan() {
 		var msg rgMessage
 		if json.Unmarshal(sc.Bytes(), &msg) != nil {
@@ -107,17 +120,22 @@ func (s *Searcher) grepRG(ctx context.Context, t target, m *matcher, include []s
 		switch msg.Type {
 		case "begin":
 			file = ""
+			src.close()
+			src = nil
 			p, ok := msg.Data.Path.bytes()
 			rel, inside := rgRel(string(p), arg)
-			if ok && inside && !sniffBinary(filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(string(p), "./")))) {
-				file = t.child(rel)
+			if !ok || !inside {
+				continue
+			}
+			if f, ok := openRGFile(filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(string(p), "./")))); ok {
+				file, src = t.child(rel), f
 			}
 		case "match":
 			if file == "" {
 				continue
 			}
 			line, ok := msg.Data.Lines.bytes()
-			if !ok {
+			if !ok || !src.holds(msg.Data.LineNumber, line) {
 				continue
 			}
 			if len(res.Matches) == lim.MaxResults {

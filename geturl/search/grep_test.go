@@ -408,3 +408,36 @@ func ExampleSearcher_Grep() {
 	}
 	// Output: /project/main.go:3: // TODO: tidy
 }
+
+// rg walks by path names, so a directory renamed for a link to outside
+// while it walks could have it report a file outside the project. A
+// stand-in rg reports such lines for a.txt: only the line a.txt, opened
+// beneath the project, really holds is kept.
+func TestRGMatchesAreCheckedAgainstTheProjectFile(t *testing.T) {
+	tr := newTree(t)
+	rg := filepath.Join(t.TempDir(), "rg")
+	line := func(n int, text string) string {
+		return fmt.Sprintf(`{"type":"match","data":{"path":{"text":"./a.txt"},"lines":{"text":%q},"line_number":%d,"submatches":[{"start":0}]}}`, text, n)
+	}
+	script := strings.Join([]string{
+		`{"type":"begin","data":{"path":{"text":"./a.txt"}}}`,
+		line(1, "foo outside\n"),                                // a.txt's line 1 is "foo one"
+		line(2, "nothing"),                                      // right text, without its newline
+		line(3, "FOO upper\n"),                                  // true
+		line(9, "foo\n"),                                        // past the end
+		`{"type":"begin","data":{"path":{"text":"./out.txt"}}}`, // a link: not opened
+		line(1, "foo outside\n"),
+		`{"type":"summary","data":{}}`,
+	}, "\n")
+	if err := os.WriteFile(rg, []byte("#!/bin/sh\ncat <<'EOF'\n"+script+"\nEOF\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &Searcher{Scope: tr.scope, RG: rg, Limits: testLimits}
+	res, err := s.Grep(context.Background(), GrepRequest{Path: ".", Pattern: "foo", IgnoreCase: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Engine != "rg" || len(res.Matches) != 1 || res.Matches[0].Line != 3 || res.Matches[0].Path != "/project/a.txt" {
+		t.Fatalf("%+v", res)
+	}
+}

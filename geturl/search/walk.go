@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/hubdev/hub/geturl/sandbox"
 )
 
 // sniffBytes is how much of a file the binary check reads (as git does).
@@ -67,7 +69,7 @@ func walkFiles(ctx context.Context, t target, inc *includeSet, fn func(host, rel
 // false for a file that cannot be read, is binary, or has grown past limit
 // since it was listed.
 func readText(host string, size, limit int64, buf []byte) (data, newBuf []byte, ok bool) {
-	f, err := os.OpenFile(host, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := openFile(host)
 	if err != nil {
 		return nil, buf, false
 	}
@@ -102,15 +104,13 @@ func isBinary(b []byte) bool {
 	return bytes.IndexByte(b[:min(len(b), sniffBytes)], 0) >= 0
 }
 
-// sniffBinary reads the start of a file to apply the binary rule to a file
-// rg reported (rg runs with --text so that both engines use this rule).
-func sniffBinary(host string) bool {
-	f, err := os.OpenFile(host, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+// openFile opens a file found under a resolved directory: no FIFO can block
+// the open, and a symlink on its path (one swapped in while the walk ran)
+// is refused.
+func openFile(host string) (*os.File, error) {
+	fd, err := sandbox.Open(host, syscall.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
-		return true
+		return nil, err
 	}
-	defer f.Close()
-	var b [sniffBytes]byte
-	n, _ := io.ReadFull(f, b[:])
-	return isBinary(b[:n])
+	return os.NewFile(uintptr(fd), host), nil
 }
