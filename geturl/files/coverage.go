@@ -13,6 +13,10 @@ type Coverage struct {
 	total       int
 	spans       [][2]int // sorted, disjoint, non-adjacent, 1-based inclusive
 	seen        bool
+	// A line too long for one page is read in pieces: partialBytes of
+	// line partialLine have been shown from its start (the latest such
+	// line only; coverage can only be under-reported).
+	partialLine, partialBytes int
 }
 
 // maxSpans bounds the memory of a coverage an agent fills with scattered
@@ -50,18 +54,46 @@ func (c *Coverage) Observe(fp string, total, from, to int) {
 	}
 }
 
-// ObserveResult records what a FileResult returned. Directories, binary
-// files, failures and files too large to count are not recorded; a clipped
-// last line does not count as read.
+// ObserveResult records what a FileResult returned. Directories, failures
+// and files too large to count are not recorded. A binary file is shown
+// whole as what can be shown of it (kind, size, fingerprint). A line read
+// in pieces counts once its pieces, in order from its start, reach its end:
+// a page starting inside a line (StartByte) counts that line only when the
+// pieces before it were seen, and a clipped line counts only when finished.
 func (c *Coverage) ObserveResult(r FileResult) {
-	if r.Error != nil || r.Kind != KindFile || r.Binary || r.TotalLines < 0 {
+	if r.Error != nil || r.Kind != KindFile || r.TotalLines < 0 {
 		return
 	}
-	to := r.EndLine
+	if r.Binary {
+		c.Observe(r.Fingerprint, r.TotalLines, 1, r.TotalLines)
+		return
+	}
+	if r.Fingerprint != c.fingerprint || r.TotalLines != c.total {
+		*c = Coverage{fingerprint: r.Fingerprint, total: r.TotalLines}
+	}
+	from, to := r.StartLine, r.EndLine
+	prefixSeen := r.StartByte == 0 || c.lineCovered(from) ||
+		(c.partialLine == from && c.partialBytes >= r.StartByte)
+	if !prefixSeen {
+		from++
+	}
 	if r.ClippedLine {
+		if prefixSeen && r.StartLine == r.EndLine {
+			c.partialLine, c.partialBytes = r.StartLine, r.StartByte+len(r.Content)
+		}
 		to--
 	}
-	c.Observe(r.Fingerprint, r.TotalLines, r.StartLine, to)
+	c.Observe(r.Fingerprint, r.TotalLines, from, to)
+}
+
+// lineCovered reports whether line n is in an observed span.
+func (c *Coverage) lineCovered(n int) bool {
+	for _, s := range c.spans {
+		if s[0] <= n && n <= s[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // Complete reports whether every line of version fp has been observed.
@@ -131,7 +163,7 @@ func (l *Ledger) Record(res Result) {
 
 // RecordFile adds one file result to the ledger.
 func (l *Ledger) RecordFile(f FileResult) {
-	if f.Host == "" || f.Error != nil || f.Kind != KindFile || f.Binary || f.TotalLines < 0 {
+	if f.Host == "" || f.Error != nil || f.Kind != KindFile || f.TotalLines < 0 {
 		return
 	}
 	l.mu.Lock()

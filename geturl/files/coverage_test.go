@@ -61,16 +61,45 @@ func TestCoverageBounded(t *testing.T) {
 	}
 }
 
+// A line too long for one page counts once its pieces, in order from its
+// start, reach its end; a piece whose beginning was not seen counts for
+// nothing, and neither does a line left clipped.
 func TestCoverageClippedLine(t *testing.T) {
-	var c Coverage
-	c.ObserveResult(FileResult{Kind: KindFile, Fingerprint: "a", TotalLines: 2, StartLine: 1, EndLine: 1, ClippedLine: true})
-	c.ObserveResult(FileResult{Kind: KindFile, Fingerprint: "a", TotalLines: 2, StartLine: 2, EndLine: 2})
-	if c.Complete("a") {
-		t.Fatal("a clipped line counted as read")
+	piece := func(start, end, startByte int, content string, clipped bool) FileResult {
+		return FileResult{Kind: KindFile, Fingerprint: "a", TotalLines: 2, StartLine: start, EndLine: end,
+			StartByte: startByte, Content: content, ClippedLine: clipped}
 	}
-	c.ObserveResult(FileResult{Kind: KindFile, Fingerprint: "a", TotalLines: 2, StartLine: 1, EndLine: 2})
-	if !c.Complete("a") {
-		t.Fatal("full read not complete")
+	for _, tc := range []struct {
+		name     string
+		pages    []FileResult
+		complete bool
+	}{
+		{"clipped, then the next line", []FileResult{piece(1, 1, 0, "xxxx", true), piece(2, 2, 0, "y\n", false)}, false},
+		{"pieces in order", []FileResult{piece(1, 1, 0, "xxxx", true), piece(1, 1, 4, "xxxx", true), piece(1, 2, 8, "xx\ny\n", false)}, true},
+		{"a piece skipped", []FileResult{piece(1, 1, 0, "xxxx", true), piece(1, 2, 8, "xx\ny\n", false)}, false},
+		{"rest first, then the beginning", []FileResult{piece(1, 2, 8, "xx\ny\n", false), piece(1, 1, 0, "xxxx", true)}, false},
+		{"the line read whole after", []FileResult{piece(1, 1, 0, "xxxx", true), piece(2, 2, 0, "y\n", false), piece(1, 2, 0, "xxxxxxxxxx\ny\n", false)}, true},
+		{"a piece of a line already read", []FileResult{piece(1, 2, 0, "xxxxxxxxxx\ny\n", false), piece(1, 1, 4, "xxxx", true)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c Coverage
+			for _, p := range tc.pages {
+				c.ObserveResult(p)
+			}
+			if c.Complete("a") != tc.complete {
+				t.Fatalf("complete=%v, want %v (spans %v)", !tc.complete, tc.complete, c.Spans())
+			}
+		})
+	}
+}
+
+// A binary file is shown whole as far as it can be (kind, size,
+// fingerprint), so reading it is complete coverage of that version.
+func TestCoverageBinary(t *testing.T) {
+	var c Coverage
+	c.ObserveResult(FileResult{Kind: KindFile, Fingerprint: "b", TotalLines: 3, Binary: true, Complete: true})
+	if !c.Complete("b") || c.Complete("c") {
+		t.Fatal("a binary read is not complete coverage of exactly its version")
 	}
 }
 

@@ -41,12 +41,11 @@ func FuzzReadPages(f *testing.F) {
 		}
 		var cov Coverage
 		var whole []byte
-		clipped := false
-		for start, pages := 1, 0; start != 0; pages++ {
+		for start, skip, pages := 1, 0, 0; start != 0; pages++ {
 			if pages > len(data)+2 {
 				t.Fatal("pages do not progress")
 			}
-			res, err := r.Read([]Target{{Path: "f.txt", Start: start}})
+			res, err := r.Read([]Target{{Path: "f.txt", Start: start, Skip: skip}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,34 +56,36 @@ func FuzzReadPages(f *testing.F) {
 			if p.TotalLines != len(lines) || p.Fingerprint != Fingerprint(data) {
 				t.Fatalf("total %d (want %d) / fingerprint", p.TotalLines, len(lines))
 			}
-			if len(p.Content) > r.Limits.SingleFileCap {
+			if len(p.Content) > r.Limits.SingleFileCap && !(p.ClippedLine && len(p.Content) <= utf8.UTFMax) {
 				t.Fatalf("page of %d bytes over a %d cap", len(p.Content), r.Limits.SingleFileCap)
 			}
+			if p.StartByte != skip {
+				t.Fatalf("page from line %d byte %d starts at byte %d", start, skip, p.StartByte)
+			}
 			if p.StartLine > 0 {
-				want := bytes.Join(lines[p.StartLine-1:p.EndLine], nil)
+				want := bytes.Join(lines[p.StartLine-1:p.EndLine], nil)[p.StartByte:]
 				if p.ClippedLine {
 					if !bytes.HasPrefix(want, []byte(p.Content)) || (utf8.Valid(want) && !utf8.ValidString(p.Content)) {
-						t.Fatalf("clipped line %d is not a clean prefix", p.StartLine)
+						t.Fatalf("clipped line %d is not a clean piece", p.StartLine)
 					}
-					clipped = true
-				} else {
-					if p.Content != string(want) {
-						t.Fatalf("lines %d-%d: content differs", p.StartLine, p.EndLine)
-					}
-					whole = append(whole, p.Content...)
+				} else if p.Content != string(want) {
+					t.Fatalf("lines %d-%d: content differs", p.StartLine, p.EndLine)
 				}
+				whole = append(whole, p.Content...)
 			}
 			cov.ObserveResult(p)
-			if p.NextStartLine != 0 && p.NextStartLine <= p.StartLine {
-				t.Fatalf("next %d after %d", p.NextStartLine, p.StartLine)
+			if p.NextStartLine != 0 && (p.NextStartLine < p.StartLine || p.NextStartLine == p.StartLine && p.NextSkip <= p.StartByte) {
+				t.Fatalf("next %d/%d after %d/%d", p.NextStartLine, p.NextSkip, p.StartLine, p.StartByte)
 			}
-			start = p.NextStartLine
+			start, skip = p.NextStartLine, p.NextSkip
 		}
-		if !clipped && !bytes.Equal(whole, data) {
+		// Following next, clipped lines included, shows the whole file,
+		// and that is complete coverage.
+		if !bytes.Equal(whole, data) {
 			t.Fatal("pages do not reconstruct the file")
 		}
-		if cov.Complete(Fingerprint(data)) == clipped {
-			t.Fatalf("coverage complete=%v with clipped=%v", !clipped, clipped)
+		if !cov.Complete(Fingerprint(data)) {
+			t.Fatalf("coverage incomplete after every page: missing %v", cov.Missing())
 		}
 	})
 }

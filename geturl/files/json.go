@@ -35,6 +35,14 @@ func (r *FileResult) AppendJSON(b []byte) []byte {
 		b = append(b, `,"nextStartLine":`...)
 		b = jsonw.Int(b, r.NextStartLine)
 	}
+	if r.StartByte != 0 {
+		b = append(b, `,"startByte":`...)
+		b = jsonw.Int(b, r.StartByte)
+	}
+	if r.NextSkip != 0 {
+		b = append(b, `,"nextSkip":`...)
+		b = jsonw.Int(b, r.NextSkip)
+	}
 	if r.ClippedLine {
 		b = append(b, `,"clippedLine":true`...)
 	}

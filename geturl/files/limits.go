@@ -73,8 +73,12 @@ var (
 )
 
 // Target is one path of a read with an optional 1-based inclusive line
-// range; zero Start means the first line, zero End the last.
+// range; zero Start means the first line, zero End the last. Skip is how
+// many bytes of line Start to leave out, the part a read that clipped the
+// line already showed (its NextSkip): a line longer than the allowance is
+// read in pieces.
 type Target struct {
 	Path       string
 	Start, End int
+	Skip       int
 }

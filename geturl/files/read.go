@@ -29,6 +29,7 @@ type item struct {
 	demand  int     // bytes the whole request would take
 	endLine int     // file: last requested line that exists
 	more    bool    // file: lines beyond the window exist but are unknown (large file)
+	skip    int     // file: bytes of the first line left out (Target.Skip at a UTF-8 boundary)
 	buf     *[]byte // file: the pooled read buffer text points into, released by Read
 }
 
@@ -42,7 +43,7 @@ func (r *Reader) Read(targets []Target) (Result, error) {
 		return Result{}, ErrTooManyPaths
 	}
 	for _, t := range targets {
-		if t.Start < 0 || t.End < 0 || (t.End > 0 && t.Start > t.End) {
+		if t.Start < 0 || t.End < 0 || t.Skip < 0 || (t.End > 0 && t.Start > t.End) {
 			return Result{}, ErrBadRange
 		}
 	}

@@ -51,8 +51,16 @@ type FileResult struct {
 	// NextStartLine (if not 0) is where the next page starts.
 	Truncated     bool `json:"truncated"`
 	NextStartLine int  `json:"nextStartLine,omitempty"`
+	// StartByte is how many bytes of line StartLine come before Content
+	// (the request's skip=, at a UTF-8 boundary).
+	StartByte int `json:"startByte,omitempty"`
+	// NextSkip goes with NextStartLine when the next page continues a
+	// clipped line: the bytes of that line shown so far.
+	NextSkip int `json:"nextSkip,omitempty"`
 	// ClippedLine is set when line EndLine was too long for the allowance
-	// and only its beginning is in Content; it does not count as read.
+	// and only a piece of it is in Content; the next page continues it
+	// (NextStartLine, NextSkip), and the line counts as read once every
+	// piece has been.
 	ClippedLine bool `json:"clippedLine,omitempty"`
 	// Binary files are reported without content.
 	Binary bool `json:"binary,omitempty"`

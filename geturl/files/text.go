@@ -57,6 +57,19 @@ func loadFile(it *item, fd int, size, mtime int64, t Target, lim Limits) {
 		return
 	}
 	from := lineOffset(data, start)
+	if t.Skip > 0 {
+		// Continue a clipped line: leave out what was shown, never past
+		// the line's own bytes, and never in the middle of a character.
+		line := data[from:]
+		if nl := bytes.IndexByte(line, '\n'); nl >= 0 {
+			line = line[:nl]
+		}
+		// utf8Boundary is where the piece before ended, so a next URL's
+		// skip stays as it is.
+		it.skip = utf8Boundary(line[:min(t.Skip, len(line))])
+		skip := it.skip
+		from += skip
+	}
 	to := len(data)
 	it.endLine = lines
 	if t.End > 0 && t.End < lines {
@@ -93,6 +106,7 @@ func (it *item) cut(alloc, start int) {
 	}
 	start = max(start, 1)
 	w := it.text
+	r.StartByte = it.skip
 	if len(w) == 0 {
 		r.Complete = !it.more
 		r.Truncated = it.more
@@ -113,13 +127,16 @@ func (it *item) cut(alloc, start int) {
 			r.StartLine, r.EndLine = start, start+countLines(w[:nl+1])-1
 			r.NextStartLine = r.EndLine + 1
 		} else if len(w) > 0 {
-			// Not even the first line fits: show its beginning and move on.
-			w = w[:utf8Boundary(w)]
+			// Not even the first line fits: show a piece of it; the next
+			// page continues the line where this piece ends.
+			n := utf8Boundary(w)
+			if n == 0 { // an allowance smaller than one character: show it anyway
+				_, n = utf8.DecodeRune(it.text)
+			}
+			w = it.text[:n]
 			r.Content = string(w)
 			r.StartLine, r.EndLine, r.ClippedLine = start, start, true
-			if start < it.endLine || it.more {
-				r.NextStartLine = start + 1
-			}
+			r.NextStartLine, r.NextSkip = start, it.skip+len(w)
 		} else {
 			r.NextStartLine = start
 		}

@@ -14,7 +14,9 @@ import (
 const maxLine = 1_000_000_000
 
 // readSpec is /r: up to 8 path= (alias file=), each with an optional line
-// range written after it: start=, and end= or lines= (a count).
+// range written after it: start=, and end= or lines= (a count); skip= (the
+// bytes of line start= already shown) continues a clipped line, as next
+// URLs do.
 var readSpec = &transport.Spec{
 	Route: "/r",
 	Params: []transport.Param{
@@ -22,6 +24,7 @@ var readSpec = &transport.Spec{
 		{Name: "start", Kind: transport.Int, Min: 1, Max: maxLine, Repeat: files.DefaultLimits.MaxPaths},
 		{Name: "end", Kind: transport.Int, Min: 1, Max: maxLine, Repeat: files.DefaultLimits.MaxPaths},
 		{Name: "lines", Kind: transport.Int, Min: 1, Max: maxLine, Repeat: files.DefaultLimits.MaxPaths},
+		{Name: "skip", Kind: transport.Int, Min: 0, Max: maxLine, Repeat: files.DefaultLimits.MaxPaths},
 	},
 }
 
@@ -110,6 +113,9 @@ func (k *Kernel) read(_ context.Context, c *Call) (any, *transport.Error) {
 			continue
 		}
 		next.Add("path", f.Path).Add("start", strconv.Itoa(f.NextStartLine))
+		if f.NextSkip > 0 {
+			next.Add("skip", strconv.Itoa(f.NextSkip))
+		}
 		if targets[i].End > 0 {
 			next.Add("end", strconv.Itoa(targets[i].End))
 		}
@@ -125,7 +131,7 @@ func (k *Kernel) read(_ context.Context, c *Call) (any, *transport.Error) {
 
 // lineRange is one path's range parameters as written.
 type lineRange struct {
-	start, end, lines int
+	start, end, lines, skip int
 }
 
 // readTargets pairs each line-range parameter with the path= written before
@@ -158,7 +164,7 @@ func readTargets(args *transport.Args) ([]files.Target, *transport.Error) {
 	if bad != nil {
 		return nil, bad
 	}
-	for _, name := range []string{"start", "end", "lines"} {
+	for _, name := range []string{"start", "end", "lines", "skip"} {
 		if v := get(pending, name); v != 0 && !setRange(&ranges[0], name, v) {
 			return nil, rangeConflict(name, 1)
 		}
@@ -170,7 +176,7 @@ func readTargets(args *transport.Args) ([]files.Target, *transport.Error) {
 			return nil, &transport.Error{Code: transport.CodeAmbiguousRange, Detail: "path #" + strconv.Itoa(i+1) + " has both end= and lines=",
 				Hint: "give end= (last line) or lines= (a count), not both", Retryable: true, Action: transport.ActionCorrectRequest}
 		}
-		t := files.Target{Path: p, Start: r.start, End: r.end}
+		t := files.Target{Path: p, Start: r.start, End: r.end, Skip: r.skip}
 		if r.lines > 0 {
 			t.End = max(r.start, 1) + r.lines - 1
 		}
@@ -205,6 +211,8 @@ func (r *lineRange) field(name string) *int {
 		return &r.end
 	case "lines":
 		return &r.lines
+	case "skip":
+		return &r.skip
 	}
 	panic("kernel: no line-range parameter " + name)
 }

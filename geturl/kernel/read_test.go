@@ -120,6 +120,34 @@ func TestReadPagination(t *testing.T) {
 	}
 }
 
+// A line longer than a page (a minified bundle) is read in pieces: next
+// continues it with skip=, the pieces reconstruct it, and following next
+// to the end is complete coverage, so /w can replace the file.
+func TestReadLongLineInPieces(t *testing.T) {
+	long := strings.Repeat("é", 30_000) + strings.Repeat("x", 40_001) + "\nend\n"
+	p := newProject(t, map[string]string{"min.js": long})
+	var got string
+	pieces := 0
+	for target := "/r?path=min.js"; target != ""; pieces++ {
+		if pieces > 10 {
+			t.Fatal("pieces do not end")
+		}
+		var r readResult
+		p.ok(target, &r)
+		got += r.Files[0].Content
+		if r.Truncated && !strings.Contains(r.Next, "&skip=") {
+			t.Fatalf("next %q does not continue the line", r.Next)
+		}
+		target = strings.TrimPrefix(r.Next, readBase)
+	}
+	if got != long || pieces < 4 {
+		t.Fatalf("%d pieces reconstruct %d of %d bytes", pieces, len(got), len(long))
+	}
+	if !p.s.led.Complete(filepath.Join(p.root, "min.js"), files.Fingerprint([]byte(long))) {
+		t.Fatal("coverage incomplete after following next through a long line")
+	}
+}
+
 func TestReadLineRanges(t *testing.T) {
 	p := newProject(t, map[string]string{"a.txt": numbered("a", 50), "b.txt": numbered("b", 50)})
 	line := func(prefix string, from, to int) string {
