@@ -38,8 +38,13 @@ type Path struct {
 }
 
 // ResolveExisting resolves p to an existing file or directory whose realpath
-// is inside the scope.
+// is inside the scope. A native absolute path outside the root is judged by
+// its realpath alone: an alias of the project, or of a file in it, is
+// accepted however it reaches there.
 func (s *Scope) ResolveExisting(p string) (Path, error) {
+	if host, inside, err := s.candidate(p); err == nil && !inside {
+		return s.resolveAlias(host)
+	}
 	host, link, inside, fi, err := s.lstatFinal(p)
 	if err != nil {
 		return Path{}, err
@@ -65,6 +70,25 @@ func (s *Scope) ResolveExisting(p string) (Path, error) {
 		return Path{}, s.escape(inside)
 	}
 	return Path{Virtual: s.virtual(host, real, inside), Host: real, Exists: true, Symlink: isLink}, nil
+}
+
+// resolveAlias resolves host, an absolute path lexically outside the root,
+// to its realpath, which must exist inside the scope.
+func (s *Scope) resolveAlias(host string) (Path, error) {
+	dest, missing, err := s.walk(host)
+	switch {
+	case err != nil:
+		return Path{}, err
+	case !within(s.root, dest):
+		return Path{}, newErr(ErrOutsideScope)
+	case missing != "":
+		return Path{}, newErr(ErrNotFound)
+	}
+	fi, err := os.Lstat(host)
+	if err != nil {
+		return Path{}, classify(err)
+	}
+	return Path{Virtual: virtualOf(s.root, dest), Host: dest, Exists: true, Symlink: fi.Mode()&fs.ModeSymlink != 0}, nil
 }
 
 // ResolveLink resolves p without following its final component: the parent

@@ -94,9 +94,13 @@ func TestNewCanonicalizes(t *testing.T) {
 
 func TestResolveExisting(t *testing.T) {
 	f := newFixture(t)
-	alias := filepath.Join(t.TempDir(), "alias")
-	if err := os.Symlink(f.root, alias); err != nil {
-		t.Fatal(err)
+	aliases := t.TempDir()
+	alias := filepath.Join(aliases, "alias")
+	for link, target := range map[string]string{"alias": f.root, "alias_file": filepath.Join(f.root, "a.txt"),
+		"alias_out": f.outside, "alias_missing": filepath.Join(f.root, "nope.txt")} {
+		if err := os.Symlink(target, filepath.Join(aliases, link)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	long := strings.Repeat("d/", MaxPathBytes/2+1)
 	cases := []struct {
@@ -115,6 +119,10 @@ func TestResolveExisting(t *testing.T) {
 		{"native inside", f.root + "/src/main.go", "/project/src/main.go", "src/main.go", false, nil},
 		{"native root", f.root, "/project", ".", false, nil},
 		{"native through alias", alias + "/a.txt", "/project/a.txt", "a.txt", false, nil},
+		{"native alias of the root", alias, "/project", ".", true, nil},
+		{"native alias of the root, slash", alias + "/", "/project", ".", true, nil},
+		{"native alias of a file", filepath.Join(aliases, "alias_file"), "/project/a.txt", "a.txt", true, nil},
+		{"native alias through a link inside", alias + "/link_in.txt", "/project/a.txt", "a.txt", true, nil},
 		{"dotdot in the middle", "src/deep/../main.go", "/project/src/main.go", "src/main.go", false, nil},
 		{"dotdot virtual inside", "/project/src/../a.txt", "/project/a.txt", "a.txt", false, nil},
 		{"trailing slash dir", "src/", "/project/src", "src", false, nil},
@@ -128,6 +136,9 @@ func TestResolveExisting(t *testing.T) {
 		{"traversal deep", "src/../../x", "", "", false, ErrTraversal},
 		{"traversal virtual", "/project/../etc/passwd", "", "", false, ErrTraversal},
 		{"absolute outside", "/etc/passwd", "", "", false, ErrOutsideScope},
+		{"native alias of outside", filepath.Join(aliases, "alias_out", "secret.txt"), "", "", false, ErrOutsideScope},
+		{"native alias dangling in", filepath.Join(aliases, "alias_missing"), "", "", false, ErrNotFound},
+		{"native alias to an escaping link", alias + "/link_secret", "", "", false, ErrOutsideScope},
 		{"absolute outside root dir", "/", "", "", false, ErrOutsideScope},
 		{"native dotdot out", f.root + "/../x", "", "", false, ErrOutsideScope},
 		{"symlink to /etc", "link_etc/passwd", "", "", false, ErrSymlinkEscape},
