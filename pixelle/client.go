@@ -118,6 +118,19 @@ type HealthReport struct {
 // Health checks /health with Origin: website (when given): the relay is
 // reusable when it speaks version 0.2.0 and permits that origin.
 func (c *Client) Health(ctx context.Context, website string) (HealthReport, error) {
+	rep, err := c.health(ctx, website)
+	if err == nil && rep.Website != "" && rep.OriginAllowed != nil && !*rep.OriginAllowed && rep.Version == "" {
+		// A relay refuses an origin it does not allow before saying its
+		// version; ask as a native client (no Origin) so Compatible and
+		// Version describe the relay, not the refusal.
+		if native, nerr := c.health(ctx, ""); nerr == nil {
+			rep.Version, rep.Compatible = native.Version, native.Compatible
+		}
+	}
+	return rep, err
+}
+
+func (c *Client) health(ctx context.Context, website string) (HealthReport, error) {
 	rep := HealthReport{Relay: c.Relay}
 	if website != "" {
 		w, ok := hub.NormalizeOrigin(website)

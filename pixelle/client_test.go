@@ -154,7 +154,7 @@ func TestClientHealth(t *testing.T) {
 		t.Fatalf("website: %+v %v", rep, err)
 	}
 	rep, err = c.Health(context.Background(), "https://other.example")
-	if err != nil || rep.OK || *rep.OriginAllowed {
+	if err != nil || rep.OK || *rep.OriginAllowed || !rep.Compatible || rep.Version != ProtocolVersion {
 		t.Fatalf("other origin: %+v %v", rep, err)
 	}
 	rep, err = c.Health(context.Background(), "")
