@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hubdev/hub/aiui/channel"
+	"github.com/hubdev/hub/aiui/frame"
 	"github.com/hubdev/hub/hub"
 )
 
@@ -61,14 +62,11 @@ func (b *backend) health(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// promptBody is POST /prompt: the text, and optionally the client context
+// a /ws hello carries (tab, source), which frames the prompt the same way.
 type promptBody struct {
-	Text string `json:"text"`
-	Meta *struct {
-		Tab    any `json:"tab"`
-		Source *struct {
-			Root string `json:"root"`
-		} `json:"source"`
-	} `json:"meta,omitempty"`
+	Text string           `json:"text"`
+	Meta *frame.HelloMeta `json:"meta,omitempty"`
 }
 
 func (b *backend) prompt(w http.ResponseWriter, r *http.Request) {
@@ -94,7 +92,8 @@ func (b *backend) prompt(w http.ResponseWriter, r *http.Request) {
 		hub.WriteJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error": `body must be {"text": "<non-empty prompt>"}`})
 		return
 	}
-	p := channel.Prompt{Text: body.Text, Meta: map[string]string{"source": "http"}}
+	p := channel.Prompt{Text: channel.Preamble(body.Meta, "") + body.Text, Meta: channel.MetaAttributes(body.Meta)}
+	p.Meta["source"] = "http"
 	if body.Meta != nil && body.Meta.Source != nil {
 		p.Root = body.Meta.Source.Root
 	}

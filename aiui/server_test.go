@@ -283,7 +283,7 @@ func TestPromptEndpoint(t *testing.T) {
 		method, body string
 		status       int
 	}{
-		{"POST", `{"text":"hello agent","meta":{"source":{"root":"/repo"}}}`, 200},
+		{"POST", `{"text":"hello agent","meta":{"tab":{"url":"http://localhost:5173/","title":"App"},"source":{"root":"/repo"}}}`, 200},
 		{"POST", `{"text":"  "}`, 400},
 		{"POST", `{bad`, 400},
 		{"POST", `{"text":"` + strings.Repeat("x", 5<<10) + `"}`, 413},
@@ -294,8 +294,11 @@ func TestPromptEndpoint(t *testing.T) {
 			t.Errorf("%s %.30s: %d, want %d (%s)", tt.method, tt.body, r.Status, tt.status, r.Body)
 		}
 	}
+	// The context frames the prompt as a /ws hello's does.
 	recs := records(t, h)
-	if len(recs) != 1 || recs[0].Text != "hello agent" || recs[0].Root != "/repo" {
+	want := "[context]\nBrowser tab: \"App\" (http://localhost:5173/)\nSource root: /repo\n[/context]\n\nhello agent"
+	if len(recs) != 1 || recs[0].Text != want || recs[0].Root != "/repo" ||
+		recs[0].Meta["tab_url"] != "http://localhost:5173/" || recs[0].Meta["source_root"] != "/repo" || recs[0].Meta["source"] != "http" {
 		t.Fatalf("records = %+v", recs)
 	}
 }
