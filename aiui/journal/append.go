@@ -19,6 +19,13 @@ func (j *Journal) flush() error {
 	return j.write(j.out)
 }
 
+// tornEnd ends a torn line. A bare newline would not do: a line cut just
+// before its newline is a whole prompt, never acknowledged, whose seq was
+// given out again, and a newline would bring it back for every reader.
+// No prefix of a JSON line followed by '#' is valid JSON, so the line
+// stays dead.
+const tornEnd = "#torn\n"
+
 // terminate ends a torn line left by a crashed writer, so it stays one
 // dead line and the next line starts clean. Caller holds the lock.
 func (j *Journal) terminate() error {
@@ -29,10 +36,10 @@ func (j *Journal) terminate() error {
 	if err != nil {
 		return err
 	}
-	if _, err := j.h.f.WriteAt([]byte{'\n'}, fi.Size()); err != nil {
+	if _, err := j.h.f.WriteAt([]byte(tornEnd), fi.Size()); err != nil {
 		return j.writeFailed(err)
 	}
-	j.end, j.torn = fi.Size()+1, false
+	j.end, j.torn = fi.Size()+int64(len(tornEnd)), false
 	return nil
 }
 

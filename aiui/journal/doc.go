@@ -36,6 +36,7 @@
 // files when another process rotated or compacted): two backends on one record see each
 // other's prompts, and seqs stay unique across them. A line cut short by
 // a crash (kill -9 mid-append) is never folded in: the next append
-// terminates it first, so it is skipped as one dead line and nothing
-// before or after it is lost.
+// terminates it first with "#torn" (see tornEnd), so it is skipped as one
+// dead line by every reader, even when only its newline was missing, and
+// nothing before or after it is lost.
 package journal

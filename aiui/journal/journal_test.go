@@ -146,6 +146,35 @@ func TestTornLastLineIsSkipped(t *testing.T) {
 	}
 }
 
+// A torn line that is a whole prompt but for its newline (a write cut just
+// before it) stays dead once the next append terminates it: it was never
+// acknowledged and its seq was given out again, so it must not come back
+// in this process, in another reading the file, or after a restart.
+func TestTornCompleteLineStaysDead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prompts.jsonl")
+	j := open(t, path, 10, 1<<20)
+	e := deliver(t, j, "kept", "")
+	j.Close()
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	fmt.Fprintf(f, `{"text":"torn but whole","id":"AAAAAAAAAAAAAAAA","seq":%d,"at":"2026-12-01T20:50:00Z","meta":{"kind":"prompt"}}`, e.Seq+1)
+	f.Close()
+	other := open(t, path, 10, 1<<20) // a second backend on the record
+	j = open(t, path, 10, 1<<20)
+	after := deliver(t, j, "after the crash", "")
+	if after.Seq != e.Seq+1 {
+		t.Fatalf("seq %d after the torn line, want %d", after.Seq, e.Seq+1)
+	}
+	deliver(t, other, "from the other", "")
+	if got := texts(t, path); got != "kept@|after the crash@|from the other@" {
+		t.Fatalf("record = %q", got)
+	}
+	j.Close()
+	j = open(t, path, 10, 1<<20)
+	if n, p := j.Len(), j.Pending(); n != 3 || p != 3 {
+		t.Fatalf("%d prompts, %d pending after a restart, want 3 and 3", n, p)
+	}
+}
+
 func TestBoundsDropTheOldest(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "prompts.jsonl")
 	j := open(t, path, 3, 1<<20)
