@@ -1,6 +1,7 @@
 package aiui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sync"
@@ -53,6 +54,9 @@ type Server struct {
 	// FileCheckInterval is how often the running backend checks its
 	// registry record and control file (0: FileCheckInterval).
 	FileCheckInterval time.Duration
+	// RecordCheckInterval is how often it looks for prompts another
+	// backend appended to the shared record (0: RecordCheckInterval).
+	RecordCheckInterval time.Duration
 
 	cur atomic.Pointer[backend]
 	mu  sync.Mutex
@@ -98,10 +102,16 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 		defer close(kept)
 		b.keepFiles(keepCtx, every)
 	})
+	synced := make(chan struct{})
+	env.Guard.Go("aiui record follower", func() {
+		defer close(synced)
+		b.followRecord(keepCtx, cmp.Or(s.RecordCheckInterval, RecordCheckInterval))
+	})
 	err = hub.ServeHTTP(ctx, ln, b.handler(), b.sockets, env.Log) // every socket's close path ran
 	// The keeper stops before the files go, or it would put them back.
 	stopKeeping()
 	<-kept
+	<-synced
 	b.shutdown()
 	if errors.Is(err, context.Canceled) {
 		err = nil

@@ -1,6 +1,7 @@
 package aiui
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"os"
@@ -170,4 +171,23 @@ func (b *backend) reload() map[string]any {
 	dropped := b.sockets.CloseAll(1012, "service restart")
 	b.log.Info("aiui channel reloaded", "generation", gen, "socketsDropped", dropped)
 	return map[string]any{"reloaded": true, "generation": gen, "socketsDropped": dropped}
+}
+
+// RecordCheckInterval is how often a running backend with a face or a
+// following shell looks for prompts another backend appended to the
+// shared record: a prompt delivered there reaches a face here within it.
+const RecordCheckInterval = time.Second
+
+// followRecord runs Outbox.Sync every interval until ctx ends.
+func (b *backend) followRecord(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			b.outbox.Sync()
+		}
+	}
 }

@@ -86,6 +86,9 @@ type Outbox struct {
 	faces     map[string]*face
 	followers map[*follower]struct{}
 	closed    bool
+	// seen is the newest seq this outbox has handed on; a later one in the
+	// record was appended by another backend sharing it (see catchUp).
+	seen int64
 }
 
 // maxRecordBytes bounds the prompt record in bytes as well as in count.
@@ -101,6 +104,9 @@ func openOutbox(d hub.Dirs, limit int, log *slog.Logger) (*Outbox, error) {
 		return nil, err
 	}
 	o := &Outbox{path: path, j: j, log: log, faces: map[string]*face{}, followers: map[*follower]struct{}{}}
+	if es := j.Entries(); len(es) > 0 {
+		o.seen = es[len(es)-1].Seq // older prompts reach faces when they attach
+	}
 	j.OnDrop = func(e *journal.Entry) {
 		if e.To == "" {
 			o.thin.Warn(o.log, "dropped", "prompt record full: an unread prompt is dropped from it", "seq", e.Seq)
@@ -128,7 +134,56 @@ func (o *Outbox) begin() {
 	}
 	if err := o.j.Begin(); err != nil {
 		o.log.Error("cannot read the prompt record", "err", err)
+		return
 	}
+	o.catchUp()
+}
+
+// catchUp hands on the prompts another backend sharing the record appended
+// since this one last looked (Begin has just folded them in), as if they
+// had been delivered here: following shells print them, and a pending one
+// goes to a face, or else to the following shells. Caller holds mu inside
+// a journal transaction.
+func (o *Outbox) catchUp() {
+	es := o.j.Entries() // oldest first: seqs ascend
+	i := len(es)
+	for i > 0 && es[i-1].Seq > o.seen {
+		i--
+	}
+	for _, e := range es[i:] {
+		if e.To == "" {
+			o.route(e)
+		}
+		printed := false
+		for fl := range o.followers {
+			if len(fl.ch) < cap(fl.ch) {
+				fl.ch <- o.ref(e)
+				printed = true
+			} else {
+				o.thin.Warn(o.log, "slow-follower", "a following shell is not keeping up; it misses a prompt")
+			}
+		}
+		if e.To == "" && printed {
+			o.j.SetTo(e, "shell")
+		}
+	}
+	if len(es) > 0 {
+		o.seen = max(o.seen, es[len(es)-1].Seq)
+	}
+}
+
+// Sync looks for prompts another backend appended to the shared record
+// and hands them on (catchUp). The backend calls it every
+// RecordCheckInterval; it costs a lock and a stat, and nothing at all
+// while no face or following shell is attached.
+func (o *Outbox) Sync() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed || len(o.faces) == 0 && len(o.followers) == 0 {
+		return
+	}
+	o.begin()
+	o.end()
 }
 
 func (o *Outbox) end() {
@@ -190,6 +245,7 @@ func (o *Outbox) Deliver(p channel.Prompt) int64 {
 		r := &Record{ID: hub.RandomHex(8), Seq: o.j.SkipSeq(), At: time.Now().UTC(), Text: text, Meta: meta, Root: p.Root}
 		ref = promptRef{seq: r.Seq, rec: r}
 	}
+	o.seen = max(o.seen, ref.seq)
 	// every sender holds mu and checked for room above, so these never block
 	if f != nil {
 		if e != nil {

@@ -227,6 +227,49 @@ func TestOutboxSharedRecordMerges(t *testing.T) {
 	}
 }
 
+// TestOutboxSyncHandsOnTheOtherBackendsPrompts: a prompt delivered to one
+// backend reaches the face and the following shell attached to another
+// backend on the same record at its next Sync (the backend runs one every
+// RecordCheckInterval), in order, and is not handed on twice.
+func TestOutboxSyncHandsOnTheOtherBackendsPrompts(t *testing.T) {
+	dirs := adaptertest.TempDirs(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, _ := openOutbox(dirs, 10, log)
+	b, _ := openOutbox(dirs, 10, log)
+	t.Cleanup(func() { a.Close(); b.Close() })
+	a.Deliver(channel.Prompt{Text: "before anyone attached"})
+	f := b.Attach("face-on-b", "")
+	_, fl := b.Follow(true)
+	defer b.Unfollow(fl)
+	if ev := next(t, b, f); ev.Prompt == nil || ev.Prompt.Text != "before anyone attached" {
+		t.Fatalf("attach: %+v", ev)
+	}
+	a.Deliver(channel.Prompt{Text: "to a, first"})
+	a.Deliver(channel.Prompt{Text: "to a, second"})
+	b.Sync()
+	for _, want := range []string{"to a, first", "to a, second"} {
+		if ev := next(t, b, f); ev.Prompt == nil || ev.Prompt.Text != want {
+			t.Fatalf("face on b: %+v, want %q", ev, want)
+		}
+		if r := nextFollowed(t, b, fl); r.Text != want {
+			t.Fatalf("follower on b: %q, want %q", r.Text, want)
+		}
+	}
+	b.Sync()
+	b.Deliver(channel.Prompt{Text: "to b"})
+	if ev := next(t, b, f); ev.Prompt == nil || ev.Prompt.Text != "to b" {
+		t.Fatalf("after a second sync: %+v", ev)
+	}
+	if r := nextFollowed(t, b, fl); r.Text != "to b" {
+		t.Fatalf("follower after a second sync: %q", r.Text)
+	}
+	for _, r := range ReadRecord(a.path) {
+		if r.DeliveredTo == "" {
+			t.Errorf("%q is still pending in the record", r.Text)
+		}
+	}
+}
+
 // TestOutboxLaggingFollowerDoesNotSwallowPrompts: a prompt a following
 // shell could not take (its queue is full) is not marked as read by it —
 // it stays pending for the next face or shell read, never silently
