@@ -15,7 +15,7 @@ import (
 // Factory registers the stitchslop adapter.
 func Factory() adapters.Factory {
 	return adapters.FactoryFor("stitchslop", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
-		return New(Options{Origin: cfg.Origin, Ports: cfg.Ports, ConfigDir: cfg.ConfigDir})
+		return New(Options{Origin: cfg.Origin, Ports: cfg.Ports, ConfigDir: cfg.ConfigDir, FollowOutside: true})
 	}, Command)
 }
 
@@ -54,9 +54,10 @@ type Server struct {
 	nextID       int64
 	listeners    map[int]func()
 	nextListener int
-	sessions     int    // MCP sessions of this process's face
-	faces        int    // follower faces attached to GET /events
-	rev          uint64 // bumped on every attach, tool-list revision and detach
+	sessions     int          // MCP sessions of this process's face
+	faces        int          // follower faces attached to GET /events
+	outside      *sessionFile // the bridge started elsewhere this one follows (followOutside)
+	rev          uint64       // bumped on every attach, tool-list revision and detach
 	lastActivity time.Time
 }
 
@@ -110,6 +111,16 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	if _, err := store.load(); err != nil {
 		log.Warn("pairing.json unreadable; treating it as empty (it is moved aside on the next pairing)", "err", err)
 	}
+	ready := env.Ready
+	if s.opts.FollowOutside {
+		if r, err := FindRemote(ctx, dir, s.origin, 0); err == nil { // it answered: not a leftover file
+			s.followOutside(ctx, env, log, dir, r)
+			if ctx.Err() != nil {
+				return nil
+			}
+			ready = nil // reported once per Serve; Status has the port now
+		}
+	}
 	ln, port, err := hub.Listen(s.opts.Ports)
 	if err != nil {
 		return err
@@ -138,8 +149,8 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	if note := s.note(); note != "" {
 		log.Warn(note)
 	}
-	if env.Ready != nil {
-		env.Ready(port)
+	if ready != nil {
+		ready(port)
 	}
 	err = hub.ServeHTTP(ctx, ln, s, sockets, log)
 
@@ -158,8 +169,11 @@ func (s *Server) Status() adapters.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := adapters.Status{PageAttached: s.page != nil, AgentSessions: s.sessions + s.faces, LastActivity: s.lastActivity}
-	if s.running {
+	switch {
+	case s.running:
 		st.Ports = []int{s.port}
+	case s.outside != nil:
+		st.Ports = []int{s.outside.Port}
 	}
 	st.Note = s.noteLocked()
 	return st
@@ -173,6 +187,9 @@ func (s *Server) note() string {
 }
 
 func (s *Server) noteLocked() string {
+	if o := s.outside; o != nil {
+		return fmt.Sprintf("following the bridge on port %d (pid %d) started outside the hub, which the tab is attached to; the hub takes over when it stops", o.Port, o.PID)
+	}
 	if s.armed != "" || s.pairings == nil {
 		return ""
 	}

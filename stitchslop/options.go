@@ -48,6 +48,11 @@ type Options struct {
 	ConfigDir string
 	// Token is a one-time bootstrap token armed at start (STITCHSLOP_TOKEN).
 	Token string
+	// FollowOutside makes Serve follow a live bridge started outside this
+	// process that already serves the origin from ConfigDir, instead of
+	// binding a second one (see followOutside). The hub's adapter sets it;
+	// a standalone bridge decides that before it is built (follower).
+	FollowOutside bool
 
 	AuthTimeout  time.Duration
 	CallTimeout  time.Duration

@@ -1,0 +1,66 @@
+package stitchslop
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/hubdev/hub/adapters"
+)
+
+// outsideCheck is how often a bridge following one started outside the
+// hub checks that it still runs. It reads the session files only: a
+// control request would count as agent activity there and keep that
+// bridge from ever going idle.
+var outsideCheck = 2 * time.Second
+
+// followOutside is the hub's Serve while a bridge started elsewhere (a
+// standalone `hub stitchslop --origin …`, or one that took over from a
+// stopped hub) already serves this origin from the same config dir. The
+// tab dials 8787 first and stays with that bridge, so a second one would
+// wait for a page that never comes (§2.6). Instead the adapter reports
+// that bridge's port, so `hub status`, `hub mcp` and the shell client all
+// reach it, arms the hub's token there, and returns once that bridge has
+// stopped (its session file gone), for Serve to bind its own, or when ctx
+// ends.
+func (s *Server) followOutside(ctx context.Context, env *adapters.Env, log *slog.Logger, dir string, r *Remote) {
+	if s.armed != "" {
+		if err := r.Pair(ctx, s.armed); err != nil {
+			log.Warn("cannot arm the token on the bridge started outside the hub", "port", r.Port, "err", err)
+		}
+	}
+	r.Close()
+	outside := sessionFile{Port: r.Port, PID: r.PID}
+	s.mu.Lock()
+	s.outside, s.env, s.log = &outside, env, log
+	s.mu.Unlock()
+	log.Info("a Stitch Slop bridge started outside the hub serves this origin; following it instead of starting a second one",
+		"port", r.Port, "pid", r.PID)
+	if env.Ready != nil {
+		env.Ready(r.Port)
+	}
+	t := time.NewTicker(outsideCheck)
+	defer t.Stop()
+	for stillRuns(dir, outside) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	s.mu.Lock()
+	s.outside = nil
+	s.mu.Unlock()
+	log.Info("the bridge started outside the hub stopped; the hub starts its own", "port", outside.Port, "pid", outside.PID)
+}
+
+// stillRuns reports whether dir still holds a live session file of the
+// bridge on o.Port with pid o.PID.
+func stillRuns(dir string, o sessionFile) bool {
+	for _, sf := range scanSessions(dir).Live {
+		if sf.Port == o.Port && sf.PID == o.PID {
+			return true
+		}
+	}
+	return false
+}
