@@ -208,6 +208,9 @@ func runClient(c *cli.Context, kind string) error {
 		if len(ca.pos) < 1 || len(ca.pos) > 2 {
 			return usageErr("usage: hub stitchslop call <command> [JSON-ARGS] [--out FILE]")
 		}
+		if strings.TrimSpace(ca.pos[0]) == "" {
+			return usageErr("call: the command name is empty")
+		}
 		args := json.RawMessage(`{}`)
 		if len(ca.pos) == 2 {
 			if !json.Valid([]byte(ca.pos[1])) {
@@ -218,7 +221,9 @@ func runClient(c *cli.Context, kind string) error {
 			}
 			args = json.RawMessage(ca.pos[1])
 		}
-		out, err := sc.do("POST", "/call", map[string]any{"command": ca.pos[0], "args": args}, DefaultCallTimeout+30*time.Second)
+		// remoteTimeout: the bridge sends one command at a time, so a call
+		// may wait a whole CallTimeout for its turn before its own.
+		out, err := sc.do("POST", "/call", map[string]any{"command": ca.pos[0], "args": args}, remoteTimeout)
 		if err != nil {
 			return err
 		}
