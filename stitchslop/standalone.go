@@ -73,6 +73,14 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 		return newFollower(o, dir, origin, dirs, log).run(ctx, r)
 	}
 	store := &pairingStore{dir: dir}
+	// As Serve does, first make a loose pairing.json of ours private, so
+	// a valid pairing is found rather than refused for its mode.
+	if err := hub.EnsurePrivateDir(dir); err != nil {
+		return fmt.Errorf("config dir %s: %w", dir, err)
+	}
+	if err := store.tightenMode(); err != nil {
+		log.Warn("cannot make pairing.json private (0600)", "err", err)
+	}
 	paired := store.Paired(origin)
 	token := o.Token
 	if token != "" && store.Spent(token) {

@@ -236,3 +236,26 @@ func TestStandaloneCorruptPairingFileSaysSo(t *testing.T) {
 		t.Fatal("refusing to start changed pairing.json")
 	}
 }
+
+// §1 refuses only when there is neither a token nor a stored pairing: a
+// valid pairing.json left at 0644 (and its dir at 0755) is made private
+// and used, as Serve does, not refused for its mode.
+func TestStandaloneUsesALoosePairingFile(t *testing.T) {
+	dirs := adaptertest.TempDirs(t)
+	dir := filepath.Join(dirs.Home, ".stitchslop")
+	if err := (&pairingStore{dir: dir}).Redeem(testOrigin, testToken, "secret"); err != nil {
+		t.Fatal(err)
+	}
+	pf := filepath.Join(dir, "pairing.json")
+	os.Chmod(pf, 0o644)
+	os.Chmod(dir, 0o755)
+	s := startStandalone(t, func(o *StandaloneOptions) { o.Token = ""; o.ConfigDir = dir })
+	s.dir = dir
+	s.ready()
+	if m := adaptertest.FileMode(t, pf); m != 0o600 {
+		t.Errorf("pairing.json mode %o, want 600", m)
+	}
+	if m := adaptertest.FileMode(t, dir); m != 0o700 {
+		t.Errorf("config dir mode %o, want 700", m)
+	}
+}
