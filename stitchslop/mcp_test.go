@@ -278,6 +278,28 @@ func TestMCPWaitForConnection(t *testing.T) {
 	}
 }
 
+// timeoutSeconds bounds wait_for_connection also when a tab is attached
+// but does not answer the greeting's scene.describe (the call timeout is
+// a minute); the answer says the describe got no answer.
+func TestMCPWaitBoundedWithASilentTab(t *testing.T) {
+	b := startBridge(t, func(o *Options) { o.CallTimeout = time.Minute })
+	c := connectSDK(t, b)
+	b.attach(map[string]any{"token": testToken}) // never answers a command
+	done := make(chan string, 1)
+	go func() {
+		_, text := callText(t, c, "wait_for_connection", map[string]any{"timeoutSeconds": 0.1})
+		done <- text
+	}()
+	select {
+	case text := <-done:
+		if !strings.Contains(text, "Already connected") || !strings.Contains(text, `"error":"uncertain"`) {
+			t.Fatalf("result %q", text)
+		}
+	case <-time.After(greetingFloor + frameWait):
+		t.Fatal("wait_for_connection outlived its timeout with an attached, silent tab")
+	}
+}
+
 func TestMCPConnectionStatusAndPair(t *testing.T) {
 	b := startBridge(t, func(o *Options) { o.Token = "" })
 	c := connectSDK(t, b)

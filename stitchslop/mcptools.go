@@ -106,11 +106,19 @@ func (f *face) callFailed(err error) toolResult {
 	return textResult("The call was not sent: "+err.Error(), true)
 }
 
-// waitTool is wait_for_connection (§3.4).
+// greetingFloor is the least time the greeting's scene.describe gets, so a
+// short timeoutSeconds on an attached tab still describes the scene.
+const greetingFloor = 5 * time.Second
+
+// waitTool is wait_for_connection (§3.4). timeoutSeconds bounds the whole
+// call, the greeting's scene.describe included (at least greetingFloor):
+// an attached tab that does not answer must not hold it for the 60 s call
+// timeout.
 func (f *face) waitTool(ctx context.Context, args json.RawMessage) toolResult {
 	secs := waitSeconds(args)
+	deadline := time.Now().Add(time.Duration(secs * float64(time.Second)))
 	_, already := f.b.Tools()
-	if !f.b.waitAttached(ctx, time.Duration(secs*float64(time.Second))) {
+	if !f.b.waitAttached(ctx, time.Until(deadline)) {
 		r := f.b.Report()
 		text := fmt.Sprintf("Still waiting: no Stitch Slop tab has attached to this bridge (port %d) in %gs. "+
 			"The page polls and attaches on its own, so call wait_for_connection again. ", r.Port, secs)
@@ -126,7 +134,9 @@ func (f *face) waitTool(ctx context.Context, args json.RawMessage) toolResult {
 	if already {
 		greeting = fmt.Sprintf("Already connected: the Stitch Slop tab at %s is attached to this bridge (port %d).", f.b.Origin(), f.b.Port())
 	}
-	env, err := f.b.Call(ctx, "scene.describe", nil)
+	dctx, cancel := context.WithDeadline(ctx, later(deadline, time.Now().Add(greetingFloor)))
+	defer cancel()
+	env, err := f.b.Call(dctx, "scene.describe", nil)
 	if err != nil {
 		return textResult(greeting+"\n\nscene.describe could not run: "+err.Error(), false)
 	}
@@ -191,4 +201,11 @@ func parseDataURL(s string) (mime, data string, ok bool) {
 	}
 	_, data, _ = strings.Cut(s, ";base64,")
 	return mime, data, true
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
