@@ -49,8 +49,10 @@ func (b *backend) writeRegistryFile() error {
 	return b.putRegistryFile()
 }
 
+// putRegistryFile writes the record into a dir made private (0700, ours,
+// not a link) first: a discovery dir found looser is tightened.
 func (b *backend) putRegistryFile() error {
-	if err := os.MkdirAll(filepath.Dir(b.regPath), 0o700); err != nil {
+	if err := hub.EnsurePrivateDir(filepath.Dir(b.regPath)); err != nil {
 		return err
 	}
 	return hub.WriteFileAtomic(b.regPath, b.regData, 0o600)

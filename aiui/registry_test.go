@@ -62,6 +62,24 @@ func TestStartRemovesRecordsOfDeadBackends(t *testing.T) {
 	h2.Stop()
 }
 
+// A discovery dir found looser than 0700 (made by something else) is
+// tightened when the backend writes its record there.
+func TestRegistryDirIsMadePrivate(t *testing.T) {
+	dirs := adaptertest.TempDirs(t)
+	dir := RegistryDir(dirs.Home)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	cfg := DefaultConfig()
+	cfg.Port = 0
+	h := adaptertest.Start(t, New(cfg, KindHub), adaptertest.Options{Dirs: &dirs})
+	defer h.Stop()
+	if m := adaptertest.FileMode(t, dir); m != 0o700 {
+		t.Fatalf("discovery dir mode %o, want 700", m)
+	}
+}
+
 // Issue 15, row 11: while the backend runs, a deleted or corrupted
 // registry record and a deleted, corrupted, loosened or dead-naming
 // control file come back within one check interval; a control file that a
