@@ -598,11 +598,15 @@ func (p *Processor) correct(i int) {
 	})
 }
 
-func (p *Processor) openRealtime() {
-	model := p.cfg.RealtimeModel
-	if model == "" {
-		model = p.deps.RealtimeModel
+func (p *Processor) realtimeModel() string {
+	if p.cfg.RealtimeModel != "" {
+		return p.cfg.RealtimeModel
 	}
+	return p.deps.RealtimeModel
+}
+
+func (p *Processor) openRealtime() {
+	model := p.realtimeModel()
 	switch {
 	case p.oa == nil || p.oa.Key == "":
 		p.rtErr = fmt.Errorf("realtime transcription unavailable: %v", (&OpenAI{KeyEnv: p.keyEnv()}).noKey())
@@ -640,8 +644,11 @@ func (p *Processor) keyEnv() string {
 	return "OPENAI_API_KEY"
 }
 
-// commitRealtime commits a segment upstream, or degrades loudly.
+// commitRealtime commits a segment upstream, or degrades loudly, with an
+// event shaped as REST's degraded one (the model it would have used, the
+// time the attempt took).
 func (p *Processor) commitRealtime(seg int) {
+	start := time.Now()
 	p.mu.Lock()
 	rt, rtErr := p.rt, p.rtErr
 	path := p.blobs[fmt.Sprintf("seg_%d", seg)]
@@ -656,6 +663,6 @@ func (p *Processor) commitRealtime(seg int) {
 			rtErr = err
 		}
 	}
-	p.pushLowered(Event{At: nowMS(), Type: TypeTranscriptFinal, Segment: seg, Text: StrPtr(""), Model: "openai-realtime",
-		Note: rtErr.Error()}, -1)
+	p.pushLowered(Event{At: nowMS(), Type: TypeTranscriptFinal, Segment: seg, Text: StrPtr(""), Model: p.realtimeModel(),
+		LatencyMS: float64(time.Since(start).Microseconds()) / 1000, Note: rtErr.Error()}, -1)
 }

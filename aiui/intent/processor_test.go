@@ -57,6 +57,7 @@ func setup(t *testing.T, intentCfg string, oa *OpenAI) (*channel.Conn, *host) {
 	deps := &Deps{
 		NewOpenAI:       func() *OpenAI { return oa },
 		TranscribeModel: "whisper-test",
+		RealtimeModel:   "realtime-test",
 		CorrectionModel: "fix-test",
 		BlobDir:         func(*channel.ThreadContext) (string, error) { return h.dir, nil },
 		FinWait:         5 * time.Second,
@@ -350,6 +351,21 @@ func TestProcessorRealtimeTurn(t *testing.T) {
 	}
 	if len(h.prompts) != 1 || !strings.Contains(h.prompts[0].Text, "segment 1 not transcribed: realtime transcription unavailable") || !strings.Contains(h.prompts[0].Text, "TEST_KEY") {
 		t.Fatalf("prompt = %+v", h.prompts)
+	}
+	// The degraded event has REST's shape: the model it would have used
+	// and the time the attempt took.
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var final map[string]any
+	for _, p := range h.pushes {
+		for _, e := range p["events"].([]any) {
+			if e := e.(map[string]any); e["type"] == "transcript-final" {
+				final = e
+			}
+		}
+	}
+	if final == nil || final["model"] != "realtime-test" || final["latencyMs"] == nil || final["text"] != "" {
+		t.Fatalf("degraded realtime event = %v", final)
 	}
 }
 
