@@ -17,6 +17,9 @@ var SecretNamePatterns = []string{
 	"*PASSWD*",      //
 	"*PASSPHRASE*",  //
 	"*_PASS",        // SMTP_PASS, DB_PASS
+	"SSHPASS",       // sshpass -e
+	"*_PAT",         // GH_PAT, ADO_PAT (personal access tokens)
+	"*_PAT_*",       //
 	"*_PWD",         // MYSQL_PWD (PWD and OLDPWD are handled apart)
 	"*CREDENTIAL*",  // GOOGLE_APPLICATION_CREDENTIALS, *_CREDENTIALS
 	"*API_KEY*",     // OPENAI_API_KEY, ANTHROPIC_API_KEY
@@ -27,6 +30,7 @@ var SecretNamePatterns = []string{
 	"*ACCESS_KEY*",  // AWS_ACCESS_KEY_ID
 	"*_AUTH",        // NPM_CONFIG__AUTH
 	"*_AUTH_*",      // DOCKER_AUTH_CONFIG
+	"AUTH_*",        // AUTH_HEADER
 	"*COOKIE*",      //
 	"*_DSN",         // SENTRY_DSN
 	"*WEBHOOK*",     // SLACK_WEBHOOK_URL
@@ -43,10 +47,12 @@ var keptNames = map[string]bool{
 }
 
 // secretValueRe matches values that carry a credential whatever the name: a
-// URL with a password in it (postgres://u:p@h, http://u:p@proxy) and the
-// prefixes of well-known token formats.
+// URL with a password in it (postgres://u:p@h, http://u:p@proxy), the
+// prefixes of well-known token formats, an Authorization value, and private
+// key material (a PEM block, or a service-account JSON's "private_key").
 var secretValueRe = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@|` +
-	`^(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abpr]-|sk-ant-|sk-proj-|AKIA[0-9A-Z]{12})`)
+	`^(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abpr]-|sk-ant-|sk-proj-|AKIA[0-9A-Z]{12})|` +
+	`^(?i:bearer|basic|token)\s+\S|-----BEGIN [A-Z ]*PRIVATE KEY-----|"private_key"\s*:`)
 
 // IsSecret reports whether an environment variable is stripped from
 // terminal children: its name matches SecretNamePatterns or extra (and is

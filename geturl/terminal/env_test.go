@@ -16,7 +16,7 @@ func TestIsSecret(t *testing.T) {
 		"STRIPE_KEY", "SIGNING_PRIVATE_KEY", "DEPLOY_KEYS", "NPM_CONFIG__AUTH", "DOCKER_AUTH_CONFIG",
 		"SESSION_COOKIE", "SENTRY_DSN", "SLACK_WEBHOOK_URL",
 		"GETMCP_OPENCODE_PASSWORD", "GETMCP_OPENCODE_URL", "OPENCODE_SERVER_PASSWORD",
-		"STITCHSLOP_TOKEN",
+		"STITCHSLOP_TOKEN", "GH_PAT", "ADO_PAT_RW", "SSHPASS", "AUTH_HEADER",
 	} {
 		if !IsSecret(name, "x") {
 			t.Errorf("%s kept", name)
@@ -25,7 +25,8 @@ func TestIsSecret(t *testing.T) {
 	for _, name := range []string{
 		"PATH", "HOME", "LANG", "LC_ALL", "TERM", "USER", "SHELL", "TMPDIR", "GOPATH", "GOCACHE",
 		"NODE_ENV", "EDITOR", "SSH_AUTH_SOCK", "TOKENIZERS_PARALLELISM", "XAUTHORITY", "KEYTIMEOUT",
-		"COLORTERM", "NO_COLOR", "CI", "HOSTNAME", "SSH_ASKPASS", "PAGER",
+		"COLORTERM", "NO_COLOR", "CI", "HOSTNAME", "SSH_ASKPASS", "PAGER", "AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
+		"PATTERN", "XPATH", "MANPATH", "BYPASS_CACHE",
 	} {
 		if IsSecret(name, "ordinary value") {
 			t.Errorf("%s stripped", name)
@@ -34,13 +35,15 @@ func TestIsSecret(t *testing.T) {
 	for _, v := range []string{
 		"postgres://app:hunter2@db:5432/app", "http://user:pw@proxy:3128", "redis://:pw@cache:6379",
 		"ghp_abcdefghijklmnop", "github_pat_11AAA", "glpat-xyz", "xoxb-1-2", "sk-ant-api03-x",
-		"sk-proj-abc", "AKIAABCDEFGHIJKLMNOP",
+		"sk-proj-abc", "AKIAABCDEFGHIJKLMNOP", "Bearer eyJhbGciOi", "basic dXNlcjpwdw==",
+		"-----BEGIN RSA PRIVATE KEY-----\nMIIE", `{"type":"service_account","private_key":"x"}`,
 	} {
 		if !IsSecret("ANYTHING", v) {
 			t.Errorf("value %q kept", v)
 		}
 	}
-	for _, v := range []string{"http://localhost:3000", "https://example.com/a@b", "git@github.com:o/r", "sk-", "/home/u"} {
+	for _, v := range []string{"http://localhost:3000", "https://example.com/a@b", "git@github.com:o/r", "sk-", "/home/u",
+		"bearer", "tokens are fun", "-----BEGIN CERTIFICATE-----"} {
 		if IsSecret("ANYTHING", v) {
 			t.Errorf("value %q stripped", v)
 		}
