@@ -162,7 +162,7 @@ func locate(c *cli.Context) (*Client, error) {
 func promptsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "prompts",
-		Usage: "print every recorded prompt as JSON lines ({seq, at, text, meta}); --follow keeps printing new ones",
+		Usage: "print every recorded prompt as JSON lines ({seq, at, text, meta}); --follow keeps printing new ones (exit 3 when the backend stops)",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -193,8 +193,15 @@ func promptsCommand() *cli.Command {
 				_, err := fmt.Fprintf(out, "%s\n", line)
 				return err
 			})
-			if err != nil && ctx.Err() == nil {
+			switch {
+			case ctx.Err() != nil:
+				return nil // Ctrl-C: the user stopped following
+			case err != nil:
 				return hub.Exit(hub.ExitFailed, "hub aiui prompts: "+err.Error())
+			case c.Bool("follow"):
+				// as when none ran at the start: a script can tell the
+				// backend's end from its own
+				return hub.Exit(hub.ExitNotRunning, "hub aiui prompts --follow: the backend stopped")
 			}
 			return nil
 		},
