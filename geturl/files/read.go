@@ -24,7 +24,7 @@ func NewReader(scope *sandbox.Scope) *Reader { return &Reader{Scope: scope} }
 // item is one target between loading and cutting to its allowance.
 type item struct {
 	res     FileResult
-	text    []byte  // file: the requested lines (at most SingleFileCap+1 bytes kept)
+	text    []byte  // file: the requested lines (at most SingleFileCap+UTFMax bytes kept)
 	entries []Entry // directory: the requested entries
 	demand  int     // bytes the whole request would take
 	endLine int     // file: last requested line that exists

@@ -64,9 +64,7 @@ func loadFile(it *item, fd int, size, mtime int64, t Target, lim Limits) {
 		if nl := bytes.IndexByte(line, '\n'); nl >= 0 {
 			line = line[:nl]
 		}
-		// utf8Boundary is where the piece before ended, so a next URL's
-		// skip stays as it is.
-		it.skip = utf8Boundary(line[:min(t.Skip, len(line))])
+		it.skip = runeStart(line, min(t.Skip, len(line)))
 		skip := it.skip
 		from += skip
 	}
@@ -80,7 +78,9 @@ func loadFile(it *item, fd int, size, mtime int64, t Target, lim Limits) {
 	}
 	window := data[from:to]
 	it.demand = len(window)
-	if keep := lim.SingleFileCap + 1; len(window) > keep {
+	// past the cap: one more byte shows there is more, and a whole
+	// character for a piece of a line that must show at least one
+	if keep := lim.SingleFileCap + utf8.UTFMax; len(window) > keep {
 		window = window[:keep]
 	}
 	it.text = window // cut copies what it keeps; Read then releases the buffer
@@ -133,10 +133,14 @@ func (it *item) cut(alloc, start int) {
 			if n == 0 { // an allowance smaller than one character: show it anyway
 				_, n = utf8.DecodeRune(it.text)
 			}
-			w = it.text[:n]
-			r.Content = string(w)
-			r.StartLine, r.EndLine, r.ClippedLine = start, start, true
-			r.NextStartLine, r.NextSkip = start, it.skip+len(w)
+			r.Content = string(it.text[:n])
+			r.StartLine, r.EndLine = start, start
+			if n < it.demand {
+				r.ClippedLine = true
+				r.NextStartLine, r.NextSkip = start, it.skip+n
+			} else { // that character was all that was left
+				r.Truncated, r.Complete = it.more, !it.more
+			}
 		} else {
 			r.NextStartLine = start
 		}
@@ -166,6 +170,21 @@ func lineOffset(b []byte, n int) int {
 		off += i + 1
 	}
 	return off
+}
+
+// runeStart is skip moved back to the start of the character it falls
+// inside, if it falls inside a valid multi-byte one; a piece ends at such
+// a start or between invalid bytes, so a next URL's skip stays as it is.
+func runeStart(line []byte, skip int) int {
+	for i := skip - 1; i >= 0 && i > skip-utf8.UTFMax; i-- {
+		if utf8.RuneStart(line[i]) {
+			if _, n := utf8.DecodeRune(line[i:]); n > 1 && i+n > skip {
+				return i
+			}
+			return skip
+		}
+	}
+	return skip
 }
 
 // utf8Boundary returns the largest prefix length of b that does not end
