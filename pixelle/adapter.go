@@ -134,9 +134,38 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	h := &httpHandler{s: s, relay: s.start(env, port, sockets)}
 	env.Log.Info("pixelle relay listening", "relay", s.RelayURL(), "website", s.Website)
 	env.Ready(port)
-	err = hub.ServeHTTP(ctx, ln, h, sockets, env.Log) // every connection's close path ran
+	// When ctx ends, agents with a command in flight get its
+	// OUTCOME_UNKNOWN result before their sockets close with 1001: a
+	// close alone does not say what became of the command.
+	serveCtx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServing()
+	env.Guard.Go("pixelle shutdown notice", func() {
+		select {
+		case <-ctx.Done():
+			s.failPending()
+		case <-serveCtx.Done():
+		}
+		stopServing()
+	})
+	err = hub.ServeHTTP(serveCtx, ln, h, sockets, env.Log) // every connection's close path ran
 	s.shutdown()
 	return err
+}
+
+// failPending answers every command in flight with OUTCOME_UNKNOWN (the
+// relay is stopping).
+func (s *Server) failPending() {
+	var o outbox
+	s.mu.Lock()
+	for _, sess := range s.sessions {
+		for id, pe := range sess.pending {
+			pe.timer.Stop()
+			delete(sess.pending, id)
+			o.fail(pe, "OUTCOME_UNKNOWN", msgUnknownShutdown)
+		}
+	}
+	s.mu.Unlock()
+	o.flush()
 }
 
 // start resets the relay's state for one run on port and returns its

@@ -451,7 +451,11 @@ func TestShutdownClosesEverything(t *testing.T) {
 		t.Fatalf("Serve returned %v", err)
 	}
 	closedWith(t, p.b, 1001)
-	<-p.a.Closed()
+	// the agent learns what became of its command before the close
+	if m := next(t, p.a); m["type"] != "result" || m["id"] != "w" || errCode(m) != "OUTCOME_UNKNOWN" {
+		t.Fatalf("agent got %v, want the command's OUTCOME_UNKNOWN", m)
+	}
+	closedWith(t, p.a, 1001)
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
 	if len(r.s.sessions) != 0 || len(r.s.peers) != 0 {
