@@ -128,7 +128,9 @@ func (b *backend) controlPrompts(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case ref := <-f.ch:
-			if _, err := b.outbox.writeRecord(w, "", ref, "", "\n"); err != nil {
+			// deliveredTo says who took it: a script following prompts
+			// acts on the shell's, not on those a face took
+			if _, err := b.outbox.writeRecord(w, "", ref, ref.to, "\n"); err != nil {
 				return
 			}
 			fl.Flush()

@@ -154,17 +154,19 @@ func (o *Outbox) catchUp() {
 		if e.To == "" {
 			o.route(e)
 		}
-		printed := false
+		var takers []*follower
 		for fl := range o.followers {
 			if len(fl.ch) < cap(fl.ch) {
-				fl.ch <- o.ref(e)
-				printed = true
+				takers = append(takers, fl)
 			} else {
 				o.thin.Warn(o.log, "slow-follower", "a following shell is not keeping up; it misses a prompt")
 			}
 		}
-		if e.To == "" && printed {
+		if e.To == "" && len(takers) > 0 {
 			o.j.SetTo(e, "shell")
+		}
+		for _, fl := range takers {
+			fl.ch <- o.ref(e)
 		}
 	}
 	if len(es) > 0 {
