@@ -2,6 +2,7 @@ package journal
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -14,9 +15,14 @@ import (
 // session's history of results within a few MiB while holding far more
 // intents than an agent has in flight.
 const (
-	DefaultMaxRecords    = 256
-	DefaultMaxBytes      = 4 << 20
-	DefaultMaxTombstones = 4096
+	DefaultMaxRecords = 256
+	DefaultMaxBytes   = 4 << 20
+	// DefaultMaxTombstones bounds what is remembered of evicted intents:
+	// a replay of one older than this many later intents would run again.
+	// A tombstone costs about 170 bytes with the map's slack
+	// (TestTombstonesOutlastALongSession logs it), so a session that made
+	// 32,768 mutations holds about 5.5 MiB of them.
+	DefaultMaxTombstones = 1 << 15
 )
 
 // Options configure a Journal; zero values take the defaults.
@@ -77,8 +83,8 @@ type Journal struct {
 	records map[string]*entry
 	order   []string // creation order, oldest first
 	bytes   int
-	tombs   map[string]*tomb
-	tombSeq []string // tombstone order, oldest first
+	tombs   map[tombKey]tomb
+	tombSeq []tombKey // tombstone order, oldest first
 }
 
 type entry struct {
@@ -88,18 +94,28 @@ type entry struct {
 	done   chan struct{} // closed when finished
 }
 
+// A tombstone keeps what a replay needs of an evicted record, compactly:
+// its call id and digest as 128-bit prefixes of their hashes (a collision
+// is as likely as guessing a 128-bit key).
 type tomb struct {
-	digest  Digest
-	tool    string
-	state   State
+	digest  [16]byte // Digest[:16]
+	tool    string   // one of the few tool names: shared, not copied
 	tag     uint64
-	replays int
+	replays int32
+	failed  bool // only finished records are evicted: else Succeeded
+}
+
+type tombKey [16]byte
+
+func tombKeyOf(call string) tombKey {
+	h := sha256.Sum256([]byte(call))
+	return tombKey(h[:16])
 }
 
 // New returns an empty journal.
 func New(o Options) *Journal {
 	j := &Journal{now: o.Now, after: o.After, maxRecs: o.MaxRecords, maxBytes: o.MaxBytes, maxTombs: o.MaxTombstones,
-		records: map[string]*entry{}, tombs: map[string]*tomb{}}
+		records: map[string]*entry{}, tombs: map[tombKey]tomb{}}
 	if j.now == nil {
 		j.now = time.Now
 	}
@@ -142,6 +158,7 @@ func (j *Journal) Begin(in Intent) (rec Record, start func(context.Context), ter
 	if key == "" {
 		key = AutoID(in.Tool, d)
 	}
+	tk := tombKeyOf(key)
 
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -152,11 +169,12 @@ func (j *Journal) Begin(in Intent) (rec Record, start func(context.Context), ter
 		e.rec.Replays++
 		return e.rec, nil, nil
 	}
-	if t := j.tombs[key]; t != nil {
-		if t.digest != d {
+	if t, ok := j.tombs[tk]; ok {
+		if t.digest != [16]byte(d[:16]) {
 			return Record{}, nil, conflict(key, t.tool)
 		}
 		t.replays++
+		j.tombs[tk] = t
 		return t.record(key), nil, nil
 	}
 	if len(j.records) >= j.maxRecs && !j.evictOldestFinished("") {
@@ -273,16 +291,21 @@ func (j *Journal) evictOldestFinished(keep string) bool {
 }
 
 func (j *Journal) bury(key string, e *entry) {
-	j.tombs[key] = &tomb{digest: e.digest, tool: e.rec.Tool, state: e.rec.State, tag: e.rec.Tag, replays: e.rec.Replays}
-	j.tombSeq = append(j.tombSeq, key)
-	for len(j.tombSeq) > j.maxTombs {
+	tk := tombKeyOf(key)
+	j.tombs[tk] = tomb{digest: [16]byte(e.digest[:16]), tool: e.rec.Tool, tag: e.rec.Tag, replays: int32(e.rec.Replays), failed: e.rec.State == Failed}
+	j.tombSeq = append(j.tombSeq, tk)
+	if len(j.tombSeq) > j.maxTombs {
 		delete(j.tombs, j.tombSeq[0])
 		j.tombSeq = j.tombSeq[1:]
 	}
 }
 
-func (t *tomb) record(key string) Record {
-	return Record{Call: key, Tool: t.tool, State: t.state, Tag: t.tag, Replays: t.replays, Evicted: true}
+func (t tomb) record(key string) Record {
+	state := Succeeded
+	if t.failed {
+		state = Failed
+	}
+	return Record{Call: key, Tool: t.tool, State: state, Tag: t.tag, Replays: int(t.replays), Evicted: true}
 }
 
 // Get returns the current record of a call id (a live record or a
@@ -293,7 +316,7 @@ func (j *Journal) Get(call string) (Record, bool) {
 	if e := j.records[call]; e != nil {
 		return e.rec, true
 	}
-	if t := j.tombs[call]; t != nil {
+	if t, ok := j.tombs[tombKeyOf(call)]; ok {
 		return t.record(call), true
 	}
 	return Record{}, false

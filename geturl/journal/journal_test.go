@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -296,6 +297,37 @@ func TestBoundsAndTombstones(t *testing.T) {
 	if len(j.tombs) != 2 || len(j.tombSeq) != 2 {
 		t.Fatalf("%d tombstones", len(j.tombs))
 	}
+}
+
+// With the default bound, an intent 30,000 mutations old still replays
+// from its tombstone instead of running again; the cost per tombstone is
+// logged.
+func TestTombstonesOutlastALongSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("30,000 intents")
+	}
+	j := New(Options{MaxRecords: 4})
+	var n atomic.Int32
+	_, start, _ := j.Begin(writeIntent("/project/first", "v1", &n))
+	start(context.Background())
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const later = 30_000
+	for i := range later {
+		_, s, err := j.Begin(Intent{Tool: "edit", Args: i, Exec: func(context.Context, *Run) (any, *transport.Error) { return nil, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s(context.Background())
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	rec, s, err := j.Begin(writeIntent("/project/first", "v1", &n))
+	if err != nil || s != nil || !rec.Evicted || n.Load() != 1 {
+		t.Fatalf("the first intent after %d more: %+v, %v, ran %d times", later, rec, err, n.Load())
+	}
+	t.Logf("%d tombstones: %.0f bytes each", len(j.tombs), float64(after.HeapAlloc-before.HeapAlloc)/float64(len(j.tombs)))
 }
 
 func TestByteBound(t *testing.T) {
