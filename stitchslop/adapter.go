@@ -267,7 +267,7 @@ func (s *Server) Key() string {
 	return s.key
 }
 
-// ArmToken arms a one-time token at run time (control plane /pair, MCP pair,
+// ArmToken arms a one-time token at run time (control plane /pair,
 // `hub stitchslop pair`). A token already redeemed is refused.
 func (s *Server) ArmToken(token string) error {
 	if token == "" || len(token) > 512 {

@@ -64,7 +64,7 @@ func TestToolBridge(t *testing.T) {
 		{"hoop.resize", `{}`, true, ""},   // both ways
 		{"design.list", `{}`, true, ""},   // unlisted: by name
 		{"design.purge", `{}`, false, ""}, // unlisted and unknown: a mutation
-		{"pair", `{}`, false, codeUnknown},
+		{"wait_for_connection", `{}`, false, codeUnknown},
 		{"bad name!", `{}`, false, codeUnknown},
 		{"scene.describe", `[1]`, false, "invalid_arguments"},
 	} {

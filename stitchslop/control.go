@@ -51,7 +51,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})).ServeHTTP(w, r)
 }
 
-// StatusReport is GET /status and the connection_status tool.
+// StatusReport is GET /status (and `hub stitchslop status`).
 type StatusReport struct {
 	OK           bool             `json:"ok"`
 	Connected    bool             `json:"connected"`

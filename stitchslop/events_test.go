@@ -132,7 +132,7 @@ func TestEventsFollowThePage(t *testing.T) {
 	}{
 		{"a list", `[{"name":"scene.describe"},{"name":"render"}]`, []string{"scene.describe", "render"}},
 		{"a revision", `[{"name":"render"}]`, []string{"render"}},
-		{"a shadowing tool is dropped", `[{"name":"pair"},{"name":"render"}]`, []string{"render"}},
+		{"a shadowing tool is dropped", `[{"name":"wait_for_connection"},{"name":"render"}]`, []string{"render"}},
 	}
 	last := first.Rev
 	for _, st := range steps {

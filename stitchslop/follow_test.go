@@ -124,7 +124,7 @@ func TestFollowerFacesTheLiveBridgeAndTakesOver(t *testing.T) {
 	c := faceClient{t, adaptertest.NewMCPClient(inW, outR)}
 	c.initialize()
 
-	if got := c.toolNames(); got != "wait_for_connection,connection_status,pair,scene.describe,render" {
+	if got := c.toolNames(); got != "wait_for_connection,scene.describe,render" {
 		t.Fatalf("tools/list = %s", got)
 	}
 	if text, isErr := c.tool("scene.describe", map[string]any{}); isErr || !strings.HasPrefix(text, "Two objects on the hoop.\n") {
@@ -135,8 +135,9 @@ func TestFollowerFacesTheLiveBridgeAndTakesOver(t *testing.T) {
 	if img := res["content"].([]any)[1].(map[string]any); img["type"] != "image" || img["data"] != "UE5HREFUQQo=" || img["mimeType"] != "image/png" {
 		t.Fatalf("render = %v", res)
 	}
-	if text, _ := c.tool("connection_status", map[string]any{}); !strings.Contains(text, `"mode": "following"`) || !strings.Contains(text, `"connected": true`) {
-		t.Fatalf("connection_status = %s", text)
+	if text, _ := c.tool("wait_for_connection", map[string]any{"timeoutSeconds": 1}); !strings.Contains(text, "Already connected") ||
+		!strings.Contains(text, "This is an MCP face of the Stitch Slop bridge on port") {
+		t.Fatalf("wait_for_connection while following = %s", text)
 	}
 	adaptertest.WaitFor(t, "the leader to count the face", func() bool { return leader.S.Status().AgentSessions == 1 })
 	if _, err := os.Stat(sessionPath(leader.configDir(), port)); err != nil {
@@ -146,7 +147,7 @@ func TestFollowerFacesTheLiveBridgeAndTakesOver(t *testing.T) {
 	c.DropNotes()
 	p.send(map[string]any{"tools": []any{map[string]any{"name": "render"}}})
 	c.expectNote("notifications/tools/list_changed")
-	adaptertest.WaitFor(t, "the revised list", func() bool { return c.toolNames() == "wait_for_connection,connection_status,pair,render" })
+	adaptertest.WaitFor(t, "the revised list", func() bool { return c.toolNames() == "wait_for_connection,render" })
 
 	// The leader stops: the face takes over its port and the tab returns.
 	c.DropNotes()
@@ -156,16 +157,13 @@ func TestFollowerFacesTheLiveBridgeAndTakesOver(t *testing.T) {
 	p2.serve(answerScene)
 	p2.send(map[string]any{"tools": []any{map[string]any{"name": "scene.describe"}}})
 	adaptertest.WaitFor(t, "the tab's tools on the face's own bridge", func() bool {
-		return c.toolNames() == "wait_for_connection,connection_status,pair,scene.describe"
+		return c.toolNames() == "wait_for_connection,scene.describe"
 	})
 	if text, isErr := c.tool("scene.describe", map[string]any{}); isErr || !strings.HasPrefix(text, "Two objects") {
 		t.Fatalf("scene.describe after the takeover = %q %v", text, isErr)
 	}
-	if text, _ := c.tool("connection_status", map[string]any{}); !strings.Contains(text, `"mode": "took-over"`) || !strings.Contains(text, "took over") {
-		t.Fatalf("connection_status after the takeover = %s", text)
-	}
-	if text, _ := c.tool("wait_for_connection", map[string]any{"timeoutSeconds": 1}); !strings.Contains(text, "Already connected") {
-		t.Fatalf("wait_for_connection = %s", text)
+	if text, _ := c.tool("wait_for_connection", map[string]any{"timeoutSeconds": 1}); !strings.Contains(text, "Already connected") || !strings.Contains(text, "this face took over") {
+		t.Fatalf("wait_for_connection after the takeover = %s", text)
 	}
 
 	// The agent goes: the face ends, and with it the bridge it took over.

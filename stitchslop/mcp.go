@@ -28,7 +28,6 @@ type bridgeFace interface {
 	// Call sends a command to the page; ErrNoPage when none is attached.
 	Call(ctx context.Context, command string, args json.RawMessage) ([]byte, error)
 	Report() StatusReport
-	ArmToken(token string) error
 	waitAttached(ctx context.Context, d time.Duration) bool
 	agentActivity()
 	sessionAdd(delta int)
@@ -185,5 +184,5 @@ const mcpInstructions = "This server drives the user's Stitch Slop tab (a browse
 	"The tab connects to this bridge on its own: it polls and attaches with nothing for the user to press. " +
 	"If no tab is connected yet, call wait_for_connection — it blocks until the tab attaches and then shows the scene. " +
 	"The page's own tools appear (tools/list_changed) once it is attached. " +
-	"Only if wait_for_connection times out should you involve the user, and then ask whether their Allow agent connections switch is on. " +
-	"connection_status shows connection attempts and refusals when the tab does not attach."
+	"Only if wait_for_connection times out should you involve the user, and then ask whether their Allow agent connections switch is on; " +
+	"its answer says whether the browser tried and why it was refused."

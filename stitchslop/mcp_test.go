@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub/mcpface"
 )
 
@@ -132,7 +133,7 @@ func TestMCPInitializeSDK(t *testing.T) {
 func TestMCPToolListLifecycle(t *testing.T) {
 	b := startBridge(t, nil)
 	c := connectSDK(t, b)
-	if names := toolNames(t, c); strings.Join(names, ",") != "wait_for_connection,connection_status,pair" {
+	if names := toolNames(t, c); strings.Join(names, ",") != "wait_for_connection" {
 		t.Fatalf("tools before a page = %v", names)
 	}
 	p, _ := b.attach(map[string]any{"token": testToken})
@@ -146,12 +147,12 @@ func TestMCPToolListLifecycle(t *testing.T) {
 	}
 	p.send(map[string]any{"tools": []any{map[string]any{"name": "scene.describe"}, map[string]any{"name": "render"}}})
 	c.expectListChanged(t) // revised
-	if names := toolNames(t, c); len(names) != 5 {
+	if names := toolNames(t, c); strings.Join(names, ",") != "wait_for_connection,scene.describe,render" {
 		t.Fatalf("revised list: %v", names)
 	}
 	p.Close()
 	c.expectListChanged(t) // disconnect
-	if names := toolNames(t, c); len(names) != 3 {
+	if names := toolNames(t, c); strings.Join(names, ",") != "wait_for_connection" {
 		t.Fatalf("page tools kept after disconnect: %v", names)
 	}
 }
@@ -300,29 +301,32 @@ func TestMCPWaitBoundedWithASilentTab(t *testing.T) {
 	}
 }
 
-func TestMCPConnectionStatusAndPair(t *testing.T) {
-	b := startBridge(t, func(o *Options) { o.Token = "" })
+// §3.2/§3.3: the bridge's only tool of its own is wait_for_connection, so
+// a page command named like a tool a bridge might add (pair,
+// connection_status) is the page's: offered and sent to the page. A wait
+// that times out after refusals says so.
+func TestMCPOnlyWaitIsTheBridges(t *testing.T) {
+	b := startBridge(t, nil)
 	c := connectSDK(t, b)
-	_, text := callText(t, c, "connection_status", nil)
-	var st map[string]any
-	if err := json.Unmarshal([]byte(text), &st); err != nil {
-		t.Fatalf("connection_status text is not JSON: %q", text)
+	if _, err := b.Dial("/", adaptertest.DialOptions{Origin: "https://evil.example"}); err == nil {
+		t.Fatal("foreign origin upgraded")
 	}
-	for _, k := range []string{"connected", "origin", "port", "paired", "attempts", "refusals"} {
-		if _, ok := st[k]; !ok {
-			t.Errorf("connection_status lacks %s", k)
+	_, text := callText(t, c, "wait_for_connection", map[string]any{"timeoutSeconds": 0.05})
+	if !strings.Contains(text, "The browser tried 1 times and was refused") || !strings.Contains(text, "hub stitchslop status") {
+		t.Fatalf("timeout after a refusal: %q", text)
+	}
+	p, _ := b.attach(map[string]any{"token": testToken})
+	p.send(map[string]any{"tools": []any{map[string]any{"name": "pair"}, map[string]any{"name": "connection_status"}}})
+	adaptertest.WaitFor(t, "the page's tools", func() bool {
+		return strings.Join(toolNames(t, c), ",") == "wait_for_connection,pair,connection_status"
+	})
+	p.serve(func(cmd string, _ map[string]any) map[string]any {
+		return map[string]any{"ok": true, "say": "the page ran " + cmd}
+	})
+	for _, name := range []string{"pair", "connection_status"} {
+		if res, text := callText(t, c, name, map[string]any{}); res.IsError || !strings.HasPrefix(text, "the page ran "+name) {
+			t.Fatalf("%s: %q", name, text)
 		}
-	}
-	res, _ := callText(t, c, "pair", map[string]any{"token": "tok_mcp"})
-	if res.IsError {
-		t.Fatal("pair failed")
-	}
-	_, hello := b.attach(map[string]any{"token": "tok_mcp"})
-	if hello["pairingSecret"] == nil {
-		t.Fatal("the token armed over MCP did not pair")
-	}
-	if res, _ := callText(t, c, "pair", map[string]any{"token": "tok_mcp"}); !res.IsError {
-		t.Fatal("a spent token was armed again")
 	}
 }
 

@@ -13,25 +13,15 @@ import (
 	"github.com/hubdev/hub/hub/mcpface"
 )
 
-// bridgeTools are the MCP tools the bridge itself provides, in the order
-// tools/list shows them.
+// bridgeTools are the MCP tools the bridge itself provides: §3.3 and §3.4,
+// wait_for_connection and nothing else (connection state and pairing are
+// the shell's: `hub stitchslop status` and `pair`).
 var bridgeTools = []*mcp.Tool{
 	{
 		Name: toolWait,
 		Description: "Block until the user's Stitch Slop tab attaches (it polls and connects on its own), then return a greeting " +
 			"with the live scene (scene.describe). Returns at once when already connected. A timeout is a normal result: call again.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"timeoutSeconds":{"type":"number","description":"how long to wait, default 90, at most 120"}}}`),
-	},
-	{
-		Name:        toolStatus,
-		Description: "Report the bridge's connection state: connected, origin, port, paired, connection attempts, recent refusals and other live bridges.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
-	},
-	{
-		Name: toolPair,
-		Description: "Arm a one-time pairing token for this bridge's origin at run time (the token the Stitch Slop panel shows), " +
-			"so the tab can pair without restarting the bridge.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"token":{"type":"string"}},"required":["token"]}`),
 	},
 }
 
@@ -66,24 +56,10 @@ func (r toolResult) sdk() *mcp.CallToolResult {
 	return out
 }
 
-// callTool runs one of the bridge's own tools; any other name goes to the
-// page.
+// callTool runs wait_for_connection; any other name goes to the page.
 func (f *face) callTool(ctx context.Context, name string, args json.RawMessage) toolResult {
-	switch name {
-	case toolWait:
+	if name == toolWait {
 		return f.waitTool(ctx, args)
-	case toolStatus:
-		b, _ := json.MarshalIndent(f.b.Report(), "", "  ")
-		return textResult(string(b), false)
-	case toolPair:
-		var p struct {
-			Token string `json:"token"`
-		}
-		json.Unmarshal(args, &p)
-		if err := f.b.ArmToken(p.Token); err != nil {
-			return textResult("Could not arm the token: "+err.Error()+". Ask the user to reopen the Stitch Slop panel for a fresh token.", true)
-		}
-		return textResult("Token armed for "+f.b.Origin()+". The tab pairs with it the next time it connects; call wait_for_connection.", false)
 	}
 	return f.pageCall(ctx, name, args)
 }
@@ -126,14 +102,16 @@ func (f *face) waitTool(ctx context.Context, args json.RawMessage) toolResult {
 			text += "No browser has tried to connect yet. If waiting again does not help, ask the user whether their Allow agent connections switch is on " +
 				"(and, if it is, to check the browser console for a Content-Security-Policy block)."
 		} else if len(r.Refusals) > 0 {
-			text += fmt.Sprintf("The browser did try and was refused (most recent reason: %s); connection_status has the details.", r.Refusals[0].Reason)
+			text += fmt.Sprintf("The browser tried %d times and was refused (most recent reason: %s); `hub stitchslop status` in a shell lists every refusal.",
+				r.Attempts, r.Refusals[0].Reason)
 		}
-		return textResult(text, false)
+		return textResult(text+faceNote(r), false)
 	}
 	greeting := fmt.Sprintf("Connected: the Stitch Slop tab at %s is attached to this bridge (port %d).", f.b.Origin(), f.b.Port())
 	if already {
 		greeting = fmt.Sprintf("Already connected: the Stitch Slop tab at %s is attached to this bridge (port %d).", f.b.Origin(), f.b.Port())
 	}
+	greeting += faceNote(f.b.Report())
 	dctx, cancel := context.WithDeadline(ctx, later(deadline, time.Now().Add(greetingFloor)))
 	defer cancel()
 	env, err := f.b.Call(dctx, "scene.describe", nil)
@@ -208,4 +186,13 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// faceNote says, for a face that follows another process's bridge or took
+// one over, which bridge it serves (" " and the message, or "").
+func faceNote(r StatusReport) string {
+	if r.Face == nil || r.Face.Message == "" {
+		return ""
+	}
+	return " " + r.Face.Message
 }

@@ -102,12 +102,6 @@ func (f *remoteFace) Report() StatusReport {
 	return st
 }
 
-func (f *remoteFace) ArmToken(token string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return f.r.Pair(ctx, token)
-}
-
 // waitAttached waits on the event stream's state: no request stays open
 // at the bridge, and a face that takes over keeps waiting on its own.
 func (f *remoteFace) waitAttached(ctx context.Context, d time.Duration) bool {

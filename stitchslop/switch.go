@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// FaceReport is what connection_status adds for a face that is not its
-// own bridge, or that became one by taking over.
+// FaceReport says, for a face that is not its own bridge or became one by
+// taking over, which bridge it serves (wait_for_connection's answers end
+// with its Message).
 type FaceReport struct {
 	// Mode is "following", "taking-over" or "took-over".
 	Mode       string `json:"mode"`
@@ -149,14 +150,6 @@ func (b *switchBridge) Report() StatusReport {
 	}
 	b.mu.Unlock()
 	return r
-}
-
-func (b *switchBridge) ArmToken(token string) error {
-	cur, why, _ := b.current()
-	if cur == nil {
-		return errors.New(why)
-	}
-	return cur.ArmToken(token)
 }
 
 // waitAttached waits across switches: a tab that attaches to the bridge

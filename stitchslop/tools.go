@@ -18,16 +18,11 @@ const (
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
 
-// Names of the bridge's own MCP tools; a page may not shadow them.
-const (
-	toolWait   = "wait_for_connection"
-	toolStatus = "connection_status"
-	toolPair   = "pair"
-)
+// toolWait is the one MCP tool the bridge provides itself (§3.4); a page
+// may not shadow it.
+const toolWait = "wait_for_connection"
 
-func isBridgeTool(name string) bool {
-	return name == toolWait || name == toolStatus || name == toolPair
-}
+func isBridgeTool(name string) bool { return name == toolWait }
 
 // PageTool is one sanitised entry of the page's tool list, in MCP shape.
 type PageTool struct {
