@@ -65,8 +65,7 @@ func loadFile(it *item, fd int, size, mtime int64, t Target, lim Limits) {
 			line = line[:nl]
 		}
 		it.skip = runeStart(line, min(t.Skip, len(line)))
-		skip := it.skip
-		from += skip
+		from += it.skip
 	}
 	to := len(data)
 	it.endLine = lines
