@@ -154,14 +154,7 @@ func (o *Outbox) catchUp() {
 		if e.To == "" {
 			o.route(e)
 		}
-		var takers []*follower
-		for fl := range o.followers {
-			if len(fl.ch) < cap(fl.ch) {
-				takers = append(takers, fl)
-			} else {
-				o.thin.Warn(o.log, "slow-follower", "a following shell is not keeping up; it misses a prompt")
-			}
-		}
+		takers := o.takers()
 		if e.To == "" && len(takers) > 0 {
 			o.j.SetTo(e, "shell")
 		}
@@ -172,6 +165,20 @@ func (o *Outbox) catchUp() {
 	if len(es) > 0 {
 		o.seen = max(o.seen, es[len(es)-1].Seq)
 	}
+}
+
+// takers are the following shells with room for one more prompt; one
+// without room misses it, with a warning. Caller holds mu.
+func (o *Outbox) takers() []*follower {
+	var out []*follower
+	for fl := range o.followers {
+		if len(fl.ch) < cap(fl.ch) {
+			out = append(out, fl)
+		} else {
+			o.thin.Warn(o.log, "slow-follower", "a following shell is not keeping up; it misses a prompt")
+		}
+	}
+	return out
 }
 
 // Sync looks for prompts another backend appended to the shared record
@@ -221,14 +228,7 @@ func (o *Outbox) Deliver(p channel.Prompt) int64 {
 		o.thin.Warn(o.log, "slow-face:"+f.id, "agent face is not keeping up; prompt stays pending", "face", f.id)
 		f = nil
 	}
-	var takers []*follower
-	for fl := range o.followers {
-		if len(fl.ch) < cap(fl.ch) {
-			takers = append(takers, fl)
-		} else {
-			o.thin.Warn(o.log, "slow-follower", "a following shell is not keeping up; it misses a prompt")
-		}
-	}
+	takers := o.takers()
 	to := ""
 	switch {
 	case f != nil:
