@@ -38,9 +38,10 @@ type Config struct {
 	GateWait        time.Duration
 	GateQueue       int
 
-	// KillGrace is how long a process group has between SIGTERM and
+	// KillGrace is how long a process tree has between SIGTERM and
 	// SIGKILL (default 2 s). DrainWait is how long output is still read
-	// after the group is gone, for processes that left it (default 1 s).
+	// after that, for processes that still hold the pipe: released ones
+	// that detached, or any the command handed it to (default 1 s).
 	KillGrace time.Duration
 	DrainWait time.Duration
 

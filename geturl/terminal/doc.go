@@ -32,7 +32,7 @@
 // cwd outside the project or not a directory, timeout out of range), then
 // the job queues for the gate (Job.State: queued, running, done — the
 // journal's pending, running, succeeded/failed), runs until exit or its
-// timeout (default 120 s) kills its process group, and yields a Result:
+// timeout (default 120 s) kills its process tree, and yields a Result:
 // exit code or signal, timedOut, durationMs, and the interleaved stdout and
 // stderr, at most 64 KiB (head and tail around an omission marker).
 //
@@ -45,20 +45,21 @@
 //
 // # Processes
 //
-// Each command's shell leads its own session and process group, with
-// stdin /dev/null and no controlling terminal. Timeouts, Job.Cancel,
-// Runner.Stop and Manager.Shutdown signal that group (SIGTERM, SIGCONT,
-// then SIGKILL after a grace period) and nothing else; when a shell exits,
-// whatever it left in its group is ended too, so a foreground command
-// leaves nothing running (use bg=1 for that) and a background process's
-// children go with it. A process that moves itself to another session or
-// group (setsid, a daemon) is no longer owned. On Linux the shell is left
-// unreaped until its group has been dealt with, so the group id cannot have
-// been recycled for someone else's processes.
+// Each command's shell runs under a reaper (package reaper), a child
+// subreaper in a new session, and leads its own process group, with stdin
+// /dev/null and no controlling terminal. Timeouts, Job.Cancel, Runner.Stop
+// and Manager.Shutdown end the command's whole tree (SIGTERM, SIGCONT, then
+// SIGKILL after a grace period), including processes that left the group
+// (setsid, a daemon's double fork), and nothing else. When a shell exits on
+// its own, whatever it left in its group is ended too, so a foreground
+// command leaves no jobs running (use bg=1 for that) and a background
+// process's children go with it; what deliberately detached is released.
+// The shell is left unreaped until its group has been dealt with, so the
+// group id cannot have been recycled for someone else's processes.
 //
 // Background processes belong to the Manager: Manager.Shutdown (adapter
 // shutdown) kills them all and waits for them. If the hub dies without a
-// shutdown they keep running, reparented to init.
+// shutdown, each reaper sees its command pipe close and kills its tree.
 //
 // # Output
 //

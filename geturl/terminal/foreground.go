@@ -15,7 +15,7 @@ type Result struct {
 	// (then Signal names it).
 	ExitCode int    `json:"exitCode"`
 	Signal   string `json:"signal,omitempty"`
-	// TimedOut: the hard timeout (TimeoutMs) killed the process group.
+	// TimedOut: the hard timeout (TimeoutMs) killed the process tree.
 	TimedOut  bool  `json:"timedOut"`
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 	// Canceled: the caller or a shutdown stopped it.
@@ -37,7 +37,7 @@ type Result struct {
 // command (empty, too long, catastrophic, bad cwd or timeout) returns a
 // *Error and nothing runs. Otherwise the job waits for a slot of the
 // machine-wide gate, runs the command until it exits or its timeout kills
-// its process group, and finishes with a *Result (or a *Error such as
+// its process tree, and finishes with a *Result (or a *Error such as
 // terminal_busy). It does not block: wait with Await (the bounded first
 // answer), Wait or Done.
 //

@@ -199,26 +199,6 @@ func TestForegroundTimeoutSparesOthers(t *testing.T) {
 	}
 }
 
-// TestForegroundEscapedProcessNotOwned documents the limit of ownership: a
-// process that moves to its own session (setsid) has left the group and is
-// not killed. The test kills it itself.
-func TestForegroundEscapedProcessNotOwned(t *testing.T) {
-	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("no setsid")
-	}
-	f := newFixture(t, Config{KillGrace: 100 * time.Millisecond})
-	res := f.run(Request{Command: `setsid sh -c 'echo $$ > escaped.pid; exec sleep 100' >/dev/null 2>&1 &
-		while [ ! -s escaped.pid ]; do sleep 0.01; done; echo bye`})
-	pid := f.waitPidFile("escaped.pid")
-	defer func() { killPid(pid); waitDead(t, pid) }()
-	if res.ExitCode != 0 || res.Output != "bye\n" {
-		t.Fatalf("%+v", res)
-	}
-	if !alive(pid) {
-		t.Fatal("the escaped process was killed")
-	}
-}
-
 // TestForegroundStraysKilled: what a foreground command leaves running in
 // its group when its shell exits is ended with it.
 func TestForegroundStraysKilled(t *testing.T) {

@@ -101,7 +101,7 @@ func (j *Job[T]) Await(wait time.Duration) (res T, finished bool, err error) {
 
 // Cancel abandons the job: a queued one leaves the queue, a running
 // foreground command or a background launch still in its startup window
-// has its process group killed. A background process past its startup is
+// has its process tree killed. A background process past its startup is
 // stopped with Runner.Stop instead.
 func (j *Job[T]) Cancel() { j.cancel() }
 

@@ -50,12 +50,12 @@ func (m *Manager) Runner(scope *sandbox.Scope) *Runner {
 }
 
 // Shutdown stops the terminal: no new command is accepted, queued ones
-// give up, and every process group still running — foreground commands and
+// give up, and every process tree still running — foreground commands and
 // background processes of every session — gets SIGTERM, then SIGKILL after
 // KillGrace. It returns when all of them are reaped, or with ctx's error
 // when ctx ends first. Background processes do not outlive the adapter
-// that started them (unless the hub itself is killed without a shutdown:
-// then they stay, in their own sessions, reparented to init).
+// that started them (nor the hub: if it is killed without a shutdown, the
+// reapers kill their trees).
 func (m *Manager) Shutdown(ctx context.Context) error {
 	m.mu.Lock()
 	m.closed = true

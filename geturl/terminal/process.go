@@ -1,34 +1,43 @@
 package terminal
 
 import (
+	"bufio"
 	"os"
 	"os/exec"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hubdev/hub/geturl/terminal/reaper"
 )
 
-// proc is one shell started by the terminal and everything it owns: its
-// process group. The shell is started with setsid, so it leads a new
-// session and a new process group (pgid = its pid) with no controlling
-// terminal: the group is what a timeout or a stop kills, never anything
-// else, and a command that opens /dev/tty (a password prompt) fails at once
-// instead of hanging. Standard input is /dev/null; stdout and stderr share
-// one pipe, so their lines interleave as they would in a terminal.
+// proc is one shell started by the terminal and everything it owns. The
+// shell runs under a reaper (package reaper): the hub's own executable,
+// started in a new session (no controlling terminal, so a command that opens
+// /dev/tty fails at once instead of hanging) and made a child subreaper, so
+// that whatever the command starts stays in its tree even after setsid. The
+// shell leads its own process group (pgid = its pid). Standard input is
+// /dev/null; stdout and stderr share one pipe, so their lines interleave as
+// they would in a terminal.
 //
-// Its lifecycle: the leader exits (or is terminated: SIGTERM and SIGCONT to
-// the group, SIGKILL after KillGrace); then what it left in its group gets
-// the same treatment; then the remaining output is drained, bounded by
-// DrainWait for processes that left the group while holding the pipe; then
-// the leader is reaped. On Linux the leader stays unreaped until the group
-// has been dealt with, so its group id cannot have been reused.
+// Its lifecycle: the shell exits, or is terminated; then what it left is
+// ended; then the remaining output is drained, bounded by DrainWait for
+// processes that still hold the pipe; then the reaper is reaped. A timeout,
+// a stop or a shutdown ends the whole tree: SIGTERM and SIGCONT to every
+// descendant, SIGKILL after KillGrace. A shell that exits on its own has its
+// process group ended the same way (a foreground command's background jobs,
+// a background server's children); what deliberately left the group (a
+// daemon that called setsid) is released and lives on. When the hub dies,
+// the reaper sees its command pipe close and kills the tree.
 type proc struct {
 	clock    Clock
 	grace    time.Duration
 	drain    time.Duration
-	cmd      *exec.Cmd
-	pid      int
+	cmd      *exec.Cmd // the reaper
+	ctl      *os.File  // commands to the reaper; closing it kills the tree
+	status   *bufio.Reader
+	pid      int // the shell
 	out      *os.File
 	closeOut sync.Once
 	ansi     ansiStripper
@@ -36,10 +45,10 @@ type proc struct {
 	capture  *capture
 	activity chan struct{} // a token after each chunk of output
 	readDone chan struct{}
-	exited   chan struct{} // the leader exited (on Linux: not reaped yet)
+	exited   chan struct{} // the shell exited (not reaped yet)
 	stopCh   chan struct{}
 	stopOnce sync.Once
-	done     chan struct{} // group dealt with, output drained, leader reaped
+	done     chan struct{} // tree dealt with, output drained, reaper reaped
 	// onDone, when set before supervise starts, runs just before done is
 	// closed (the background registry forgets the process there, so a
 	// caller woken by done sees it gone).
@@ -47,9 +56,10 @@ type proc struct {
 	startedAt time.Time
 	exitedAt  time.Time
 
+	// Set before exited is closed.
+	ws      syscall.WaitStatus
+	wsKnown bool
 	// Set before done is closed.
-	reaped   bool
-	state    *os.ProcessState
 	timedOut bool
 	stopped  bool
 }
@@ -64,30 +74,58 @@ type spawnSpec struct {
 	limit   int    // output capture limit
 }
 
+// reaperStartWait bounds how long the reaper may take to start the shell
+// (normally a few milliseconds).
+const reaperStartWait = 10 * time.Second
+
 func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) {
-	r, w, err := os.Pipe()
+	var pipes [6]*os.File // output, ctl, status: read and write ends
+	for i := 0; i < len(pipes); i += 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(pipes[:i]...)
+			return nil, err
+		}
+		pipes[i], pipes[i+1] = r, w
+	}
+	out, outW, ctlR, ctl, statusR, statusW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5]
+	cmd := &exec.Cmd{
+		// The running executable itself, even if its file was replaced.
+		Path:        "/proc/self/exe",
+		Args:        []string{reaper.Arg0, s.shell, "-c", s.command},
+		Dir:         s.dir,
+		Env:         s.env,
+		Stdout:      outW,
+		Stderr:      outW,
+		ExtraFiles:  []*os.File{ctlR, statusW},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	err := cmd.Start()
+	// The reaper has its copies; EOF comes when every holder closed them.
+	closeAll(outW, ctlR, statusW)
 	if err != nil {
+		closeAll(out, ctl, statusR)
 		return nil, err
 	}
-	cmd := exec.Command(s.shell, "-c", s.command)
-	cmd.Dir = s.dir
-	cmd.Env = s.env
-	cmd.Stdout = w
-	cmd.Stderr = w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
-	w.Close() // the child has its copy; EOF comes when every holder closed it
+	status := bufio.NewReader(statusR)
+	statusR.SetReadDeadline(time.Now().Add(reaperStartWait))
+	pid, err := reaper.ReadPid(status)
 	if err != nil {
-		r.Close()
+		cmd.Process.Kill() // it has nothing to run, or is stuck
+		cmd.Wait()
+		closeAll(out, ctl, statusR)
 		return nil, err
 	}
+	statusR.SetReadDeadline(time.Time{})
 	p := &proc{
 		clock:     clock,
 		grace:     grace,
 		drain:     drain,
 		cmd:       cmd,
-		pid:       cmd.Process.Pid,
-		out:       r,
+		ctl:       ctl,
+		status:    status,
+		pid:       pid,
+		out:       out,
 		red:       newRedactor(s.root, "/project"),
 		capture:   newCapture(s.limit),
 		activity:  make(chan struct{}, 1),
@@ -98,8 +136,16 @@ func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) 
 		startedAt: clock.Now(),
 	}
 	go p.read()
-	go p.waitLeader()
+	go p.waitShell(statusR)
 	return p, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
 }
 
 func (p *proc) read() {
@@ -124,16 +170,20 @@ func (p *proc) read() {
 	p.capture.write(p.red.flush(nil))
 }
 
-func (p *proc) waitLeader() {
-	if err := waitExitedNoReap(p.pid); err != nil {
-		p.state, _ = p.cmd.Process.Wait() // the state is what counts
-		p.reaped = true
-	}
+// waitShell reads the shell's status from the reaper. If the reaper dies
+// without saying it (someone killed it), the shell counts as exited with
+// an unknown status.
+func (p *proc) waitShell(statusR *os.File) {
+	defer statusR.Close()
+	p.ws, p.wsKnown = reaper.ReadExit(p.status)
 	p.exitedAt = p.clock.Now()
 	close(p.exited)
 }
 
-// stop asks supervise to terminate the group. It may be called any time,
+// tell sends the reaper a command; a reaper that is gone needs none.
+func (p *proc) tell(c byte) { p.ctl.Write([]byte{c}) }
+
+// stop asks supervise to terminate the tree. It may be called any time,
 // more than once.
 func (p *proc) stop() { p.stopOnce.Do(func() { close(p.stopCh) }) }
 
@@ -157,12 +207,13 @@ func (p *proc) supervise(deadline <-chan time.Time) {
 			p.terminate()
 		}
 	}
-	p.sweep()
-	if !p.reaped {
-		_ = p.cmd.Wait() // an *exec.ExitError for a non-zero status; the state says it
-		p.state = p.cmd.ProcessState
-		p.reaped = true
+	if p.timedOut || p.stopped {
+		p.sweep(reaper.TermTree, reaper.KillTree, reaper.KillTree)
+	} else {
+		p.sweep(reaper.TermGroup, reaper.KillGroup, reaper.Release)
 	}
+	_ = p.cmd.Wait() // the reaper; its own status says nothing of the command's
+	p.ctl.Close()
 	p.closeOut.Do(func() { p.out.Close() })
 	if p.onDone != nil {
 		p.onDone()
@@ -170,55 +221,53 @@ func (p *proc) supervise(deadline <-chan time.Time) {
 	close(p.done)
 }
 
-// terminate ends the leader and its group: SIGTERM (with SIGCONT, so a
-// stopped process can act on it), then SIGKILL after the grace period.
+// terminate ends the shell and every process below it: SIGTERM (with
+// SIGCONT, so a stopped process can act on it), then SIGKILL after the
+// grace period.
 func (p *proc) terminate() {
-	p.signal(syscall.SIGTERM)
-	p.signal(syscall.SIGCONT)
+	p.tell(reaper.TermTree)
 	select {
 	case <-p.exited:
 	case <-p.clock.After(p.grace):
-		p.signal(syscall.SIGKILL)
+		p.tell(reaper.KillTree)
 		<-p.exited
 	}
 }
 
-// sweep ends whatever the exited leader left in its group — background
-// jobs of a foreground command, children of a background server — and
-// drains the output. Normally the group is empty and the pipe at EOF, and
-// this costs two signals to a group holding only the leader's zombie.
-func (p *proc) sweep() {
-	p.signal(syscall.SIGTERM)
-	p.signal(syscall.SIGCONT)
+// sweep ends what the exited shell left — in its group, or in the whole
+// tree after a terminate — and drains the output: term, then kill after
+// the grace period (or at once when the pipe is closed), then last, which
+// makes the reaper exit. Normally nothing is left and the pipe is at EOF,
+// and this costs two signals to a group holding only the shell's zombie.
+func (p *proc) sweep(term, kill, last byte) {
+	p.tell(term)
 	select {
 	case <-p.readDone:
 	case <-p.clock.After(p.grace):
 	}
-	p.signal(syscall.SIGKILL)
+	p.tell(kill)
 	select {
 	case <-p.readDone:
 	case <-p.clock.After(p.drain):
-		// Someone outside the group still holds the pipe: stop reading.
+		// Someone outside the tree still holds the pipe: stop reading.
 		p.closeOut.Do(func() { p.out.Close() })
 		<-p.readDone
 	}
+	if last != kill {
+		p.tell(last)
+	}
 }
 
-// signal sends sig to the process group. An error means there is no such
-// group any more (ESRCH, after the leader was reaped on non-Linux systems)
-// or nothing left that may be signalled; either way there is nothing to do.
-func (p *proc) signal(sig syscall.Signal) { _ = syscall.Kill(-p.pid, sig) }
-
-// exit describes how the leader ended: its exit code (-1 when a signal
+// exit describes how the shell ended: its exit code (-1 when a signal
 // killed it) and the signal's name.
 func (p *proc) exit() (code int, signal string) {
-	if p.state == nil {
+	switch {
+	case !p.wsKnown:
 		return -1, ""
+	case p.ws.Signaled():
+		return -1, signalName(p.ws.Signal())
 	}
-	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return -1, signalName(ws.Signal())
-	}
-	return p.state.ExitCode(), ""
+	return p.ws.ExitStatus(), ""
 }
 
 var signalNames = map[syscall.Signal]string{

@@ -1,0 +1,99 @@
+package terminal
+
+import (
+	"context"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// detach starts a process that leaves the command's process group and
+// session (setsid) and whose parent exits at once (a daemon's double
+// fork), so nothing but the reaper's subreaper role ties it to the command.
+const detach = `(setsid sh -c 'echo $$ > detached.pid; exec sleep 100' >/dev/null 2>&1 &)
+	while [ ! -s detached.pid ]; do sleep 0.01; done
+`
+
+func skipWithoutSetsid(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+}
+
+// TestForegroundTimeoutKillsDetached: the spec's "foreground timeout kills
+// owned process trees" includes a descendant that moved to its own session.
+func TestForegroundTimeoutKillsDetached(t *testing.T) {
+	skipWithoutSetsid(t)
+	f := newFixture(t, Config{Timeout: 300 * time.Millisecond, KillGrace: 100 * time.Millisecond})
+	res := f.run(Request{Command: detach + `echo detached; sleep 100`})
+	if !res.TimedOut || res.Output != "detached\n" {
+		t.Fatalf("%+v", res)
+	}
+	waitDead(t, f.waitPidFile("detached.pid"))
+}
+
+// TestForegroundCancelKillsDetached: so does a cancel (a stop or shutdown).
+func TestForegroundCancelKillsDetached(t *testing.T) {
+	skipWithoutSetsid(t)
+	f := newFixture(t, Config{KillGrace: 100 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	job, err := f.r.Start(ctx, Request{Command: detach + `sleep 100`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := f.waitPidFile("detached.pid")
+	cancel()
+	wctx, wcancel := context.WithTimeout(context.Background(), generous)
+	defer wcancel()
+	if res, err := job.Wait(wctx); err != nil || !res.Canceled {
+		t.Fatalf("%+v %v", res, err)
+	}
+	waitDead(t, pid)
+}
+
+// TestForegroundDetachedReleased: a command that ends on its own leaves a
+// daemon it deliberately detached (a build server, say) running, while its
+// own background jobs go with it (TestForegroundStraysKilled).
+func TestForegroundDetachedReleased(t *testing.T) {
+	skipWithoutSetsid(t)
+	f := newFixture(t, Config{KillGrace: 100 * time.Millisecond})
+	res := f.run(Request{Command: detach + `echo bye`})
+	pid := f.waitPidFile("detached.pid")
+	defer func() { killPid(pid); waitDead(t, pid) }()
+	if res.ExitCode != 0 || res.Output != "bye\n" {
+		t.Fatalf("%+v", res)
+	}
+	if !alive(pid) {
+		t.Fatal("the detached process was killed")
+	}
+}
+
+// TestStopKillsDetached: stopping a background process ends what it
+// detached as well.
+func TestStopKillsDetached(t *testing.T) {
+	skipWithoutSetsid(t)
+	f := newFixture(t, Config{KillGrace: 100 * time.Millisecond})
+	l := f.launch(Request{Command: detach + `echo "listening on :4000"; exec sleep 100`})
+	pid := f.waitPidFile("detached.pid")
+	if !l.Running || !alive(pid) {
+		t.Fatalf("%+v", l)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), generous)
+	defer cancel()
+	if err := f.r.Stop(ctx, l.Pid); err != nil {
+		t.Fatal(err)
+	}
+	waitDead(t, l.Pid)
+	waitDead(t, pid)
+}
+
+// TestSpawnFailureReported: a shell that cannot be started is a spawn
+// error carrying the errno, with no reaper left behind.
+func TestSpawnFailureReported(t *testing.T) {
+	_, err := spawn(spawnSpec{shell: "/nonexistent/sh", command: "true", dir: t.TempDir(), limit: 100},
+		wallClock{}, time.Second, time.Second)
+	if err != syscall.ENOENT {
+		t.Fatalf("%v", err)
+	}
+}

@@ -1,0 +1,410 @@
+package reaper
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// The reaper is the hub's own executable, started again under the name
+// Arg0 with the shell's argv after it (SHELL -c COMMAND). It makes itself
+// a child subreaper (PR_SET_CHILD_SUBREAPER), so every process the command
+// starts stays its descendant even after leaving the shell's process group
+// or session (setsid, a daemon's double fork): a timeout or a stop can then
+// end the whole tree the command owns, not just the group.
+//
+// It talks to the hub over two pipes. On fd 3 it reads one-byte commands
+// (TermGroup and the others); end of file means the hub is gone or gave up on it, and the
+// whole tree is killed. On fd 4 it writes lines: "pid N" once the shell
+// runs (or "err ERRNO" when it could not start), then "exit W" with the
+// shell's raw wait status once it has exited. The shell is not reaped until
+// the hub has decided what to do with its group, so the group id (the
+// shell's pid) cannot be reused meanwhile.
+const Arg0 = "hub-terminal-reaper"
+
+// Commands from the hub.
+const (
+	TermGroup = 'G' // SIGTERM and SIGCONT to the shell's process group
+	KillGroup = 'g' // SIGKILL to the shell's process group
+	TermTree  = 'T' // SIGTERM and SIGCONT to every descendant
+	KillTree  = 'K' // SIGKILL every descendant until none is left, then exit
+	Release   = 'R' // reap the shell and exit: what left the group lives on
+)
+
+// killBound bounds how long the reaper keeps killing and reaping: a
+// process stuck in uninterruptible sleep must not hold the command's slot
+// for ever. What is still alive then is left to init.
+const killBound = 10 * time.Second
+
+// A binary that links this package becomes the reaper when started under
+// its name; it never returns to the program's main. The package imports
+// only the standard library, so its init runs before almost any other in
+// the binary: the reaper does not pay for the hub's initialisation.
+func init() {
+	if len(os.Args) == 4 && os.Args[0] == Arg0 && os.Args[2] == "-c" {
+		os.Exit(run(os.Args[1:]))
+	}
+}
+
+type reaper struct {
+	self     int
+	shell    int
+	status   *os.File
+	reported bool
+}
+
+// orphanScan is how often the reaper reaps processes orphaned into it when
+// nothing else wakes it. It takes no SIGCHLD: receiving signals costs a Go
+// program two more threads, which would double the reaper's cost per
+// command, and a zombie that waits a second harms nobody.
+const orphanScan = time.Second
+
+// run is the reaper's whole life, one thread blocked in epoll_wait on the
+// command pipe and a pidfd of the shell.
+func run(argv []string) int {
+	syscall.CloseOnExec(3)
+	syscall.CloseOnExec(4)
+	r := &reaper{self: os.Getpid(), status: os.NewFile(4, "reaper-status")}
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		r.line("err " + strconv.Itoa(int(errno)))
+		return 126
+	}
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	})
+	if err != nil {
+		r.line("err " + errnoNumber(err))
+		return 127
+	}
+	r.shell = pid
+	r.line("pid " + strconv.Itoa(pid))
+	// Only now, as an ignored signal stays ignored across execve: a stray
+	// SIGTERM, SIGINT or SIGHUP (pkill -f hub, kill $PPID from the command)
+	// must not end the reaper and set the tree loose. SIGKILL still does.
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// Let go of the output pipe: its end of file tells the hub that
+	// nothing holds it any more.
+	if null, err := syscall.Open(os.DevNull, syscall.O_WRONLY|syscall.O_CLOEXEC, 0); err == nil {
+		syscall.Dup3(null, 1, 0)
+		syscall.Dup3(null, 2, 0)
+		syscall.Close(null)
+	}
+
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		r.killTree()
+		return 1
+	}
+	watch := func(fd int) {
+		syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, fd, &syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fd)})
+	}
+	watch(3)
+	// Without pidfds (before Linux 5.3) the shell is polled instead.
+	wait := int(orphanScan / time.Millisecond)
+	pidfd, _, errno := syscall.RawSyscall(sysPidfdOpen, uintptr(pid), 0, 0)
+	if errno == 0 {
+		watch(int(pidfd))
+	} else {
+		wait = 50
+	}
+	events := make([]syscall.EpollEvent, 2)
+	cmds := make([]byte, 64)
+	for {
+		n, err := syscall.EpollWait(ep, events, wait)
+		if err != nil && err != syscall.EINTR {
+			r.killTree()
+			return 1
+		}
+		r.reapOrphans()
+		if !r.reported {
+			if ws, ok := shellExited(pid); ok {
+				r.report(ws)
+				if errno == 0 {
+					syscall.EpollCtl(ep, syscall.EPOLL_CTL_DEL, int(pidfd), nil)
+				}
+			}
+		}
+		for _, ev := range events[:max(n, 0)] {
+			if ev.Fd != 3 {
+				continue
+			}
+			k, err := syscall.Read(3, cmds)
+			if err == syscall.EINTR || err == syscall.EAGAIN {
+				continue
+			}
+			if k <= 0 { // the hub is gone, or let go
+				r.killTree()
+				return 0
+			}
+			for _, c := range cmds[:k] {
+				switch c {
+				case KillTree:
+					r.killTree()
+					return 0
+				case TermGroup:
+					syscall.Kill(-r.shell, syscall.SIGTERM)
+					syscall.Kill(-r.shell, syscall.SIGCONT)
+				case KillGroup:
+					syscall.Kill(-r.shell, syscall.SIGKILL)
+				case TermTree:
+					r.signalTree(syscall.SIGTERM, syscall.SIGCONT)
+				case Release:
+					var ws syscall.WaitStatus
+					syscall.Wait4(r.shell, &ws, 0, nil)
+					r.reapAll()
+					return 0
+				}
+			}
+		}
+	}
+}
+
+func (r *reaper) line(s string) { r.status.WriteString(s + "\n") }
+
+// report passes the shell's status on, once.
+func (r *reaper) report(ws syscall.WaitStatus) {
+	if !r.reported {
+		r.reported = true
+		r.line("exit " + strconv.FormatUint(uint64(ws), 10))
+	}
+}
+
+// reapOrphans reaps the exited processes that were reparented to the
+// reaper, never the shell: it stays unreaped (its group id reserved) until
+// the hub releases it or the tree is killed. The kernel lists the shell
+// first among the children, so once it has exited the orphans wait for the
+// end, which follows at once.
+func (r *reaper) reapOrphans() {
+	for {
+		pid, err := waitAnyNoReap()
+		if err != nil || pid == 0 || pid == r.shell {
+			return
+		}
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+	}
+}
+
+// reapAll reaps every exited child, reporting the shell's status; it
+// returns false once no child is left.
+func (r *reaper) reapAll() bool {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if errors.Is(err, syscall.ECHILD) {
+			return false
+		}
+		if err != nil || pid <= 0 {
+			return true
+		}
+		if pid == r.shell {
+			r.report(ws)
+		}
+	}
+}
+
+// killTree SIGKILLs every descendant, again and again as processes whose
+// parents died are reparented here, until none is left (or the bound).
+func (r *reaper) killTree() {
+	deadline := time.Now().Add(killBound)
+	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {
+		r.signalTree(syscall.SIGKILL)
+		if !r.reapAll() || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(pause)
+	}
+}
+
+// signalTree sends sigs to every descendant. A process is signalled through
+// a pidfd opened before its parent is checked again, so a pid that was
+// freed and reused since the listing is never signalled.
+func (r *reaper) signalTree(sigs ...syscall.Signal) {
+	tree := descendants(r.self)
+	for _, pid := range tree.order {
+		fd, _, errno := syscall.RawSyscall(sysPidfdOpen, uintptr(pid), 0, 0)
+		if errno == syscall.ENOSYS { // before Linux 5.3
+			for _, s := range sigs {
+				syscall.Kill(pid, s)
+			}
+			continue
+		}
+		if errno != 0 {
+			continue
+		}
+		if ppid, ok := parentOf(pid); ok && (ppid == r.self || tree.has[ppid]) {
+			for _, s := range sigs {
+				syscall.RawSyscall6(sysPidfdSendSignal, fd, uintptr(s), 0, 0, 0, 0)
+			}
+		}
+		syscall.Close(int(fd))
+	}
+}
+
+type processTree struct {
+	order []int // parents before children
+	has   map[int]bool
+}
+
+// descendants lists the processes below root from one pass over /proc.
+func descendants(root int) processTree {
+	kids := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, ok := parentOf(pid); ok {
+			kids[ppid] = append(kids[ppid], pid)
+		}
+	}
+	t := processTree{has: map[int]bool{}}
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range kids[p] {
+			if !t.has[c] {
+				t.has[c] = true
+				t.order = append(t.order, c)
+				queue = append(queue, c)
+			}
+		}
+	}
+	return t
+}
+
+// parentOf reads a process's parent from /proc/PID/stat ("pid (comm) S
+// ppid ..."; comm may hold spaces and parentheses, so parse from the last
+// ')').
+func parentOf(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, err == nil
+}
+
+func errnoNumber(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return strconv.Itoa(int(errno))
+	}
+	return "0"
+}
+
+// siginfo is the SIGCHLD part of Linux's 64-bit siginfo_t.
+type siginfo struct {
+	signo, errno, code int32
+	_                  int32
+	pid                int32
+	uid                uint32
+	status             int32
+	_                  [100]byte
+}
+
+// Linux constants the syscall package lacks (x/sys/unix has them, but
+// importing it would put this package's init after most of the binary's).
+const (
+	prSetChildSubreaper = 36  // PR_SET_CHILD_SUBREAPER
+	sysPidfdSendSignal  = 424 // pidfd_send_signal, the same on every architecture
+	sysPidfdOpen        = 434 // pidfd_open
+
+	pAll    = 0         // P_ALL
+	pPID    = 1         // P_PID
+	wExited = 0x4       // WEXITED
+	wNoWait = 0x1000000 // WNOWAIT
+
+	cldExited = 1 // CLD_EXITED
+	cldKilled = 2 // CLD_KILLED
+	cldDumped = 3 // CLD_DUMPED
+)
+
+func waitid(idtype, id, options int, info *siginfo) error {
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, uintptr(idtype), uintptr(id),
+			uintptr(unsafe.Pointer(info)), uintptr(options), 0, 0)
+		if errno != syscall.EINTR {
+			if errno != 0 {
+				return errno
+			}
+			return nil
+		}
+	}
+}
+
+// shellExited returns pid's status if it has exited, leaving it unreaped
+// (WNOWAIT).
+func shellExited(pid int) (syscall.WaitStatus, bool) {
+	var info siginfo
+	if err := waitid(pPID, pid, wExited|wNoWait|syscall.WNOHANG, &info); err != nil || info.pid == 0 {
+		return 0, false
+	}
+	switch info.code {
+	case cldExited:
+		return syscall.WaitStatus(uint32(info.status&0xff) << 8), true
+	case cldDumped:
+		return syscall.WaitStatus(uint32(info.status) | 0x80), true
+	default: // cldKilled
+		return syscall.WaitStatus(uint32(info.status)), true
+	}
+}
+
+// waitAnyNoReap returns an exited child's pid (0: none) without reaping it.
+func waitAnyNoReap() (int, error) {
+	var info siginfo
+	if err := waitid(pAll, 0, wExited|wNoWait|syscall.WNOHANG, &info); err != nil {
+		return 0, err
+	}
+	return int(info.pid), nil
+}
+
+// ReadPid reads the reaper's first line: "pid N", or "err ERRNO" when the
+// shell could not be started.
+func ReadPid(status *bufio.Reader) (int, error) {
+	line, err := status.ReadString('\n')
+	if err != nil {
+		return 0, errors.New("the command's reaper exited before starting the shell")
+	}
+	word, arg, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+	n, err := strconv.Atoi(arg)
+	switch {
+	case err != nil || n <= 0:
+	case word == "err":
+		return 0, syscall.Errno(n)
+	case word == "pid":
+		return n, nil
+	}
+	return 0, errors.New("the command's reaper said " + strconv.Quote(line))
+}
+
+// ReadExit reads the reaper's second line, the shell's wait status. false:
+// the reaper ended without saying (someone killed it).
+func ReadExit(status *bufio.Reader) (syscall.WaitStatus, bool) {
+	line, err := status.ReadString('\n')
+	if err != nil {
+		return 0, false
+	}
+	v, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "exit ")
+	n, err := strconv.ParseUint(v, 10, 32)
+	return syscall.WaitStatus(n), ok && err == nil
+}

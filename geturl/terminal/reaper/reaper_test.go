@@ -1,0 +1,256 @@
+package reaper
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hub plays the hub's side: it starts the test binary as the reaper of
+// command in dir and reads the shell's pid.
+type hub struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	ctl    *os.File
+	status *bufio.Reader
+	shell  int
+	dir    string
+}
+
+func startReaper(t *testing.T, command string) *hub {
+	t.Helper()
+	dir := t.TempDir()
+	ctlR, ctlW, _ := os.Pipe()
+	statusR, statusW, _ := os.Pipe()
+	t.Cleanup(func() { statusR.Close() })
+	cmd := &exec.Cmd{
+		Path:        "/proc/self/exe",
+		Args:        []string{Arg0, "/bin/sh", "-c", command},
+		Dir:         dir,
+		ExtraFiles:  []*os.File{ctlR, statusW},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctlR.Close()
+	statusW.Close()
+	h := &hub{t: t, cmd: cmd, ctl: ctlW, status: bufio.NewReader(statusR), dir: dir}
+	t.Cleanup(func() { h.ctl.Close(); h.cmd.Wait() })
+	shell, err := ReadPid(h.status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.shell = shell
+	return h
+}
+
+func (h *hub) tell(c byte) { h.ctl.Write([]byte{c}) }
+
+// waitPid waits for a pid file the command writes.
+func (h *hub) waitPid(name string) int {
+	h.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(filepath.Join(h.dir, name))
+		if err == nil && bytes.HasSuffix(b, []byte("\n")) {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			return pid
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.t.Fatalf("%s never appeared", name)
+	return 0
+}
+
+// alive: a live process, not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
+}
+
+func waitDead(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still alive", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// detach starts a process in its own session whose parent exits at once
+// (a daemon's double fork).
+const detach = `(setsid sh -c 'echo $$ > detached.pid; exec sleep 100' >/dev/null 2>&1 &)
+	while [ ! -s detached.pid ]; do sleep 0.01; done
+`
+
+func needSetsid(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+}
+
+// TestKillsTreeWhenHubGoes: when the hub dies its end of the command pipe
+// closes, and the reaper kills everything the command started, detached or
+// not, and reports how the shell ended.
+func TestKillsTreeWhenHubGoes(t *testing.T) {
+	needSetsid(t)
+	h := startReaper(t, detach+`sleep 100 & echo $! > child.pid; wait`)
+	pids := []int{h.shell, h.waitPid("detached.pid"), h.waitPid("child.pid")}
+	h.ctl.Close() // the hub is gone
+	if err := h.cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		waitDead(t, pid)
+	}
+	if ws, ok := ReadExit(h.status); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("%v %v", ws, ok)
+	}
+}
+
+// TestReaperIgnoresStraySignals: a SIGTERM, SIGINT or SIGHUP that reaches
+// the reaper (pkill -f hub, or the command's own kill $PPID) leaves it in
+// charge of the tree, while the shell still gets the signals it is sent.
+func TestReaperIgnoresStraySignals(t *testing.T) {
+	needSetsid(t)
+	h := startReaper(t, detach+`kill -TERM -INT -HUP $PPID 2>/dev/null; kill $PPID; kill -INT $PPID; kill -HUP $PPID
+		echo sent > signalled; sleep 100`)
+	detached := h.waitPid("detached.pid")
+	for _, err := os.Stat(filepath.Join(h.dir, "signalled")); err != nil; _, err = os.Stat(filepath.Join(h.dir, "signalled")) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !alive(h.cmd.Process.Pid) {
+		t.Fatal("a stray signal ended the reaper")
+	}
+	h.tell(TermGroup)
+	if ws, ok := ReadExit(h.status); !ok || ws.Signal() != syscall.SIGTERM {
+		t.Fatalf("shell: %v %v", ws, ok)
+	}
+	h.tell(KillTree)
+	h.cmd.Wait()
+	waitDead(t, detached)
+}
+
+// TestGroupThenRelease: the commands a shell that exited on its own gets:
+// its group is ended, what detached lives on, and the exit status is the
+// shell's.
+func TestGroupThenRelease(t *testing.T) {
+	needSetsid(t)
+	h := startReaper(t, detach+`sleep 100 & echo $! > child.pid; exit 3`)
+	detached, child := h.waitPid("detached.pid"), h.waitPid("child.pid")
+	defer syscall.Kill(detached, syscall.SIGKILL)
+	if ws, ok := ReadExit(h.status); !ok || ws.ExitStatus() != 3 {
+		t.Fatalf("%v %v", ws, ok)
+	}
+	if !alive(child) {
+		t.Fatal("the group was ended before it was asked to")
+	}
+	h.tell(KillGroup)
+	waitDead(t, child)
+	h.tell(Release)
+	if err := h.cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if !alive(detached) {
+		t.Fatal("the detached process was killed")
+	}
+}
+
+// TestTermTreeReachesDetached: TermTree signals processes outside the
+// shell's group and session, with SIGCONT so a stopped one acts on it.
+func TestTermTreeReachesDetached(t *testing.T) {
+	needSetsid(t)
+	h := startReaper(t, detach+`kill -STOP $(cat detached.pid); sleep 100`)
+	detached := h.waitPid("detached.pid")
+	h.tell(TermTree)
+	waitDead(t, detached)
+	waitDead(t, h.shell)
+	h.tell(KillTree)
+	h.cmd.Wait()
+}
+
+// TestReapsOrphans: processes orphaned into the reaper during a long run
+// are reaped as they exit, not left as zombies until the end.
+func TestReapsOrphans(t *testing.T) {
+	h := startReaper(t, `i=0; while [ $i -lt 20 ]; do (sh -c 'exit 0' &); i=$((i+1)); done
+		echo done > orphaned; while [ ! -f go ]; do sleep 0.01; done`)
+	for _, err := os.Stat(filepath.Join(h.dir, "orphaned")); err != nil; _, err = os.Stat(filepath.Join(h.dir, "orphaned")) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for n := zombieChildren(h.cmd.Process.Pid); n > 0; n = zombieChildren(h.cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d zombies under the reaper", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.tell(KillTree)
+	h.cmd.Wait()
+}
+
+func zombieChildren(parent int) int {
+	n := 0
+	for pid := range descendants(parent).has {
+		if ppid, _ := parentOf(pid); ppid == parent && !alive(pid) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestReadPid(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		pid  int
+		fail string
+	}{
+		{"pid 42\n", 42, ""},
+		{"err 2\n", 0, "no such file"},
+		{"", 0, "exited before"},
+		{"pid x\n", 0, "said"},
+		{"pid -1\n", 0, "said"},
+		{"what 3\n", 0, "said"},
+	} {
+		pid, err := ReadPid(bufio.NewReader(strings.NewReader(tc.in)))
+		if pid != tc.pid || (tc.fail == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.fail)) {
+			t.Errorf("%q: %d %v", tc.in, pid, err)
+		}
+	}
+}
+
+func TestReadExit(t *testing.T) {
+	for _, tc := range []struct {
+		in string
+		ws syscall.WaitStatus
+		ok bool
+	}{
+		{"exit 768\n", 768, true},
+		{"exit 9\n", 9, true},
+		{"", 0, false},
+		{"exit x\n", 0, false},
+		{"pid 9\n", 0, false},
+	} {
+		ws, ok := ReadExit(bufio.NewReader(strings.NewReader(tc.in)))
+		if ok != tc.ok || (ok && ws != tc.ws) {
+			t.Errorf("%q: %v %v", tc.in, ws, ok)
+		}
+	}
+}
