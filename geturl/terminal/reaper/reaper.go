@@ -71,6 +71,10 @@ func run(argv []string) int {
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
 	r := &reaper{self: os.Getpid(), status: os.NewFile(4, "reaper-status")}
+	// Started as /proc/self/exe, it would show as "exe" in ps and top.
+	// (Package init runs on the main thread, whose name is the process's.)
+	name := []byte("hub-reaper\x00")
+	syscall.RawSyscall(syscall.SYS_PRCTL, prSetName, uintptr(unsafe.Pointer(&name[0])), 0)
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
 		r.line("err " + strconv.Itoa(int(errno)))
 		return 126
@@ -325,6 +329,7 @@ type siginfo struct {
 // Linux constants the syscall package lacks (x/sys/unix has them, but
 // importing it would put this package's init after most of the binary's).
 const (
+	prSetName           = 15  // PR_SET_NAME
 	prSetChildSubreaper = 36  // PR_SET_CHILD_SUBREAPER
 	sysPidfdSendSignal  = 424 // pidfd_send_signal, the same on every architecture
 	sysPidfdOpen        = 434 // pidfd_open

@@ -114,6 +114,9 @@ func TestKillsTreeWhenHubGoes(t *testing.T) {
 	needSetsid(t)
 	h := startReaper(t, detach+`sleep 100 & echo $! > child.pid; wait`)
 	pids := []int{h.shell, h.waitPid("detached.pid"), h.waitPid("child.pid")}
+	if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(h.cmd.Process.Pid) + "/comm"); string(comm) != "hub-reaper\n" {
+		t.Errorf("the reaper is named %q", comm)
+	}
 	h.ctl.Close() // the hub is gone
 	if err := h.cmd.Wait(); err != nil {
 		t.Fatal(err)
