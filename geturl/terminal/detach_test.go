@@ -97,3 +97,17 @@ func TestSpawnFailureReported(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// TestTimeoutKillsForkingLoop: a command that ignores SIGTERM and keeps
+// detaching children as fast as it can is still ended whole at its timeout:
+// SIGKILL goes round until nothing is left (the fixture's cleanup fails the
+// test if any process carrying its marker survives).
+func TestTimeoutKillsForkingLoop(t *testing.T) {
+	skipWithoutSetsid(t)
+	f := newFixture(t, Config{Timeout: 500 * time.Millisecond, KillGrace: 200 * time.Millisecond})
+	res := f.run(Request{Command: `trap '' TERM
+		while :; do (setsid sh -c 'trap "" TERM; exec sleep 100' >/dev/null 2>&1 &); done`})
+	if !res.TimedOut || res.Signal != "SIGKILL" {
+		t.Fatalf("%+v", res)
+	}
+}
