@@ -60,72 +60,59 @@ func (s *Searcher) Find(ctx context.Context, req FindRequest) (FindResult, error
 	var visited, files int
 	var total int64
 	var buf []byte
-	stop := func(reason string) error {
+	stop := func(reason string) walkAction {
 		res.Truncated, res.Reason = true, reason
-		return filepath.SkipAll
+		return walkStop
 	}
-	filepath.WalkDir(t.host, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == t.host {
-			if err != nil && d != nil && d.IsDir() && p != t.host {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	walkTree(t.host, func(rel string, d entry) walkAction {
 		if ctx.Err() != nil {
 			return stop(ReasonTimeout)
 		}
 		if visited++; visited > lim.MaxEntries {
 			return stop(ReasonMaxEntries)
 		}
-		rel := filepath.ToSlash(p[len(t.host)+1:])
-		subject := strings.ToLower(d.Name())
+		subject := strings.ToLower(d.name)
 		if byPath {
 			subject = "/" + strings.ToLower(rel)
 		}
-		isDir := d.IsDir()
-		skip := isDir && skipSet[d.Name()]
-		if name != "" && !strings.Contains(subject, name) {
-			if skip {
-				return filepath.SkipDir
-			}
-			return nil
+		skip := d.mode.IsDir() && skipSet[d.name]
+		next := walkOn
+		if skip {
+			next = walkSkip
 		}
-		e := FindEntry{Path: t.child(rel), Kind: kindName(d.Type())}
+		if name != "" && !strings.Contains(subject, name) {
+			return next
+		}
+		e := FindEntry{Path: t.child(rel), Kind: kindName(d.mode)}
 		switch {
 		case len(content) > 0:
-			if !d.Type().IsRegular() {
-				break
-			}
-			fi, err := d.Info()
-			if err != nil || fi.Size() > lim.MaxFileBytes {
+			size := d.size()
+			if !d.mode.IsRegular() || size < 0 || size > lim.MaxFileBytes {
 				break
 			}
 			if files++; files > lim.MaxFiles {
 				return stop(ReasonMaxFiles)
 			}
-			if total += fi.Size(); total > lim.MaxTotalBytes {
+			if total += size; total > lim.MaxTotalBytes {
 				return stop(ReasonMaxBytes)
 			}
-			data, b, ok := readText(p, fi.Size(), lim.MaxFileBytes, buf)
+			data, b, ok := readText(filepath.Join(t.host, rel), size, lim.MaxFileBytes, buf)
 			buf = b
 			if i := bytes.Index(data, content); ok && i >= 0 {
-				e.Size, e.Line = fi.Size(), 1+bytes.Count(data[:i], []byte{'\n'})
+				e.Size, e.Line = size, 1+bytes.Count(data[:i], []byte{'\n'})
 				if !add(&res, e, lim) {
 					return stop(ReasonMaxResults)
 				}
 			}
 		default:
-			if fi, err := d.Info(); err == nil && d.Type().IsRegular() {
-				e.Size = fi.Size()
+			if d.mode.IsRegular() {
+				e.Size = max(d.size(), 0)
 			}
 			if !add(&res, e, lim) {
 				return stop(ReasonMaxResults)
 			}
 		}
-		if skip {
-			return filepath.SkipDir
-		}
-		return nil
+		return next
 	})
 	return res, nil
 }

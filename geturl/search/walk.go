@@ -7,16 +7,94 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/hubdev/hub/geturl/sandbox"
+	"golang.org/x/sys/unix"
 )
 
 // sniffBytes is how much of a file the binary check reads (as git does).
 const sniffBytes = 8000
 
-// walkFiles calls fn for every regular file under t in depth-first order
-// with names sorted bytewise (rg --sort path visits in the same order),
+// entry is one name found by walkTree, with its type bits
+// (fs.FileMode.Type) from the directory listing.
+type entry struct {
+	name  string
+	mode  fs.FileMode
+	dirfd int // the directory holding it, open while the visitor runs
+}
+
+// size is the entry's size, from fstatat on its directory without
+// following a symlink; -1 when it is gone.
+func (e entry) size() int64 {
+	var st unix.Stat_t
+	if unix.Fstatat(e.dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return -1
+	}
+	return st.Size
+}
+
+// What a walkTree visitor asks for next.
+type walkAction int
+
+const (
+	walkOn   walkAction = iota
+	walkSkip            // do not descend into this directory
+	walkStop
+)
+
+// walkTree visits every entry below the directory host (already resolved
+// inside the project), depth first, names sorted bytewise (as rg --sort
+// path and filepath.WalkDir do); rel is slash-separated. Unlike WalkDir it
+// never goes back to the file system by path: each directory is opened
+// relative to its parent's descriptor with O_NOFOLLOW, and sizes come from
+// fstatat on that descriptor. A directory swapped for a symlink to
+// somewhere else while the walk runs is therefore skipped, never listed.
+// Symlinks are reported, not followed; unreadable directories are skipped.
+func walkTree(host string, fn func(rel string, e entry) walkAction) error {
+	fd, err := sandbox.Open(host, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK)
+	if err != nil {
+		return err
+	}
+	walkFd(fd, "", fn)
+	return nil
+}
+
+// walkFd walks the directory open at fd, closing it; true means stop.
+func walkFd(fd int, rel string, fn func(rel string, e entry) walkAction) bool {
+	dir := os.NewFile(uintptr(fd), rel)
+	defer dir.Close()
+	ents, _ := dir.ReadDir(-1)
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, d := range ents {
+		e := entry{name: d.Name(), mode: d.Type(), dirfd: fd}
+		child := e.name
+		if rel != "" {
+			child = rel + "/" + e.name
+		}
+		switch fn(child, e) {
+		case walkStop:
+			return true
+		case walkSkip:
+			continue
+		}
+		if !e.mode.IsDir() {
+			continue
+		}
+		cfd, err := unix.Openat(fd, e.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // unreadable, or no longer a directory
+		}
+		if walkFd(cfd, child, fn) {
+			return true
+		}
+	}
+	return false
+}
+
+// walkFiles calls fn for every regular file under t (walkTree's order),
 // skipping symlinks, SkipDirs below the start and files include rejects.
 // fn returns false to stop. A single-file target is visited alone.
 func walkFiles(ctx context.Context, t target, inc *includeSet, fn func(host, rel string, size int64) bool) error {
@@ -28,40 +106,22 @@ func walkFiles(ctx context.Context, t target, inc *includeSet, fn func(host, rel
 		fn(t.host, "", fi.Size())
 		return nil
 	}
-	return filepath.WalkDir(t.host, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if d != nil && d.IsDir() && p != t.host {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if ctx.Err() != nil {
-			return filepath.SkipAll
-		}
-		if p == t.host {
-			return nil
-		}
+	return walkTree(t.host, func(rel string, e entry) walkAction {
 		switch {
-		case d.IsDir():
-			if skipSet[d.Name()] {
-				return filepath.SkipDir
+		case ctx.Err() != nil:
+			return walkStop
+		case e.mode.IsDir():
+			if skipSet[e.name] {
+				return walkSkip
 			}
-			return nil
-		case !d.Type().IsRegular():
-			return nil // symlinks are not followed; devices, FIFOs, sockets are not read
+			return walkOn
+		case !e.mode.IsRegular() || !inc.match(rel):
+			return walkOn // symlinks are not followed; devices, FIFOs, sockets are not read
 		}
-		rel := filepath.ToSlash(p[len(t.host)+1:])
-		if !inc.match(rel) {
-			return nil
+		if size := e.size(); size >= 0 && !fn(filepath.Join(t.host, rel), rel, size) {
+			return walkStop
 		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		if !fn(p, rel, fi.Size()) {
-			return filepath.SkipAll
-		}
-		return nil
+		return walkOn
 	})
 }
 
