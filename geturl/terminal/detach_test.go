@@ -2,31 +2,19 @@ package terminal
 
 import (
 	"context"
-	"os/exec"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hubdev/hub/geturl/internal/proctest"
 )
-
-// detach starts a process that leaves the command's process group and
-// session (setsid) and whose parent exits at once (a daemon's double
-// fork), so nothing but the reaper's subreaper role ties it to the command.
-const detach = `(setsid sh -c 'echo $$ > detached.pid; exec sleep 100' >/dev/null 2>&1 &)
-	while [ ! -s detached.pid ]; do sleep 0.01; done
-`
-
-func skipWithoutSetsid(t *testing.T) {
-	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("no setsid")
-	}
-}
 
 // TestForegroundTimeoutKillsDetached: the spec's "foreground timeout kills
 // owned process trees" includes a descendant that moved to its own session.
 func TestForegroundTimeoutKillsDetached(t *testing.T) {
-	skipWithoutSetsid(t)
+	proctest.NeedSetsid(t)
 	f := newFixture(t, Config{Timeout: 300 * time.Millisecond, KillGrace: 100 * time.Millisecond})
-	res := f.run(Request{Command: detach + `echo detached; sleep 100`})
+	res := f.run(Request{Command: proctest.Detach + `echo detached; sleep 100`})
 	if !res.TimedOut || res.Output != "detached\n" {
 		t.Fatalf("%+v", res)
 	}
@@ -35,10 +23,10 @@ func TestForegroundTimeoutKillsDetached(t *testing.T) {
 
 // TestForegroundCancelKillsDetached: so does a cancel (a stop or shutdown).
 func TestForegroundCancelKillsDetached(t *testing.T) {
-	skipWithoutSetsid(t)
+	proctest.NeedSetsid(t)
 	f := newFixture(t, Config{KillGrace: 100 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
-	job, err := f.r.Start(ctx, Request{Command: detach + `sleep 100`})
+	job, err := f.r.Start(ctx, Request{Command: proctest.Detach + `sleep 100`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,9 +44,9 @@ func TestForegroundCancelKillsDetached(t *testing.T) {
 // daemon it deliberately detached (a build server, say) running, while its
 // own background jobs go with it (TestForegroundStraysKilled).
 func TestForegroundDetachedReleased(t *testing.T) {
-	skipWithoutSetsid(t)
+	proctest.NeedSetsid(t)
 	f := newFixture(t, Config{KillGrace: 100 * time.Millisecond})
-	res := f.run(Request{Command: detach + `echo bye`})
+	res := f.run(Request{Command: proctest.Detach + `echo bye`})
 	pid := f.waitPidFile("detached.pid")
 	defer func() { killPid(pid); waitDead(t, pid) }()
 	if res.ExitCode != 0 || res.Output != "bye\n" {
@@ -72,9 +60,9 @@ func TestForegroundDetachedReleased(t *testing.T) {
 // TestStopKillsDetached: stopping a background process ends what it
 // detached as well.
 func TestStopKillsDetached(t *testing.T) {
-	skipWithoutSetsid(t)
+	proctest.NeedSetsid(t)
 	f := newFixture(t, Config{KillGrace: 100 * time.Millisecond})
-	l := f.launch(Request{Command: detach + `echo "listening on :4000"; exec sleep 100`})
+	l := f.launch(Request{Command: proctest.Detach + `echo "listening on :4000"; exec sleep 100`})
 	pid := f.waitPidFile("detached.pid")
 	if !l.Running || !alive(pid) {
 		t.Fatalf("%+v", l)
@@ -103,7 +91,7 @@ func TestSpawnFailureReported(t *testing.T) {
 // SIGKILL goes round until nothing is left (the fixture's cleanup fails the
 // test if any process carrying its marker survives).
 func TestTimeoutKillsForkingLoop(t *testing.T) {
-	skipWithoutSetsid(t)
+	proctest.NeedSetsid(t)
 	f := newFixture(t, Config{Timeout: 500 * time.Millisecond, KillGrace: 200 * time.Millisecond})
 	res := f.run(Request{Command: `trap '' TERM
 		while :; do (setsid sh -c 'trap "" TERM; exec sleep 100' >/dev/null 2>&1 &); done`})

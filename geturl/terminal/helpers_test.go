@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/hubdev/hub/geturl/internal/proctest"
 	"github.com/hubdev/hub/geturl/sandbox"
 )
 
@@ -136,17 +137,7 @@ func (f *fixture) waitPidFile(rel string) int {
 	return pid
 }
 
-// alive reports whether pid is a live process (a zombie is not: in this
-// container orphans are never reaped, and a zombie runs nothing).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
-}
+var alive = proctest.Alive
 
 // markedProcesses lists live processes whose environment holds the marker.
 func markedProcesses(marker string) []int {
@@ -184,13 +175,7 @@ func waitGone(marker string) []int {
 
 func waitDead(t testing.TB, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(generous)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d still alive", pid)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	proctest.WaitDead(t, pid, generous)
 }
 
 func killPid(pid int) {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hubdev/hub/geturl/internal/proctest"
 )
 
 // hub plays the hub's side: it starts the test binary as the reaper of
@@ -73,46 +75,19 @@ func (h *hub) waitPid(name string) int {
 	return 0
 }
 
-// alive: a live process, not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
-}
+var alive = proctest.Alive
 
 func waitDead(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d still alive", pid)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// detach starts a process in its own session whose parent exits at once
-// (a daemon's double fork).
-const detach = `(setsid sh -c 'echo $$ > detached.pid; exec sleep 100' >/dev/null 2>&1 &)
-	while [ ! -s detached.pid ]; do sleep 0.01; done
-`
-
-func needSetsid(t *testing.T) {
-	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("no setsid")
-	}
+	proctest.WaitDead(t, pid, 30*time.Second)
 }
 
 // TestKillsTreeWhenHubGoes: when the hub dies its end of the command pipe
 // closes, and the reaper kills everything the command started, detached or
 // not, and reports how the shell ended.
 func TestKillsTreeWhenHubGoes(t *testing.T) {
-	needSetsid(t)
-	h := startReaper(t, detach+`sleep 100 & echo $! > child.pid; wait`)
+	proctest.NeedSetsid(t)
+	h := startReaper(t, proctest.Detach+`sleep 100 & echo $! > child.pid; wait`)
 	pids := []int{h.shell, h.waitPid("detached.pid"), h.waitPid("child.pid")}
 	if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(h.cmd.Process.Pid) + "/comm"); string(comm) != "hub-reaper\n" {
 		t.Errorf("the reaper is named %q", comm)
@@ -133,8 +108,8 @@ func TestKillsTreeWhenHubGoes(t *testing.T) {
 // the reaper (pkill -f hub, or the command's own kill $PPID) leaves it in
 // charge of the tree, while the shell still gets the signals it is sent.
 func TestReaperIgnoresStraySignals(t *testing.T) {
-	needSetsid(t)
-	h := startReaper(t, detach+`kill -TERM -INT -HUP $PPID 2>/dev/null; kill $PPID; kill -INT $PPID; kill -HUP $PPID
+	proctest.NeedSetsid(t)
+	h := startReaper(t, proctest.Detach+`kill -TERM -INT -HUP $PPID 2>/dev/null; kill $PPID; kill -INT $PPID; kill -HUP $PPID
 		echo sent > signalled; sleep 100`)
 	detached := h.waitPid("detached.pid")
 	for _, err := os.Stat(filepath.Join(h.dir, "signalled")); err != nil; _, err = os.Stat(filepath.Join(h.dir, "signalled")) {
@@ -156,8 +131,8 @@ func TestReaperIgnoresStraySignals(t *testing.T) {
 // its group is ended, what detached lives on, and the exit status is the
 // shell's.
 func TestGroupThenRelease(t *testing.T) {
-	needSetsid(t)
-	h := startReaper(t, detach+`sleep 100 & echo $! > child.pid; exit 3`)
+	proctest.NeedSetsid(t)
+	h := startReaper(t, proctest.Detach+`sleep 100 & echo $! > child.pid; exit 3`)
 	detached, child := h.waitPid("detached.pid"), h.waitPid("child.pid")
 	defer syscall.Kill(detached, syscall.SIGKILL)
 	if ws, ok := ReadExit(h.status); !ok || ws.ExitStatus() != 3 {
@@ -180,8 +155,8 @@ func TestGroupThenRelease(t *testing.T) {
 // TestTermTreeReachesDetached: TermTree signals processes outside the
 // shell's group and session, with SIGCONT so a stopped one acts on it.
 func TestTermTreeReachesDetached(t *testing.T) {
-	needSetsid(t)
-	h := startReaper(t, detach+`kill -STOP $(cat detached.pid); sleep 100`)
+	proctest.NeedSetsid(t)
+	h := startReaper(t, proctest.Detach+`kill -STOP $(cat detached.pid); sleep 100`)
 	detached := h.waitPid("detached.pid")
 	h.tell(TermTree)
 	waitDead(t, detached)
