@@ -85,3 +85,36 @@ func TestGrepUnderSwapNeverReadsOutside(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkDepthBounded: a chain of directories deeper than maxDepth (built
+// relative to descriptors, past where a path could reach) is walked to
+// maxDepth levels and no further, holding at most that many descriptors.
+func TestWalkDepthBounded(t *testing.T) {
+	root := t.TempDir()
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range maxDepth + 50 {
+		if err := unix.Mkdirat(fd, "d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, "d", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = next
+	}
+	unix.Close(fd)
+	deepest := 0
+	if err := walkTree(root, func(rel string, e entry) walkAction {
+		deepest = max(deepest, strings.Count(rel, "/")+1)
+		return walkOn
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if deepest != maxDepth {
+		t.Fatalf("walked %d levels, want %d", deepest, maxDepth)
+	}
+}

@@ -52,18 +52,25 @@ const (
 // relative to its parent's descriptor with O_NOFOLLOW, and sizes come from
 // fstatat on that descriptor. A directory swapped for a symlink to
 // somewhere else while the walk runs is therefore skipped, never listed.
-// Symlinks are reported, not followed; unreadable directories are skipped.
+// Symlinks are reported, not followed; unreadable directories are skipped,
+// and so are directories more than maxDepth levels down.
 func walkTree(host string, fn func(rel string, e entry) walkAction) error {
 	fd, err := sandbox.Open(host, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK)
 	if err != nil {
 		return err
 	}
-	walkFd(fd, "", fn)
+	walkFd(fd, "", 1, fn)
 	return nil
 }
 
-// walkFd walks the directory open at fd, closing it; true means stop.
-func walkFd(fd int, rel string, fn func(rel string, e entry) walkAction) bool {
+// maxDepth bounds how deep walkTree descends: it holds one descriptor per
+// level, and a chain of directories built relative to descriptors has no
+// PATH_MAX to stop it (a walk by path ends at about 2,000 levels).
+const maxDepth = 256
+
+// walkFd walks the directory open at fd, at depth, closing it; true means
+// stop.
+func walkFd(fd int, rel string, depth int, fn func(rel string, e entry) walkAction) bool {
 	dir := os.NewFile(uintptr(fd), rel)
 	defer dir.Close()
 	ents, _ := dir.ReadDir(-1)
@@ -80,14 +87,14 @@ func walkFd(fd int, rel string, fn func(rel string, e entry) walkAction) bool {
 		case walkSkip:
 			continue
 		}
-		if !e.mode.IsDir() {
+		if !e.mode.IsDir() || depth == maxDepth {
 			continue
 		}
 		cfd, err := unix.Openat(fd, e.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue // unreadable, or no longer a directory
 		}
-		if walkFd(cfd, child, fn) {
+		if walkFd(cfd, child, depth+1, fn) {
 			return true
 		}
 	}
