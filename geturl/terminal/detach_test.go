@@ -2,6 +2,8 @@ package terminal
 
 import (
 	"context"
+	"errors"
+	"os/exec"
 	"syscall"
 	"testing"
 	"time"
@@ -97,5 +99,73 @@ func TestTimeoutKillsForkingLoop(t *testing.T) {
 		while :; do (setsid sh -c 'trap "" TERM; exec sleep 100' >/dev/null 2>&1 &); done`})
 	if !res.TimedOut || res.Signal != "SIGKILL" {
 		t.Fatalf("%+v", res)
+	}
+}
+
+// TestTimeoutWithStoppedReaper: a command that stops its reaper (SIGSTOP
+// cannot be ignored) is still ended at its timeout: the hub kills the tree
+// itself when the reaper does not answer.
+func TestTimeoutWithStoppedReaper(t *testing.T) {
+	f := newFixture(t, Config{Timeout: 300 * time.Millisecond, KillGrace: 100 * time.Millisecond})
+	res := f.run(Request{Command: `sleep 100 & echo $! > child.pid; kill -STOP $PPID; sleep 100`})
+	if !res.TimedOut {
+		t.Fatalf("%+v", res)
+	}
+	waitDead(t, f.waitPidFile("child.pid"))
+}
+
+// TestKilledReaperLeavesNothing: a reaper killed outright (SIGKILL cannot
+// be ignored) leaves its session to the hub, which ends it.
+func TestKilledReaperLeavesNothing(t *testing.T) {
+	f := newFixture(t, Config{KillGrace: 100 * time.Millisecond, DrainWait: 100 * time.Millisecond})
+	res := f.run(Request{Command: `sleep 100 & echo $! > child.pid; kill -KILL $PPID; wait`})
+	if res.TimedOut || res.ExitCode != -1 {
+		t.Fatalf("%+v", res)
+	}
+	waitDead(t, f.waitPidFile("child.pid"))
+}
+
+// TestReaperIgnoresQuit: SIGQUIT (pkill -QUIT -f hub, for a Go stack dump)
+// and SIGABRT do not end the reaper either.
+func TestReaperIgnoresQuit(t *testing.T) {
+	f := newFixture(t, Config{})
+	res := f.run(Request{Command: `sleep 0.1; kill -QUIT $PPID; kill -ABRT $PPID; sleep 0.2; kill -0 $PPID && echo alive`})
+	if res.ExitCode != 0 || res.Output != "alive\n" {
+		t.Fatalf("%+v", res)
+	}
+}
+
+// TestForegroundJobsInOtherGroupsKilled: a background job that moved to a
+// process group of its own without leaving the session (coreutils timeout
+// does setpgid) is ended with the shell like any other job.
+func TestForegroundJobsInOtherGroupsKilled(t *testing.T) {
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Skip("no timeout(1)")
+	}
+	f := newFixture(t, Config{KillGrace: 100 * time.Millisecond})
+	res := f.run(Request{Command: `timeout 100 sleep 100 >/dev/null 2>&1 & echo $! > job.pid; sleep 0.2; echo hi`})
+	if res.ExitCode != 0 || res.Output != "hi\n" {
+		t.Fatalf("%+v", res)
+	}
+	waitDead(t, f.waitPidFile("job.pid"))
+}
+
+// TestReaperKilledAtStartLeavesNothing: a command that kills its reaper at
+// once, perhaps before it reported the shell, fails or finishes, but
+// leaves nothing running (the fixture's cleanup checks).
+func TestReaperKilledAtStartLeavesNothing(t *testing.T) {
+	f := newFixture(t, Config{KillGrace: 100 * time.Millisecond, DrainWait: 100 * time.Millisecond})
+	for range 5 {
+		job, err := f.r.Start(context.Background(), Request{Command: `sleep 100 & kill -KILL $PPID; wait`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), generous)
+		_, err = job.Wait(ctx)
+		cancel()
+		var terr *Error
+		if err != nil && (!errors.As(err, &terr) || terr.Code != CodeSpawnFailed) {
+			t.Fatal(err)
+		}
 	}
 }

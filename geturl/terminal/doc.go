@@ -51,11 +51,13 @@
 // and Manager.Shutdown end the command's whole tree (SIGTERM, SIGCONT, then
 // SIGKILL after a grace period), including processes that left the group
 // (setsid, a daemon's double fork), and nothing else. When a shell exits on
-// its own, whatever it left in its group is ended too, so a foreground
+// its own, whatever it left in its session is ended too, so a foreground
 // command leaves no jobs running (use bg=1 for that) and a background
-// process's children go with it; what deliberately detached is released.
-// The shell is left unreaped until its group has been dealt with, so the
-// group id cannot have been recycled for someone else's processes.
+// process's children go with it; what deliberately left the session
+// (setsid) is released. The shell is left unreaped until then, so its
+// group id cannot have been recycled for someone else's processes. A
+// reaper that stops answering or dies is no way out: the hub then ends
+// the tree and the session itself (see process.go's forceEnd).
 //
 // Background processes belong to the Manager: Manager.Shutdown (adapter
 // shutdown) kills them all and waits for them. If the hub dies without a

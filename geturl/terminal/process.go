@@ -25,30 +25,36 @@ import (
 // ended; then the remaining output is drained, bounded by DrainWait for
 // processes that still hold the pipe; then the reaper is reaped. A timeout,
 // a stop or a shutdown ends the whole tree: SIGTERM and SIGCONT to every
-// descendant, SIGKILL after KillGrace. A shell that exits on its own has its
-// process group ended the same way (a foreground command's background jobs,
-// a background server's children); what deliberately left the group (a
-// daemon that called setsid) is released and lives on. When the hub dies,
-// the reaper sees its command pipe close and kills the tree.
+// descendant, SIGKILL after KillGrace. A shell that exits on its own has
+// what it left in the reaper's session ended the same way (a foreground
+// command's background jobs, a background server's children); what
+// deliberately left the session (a daemon that called setsid) is released
+// and lives on. When the hub dies, the reaper sees its command pipe close
+// and kills the tree; when the reaper stops answering, forceEnd does.
 type proc struct {
-	clock    Clock
-	grace    time.Duration
-	drain    time.Duration
-	cmd      *exec.Cmd // the reaper
-	ctl      *os.File  // commands to the reaper; closing it kills the tree
-	status   *bufio.Reader
-	pid      int // the shell
-	out      *os.File
-	closeOut sync.Once
-	ansi     ansiStripper
-	red      *redactor
-	capture  *capture
-	activity chan struct{} // a token after each chunk of output
-	readDone chan struct{}
-	exited   chan struct{} // the shell exited (not reaped yet)
-	stopCh   chan struct{}
-	stopOnce sync.Once
-	done     chan struct{} // tree dealt with, output drained, reaper reaped
+	clock Clock
+	grace time.Duration
+	drain time.Duration
+	cmd   *exec.Cmd // the reaper
+	ctl   *os.File  // commands to the reaper; closing it kills the tree
+	// reaperGone is closed when the reaper has exited (still unreaped:
+	// until cmd.Wait its pid, the session's id, stays reserved), with
+	// reaperWS its status.
+	reaperGone chan struct{}
+	reaperWS   syscall.WaitStatus
+	status     *bufio.Reader
+	pid        int // the shell
+	out        *os.File
+	closeOut   sync.Once
+	ansi       ansiStripper
+	red        *redactor
+	capture    *capture
+	activity   chan struct{} // a token after each chunk of output
+	readDone   chan struct{}
+	exited     chan struct{} // the shell exited (not reaped yet)
+	stopCh     chan struct{}
+	stopOnce   sync.Once
+	done       chan struct{} // tree dealt with, output drained, reaper reaped
 	// onDone, when set before supervise starts, runs just before done is
 	// closed (the background registry forgets the process there, so a
 	// caller woken by done sees it gone).
@@ -107,34 +113,39 @@ func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) 
 		closeAll(out, ctl, statusR)
 		return nil, err
 	}
-	status := bufio.NewReader(statusR)
+	p := &proc{
+		clock:      clock,
+		grace:      grace,
+		drain:      drain,
+		cmd:        cmd,
+		ctl:        ctl,
+		reaperGone: make(chan struct{}),
+		status:     bufio.NewReader(statusR),
+		out:        out,
+		red:        newRedactor(s.root, "/project"),
+		capture:    newCapture(s.limit),
+		activity:   make(chan struct{}, 1),
+		readDone:   make(chan struct{}),
+		exited:     make(chan struct{}),
+		stopCh:     make(chan struct{}),
+		done:       make(chan struct{}),
+	}
+	go func() {
+		p.reaperWS, _ = reaper.AwaitExit(cmd.Process.Pid)
+		close(p.reaperGone)
+	}()
 	statusR.SetReadDeadline(time.Now().Add(reaperStartWait))
-	pid, err := reaper.ReadPid(status)
+	p.pid, err = reaper.ReadPid(p.status)
 	if err != nil {
-		cmd.Process.Kill() // it has nothing to run, or is stuck
+		// It could not start the shell, or is stuck (stopped by the
+		// command it had just started): end whatever did start.
+		p.forceEnd()
 		cmd.Wait()
 		closeAll(out, ctl, statusR)
 		return nil, err
 	}
 	statusR.SetReadDeadline(time.Time{})
-	p := &proc{
-		clock:     clock,
-		grace:     grace,
-		drain:     drain,
-		cmd:       cmd,
-		ctl:       ctl,
-		status:    status,
-		pid:       pid,
-		out:       out,
-		red:       newRedactor(s.root, "/project"),
-		capture:   newCapture(s.limit),
-		activity:  make(chan struct{}, 1),
-		readDone:  make(chan struct{}),
-		exited:    make(chan struct{}),
-		stopCh:    make(chan struct{}),
-		done:      make(chan struct{}),
-		startedAt: clock.Now(),
-	}
+	p.startedAt = clock.Now()
 	go p.read()
 	go p.waitShell(statusR)
 	return p, nil
@@ -210,9 +221,17 @@ func (p *proc) supervise(deadline <-chan time.Time) {
 	if p.timedOut || p.stopped {
 		p.sweep(reaper.TermTree, reaper.KillTree, reaper.KillTree)
 	} else {
-		p.sweep(reaper.TermGroup, reaper.KillGroup, reaper.Release)
+		p.sweep(reaper.TermSession, reaper.KillSession, reaper.Release)
 	}
-	_ = p.cmd.Wait() // the reaper; its own status says nothing of the command's
+	select {
+	case <-p.reaperGone:
+		if !p.reaperWS.Exited() || p.reaperWS.ExitStatus() != 0 {
+			p.forceEnd() // it died: end what it leaves in its session
+		}
+	case <-p.clock.After(reaperAnswerWait):
+		p.forceEnd()
+	}
+	_ = p.cmd.Wait() // the reaper, reaped only now
 	p.ctl.Close()
 	p.closeOut.Do(func() { p.out.Close() })
 	if p.onDone != nil {
@@ -228,17 +247,53 @@ func (p *proc) terminate() {
 	p.tell(reaper.TermTree)
 	select {
 	case <-p.exited:
+		return
 	case <-p.clock.After(p.grace):
-		p.tell(reaper.KillTree)
-		<-p.exited
+	}
+	p.tell(reaper.KillTree)
+	select {
+	case <-p.exited:
+	case <-p.clock.After(reaperAnswerWait):
+		p.forceEnd()
+		<-p.exited // the reaper is gone: its status pipe is closed
 	}
 }
 
-// sweep ends what the exited shell left — in its group, or in the whole
-// tree after a terminate — and drains the output: term, then kill after
-// the grace period (or at once when the pipe is closed), then last, which
-// makes the reaper exit. Normally nothing is left and the pipe is at EOF,
-// and this costs two signals to a group holding only the shell's zombie.
+// reaperAnswerWait is how long the reaper has to act on a last command
+// (KillTree, Release) before the hub takes over with forceEnd: a reaper
+// that is merely slow (a loaded machine) must not have its released
+// daemons killed, while one that was stopped gets no more than this.
+const reaperAnswerWait = 5 * time.Second
+
+// forceEnd ends the command without the reaper's help, for a reaper that
+// stopped answering (a command can SIGSTOP its parent) or died (SIGKILL, a
+// forged SIGSEGV). While it is alive, even stopped, it still adopts the
+// orphans of what is killed below it, so the tree is killed first, then the
+// reaper, then whatever it left in its session, reparented to init. The
+// reaper stays unreaped throughout, so its pid, which is the session's id,
+// names no one else's session. What moved to a session of its own and was
+// orphaned by a reaper that died cannot be told from anyone else's.
+func (p *proc) forceEnd() {
+	rpid := p.cmd.Process.Pid
+	select {
+	case <-p.reaperGone:
+	default:
+		reaper.EndTree(rpid, reaperKillBound)
+		syscall.Kill(rpid, syscall.SIGKILL)
+		<-p.reaperGone
+	}
+	reaper.EndSession(rpid, reaperKillBound)
+}
+
+// reaperKillBound bounds each of forceEnd's rounds of killing, against a
+// process stuck in the kernel.
+const reaperKillBound = 10 * time.Second
+
+// sweep ends what the exited shell left — in the reaper's session, or in
+// the whole tree after a terminate — and drains the output: term, then
+// kill after the grace period (or at once when the pipe is closed), then
+// last, which makes the reaper exit. Normally nothing is left and the pipe
+// is at EOF, and this costs the reaper two passes over /proc.
 func (p *proc) sweep(term, kill, last byte) {
 	p.tell(term)
 	select {

@@ -101,6 +101,11 @@ func (r *Runner) spawn(pr prepared, limit int) (*proc, *Error) {
 	if err != nil {
 		// The OS error names host paths (the shell, the directory): keep
 		// only its errno.
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, &Error{Code: CodeSpawnFailed, Retryable: true, Action: transport.ActionRetryLater,
+				Detail: "the command's supervisor did not report the shell started within " + reaperStartWait.String() +
+					"; whatever the command had started was killed"}
+		}
 		detail := "could not start the shell"
 		var errno syscall.Errno
 		if errors.As(err, &errno) {

@@ -30,11 +30,14 @@ const Arg0 = "hub-terminal-reaper"
 
 // Commands from the hub.
 const (
-	TermGroup = 'G' // SIGTERM and SIGCONT to the shell's process group
-	KillGroup = 'g' // SIGKILL to the shell's process group
-	TermTree  = 'T' // SIGTERM and SIGCONT to every descendant
-	KillTree  = 'K' // SIGKILL every descendant until none is left, then exit
-	Release   = 'R' // reap the shell and exit: what left the group lives on
+	// TermSession and KillSession end what a shell that exited on its own
+	// left: every process still in the reaper's session (its background
+	// jobs, whatever group they moved to), SIGTERM and SIGCONT, or SIGKILL.
+	TermSession = 'S'
+	KillSession = 's'
+	TermTree    = 'T' // SIGTERM and SIGCONT to every descendant
+	KillTree    = 'K' // SIGKILL every descendant until none is left, then exit
+	Release     = 'R' // reap the shell and exit: what left the session lives on
 )
 
 // killBound bounds how long the reaper keeps killing and reaping: a
@@ -57,6 +60,7 @@ type reaper struct {
 	shell    int
 	status   *os.File
 	reported bool
+	reaped   bool // the shell: until then its group id is reserved
 }
 
 // orphanScan is how often the reaper reaps processes orphaned into it when
@@ -88,12 +92,15 @@ func run(argv []string) int {
 		r.line("err " + errnoNumber(err))
 		return 127
 	}
+	// Only now, as an ignored signal stays ignored across execve: a stray
+	// signal (pkill -f hub, pkill -QUIT for a Go stack dump, the command's
+	// kill $PPID) must not end the reaper and set the tree loose. One sent
+	// in the instant before this line, and what Go cannot ignore (SIGKILL,
+	// SIGSTOP, a forged SIGSEGV), the hub answers by ending the tree
+	// itself (terminal's forceEnd).
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGABRT)
 	r.shell = pid
 	r.line("pid " + strconv.Itoa(pid))
-	// Only now, as an ignored signal stays ignored across execve: a stray
-	// SIGTERM, SIGINT or SIGHUP (pkill -f hub, kill $PPID from the command)
-	// must not end the reaper and set the tree loose. SIGKILL still does.
-	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	// Let go of the output pipe: its end of file tells the hub that
 	// nothing holds it any more.
 	if null, err := syscall.Open(os.DevNull, syscall.O_WRONLY|syscall.O_CLOEXEC, 0); err == nil {
@@ -153,13 +160,15 @@ func run(argv []string) int {
 				case KillTree:
 					r.killTree()
 					return 0
-				case TermGroup:
-					syscall.Kill(-r.shell, syscall.SIGTERM)
-					syscall.Kill(-r.shell, syscall.SIGCONT)
-				case KillGroup:
-					syscall.Kill(-r.shell, syscall.SIGKILL)
+				case TermSession:
+					r.signalGroup(syscall.SIGTERM, syscall.SIGCONT)
+					signalSession(r.self, syscall.SIGTERM, syscall.SIGCONT)
+				case KillSession:
+					r.signalGroup(syscall.SIGKILL)
+					signalSession(r.self, syscall.SIGKILL)
 				case TermTree:
-					r.signalTree(syscall.SIGTERM, syscall.SIGCONT)
+					r.signalGroup(syscall.SIGTERM, syscall.SIGCONT)
+					signalTree(r.self, syscall.SIGTERM, syscall.SIGCONT)
 				case Release:
 					var ws syscall.WaitStatus
 					syscall.Wait4(r.shell, &ws, 0, nil)
@@ -210,7 +219,20 @@ func (r *reaper) reapAll() bool {
 			return true
 		}
 		if pid == r.shell {
+			r.reaped = true
 			r.report(ws)
+		}
+	}
+}
+
+// signalGroup signals the shell's process group, while the unreaped shell
+// keeps its id from being reused. Unlike signalling pids from a listing,
+// this reaches every member at once: a member forking as fast as it can is
+// caught too (a fork racing a fatal signal fails).
+func (r *reaper) signalGroup(sigs ...syscall.Signal) {
+	if !r.reaped {
+		for _, s := range sigs {
+			syscall.Kill(-r.shell, s)
 		}
 	}
 }
@@ -220,92 +242,13 @@ func (r *reaper) reapAll() bool {
 func (r *reaper) killTree() {
 	deadline := time.Now().Add(killBound)
 	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {
-		r.signalTree(syscall.SIGKILL)
+		r.signalGroup(syscall.SIGKILL)
+		signalTree(r.self, syscall.SIGKILL)
 		if !r.reapAll() || time.Now().After(deadline) {
 			return
 		}
 		time.Sleep(pause)
 	}
-}
-
-// signalTree sends sigs to every descendant. A process is signalled through
-// a pidfd opened before its parent is checked again, so a pid that was
-// freed and reused since the listing is never signalled.
-func (r *reaper) signalTree(sigs ...syscall.Signal) {
-	tree := descendants(r.self)
-	for _, pid := range tree.order {
-		fd, _, errno := syscall.RawSyscall(sysPidfdOpen, uintptr(pid), 0, 0)
-		if errno == syscall.ENOSYS { // before Linux 5.3
-			for _, s := range sigs {
-				syscall.Kill(pid, s)
-			}
-			continue
-		}
-		if errno != 0 {
-			continue
-		}
-		if ppid, ok := parentOf(pid); ok && (ppid == r.self || tree.has[ppid]) {
-			for _, s := range sigs {
-				syscall.RawSyscall6(sysPidfdSendSignal, fd, uintptr(s), 0, 0, 0, 0)
-			}
-		}
-		syscall.Close(int(fd))
-	}
-}
-
-type processTree struct {
-	order []int // parents before children
-	has   map[int]bool
-}
-
-// descendants lists the processes below root from one pass over /proc.
-func descendants(root int) processTree {
-	kids := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if ppid, ok := parentOf(pid); ok {
-			kids[ppid] = append(kids[ppid], pid)
-		}
-	}
-	t := processTree{has: map[int]bool{}}
-	queue := []int{root}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range kids[p] {
-			if !t.has[c] {
-				t.has[c] = true
-				t.order = append(t.order, c)
-				queue = append(queue, c)
-			}
-		}
-	}
-	return t
-}
-
-// parentOf reads a process's parent from /proc/PID/stat ("pid (comm) S
-// ppid ..."; comm may hold spaces and parentheses, so parse from the last
-// ')').
-func parentOf(pid int) (int, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0, false
-	}
-	ppid, err := strconv.Atoi(f[1])
-	return ppid, err == nil
 }
 
 func errnoNumber(err error) string {
@@ -364,13 +307,29 @@ func shellExited(pid int) (syscall.WaitStatus, bool) {
 	if err := waitid(pPID, pid, wExited|wNoWait|syscall.WNOHANG, &info); err != nil || info.pid == 0 {
 		return 0, false
 	}
+	return info.waitStatus(), true
+}
+
+// AwaitExit blocks until pid, a child of the caller, has exited, and
+// returns its status without reaping it: until it is reaped its pid cannot
+// be given to another process (nor, for a session leader such as the
+// reaper, its session id to another session).
+func AwaitExit(pid int) (syscall.WaitStatus, error) {
+	var info siginfo
+	if err := waitid(pPID, pid, wExited|wNoWait, &info); err != nil {
+		return 0, err
+	}
+	return info.waitStatus(), nil
+}
+
+func (info *siginfo) waitStatus() syscall.WaitStatus {
 	switch info.code {
 	case cldExited:
-		return syscall.WaitStatus(uint32(info.status&0xff) << 8), true
+		return syscall.WaitStatus(uint32(info.status&0xff) << 8)
 	case cldDumped:
-		return syscall.WaitStatus(uint32(info.status) | 0x80), true
+		return syscall.WaitStatus(uint32(info.status) | 0x80)
 	default: // cldKilled
-		return syscall.WaitStatus(uint32(info.status)), true
+		return syscall.WaitStatus(uint32(info.status))
 	}
 }
 
@@ -387,6 +346,9 @@ func waitAnyNoReap() (int, error) {
 // shell could not be started.
 func ReadPid(status *bufio.Reader) (int, error) {
 	line, err := status.ReadString('\n')
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return 0, err
+	}
 	if err != nil {
 		return 0, errors.New("the command's reaper exited before starting the shell")
 	}

@@ -118,7 +118,7 @@ func TestReaperIgnoresStraySignals(t *testing.T) {
 	if !alive(h.cmd.Process.Pid) {
 		t.Fatal("a stray signal ended the reaper")
 	}
-	h.tell(TermGroup)
+	h.tell(TermSession)
 	if ws, ok := ReadExit(h.status); !ok || ws.Signal() != syscall.SIGTERM {
 		t.Fatalf("shell: %v %v", ws, ok)
 	}
@@ -141,7 +141,7 @@ func TestGroupThenRelease(t *testing.T) {
 	if !alive(child) {
 		t.Fatal("the group was ended before it was asked to")
 	}
-	h.tell(KillGroup)
+	h.tell(KillSession)
 	waitDead(t, child)
 	h.tell(Release)
 	if err := h.cmd.Wait(); err != nil {
@@ -186,8 +186,8 @@ func TestReapsOrphans(t *testing.T) {
 
 func zombieChildren(parent int) int {
 	n := 0
-	for pid := range descendants(parent).has {
-		if ppid, _ := parentOf(pid); ppid == parent && !alive(pid) {
+	for _, p := range scan() {
+		if p.ppid == parent && p.dead {
 			n++
 		}
 	}
