@@ -64,7 +64,7 @@ func (s *Searcher) Find(ctx context.Context, req FindRequest) (FindResult, error
 		res.Truncated, res.Reason = true, reason
 		return walkStop
 	}
-	walkTree(t.host, func(rel string, d entry) walkAction {
+	deep, _ := walkTree(t.host, func(rel string, d entry) walkAction {
 		if ctx.Err() != nil {
 			return stop(ReasonTimeout)
 		}
@@ -114,6 +114,9 @@ func (s *Searcher) Find(ctx context.Context, req FindRequest) (FindResult, error
 		}
 		return next
 	})
+	if deep && !res.Truncated {
+		stop(ReasonMaxDepth)
+	}
 	return res, nil
 }
 

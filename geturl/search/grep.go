@@ -48,7 +48,7 @@ type GrepResult struct {
 	FilesWithMatches int `json:"filesWithMatches"`
 	// Truncated is set when a limit ended the search early; Reason says
 	// which (ReasonMaxResults, ReasonMaxFiles, ReasonMaxBytes,
-	// ReasonTimeout).
+	// ReasonTimeout, ReasonMaxDepth).
 	Truncated bool   `json:"truncated"`
 	Reason    string `json:"truncatedReason,omitempty"`
 	// Engine is "rg" or "go".

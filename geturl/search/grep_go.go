@@ -15,7 +15,7 @@ func (s *Searcher) grepGo(ctx context.Context, t target, m *matcher, inc *includ
 		res.Truncated, res.Reason = true, reason
 		return false
 	}
-	err := walkFiles(ctx, t, inc, func(host, rel string, size int64) bool {
+	deep, err := walkFiles(ctx, t, inc, func(host, rel string, size int64) bool {
 		if ctx.Err() != nil {
 			return stop(ReasonTimeout)
 		}
@@ -50,6 +50,9 @@ func (s *Searcher) grepGo(ctx context.Context, t target, m *matcher, inc *includ
 	})
 	if ctx.Err() != nil && !res.Truncated {
 		stop(ReasonTimeout)
+	}
+	if deep && !res.Truncated {
+		stop(ReasonMaxDepth)
 	}
 	_ = err // an unreadable start directory simply has no matches
 	return res

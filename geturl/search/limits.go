@@ -68,6 +68,9 @@ const (
 	ReasonMaxEntries = "max_entries"
 	ReasonMaxBytes   = "max_bytes"
 	ReasonTimeout    = "timeout"
+	// ReasonMaxDepth: directories deeper than 256 levels were not entered
+	// (search from a deeper path to reach them).
+	ReasonMaxDepth = "max_depth"
 )
 
 // Errors for a search that cannot run. Path errors are sandbox errors.

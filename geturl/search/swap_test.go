@@ -108,13 +108,25 @@ func TestWalkDepthBounded(t *testing.T) {
 	}
 	unix.Close(fd)
 	deepest := 0
-	if err := walkTree(root, func(rel string, e entry) walkAction {
+	deep, err := walkTree(root, func(rel string, e entry) walkAction {
 		deepest = max(deepest, strings.Count(rel, "/")+1)
 		return walkOn
-	}); err != nil {
-		t.Fatal(err)
+	})
+	if err != nil || !deep {
+		t.Fatal(deep, err)
 	}
 	if deepest != maxDepth {
 		t.Fatalf("walked %d levels, want %d", deepest, maxDepth)
+	}
+	scope, err := sandbox.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Searcher{Scope: scope, Limits: testLimits}
+	if res, err := s.Find(context.Background(), FindRequest{Name: "nothing-matches"}); err != nil || res.Reason != ReasonMaxDepth || !res.Truncated {
+		t.Fatalf("find: %s %v", res.Reason, err)
+	}
+	if res, err := s.Grep(context.Background(), GrepRequest{Pattern: "x"}); err != nil || res.Reason != ReasonMaxDepth || !res.Truncated {
+		t.Fatalf("grep: %s %v", res.Reason, err)
 	}
 }

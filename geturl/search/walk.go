@@ -53,14 +53,21 @@ const (
 // fstatat on that descriptor. A directory swapped for a symlink to
 // somewhere else while the walk runs is therefore skipped, never listed.
 // Symlinks are reported, not followed; unreadable directories are skipped,
-// and so are directories more than maxDepth levels down.
-func walkTree(host string, fn func(rel string, e entry) walkAction) error {
+// and so are directories more than maxDepth levels down (deep says a walk
+// met one).
+func walkTree(host string, fn func(rel string, e entry) walkAction) (deep bool, err error) {
 	fd, err := sandbox.Open(host, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK)
 	if err != nil {
-		return err
+		return false, err
 	}
-	walkFd(fd, "", 1, fn)
-	return nil
+	w := walker{fn: fn}
+	w.dir(fd, "", 1)
+	return w.deep, nil
+}
+
+type walker struct {
+	fn   func(rel string, e entry) walkAction
+	deep bool
 }
 
 // maxDepth bounds how deep walkTree descends: it holds one descriptor per
@@ -68,9 +75,9 @@ func walkTree(host string, fn func(rel string, e entry) walkAction) error {
 // PATH_MAX to stop it (a walk by path ends at about 2,000 levels).
 const maxDepth = 256
 
-// walkFd walks the directory open at fd, at depth, closing it; true means
+// dir walks the directory open at fd, at depth, closing it; true means
 // stop.
-func walkFd(fd int, rel string, depth int, fn func(rel string, e entry) walkAction) bool {
+func (w *walker) dir(fd int, rel string, depth int) bool {
 	dir := os.NewFile(uintptr(fd), rel)
 	defer dir.Close()
 	ents, _ := dir.ReadDir(-1)
@@ -81,20 +88,24 @@ func walkFd(fd int, rel string, depth int, fn func(rel string, e entry) walkActi
 		if rel != "" {
 			child = rel + "/" + e.name
 		}
-		switch fn(child, e) {
+		switch w.fn(child, e) {
 		case walkStop:
 			return true
 		case walkSkip:
 			continue
 		}
-		if !e.mode.IsDir() || depth == maxDepth {
+		if !e.mode.IsDir() {
+			continue
+		}
+		if depth == maxDepth {
+			w.deep = true
 			continue
 		}
 		cfd, err := unix.Openat(fd, e.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue // unreadable, or no longer a directory
 		}
-		if walkFd(cfd, child, depth+1, fn) {
+		if w.dir(cfd, child, depth+1) {
 			return true
 		}
 	}
@@ -103,15 +114,16 @@ func walkFd(fd int, rel string, depth int, fn func(rel string, e entry) walkActi
 
 // walkFiles calls fn for every regular file under t (walkTree's order),
 // skipping symlinks, SkipDirs below the start and files include rejects.
-// fn returns false to stop. A single-file target is visited alone.
-func walkFiles(ctx context.Context, t target, inc *includeSet, fn func(host, rel string, size int64) bool) error {
+// fn returns false to stop. A single-file target is visited alone. deep is
+// walkTree's.
+func walkFiles(ctx context.Context, t target, inc *includeSet, fn func(host, rel string, size int64) bool) (deep bool, err error) {
 	if !t.dir {
 		fi, err := os.Stat(t.host)
 		if err != nil {
-			return err
+			return false, err
 		}
 		fn(t.host, "", fi.Size())
-		return nil
+		return false, nil
 	}
 	return walkTree(t.host, func(rel string, e entry) walkAction {
 		switch {
