@@ -16,7 +16,8 @@ import (
 // owned process trees" includes a descendant that moved to its own session.
 func TestForegroundTimeoutKillsDetached(t *testing.T) {
 	proctest.NeedSetsid(t)
-	f := newFixture(t, Config{Timeout: 300 * time.Millisecond, KillGrace: 100 * time.Millisecond})
+	// The timeout leaves the command time to detach, even on a slow machine.
+	f := newFixture(t, Config{Timeout: 2 * time.Second, KillGrace: 100 * time.Millisecond})
 	res := f.run(Request{Command: proctest.Detach + `echo detached; sleep 100`})
 	if !res.TimedOut || res.Output != "detached\n" {
 		t.Fatalf("%+v", res)
@@ -107,7 +108,7 @@ func TestTimeoutKillsForkingLoop(t *testing.T) {
 // cannot be ignored) is still ended at its timeout: the hub kills the tree
 // itself when the reaper does not answer.
 func TestTimeoutWithStoppedReaper(t *testing.T) {
-	f := newFixture(t, Config{Timeout: 300 * time.Millisecond, KillGrace: 100 * time.Millisecond})
+	f := newFixture(t, Config{Timeout: 2 * time.Second, KillGrace: 100 * time.Millisecond})
 	res := f.run(Request{Command: `sleep 100 & echo $! > child.pid; kill -STOP $PPID; sleep 100`})
 	if !res.TimedOut {
 		t.Fatalf("%+v", res)
