@@ -162,10 +162,14 @@ func run(argv []string) int {
 					return 0
 				case TermSession:
 					r.signalGroup(syscall.SIGTERM, syscall.SIGCONT)
-					signalSession(r.self, syscall.SIGTERM, syscall.SIGCONT)
+					if !r.onlyShellLeft() {
+						signalSession(r.self, syscall.SIGTERM, syscall.SIGCONT)
+					}
 				case KillSession:
 					r.signalGroup(syscall.SIGKILL)
-					signalSession(r.self, syscall.SIGKILL)
+					if !r.onlyShellLeft() {
+						signalSession(r.self, syscall.SIGKILL)
+					}
 				case TermTree:
 					r.signalGroup(syscall.SIGTERM, syscall.SIGCONT)
 					signalTree(r.self, syscall.SIGTERM, syscall.SIGCONT)
@@ -223,6 +227,31 @@ func (r *reaper) reapAll() bool {
 			r.report(ws)
 		}
 	}
+}
+
+// onlyShellLeft reports whether the reaper's one child is the shell, from
+// its threads' children lists: then, the shell having exited, nothing of
+// the command is left, as whatever it started would hang below another
+// child (orphans come here). Most commands leave nothing, and this spares
+// them two passes over /proc. false when the lists cannot be read.
+func (r *reaper) onlyShellLeft() bool {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return false
+	}
+	shell := strconv.Itoa(r.shell)
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			return false
+		}
+		for _, pid := range strings.Fields(string(b)) {
+			if pid != shell {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // signalGroup signals the shell's process group, while the unreaped shell
