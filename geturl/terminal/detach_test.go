@@ -120,20 +120,11 @@ func TestTimeoutWithStoppedReaper(t *testing.T) {
 // be ignored) leaves its session to the hub, which ends it.
 func TestKilledReaperLeavesNothing(t *testing.T) {
 	f := newFixture(t, Config{KillGrace: 100 * time.Millisecond, DrainWait: 100 * time.Millisecond})
-	// It kills its reaper once the hub has the shell's pid (the job has
-	// started); before that is TestReaperKilledAtStartLeavesNothing's case.
-	job, err := f.r.Start(context.Background(), Request{Command: `sleep 100 & echo $! > child.pid
-		while [ ! -f go ]; do sleep 0.01; done; kill -KILL $PPID; wait`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-job.Started()
-	os.WriteFile(f.path("go"), nil, 0o644)
-	ctx, cancel := context.WithTimeout(context.Background(), generous)
-	defer cancel()
-	res, err := job.Wait(ctx)
-	if err != nil || res.TimedOut || res.ExitCode != -1 {
-		t.Fatalf("%+v %v", res, err)
+	// It kills its reaper once the hub has the shell's pid; before that is
+	// TestReaperKilledAtStartLeavesNothing's case.
+	res := f.runOnceStarted(`sleep 100 & echo $! > child.pid; kill -KILL $PPID; wait`)
+	if res.TimedOut || res.ExitCode != -1 {
+		t.Fatalf("%+v", res)
 	}
 	waitDead(t, f.waitPidFile("child.pid"))
 }
@@ -142,18 +133,10 @@ func TestKilledReaperLeavesNothing(t *testing.T) {
 // and SIGABRT do not end the reaper either.
 func TestReaperIgnoresQuit(t *testing.T) {
 	f := newFixture(t, Config{})
-	// The reaper ignores them before it reports the shell (the job starts).
-	job, err := f.r.Start(context.Background(), Request{Command: `while [ ! -f go ]; do sleep 0.01; done
-		kill -QUIT $PPID; kill -ABRT $PPID; sleep 0.2; kill -0 $PPID && echo alive`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-job.Started()
-	os.WriteFile(f.path("go"), nil, 0o644)
-	ctx, cancel := context.WithTimeout(context.Background(), generous)
-	defer cancel()
-	if res, err := job.Wait(ctx); err != nil || res.ExitCode != 0 || res.Output != "alive\n" {
-		t.Fatalf("%+v %v", res, err)
+	// The reaper ignores them before it reports the shell.
+	res := f.runOnceStarted(`kill -QUIT $PPID; kill -ABRT $PPID; sleep 0.2; kill -0 $PPID && echo alive`)
+	if res.ExitCode != 0 || res.Output != "alive\n" {
+		t.Fatalf("%+v", res)
 	}
 }
 
@@ -190,4 +173,23 @@ func TestReaperKilledAtStartLeavesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// runOnceStarted runs command in the foreground, letting it go on only once
+// the job has started, that is once the hub holds the shell's pid.
+func (f *fixture) runOnceStarted(command string) *Result {
+	f.t.Helper()
+	job, err := f.r.Start(context.Background(), Request{Command: "while [ ! -f go ]; do sleep 0.01; done\n" + command})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	<-job.Started()
+	os.WriteFile(f.path("go"), nil, 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), generous)
+	defer cancel()
+	res, err := job.Wait(ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return res
 }
