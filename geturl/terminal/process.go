@@ -42,6 +42,7 @@ type proc struct {
 	// reaperWS its status.
 	reaperGone chan struct{}
 	reaperWS   syscall.WaitStatus
+	forced     sync.Once // forceEnd
 	status     *bufio.Reader
 	pid        int // the shell
 	out        *os.File
@@ -273,16 +274,19 @@ const reaperAnswerWait = 5 * time.Second
 // reaper stays unreaped throughout, so its pid, which is the session's id,
 // names no one else's session. What moved to a session of its own and was
 // orphaned by a reaper that died cannot be told from anyone else's.
+// It runs once: after a terminate that needed it, the reaper is known dead.
 func (p *proc) forceEnd() {
-	rpid := p.cmd.Process.Pid
-	select {
-	case <-p.reaperGone:
-	default:
-		reaper.EndTree(rpid, reaperKillBound)
-		syscall.Kill(rpid, syscall.SIGKILL)
-		<-p.reaperGone
-	}
-	reaper.EndSession(rpid, reaperKillBound)
+	p.forced.Do(func() {
+		rpid := p.cmd.Process.Pid
+		select {
+		case <-p.reaperGone:
+		default:
+			reaper.EndTree(rpid, reaperKillBound)
+			syscall.Kill(rpid, syscall.SIGKILL)
+			<-p.reaperGone
+		}
+		reaper.EndSession(rpid, reaperKillBound)
+	})
 }
 
 // reaperKillBound bounds each of forceEnd's rounds of killing, against a
