@@ -1,6 +1,7 @@
 package pixelle
 
 import (
+	"encoding/base64"
 	"errors"
 	"net"
 	"net/http"
@@ -195,5 +196,44 @@ func (h *httpHandler) upgrade(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUpgradeRequired, "UPGRADE_REQUIRED", "connect with a WebSocket")
 		return
 	}
+	if status, msg := handshakeProblem(r); status != 0 {
+		if status == http.StatusUpgradeRequired {
+			w.Header().Set("Sec-WebSocket-Version", "13")
+		}
+		writeError(w, status, "BAD_HANDSHAKE", msg)
+		return
+	}
 	h.relay.Serve(w, r)
+}
+
+// handshakeProblem checks the rest of an RFC 6455 opening handshake. The
+// WebSocket library would refuse a broken one with its own text/plain 400
+// written on the hijacked connection, without the contract's JSON,
+// Cache-Control and CORS headers; checking here keeps every /relay answer
+// the relay's own.
+func handshakeProblem(r *http.Request) (int, string) {
+	if r.Header.Get("Sec-WebSocket-Version") != "13" {
+		return http.StatusUpgradeRequired, "only WebSocket version 13 is supported"
+	}
+	if !headerHasToken(r.Header.Values("Connection"), "upgrade") {
+		return http.StatusBadRequest, "the Connection header must include Upgrade"
+	}
+	key, err := base64.StdEncoding.DecodeString(r.Header.Get("Sec-WebSocket-Key"))
+	if err != nil || len(key) != 16 {
+		return http.StatusBadRequest, "Sec-WebSocket-Key must be 16 base64-encoded bytes"
+	}
+	return 0, ""
+}
+
+// headerHasToken reports whether a comma-separated header lists token
+// (case-insensitively).
+func headerHasToken(values []string, token string) bool {
+	for _, v := range values {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
 }
