@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // MarkerFile is the workspace marker Pixelle writes into the project folder.
@@ -35,7 +36,9 @@ func VerifyWorkspace(dir, expect string) (Workspace, error) {
 		return Workspace{}, failErr("WORKSPACE_UNREADABLE", "cannot resolve the working directory: %v", err)
 	}
 	path := filepath.Join(abs, MarkerFile)
-	f, err := os.Open(path)
+	// O_NONBLOCK: a FIFO planted as the marker must be refused below as
+	// not a regular file, not block the open waiting for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Workspace{}, failErr("WORKSPACE_MARKER_MISSING", "%s has no %s: open the folder you selected in Pixelle and run this again there", abs, MarkerFile)
 	}
