@@ -290,7 +290,7 @@ func (s *Server) route(ctx context.Context, cmd json.RawMessage) (relayAnswer, e
 	}
 	s.nextReq++
 	relayID := fmt.Sprintf("r%d-%s", s.nextReq, hub.RandomHex(4))
-	pe := &pending{relayID: relayID, clientID: "in-process", local: make(chan relayAnswer, 1)}
+	pe := &pending{relayID: relayID, local: make(chan relayAnswer, 1)}
 	pe.timer = env.Guard.AfterFunc("command timeout", s.CommandTimeout, func() { s.commandTimeout(sess, relayID) })
 	sess.pending[relayID] = pe
 	o.sendRaw(sess.browser, commandFrame(relayID, cmd))

@@ -49,7 +49,7 @@ func FuzzParseMessage(f *testing.F) {
 			if (m.Result == nil) == (m.Error == nil) {
 				t.Fatalf("result without exactly one payload: %+v", m)
 			}
-			fr := resultFrame(m.ID, m)
+			fr := resultFrame(m.IDRaw, m)
 			var back struct {
 				ID string `json:"id"`
 			}

@@ -16,7 +16,11 @@ type message struct {
 	SessionID string
 	Token     string
 	// command / result
-	ID      string          // "" when absent or not a string (see IDValid)
+	ID string // "" when absent or not a string (see IDValid)
+	// IDRaw is the id as the sender wrote it (a JSON string token): an
+	// agent's id goes back in these bytes, since decoding turns a lone
+	// surrogate escape into U+FFFD and the agent would miss its answer.
+	IDRaw   json.RawMessage
 	IDValid bool            // the id is a string of at most MaxRequestIDLen characters (idLen)
 	Command json.RawMessage // a JSON object, or nil
 	Result  json.RawMessage // present for a success result
@@ -58,7 +62,7 @@ func parseMessage(data []byte) (*message, error) {
 			m.HasID = true
 			var id string
 			if json.Unmarshal(raw, &id) == nil && idLen(id) <= MaxRequestIDLen {
-				m.ID, m.IDValid = id, true
+				m.ID, m.IDRaw, m.IDValid = id, bytes.TrimSpace(raw), true
 			}
 		}
 		if !m.IDValid {

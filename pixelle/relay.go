@@ -72,13 +72,13 @@ type errorObject struct {
 
 // resultError is {"type":"result","id":...,"error":{...}} for the agent.
 type resultError struct {
-	Type  string      `json:"type"`
-	ID    *string     `json:"id"`
-	Error errorObject `json:"error"`
+	Type  string          `json:"type"`
+	ID    json.RawMessage `json:"id"` // verbatim; nil is null
+	Error errorObject     `json:"error"`
 }
 
-func newResultError(id string, code, msg string) resultError {
-	return resultError{Type: "result", ID: &id, Error: errorObject{code, msg}}
+func newResultError(id json.RawMessage, code, msg string) resultError {
+	return resultError{Type: "result", ID: id, Error: errorObject{code, msg}}
 }
 
 // notice is {"type":"error","error":{...}}: an answer to a frame the relay

@@ -51,8 +51,7 @@ func (s *Server) browserMessageLocked(p *peer, m *message, o *outbox) {
 
 // resultFrame rebuilds the browser's result for the agent with the client's
 // id restored; the result or error payload is copied byte for byte.
-func resultFrame(clientID string, m *message) []byte {
-	id, _ := json.Marshal(clientID)
+func resultFrame(id json.RawMessage, m *message) []byte {
 	b := make([]byte, 0, len(id)+len(m.Result)+len(m.Error)+40)
 	b = append(b, `{"type":"result","id":`...)
 	b = append(b, id...)
@@ -93,22 +92,22 @@ func (s *Server) agentMessageLocked(p *peer, m *message, o *outbox) {
 	if m.Problem != "" {
 		re := resultError{Type: "result", Error: errorObject{"INVALID_REQUEST", m.Problem}}
 		if m.IDValid {
-			re.ID = &m.ID
+			re.ID = m.IDRaw
 		}
 		o.send(p, re)
 		return
 	}
 	if sess.browser == nil {
-		o.send(p, newResultError(m.ID, "BROWSER_OFFLINE", msgOffline))
+		o.send(p, newResultError(m.IDRaw, "BROWSER_OFFLINE", msgOffline))
 		return
 	}
 	if len(sess.pending) >= s.MaxInFlight {
-		o.send(p, newResultError(m.ID, "BUSY", msgBusy))
+		o.send(p, newResultError(m.IDRaw, "BUSY", msgBusy))
 		return
 	}
 	s.nextReq++
 	relayID := fmt.Sprintf("r%d-%s", s.nextReq, hub.RandomHex(4))
-	pe := &pending{relayID: relayID, clientID: m.ID, agent: p}
+	pe := &pending{relayID: relayID, clientID: m.IDRaw, agent: p}
 	pe.timer = s.env.Guard.AfterFunc("command timeout", s.CommandTimeout, func() { s.commandTimeout(sess, relayID) })
 	sess.pending[relayID] = pe
 	o.sendRaw(sess.browser, commandFrame(relayID, m.Command))

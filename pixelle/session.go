@@ -39,8 +39,8 @@ type session struct {
 // pending is one routed command waiting for the browser's result.
 type pending struct {
 	relayID  string
-	clientID string
-	agent    *peer // the agent socket that sent it; nil for an in-process caller
+	clientID json.RawMessage // the agent's id, verbatim (message.IDRaw)
+	agent    *peer           // the agent socket that sent it; nil for an in-process caller
 	// local is the in-process caller's (ToolBridge), buffered 1: an entry
 	// is answered once, when it leaves the session's pending map.
 	local chan relayAnswer
