@@ -1,6 +1,7 @@
 package pixelle
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -89,8 +91,8 @@ func Command() *cli.Command {
 			},
 			{
 				Name:      "pair",
-				Usage:     "pair with the code Pixelle shows; credentials are stored privately, never printed",
-				ArgsUsage: "CODE",
+				Usage:     "pair with the code Pixelle shows (- reads it from stdin, out of argv); credentials are stored privately, never printed",
+				ArgsUsage: "CODE | -",
 				Flags:     []cli.Flag{relayFlag},
 				Action:    pairAction,
 			},
@@ -261,7 +263,13 @@ func pairAction(c *cli.Context) error {
 		return fail(c, err)
 	}
 	if len(args) != 1 {
-		return fail(c, usageErr("USAGE", "pair takes exactly one CODE (12 hexadecimal characters from Pixelle)"))
+		return fail(c, usageErr("USAGE", "pair takes exactly one CODE (12 hexadecimal characters from Pixelle), or - to read it from stdin"))
+	}
+	code := args[0]
+	if code == "-" {
+		if code, err = readCode(os.Stdin); err != nil {
+			return fail(c, err)
+		}
 	}
 	d, err := dirsOrFail(c)
 	if err != nil {
@@ -276,7 +284,7 @@ func pairAction(c *cli.Context) error {
 	if err != nil {
 		return fail(c, err)
 	}
-	cr, err := (&Client{Relay: relay}).Pair(c.Context, args[0])
+	cr, err := (&Client{Relay: relay}).Pair(c.Context, code)
 	if err != nil {
 		return fail(c, err)
 	}
@@ -291,6 +299,20 @@ func pairAction(c *cli.Context) error {
 	}{true, true, cr.URL, store.Path()})
 	fmt.Fprintf(c.App.ErrWriter, "paired with %s; credentials stored privately in %s\n", cr.URL, store.Path())
 	return nil
+}
+
+// readCode takes the pairing code from the first line of r (`pair -`): a
+// code in argv is visible to every local process while it runs (ps,
+// /proc/PID/cmdline), and any of them could race to consume it.
+func readCode(r io.Reader) (string, error) {
+	line, err := bufio.NewReader(io.LimitReader(r, 1<<10)).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return "", usageErr("USAGE", "reading the pairing code from stdin: %v", err)
+	}
+	if line = strings.TrimSpace(line); line == "" {
+		return "", usageErr("USAGE", "no pairing code on stdin: pipe the 12 hexadecimal characters Pixelle shows")
+	}
+	return line, nil
 }
 
 func callAction(c *cli.Context, raw []byte) error {

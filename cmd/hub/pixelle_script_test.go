@@ -106,7 +106,7 @@ func cmdPixelleRelay(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // pixelle-code: the browser asks for a pairing code; sets CODE and
-// CODE_LOWER.
+// CODE_LOWER, and writes it with a newline to code.txt (for `stdin`).
 func cmdPixelleCode(ts *testscript.TestScript, neg bool, args []string) {
 	b := relayOf(ts).browser
 	ts.Check(b.send(`{"type":"pair.create"}`))
@@ -115,6 +115,7 @@ func cmdPixelleCode(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(json.Unmarshal(m, &v))
 	ts.Setenv("CODE", v.Code)
 	ts.Setenv("CODE_LOWER", strings.ToLower(v.Code))
+	ts.Check(os.WriteFile(ts.MkAbs("code.txt"), []byte(v.Code+"\n"), 0o600))
 }
 
 // pixelle-browser close|revoke|last|paired: act as the page or report
