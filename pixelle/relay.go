@@ -212,6 +212,7 @@ func (s *Server) detachLocked(p *peer, o *outbox) {
 func (s *Server) handle(p *peer, data []byte) {
 	m, err := parseMessage(data)
 	var o outbox
+	hello := false
 	s.mu.Lock()
 	switch {
 	case p.gone:
@@ -220,6 +221,7 @@ func (s *Server) handle(p *peer, data []byte) {
 		s.closeLocked(p, closePolicy, "malformed JSON", &o)
 	case !p.authed:
 		s.helloLocked(p, m, &o)
+		hello = p.authed
 	case m.Type == "hello":
 		s.closeLocked(p, closePolicy, "already authenticated; roles cannot change", &o)
 	case p.role == "browser":
@@ -229,6 +231,12 @@ func (s *Server) handle(p *peer, data []byte) {
 	}
 	s.mu.Unlock()
 	o.flush()
+	if hello {
+		// Its ready is written; from here frames queued by others follow it.
+		s.mu.Lock()
+		p.told = true
+		s.mu.Unlock()
+	}
 }
 
 // helloLocked authenticates p from its first frame.

@@ -97,7 +97,8 @@ func (s *Server) agentMessageLocked(p *peer, m *message, o *outbox) {
 		o.send(p, re)
 		return
 	}
-	if sess.browser == nil {
+	browser := sess.liveBrowser()
+	if browser == nil {
 		o.send(p, newResultError(m.IDRaw, "BROWSER_OFFLINE", msgOffline))
 		return
 	}
@@ -110,7 +111,7 @@ func (s *Server) agentMessageLocked(p *peer, m *message, o *outbox) {
 	pe := &pending{relayID: relayID, clientID: m.IDRaw, agent: p}
 	pe.timer = s.env.Guard.AfterFunc("command timeout", s.CommandTimeout, func() { s.commandTimeout(sess, relayID) })
 	sess.pending[relayID] = pe
-	o.sendRaw(sess.browser, commandFrame(relayID, m.Command))
+	o.sendRaw(browser, commandFrame(relayID, m.Command))
 }
 
 // commandFrame is the browser-bound command with the relay's id; the
@@ -186,7 +187,7 @@ func (s *Server) pairCode(raw string) (pairResult, error) {
 	for _, sess := range s.sessions {
 		// Check every session so the time taken does not depend on which
 		// one holds the code.
-		if sess.browser != nil && sess.pairCodeValid(code, now) {
+		if sess.liveBrowser() != nil && sess.pairCodeValid(code, now) {
 			found = sess
 		}
 	}

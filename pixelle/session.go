@@ -70,6 +70,10 @@ type peer struct {
 	role   string
 	sess   *session
 	gone   bool // OnClose ran or the relay closed it
+	// told is set once a browser's ready has been written: only then may
+	// other goroutines send it frames, which would otherwise be able to
+	// overtake its ready (frames are written after Server.mu is released).
+	told bool
 }
 
 func newSession(id, label, browserToken, origin string) *session {
@@ -78,6 +82,15 @@ func newSession(id, label, browserToken, origin string) *session {
 		agents:  map[*peer]struct{}{},
 		pending: map[string]*pending{},
 	}
+}
+
+// liveBrowser is the session's browser once it has been told ready, else
+// nil: commands, pairing and "paired" wait for that.
+func (sess *session) liveBrowser() *peer {
+	if b := sess.browser; b != nil && b.told {
+		return b
+	}
+	return nil
 }
 
 // stopTimers stops the expiry and every pending timer.
