@@ -32,9 +32,11 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 // hostAllowed is stricter than hub.HostAllowed: the relay listens on
 // 127.0.0.1 only and RELAY is always written with that host, so the Host
 // header must be exactly 127.0.0.1:<bound port> — "localhost" names a
-// different origin the browser UI never uses.
+// different origin the browser UI never uses. On port 80 the port may be
+// left out: browsers drop a scheme's default port from the URL, and so
+// from Host.
 func hostAllowed(r *http.Request, port int) bool {
-	return r.Host == hub.LoopbackHost+":"+strconv.Itoa(port)
+	return r.Host == hub.LoopbackHost+":"+strconv.Itoa(port) || (port == 80 && r.Host == hub.LoopbackHost)
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
