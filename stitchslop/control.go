@@ -46,9 +46,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// §4.3: a request carrying Origin comes from a page; the gate refuses
 	// it before the key is even looked at.
 	s.control.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.agentActivity()
+		defer s.agentRequest()()
 		h(w, r)
 	})).ServeHTTP(w, r)
+}
+
+// agentRequest records a control request as agent activity for as long as
+// it runs (§2.8): a `wait 600` or a call waiting its turn is an agent that
+// is plainly there, and an idle exit must not cut it off. The returned
+// end restarts the idle clock from the request's end.
+func (s *Server) agentRequest() (end func()) {
+	s.agentActivity()
+	s.mu.Lock()
+	env := s.env
+	s.mu.Unlock()
+	if env == nil {
+		return func() {}
+	}
+	return env.Activity.AgentAttached()
 }
 
 // StatusReport is GET /status (and `hub stitchslop status`).

@@ -1,0 +1,76 @@
+package stitchslop
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
+)
+
+// §2.8: a control-plane request is agent activity for as long as it runs.
+// A `hub stitchslop wait 600` on a bridge with --agent-idle-minutes 2 must
+// not be cut by the idle exit two minutes in (it was: the wait answered
+// "timeout, waiting again is fine" and the bridge was gone); the idle
+// clock starts again when the request ends.
+func TestControlRequestInFlightIsAgentActivity(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const idle = 2 * time.Minute
+		lc := hub.NewLifecycle(standaloneRules(0, idle))
+		s, err := New(Options{Origin: testOrigin, Token: testToken})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.log = slog.New(slog.DiscardHandler)
+		s.port, s.key = 8787, "k"
+		s.env = &adapters.Env{Log: s.log, Activity: lc.Reporter("stitchslop")}
+
+		fired := make(chan error, 1)
+		go func() { fired <- lc.Wait(context.Background()) }()
+		answered := make(chan string, 1)
+		go func() {
+			req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8787/wait", strings.NewReader(`{"seconds":600}`))
+			req.Header.Set(KeyHeader, "k")
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, req)
+			answered <- rec.Body.String()
+		}()
+		time.Sleep(9 * time.Minute)
+		synctest.Wait()
+		select {
+		case err := <-fired:
+			t.Fatalf("idle exit while an agent's wait was in flight: %v", err)
+		default:
+		}
+		time.Sleep(time.Minute + time.Second)
+		synctest.Wait()
+		if a := <-answered; !contains(a, `"timeout"`) {
+			t.Fatalf("wait answered %s", a)
+		}
+		time.Sleep(idle - 2*time.Second)
+		synctest.Wait()
+		select {
+		case err := <-fired:
+			t.Fatalf("idle exit sooner than %s after the request ended: %v", idle, err)
+		default:
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		select {
+		case err := <-fired:
+			var ie *hub.IdleError
+			if !errors.As(err, &ie) {
+				t.Fatalf("Wait = %v", err)
+			}
+		default:
+			t.Fatal("no idle exit after the request ended and the bridge sat idle")
+		}
+	})
+}
