@@ -99,6 +99,12 @@ func (c *shellClient) do(method, path string, body any, timeout time.Duration) (
 	}
 	switch resp.StatusCode {
 	case http.StatusOK:
+		if !json.Valid(out) {
+			// A bridge always answers JSON (page envelopes are checked
+			// when they arrive); anything else is another process on a
+			// stale file's port, and stdout carries JSON only (§4.4).
+			return nil, hub.Exit(hub.ExitNotRunning, fmt.Sprintf("the process on port %d is not a bridge that speaks this control plane (it answered something other than JSON)", s.Port))
+		}
 		return out, nil
 	case http.StatusUnauthorized:
 		return nil, hub.Exit(hub.ExitNotRunning, fmt.Sprintf("stale session file for port %d: the bridge there rejected its key (another bridge took the port)", s.Port))

@@ -25,6 +25,11 @@ func TestClientStaleSessionFile(t *testing.T) {
 		w.WriteHeader(http.StatusUpgradeRequired)
 	}))
 	defer other.Close()
+	// Something else that answers every request 200 with a page of its own.
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("<html>hello</html>"))
+	}))
+	defer web.Close()
 	cases := []struct {
 		name string
 		sess func(dir string) int // writes a session file, returns its port
@@ -41,6 +46,11 @@ func TestClientStaleSessionFile(t *testing.T) {
 		}, "stale session file for port"},
 		{"not a bridge", func(dir string) int {
 			p := portOf(t, other.URL)
+			writeSession(dir, sessionFile{Port: p, Key: "k", PID: os.Getpid(), Protocol: 1})
+			return p
+		}, "is not a bridge"},
+		{"not a bridge, answers 200", func(dir string) int {
+			p := portOf(t, web.URL)
 			writeSession(dir, sessionFile{Port: p, Key: "k", PID: os.Getpid(), Protocol: 1})
 			return p
 		}, "is not a bridge"},
