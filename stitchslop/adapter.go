@@ -109,7 +109,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 		log.Warn("cannot make pairing.json private (0600)", "err", err)
 	}
 	if _, err := store.load(); err != nil {
-		log.Warn("pairing.json unreadable; treating it as empty (it is moved aside on the next pairing)", "err", err)
+		log.Warn("pairing.json unreadable; treating it as empty ("+unreadableFate(err)+")", "err", err)
 	}
 	ready := env.Ready
 	if s.opts.FollowOutside {

@@ -95,6 +95,17 @@ func (p *pairingStore) load() (*pairingFile, error) {
 
 var errCorrupt = errors.New("pairing.json is corrupt")
 
+// unreadableFate says what becomes of a pairing.json that load refused:
+// a corrupt one is moved aside by the next pairing (update), but one
+// refused as unsafe (a link, another owner, writable by others) is left
+// alone, and every pairing fails until the user removes it.
+func unreadableFate(err error) string {
+	if errors.Is(err, errCorrupt) {
+		return "it is moved aside on the next pairing"
+	}
+	return "no pairing can be stored until it is removed"
+}
+
 // tightenMode makes an existing pairing.json 0600 (§2.4): one left by hand
 // or by an older bridge may be readable by others, and our own writes only
 // fix it at the next pairing.

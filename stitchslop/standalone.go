@@ -94,7 +94,7 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	if token == "" && !paired {
 		why := ""
 		if _, err := store.load(); err != nil {
-			why = fmt.Sprintf(" (%v; it is moved aside on the next pairing)", err)
+			why = fmt.Sprintf(" (%v; %s)", err, unreadableFate(err))
 		}
 		return fmt.Errorf("%w: neither STITCHSLOP_TOKEN nor a stored pairing for %s in %s%s, so no page could authenticate; set STITCHSLOP_TOKEN to the token the Stitch Slop panel shows",
 			errNoCredential, origin, dir, why)

@@ -259,3 +259,30 @@ func TestStandaloneUsesALoosePairingFile(t *testing.T) {
 		t.Errorf("config dir mode %o, want 700", m)
 	}
 }
+
+// A pairing.json refused as unsafe (here a symbolic link) is not moved
+// aside by the next pairing, as a corrupt one is: the refusal must not
+// promise that, but say pairing stays impossible until it is removed.
+func TestStandaloneUnsafePairingFileSaysWhatHappens(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cfg")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "real.json"), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real.json", filepath.Join(dir, "pairing.json")); err != nil {
+		t.Fatal(err)
+	}
+	err := RunStandalone(t.Context(), StandaloneOptions{Origin: testOrigin, Port: freePort(t), ConfigDir: dir,
+		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("err = %v, want it to name the link", err)
+	}
+	if strings.Contains(err.Error(), "moved aside") || !strings.Contains(err.Error(), "until it is removed") {
+		t.Fatalf("err = %v, want it to say no pairing is stored until the file is removed", err)
+	}
+	if err := (&pairingStore{dir: dir}).Redeem(testOrigin, testToken, "secret"); err == nil {
+		t.Fatal("a pairing was stored through the link")
+	}
+}
