@@ -82,7 +82,10 @@ func (f *follower) run(ctx context.Context, first *Remote) error {
 		if initialized {
 			f.log.Info("exiting: the MCP client closed stdin, so the agent this face served is gone")
 		} else {
-			f.log.Info("exiting: stdin closed before any MCP initialize, and a face has nothing to serve without an MCP client (the bridge it follows keeps running)")
+			// Started in the background, perhaps for a second tab (§2.6):
+			// only a bridge of its own, on another port, would serve one.
+			f.log.Info("exiting: stdin closed before any MCP initialize, and a face has nothing to serve without an MCP client (the bridge it follows keeps running)",
+				"secondBridge", "for a second tab, start another bridge with --port and a free port of "+hub.FormatPorts(DefaultPorts))
 		}
 		cancel()
 		return <-leadDone

@@ -199,6 +199,11 @@ func TestFollowerWithoutClientExits(t *testing.T) {
 	if err != nil || !strings.Contains(stderr.String(), "before any MCP initialize") {
 		t.Fatalf("err = %v\n%s", err, stderr.String())
 	}
+	// Started in the background for a second tab (§2.6, §5 "start another
+	// bridge"), it must say how to get one: a face is not a bridge.
+	if !strings.Contains(stderr.String(), "--port") {
+		t.Errorf("stderr does not say how to start a second bridge:\n%s", stderr.String())
+	}
 	if st := leader.control("GET", "/status", ""); st.Status != 200 {
 		t.Fatalf("the followed bridge stopped: %d", st.Status)
 	}
