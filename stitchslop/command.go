@@ -58,7 +58,8 @@ func runBridgeCommand(c *cli.Context) error {
 	if c.String("origin") == "" {
 		return hub.Exit(hub.ExitUsage, "hub stitchslop: --origin is required (the only site allowed to connect)")
 	}
-	if p := c.Int("port"); p < 0 || p > 65535 {
+	// 0 is "scan" only when --port is absent: --port 0 pins nothing.
+	if p := c.Int("port"); c.IsSet("port") && (p < 1 || p > 65535) {
 		return hub.Exit(hub.ExitUsage, fmt.Sprintf("hub stitchslop: --port must be 1..65535, got %d", p))
 	}
 	if m := c.Int("agent-idle-minutes"); m <= 0 {
