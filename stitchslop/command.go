@@ -65,7 +65,7 @@ func runBridgeCommand(c *cli.Context) error {
 	if m := c.Int("agent-idle-minutes"); m <= 0 {
 		return hub.Exit(hub.ExitUsage, "hub stitchslop: --agent-idle-minutes must be positive")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	err := RunStandalone(ctx, StandaloneOptions{
 		Origin:    c.String("origin"),
@@ -81,6 +81,18 @@ func runBridgeCommand(c *cli.Context) error {
 		return hub.Exit(hub.ExitFailed, "hub stitchslop: "+err.Error())
 	}
 	return nil
+}
+
+// stopSignals end a standalone bridge cleanly (session file removed, the
+// reason on stderr). SIGHUP is one: a bridge started in a terminal that
+// is then closed would otherwise die leaving its session file. Under
+// nohup it stays ignored, as nohup asks: Notify would re-enable it.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
 }
 
 // clientArgs are a shell-client command line, flags accepted anywhere.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ func TestStitchslopScripts(t *testing.T) {
 	p := scriptParams("testdata/stitchslop")
 	p.Cmds["sspage"] = ssPage
 	p.Cmds["waitbridge"] = waitBridge
+	p.Cmds["sigbridge"] = sigBridge
 	testscript.Run(t, p)
 }
 
@@ -39,6 +41,21 @@ func waitBridge(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("no session file %s", path)
+}
+
+// sigbridge HUP|TERM PORT sends a signal testscript's kill does not know
+// to the bridge whose session file names PORT.
+func sigBridge(ts *testscript.TestScript, neg bool, args []string) {
+	sigs := map[string]syscall.Signal{"HUP": syscall.SIGHUP, "TERM": syscall.SIGTERM}
+	sig, ok := sigs[args[0]]
+	if neg || len(args) != 2 || !ok {
+		ts.Fatalf("usage: sigbridge HUP|TERM PORT")
+	}
+	b, err := os.ReadFile(filepath.Join(ts.Getenv("HOME"), ".stitchslop", "session-"+args[1]+".json"))
+	ts.Check(err)
+	var sess struct{ PID int }
+	ts.Check(json.Unmarshal(b, &sess))
+	ts.Check(syscall.Kill(sess.PID, sig))
 }
 
 // sspage PORT ORIGIN TOKEN attaches a scripted Stitch Slop page for the rest
