@@ -151,6 +151,13 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request) {
 		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "connected": true, "message": "A Stitch Slop tab is connected."})
 		return
 	}
+	if r.Context().Err() != nil {
+		// The bridge is stopping (or the caller left): "wait again" would
+		// send the caller to a bridge that is gone.
+		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "stopping", "connected": false,
+			"message": "The bridge stopped while waiting for a Stitch Slop tab; `hub stitchslop status` says whether one runs now."})
+		return
+	}
 	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "timeout", "connected": false,
 		"message": "No Stitch Slop tab attached in time; the page polls on its own, so waiting again is fine."})
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub"
 )
 
@@ -73,4 +74,31 @@ func TestControlRequestInFlightIsAgentActivity(t *testing.T) {
 			t.Fatal("no idle exit after the request ended and the bridge sat idle")
 		}
 	})
+}
+
+// A wait cut short because the bridge is stopping must not answer
+// "timeout; waiting again is fine": the next wait finds no bridge at all.
+func TestControlWaitEndedByStopSaysSo(t *testing.T) {
+	b := startBridge(t, nil)
+	answered := make(chan string, 1)
+	key := b.S.Key()
+	go func() {
+		r, _ := adaptertest.Do(b.URL("/wait"), adaptertest.Request{Method: "POST", Body: []byte(`{"seconds":30}`), Header: http.Header{KeyHeader: {key}}})
+		answered <- string(r.Body)
+	}()
+	// The request has reached its handler once it counts as agent activity.
+	for deadline := time.Now().Add(frameWait); b.S.Status().LastActivity.IsZero(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the wait never arrived")
+		}
+	}
+	b.Stop()
+	select {
+	case a := <-answered:
+		if contains(a, `"timeout"`) || !contains(a, `"stopping"`) {
+			t.Fatalf("a wait ended by the bridge stopping answered %s", a)
+		}
+	case <-time.After(frameWait):
+		t.Fatal("the wait was not answered when the bridge stopped")
+	}
 }
