@@ -6,6 +6,8 @@
 //
 //   - [LineTransport], MCP's stdio framing with garbage answered and
 //     survived instead of ending the session, and a bounded line length;
+//     when the input ends, calls already read are answered (for up to
+//     5 s) before the session ends, where the SDK would drop them;
 //   - [Server], a server builder whose middleware knows when a client
 //     announced itself (initialize, or a stateless client's first
 //     request), answers cancelled calls with silence, and sends one bare

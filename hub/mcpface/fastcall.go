@@ -309,15 +309,14 @@ const maxPooledAnswer = 64 << 10
 func (s *session) forget(id jsonrpc.ID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.inflight, id)
+	s.settleLocked(id)
 }
 
 // writeAnswer writes a fast call's answer line (its result at start)
 // unless the call was cancelled, as Write does for the SDK's answers.
 func (s *session) writeAnswer(id jsonrpc.ID, line []byte, start int) {
 	s.mu.Lock()
-	c := s.inflight[id]
-	delete(s.inflight, id)
+	c := s.settleLocked(id)
 	s.mu.Unlock()
 	if c != nil && c.cancelled {
 		return

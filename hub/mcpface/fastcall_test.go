@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -328,12 +329,14 @@ func TestFastPathCancelAndActivity(t *testing.T) {
 	}
 }
 
-// The end of the input cancels the fast calls still running, and Serve
-// returns once they have (goleak checks nothing is left behind).
+// The end of the input cancels the fast calls still running once the
+// drain's grace is over, and Serve returns once they have (goleak checks
+// nothing is left behind).
 func TestFastPathEndsWithInput(t *testing.T) {
 	started := make(chan struct{})
 	var ended atomic.Bool
 	s := testServer(Options{})
+	s.drainFor = time.Millisecond // the call never ends by itself
 	fw := s.Forward(nil, func(ctx context.Context, _ string, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		close(started)
 		<-ctx.Done()

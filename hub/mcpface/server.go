@@ -71,8 +71,9 @@ type Server struct {
 	listDue   bool                // a delayed list_changed is scheduled
 	fast      map[string]fastTool // forwarded tools, by registered name
 
-	sdkOnly   bool         // no fast path (fastcall.go): tests compare the two
-	fastCalls atomic.Int64 // calls the fast path took, for those tests
+	sdkOnly   bool          // no fast path (fastcall.go): tests compare the two
+	drainFor  time.Duration // tests: drainGrace when not 0
+	fastCalls atomic.Int64  // calls the fast path took, for those tests
 }
 
 // slot orders tools/list: the server's own tools in the order added, then
@@ -218,7 +219,7 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) (announced bool, er
 	// A fast call's context keeps ctx's values but, like the SDK's handler
 	// contexts, ends with its cancellation or the end of reading.
 	sess := &session{srv: s, base: context.WithoutCancel(ctx), inflight: map[jsonrpc.ID]*inflightCall{},
-		done: make(chan struct{}), jobs: make(chan fastJob)}
+		done: make(chan struct{}), jobs: make(chan fastJob), closed: make(chan struct{})}
 	s.mu.Lock()
 	s.sessions[sess] = struct{}{}
 	s.mu.Unlock()
@@ -244,6 +245,8 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) (announced bool, er
 	}
 	return sess.announced.Load(), err
 }
+
+func (s *Server) drainGrace() time.Duration { return cmp.Or(s.drainFor, drainGrace) }
 
 // Notify sends a notification to every session that may take one.
 func (s *Server) Notify(ctx context.Context, method string, params any) error {

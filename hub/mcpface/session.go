@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,6 +39,7 @@ type session struct {
 	initID   jsonrpc.ID    // the initialize call, once seen
 	initVer  string        // the protocol version it asks for ("" unknown)
 	readDone bool          // reading has ended: no more fast calls
+	emptied  chan struct{} // closed when inflight empties, while drain waits
 	done     chan struct{} // closed when reading has ended
 	jobs     chan fastJob  // fast calls for an idle worker
 	workers  sync.WaitGroup
@@ -50,7 +53,18 @@ type session struct {
 	readyMu sync.Mutex
 	ready   bool        // notifications may flow
 	fastOK  atomic.Bool // the fast path may answer calls (see fastReady)
+
+	closed    chan struct{} // closed by Close
+	closeOnce sync.Once
 }
+
+// drainGrace bounds how long a session whose client closed its input
+// goes on answering the calls it had already read. The client may still
+// be reading (`printf '…' | hub mcp` closes stdin at once, and reads every
+// answer); one that closed its input to end the session (MCP's stdio
+// shutdown) waits for the process to exit, so this is also the longest a
+// closed stdin keeps it.
+const drainGrace = 5 * time.Second
 
 type inflightCall struct {
 	method    string
@@ -89,6 +103,9 @@ func (s *session) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := s.conn.Read(ctx)
 		if err != nil {
+			if errors.Is(err, io.EOF) {
+				s.drain(s.srv.drainGrace())
+			}
 			s.stopFast()
 			return nil, err
 		}
@@ -199,8 +216,7 @@ func (s *session) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return s.conn.Write(ctx, msg)
 	}
 	s.mu.Lock()
-	c := s.inflight[resp.ID]
-	delete(s.inflight, resp.ID)
+	c := s.settleLocked(resp.ID)
 	isInit := s.initID.IsValid() && resp.ID == s.initID
 	initVer := s.initVer
 	s.mu.Unlock()
@@ -256,7 +272,44 @@ func (s *session) notify(ctx context.Context, msg *jsonrpc.Request) error {
 	return s.conn.Write(ctx, msg)
 }
 
-func (s *session) Close() error      { return s.conn.Close() }
+// drain waits, at most grace, until every call read before the input
+// ended has been answered: the SDK cancels whatever is still running once
+// Read reports the end.
+func (s *session) drain(grace time.Duration) {
+	s.mu.Lock()
+	if len(s.inflight) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	emptied := make(chan struct{})
+	s.emptied = emptied
+	s.mu.Unlock()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-emptied:
+	case <-t.C:
+	case <-s.closed:
+	}
+}
+
+// settleLocked removes the call id from the in-flight set (it is answered,
+// or never will be) and returns what it was, nil if unknown.
+func (s *session) settleLocked(id jsonrpc.ID) *inflightCall {
+	c := s.inflight[id]
+	delete(s.inflight, id)
+	if len(s.inflight) == 0 && s.emptied != nil {
+		close(s.emptied)
+		s.emptied = nil
+	}
+	return c
+}
+
+func (s *session) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	return s.conn.Close()
+}
+
 func (s *session) SessionID() string { return s.conn.SessionID() }
 
 // servesStateless reports whether params name a stateless protocol version
