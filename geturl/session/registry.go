@@ -75,22 +75,23 @@ func loadRegistry(path string) (registry, error) {
 	return reg, nil
 }
 
+// readBounded reads the registry through hub.OpenPrivate: it says which
+// roots an agent may write and run commands in, so a symlink, or a file
+// another user could change, is refused rather than obeyed.
 func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := hub.OpenPrivate(path, os.O_RDONLY, 0, false)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if fi.Size() > limit {
+	if int64(len(b)) > limit {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
 	}
-	b := make([]byte, fi.Size())
-	_, err = io.ReadFull(f, b)
-	return b, err
+	return b, nil
 }
 
 // save writes the registry atomically, 0600 under a 0700 directory.
