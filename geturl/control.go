@@ -275,6 +275,9 @@ type controlFile struct {
 	Key         string `json:"key"`
 }
 
+// maxControlFile bounds the control file read (it is about 100 bytes).
+const maxControlFile = 4 << 10
+
 func controlPath(d hub.Dirs) string { return StateDir(d) + "/control.json" }
 
 func writeControlFile(d hub.Dirs, cf controlFile) error {
@@ -298,7 +301,9 @@ func removeControlFile(d hub.Dirs, pid int) {
 
 func readControlFile(d hub.Dirs) (controlFile, error) {
 	var cf controlFile
-	b, err := os.ReadFile(controlPath(d))
+	// It holds the key, and the CLI sends that key to the port it names: a
+	// symlink or a file others could read or plant is refused.
+	b, err := hub.ReadPrivateFile(controlPath(d), maxControlFile)
 	if err != nil {
 		return cf, err
 	}
