@@ -33,9 +33,12 @@ func Identity(tool string, args any, run string) (Digest, error) {
 	return sha256.Sum256(c), nil
 }
 
+// autoPrefix starts every automatic call id.
+const autoPrefix = "auto:"
+
 // AutoID is the deterministic call id of an intent with digest d.
 func AutoID(tool string, d Digest) string {
-	return "auto:" + tool + ":" + hex.EncodeToString(d[:IDHexLen/2])
+	return autoPrefix + tool + ":" + hex.EncodeToString(d[:IDHexLen/2])
 }
 
 // DeriveRun makes a server-chosen run= nonce for a recovery URL (a retry

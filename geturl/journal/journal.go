@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -154,9 +155,19 @@ func (j *Journal) Begin(in Intent) (rec Record, start func(context.Context), ter
 		return Record{}, nil, &transport.Error{Code: transport.CodeInvalidParameter, Detail: "arguments: " + err.Error(),
 			Retryable: true, Action: transport.ActionCorrectRequest}
 	}
-	key := in.Call
-	if key == "" {
-		key = AutoID(in.Tool, d)
+	key := AutoID(in.Tool, d)
+	switch {
+	case in.Call == "":
+	case strings.HasPrefix(in.Call, autoPrefix) && in.Call != key:
+		// The auto: ids belong to the arguments that produce them: taken by
+		// call= for other arguments, the plain request for those would
+		// meet a call_conflict it never asked for.
+		return Record{}, nil, &transport.Error{Code: CodeCallConflict,
+			Detail:    "call " + in.Call + " is an automatic id, and these arguments produce " + key,
+			Hint:      "drop call= (the id follows from the arguments), or name the intent with an id not starting with " + autoPrefix,
+			Retryable: true, Action: transport.ActionCorrectRequest}
+	default:
+		key = in.Call
 	}
 	tk := tombKeyOf(key)
 

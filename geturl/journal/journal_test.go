@@ -368,3 +368,33 @@ func TestDeriveRun(t *testing.T) {
 		}
 	}
 }
+
+// An explicit call= in the auto: namespace must not take the id that
+// other arguments produce: that would turn the later plain request for
+// those arguments into a call_conflict it never asked for (a request
+// without call=) and block the operation for the session's lifetime.
+// call= may still spell out the id its own arguments produce.
+func TestExplicitCallCannotSquatAnAutoID(t *testing.T) {
+	j := New(Options{})
+	var n atomic.Int32
+	real := writeIntent("/project/a", "real", &n)
+	d := mustIdentity(t, real.Tool, real.Args, "")
+	squat := writeIntent("/project/decoy", "decoy", &n)
+	squat.Call = AutoID(real.Tool, d)
+	if _, s, err := j.Begin(squat); err == nil || err.Code != CodeCallConflict || s != nil {
+		t.Fatalf("call= naming another intent's auto id: %v", err)
+	}
+	rec, start, err := j.Begin(real)
+	if err != nil || start == nil || rec.Call != squat.Call {
+		t.Fatalf("the plain request after the refused squat: %+v %v", rec, err)
+	}
+	start(context.Background())
+	same := real
+	same.Call = rec.Call
+	if _, s, err := j.Begin(same); err != nil || s != nil {
+		t.Fatalf("call= spelling the arguments' own auto id is a replay: %v", err)
+	}
+	if n.Load() != 1 {
+		t.Fatalf("executed %d times", n.Load())
+	}
+}
