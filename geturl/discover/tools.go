@@ -86,7 +86,12 @@ func (d *Discoverer) version(ctx context.Context, name, path string) string {
 		args = []string{"--version"}
 	}
 	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Dir = os.TempDir()
+	// The root directory: no other user can write it and it has no
+	// parent. Launchers read config from their working directory and its
+	// parents (rustup's rust-toolchain.toml may name a toolchain path whose
+	// cargo it runs); in /tmp anyone could plant one, and a read-only /p
+	// would run it as us.
+	cmd.Dir = "/"
 	cmd.Env = append(os.Environ(), probeEnv...)
 	cmd.WaitDelay = 200 * time.Millisecond
 	var stdout, stderr bytes.Buffer
