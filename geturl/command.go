@@ -51,7 +51,7 @@ func Command() *cli.Command {
 				Usage: "create and manage agent sessions (each has its own capability URLs)",
 				Subcommands: []*cli.Command{
 					{Name: "new", Usage: "create a session and print its Init URL and prompt",
-						Flags: []cli.Flag{&cli.StringFlag{Name: "project", Usage: "project `NAME`", Required: true},
+						Flags: []cli.Flag{&cli.StringFlag{Name: "project", Usage: "project `NAME` (required)"},
 							&cli.StringFlag{Name: "label", Usage: "a `LABEL` for your own bookkeeping"}, jsonFlag},
 						Action: sessionNew},
 					{Name: "list", Usage: "list sessions", Flags: []cli.Flag{jsonFlag}, Action: sessionList},
@@ -290,8 +290,14 @@ func printSession(c *cli.Context, s SessionInfo) {
 }
 
 func sessionNew(c *cli.Context) error {
-	if _, err := args(c, 0, "session new --project NAME [--label L]"); err != nil {
+	const usage = "session new --project NAME [--label L]"
+	if _, err := args(c, 0, usage); err != nil {
 		return err
+	}
+	// Checked here, not with the flag's Required: urfave/cli answers a
+	// missing required flag with the command's help on stdout.
+	if c.String("project") == "" {
+		return hub.Exit(hub.ExitUsage, "usage: hub geturl "+usage)
 	}
 	cl, err := client()
 	if err != nil {
