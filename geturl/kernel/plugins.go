@@ -71,7 +71,10 @@ var pluginSpec = &transport.Spec{
 		{Names: []string{"raw", "blob"}, Code: transport.CodeConflictingContent},
 		{Names: []string{"call", "run"}},
 	},
-	Requires: [][2]string{{"tool", "plugin"}, {"raw", "tool"}, {"blob", "tool"}, {"count", "blob"}},
+	// wait, run and call steer a call's intent: a listing or a schema
+	// has none, and strict binding refuses what it would ignore.
+	Requires: [][2]string{{"tool", "plugin"}, {"raw", "tool"}, {"blob", "tool"}, {"count", "blob"},
+		{"wait", "tool"}, {"run", "tool"}, {"call", "tool"}},
 }
 
 type pluginList struct {
