@@ -40,6 +40,7 @@ func bindOnce(t *Target, s *Spec) (*Args, []issue) {
 	a := &Args{spec: s, vals: make([][]string, len(s.Params))}
 	var issues []issue
 	add := func(is issue) { issues = append(issues, is) }
+	written := make([]bool, len(s.Params)) // written at all, even if refused or misplaced
 
 	if t.HasRaw {
 		if !s.Raw {
@@ -50,6 +51,11 @@ func bindOnce(t *Target, s *Spec) (*Args, []issue) {
 				names := make([]string, len(moved))
 				for i, p := range moved {
 					names[i] = p.Key
+					// Written, only in the wrong place: not also missing
+					// (moving it is the correction).
+					if idx, _ := s.lookup(p.Key); idx >= 0 {
+						written[idx] = true
+					}
 				}
 				is := issue{
 					code:   CodeMisplacedControl,
@@ -75,7 +81,6 @@ func bindOnce(t *Target, s *Spec) (*Args, []issue) {
 	}
 
 	occs := make([]occurrence, 0, len(t.Pairs))
-	written := make([]bool, len(s.Params)) // written at all, even if refused
 	for i, p := range t.Pairs {
 		idx, _ := s.lookup(p.Key)
 		if idx < 0 {

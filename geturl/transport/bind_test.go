@@ -45,6 +45,12 @@ var (
 		Groups:   []Group{{Names: []string{"raw", "blob", "command"}, Code: CodeConflictingContent, Required: true}, {Names: []string{"call", "run"}}},
 		Requires: [][2]string{{"count", "blob"}},
 	}
+	writeSpec = &Spec{
+		Route:  "/w",
+		Params: []Param{{Name: "path", Aliases: []string{"file"}, Required: true}, WaitParam(), RunParam(), CallParam()},
+		Raw:    true,
+		Groups: []Group{{Names: []string{"raw"}, Required: true}},
+	}
 	noParams = &Spec{Route: "/k2"}
 )
 
@@ -182,6 +188,10 @@ func TestBindRefuses(t *testing.T) {
 		{"misplaced global control on a route without it", grepSpec, "raw=TODO&wait=10", CodeMisplacedControl, ""},
 		{"misplaced then content: not deterministic", termSpec, "raw=a&wait=1&b", CodeMisplacedControl, ""},
 		{"misplaced duplicate", termSpec, "wait=10&raw=a&wait=20", CodeMisplacedControl, ""},
+		// A required parameter written after raw= is misplaced, not missing:
+		// moving it is the whole correction.
+		{"misplaced required", writeSpec, "raw=hello&path=a.txt", CodeMisplacedControl, "path=a.txt&raw=hello"},
+		{"misplaced required and wait", writeSpec, "raw=hello&path=a.txt&wait=1000", CodeMisplacedControl, "path=a.txt&wait=1000&raw=hello"},
 		{"two problems, both fixable", termSpec, "wiat=10&bg=TRUE&raw=ls", CodeUnknownParameter, "wait=10&bg=true&raw=ls"},
 		{"two problems, one not fixable", termSpec, "wiat=10&bg=yes&raw=ls", CodeUnknownParameter, ""},
 		{"no params route", noParams, "x=1", CodeUnknownParameter, ""},
