@@ -54,7 +54,9 @@ func (k *Kernel) outlineFile(_ context.Context, c *Call) (any, *transport.Error)
 		return nil, pathFailure(rp.Virtual, err)
 	}
 	o, err := outline.File(rp.Virtual, src)
-	if errors.Is(err, outline.ErrUnsupported) {
+	// A .go file with no package clause go/parser can find (a stub, a
+	// typo, nesting past its limit) was read fine: /r shows it.
+	if errors.Is(err, outline.ErrUnsupported) || errors.Is(err, outline.ErrNotGo) {
 		return nil, &transport.Error{
 			Code: CodeUnsupportedLanguage, Detail: "path=" + rp.Virtual + ": " + err.Error(), Retryable: true,
 			Hint: "read it with /r instead", Action: transport.ActionFetchRepair,

@@ -17,6 +17,7 @@ func TestOutline(t *testing.T) {
 		"src/app.tsx": "import React from 'react';\nimport { a } from \"./a\";\n\nexport function App() {\n  const s = `${'}'}`;\n  return <div>{'}'}</div>;\n}\n\nexport class Store {\n  get(k: string) { return k; }\n}\n",
 		"main.go":     "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(1) }\n\ntype T struct{}\n\nfunc (T) M() {}\n",
 		"notes.py":    "def f(): pass\n",
+		"stub.go":     "// TODO\n",
 		"link.ts":     "->" + filepath.Join(outside, "evil.ts"),
 		"dir/":        "",
 	})
@@ -54,6 +55,11 @@ func TestOutline(t *testing.T) {
 	}
 	if e := p.fail("/o?path=notes.py", CodeUnsupportedLanguage); e.Repair != readBase+"/r?path=/project/notes.py" {
 		t.Fatalf("repair %q", e.Repair)
+	}
+	// A .go file go/parser finds no package clause in was read fine: it
+	// is not a read failure, and /r shows it.
+	if e := p.fail("/o?path=stub.go", CodeUnsupportedLanguage); e.Repair != readBase+"/r?path=/project/stub.go" || !e.Retryable {
+		t.Fatalf("go file without a package clause: %+v", e)
 	}
 	p.fail("/o?path=dir", CodeNotAFile)
 	p.fail("/o?path=link.ts", "symlink_escape")
