@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -75,6 +76,29 @@ func (d *Discoverer) version(ctx context.Context, name, path string) string {
 	if v, ok := versionCache.Load(key); ok {
 		return v.(string)
 	}
+	// One probe of an executable at a time, whoever asks: concurrent /p
+	// requests (or one slow tool, never cached) must not multiply processes.
+	p, first := probesInFlight.join(key)
+	if !first {
+		select {
+		case <-p.done:
+			return p.version
+		case <-ctx.Done():
+			return ""
+		}
+	}
+	defer probesInFlight.leave(key, p)
+	v, ok := d.probe(ctx, name, path)
+	if ok {
+		versionCache.Store(key, v)
+	}
+	p.version = v
+	return v
+}
+
+// probe runs one version probe and keeps only the version number; ok is
+// false when it timed out (not to be cached: the next call tries again).
+func (d *Discoverer) probe(ctx context.Context, name, path string) (version string, ok bool) {
 	timeout := d.Timeout
 	if timeout <= 0 {
 		timeout = 1500 * time.Millisecond
@@ -94,17 +118,60 @@ func (d *Discoverer) version(ctx context.Context, name, path string) string {
 	cmd.Dir = "/"
 	cmd.Env = append(os.Environ(), probeEnv...)
 	cmd.WaitDelay = 200 * time.Millisecond
+	// Its own process group, killed whole: a launcher script's child
+	// would otherwise outlive a probe cut off at its timeout.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &limited{w: &stdout, n: 4096}, &limited{w: &stderr, n: 4096}
-	if err := cmd.Run(); err != nil && ctx.Err() != nil {
-		return "" // timed out: not cached, the next call tries again
+	err := cmd.Run()
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // a probe only prints: nothing it started stays
+	}
+	if err != nil && ctx.Err() != nil {
+		return "", false
 	}
 	v := parseVersion(stdout.String())
 	if v == "" {
 		v = parseVersion(stderr.String())
 	}
-	versionCache.Store(key, v)
-	return v
+	return v, true
+}
+
+// inFlight is the probes running now, by executable identity.
+type inFlight struct {
+	mu sync.Mutex
+	m  map[string]*runningProbe
+}
+
+type runningProbe struct {
+	done    chan struct{}
+	version string // set before done is closed
+}
+
+var probesInFlight inFlight
+
+// join returns the probe running for key, or starts one (first).
+func (f *inFlight) join(key string) (p *runningProbe, first bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p := f.m[key]; p != nil {
+		return p, false
+	}
+	if f.m == nil {
+		f.m = map[string]*runningProbe{}
+	}
+	p = &runningProbe{done: make(chan struct{})}
+	f.m[key] = p
+	return p, true
+}
+
+// leave ends p, handing its version to those who joined it.
+func (f *inFlight) leave(key string, p *runningProbe) {
+	f.mu.Lock()
+	delete(f.m, key)
+	f.mu.Unlock()
+	close(p.done)
 }
 
 // parseVersion takes the first version number on the first non-empty line.
