@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -425,27 +424,15 @@ func openCommand() *cli.Command {
 				fmt.Fprintln(c.App.Writer, ans.URL)
 			}
 			if c.Bool("browser") {
-				if err := openBrowser(ans.URL); err != nil {
+				d, err := hub.DirsFromEnv()
+				if err == nil {
+					err = openBrowser(StateDir(d), ans.URL)
+				}
+				if err != nil {
 					return hub.Exit(hub.ExitFailed, "hub geturl open: cannot open a browser ("+err.Error()+"); open the URL above yourself")
 				}
 			}
 			return nil
 		},
 	}
-}
-
-// openBrowser hands url to $BROWSER or xdg-open, detached, with its output
-// away from our stdout (which belongs to the URL and JSON).
-func openBrowser(url string) error {
-	name := os.Getenv("BROWSER")
-	if name == "" {
-		name = "xdg-open"
-	}
-	cmd := exec.Command(name, url)
-	cmd.Stdout, cmd.Stderr = nil, nil
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	go cmd.Wait()
-	return nil
 }
