@@ -119,6 +119,11 @@ func (s *Server) manager(env *adapters.Env) (*session.Manager, error) {
 // the control file the operator CLI finds them by, and serves until ctx is
 // done.
 func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
+	lock, err := lockStateDir(env.Dirs)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	mgr, err := s.manager(env)
 	if err != nil {
 		return err

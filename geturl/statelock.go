@@ -1,0 +1,39 @@
+package geturl
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/hubdev/hub/hub"
+)
+
+// lockStateDir takes the state directory's lock for one run of Serve: one
+// geturl per state dir. Two would share registry.json (each saving its own
+// view over the other's changes) and control.json (the second takes it
+// over, and removes it when it stops, so the CLI loses the first). The
+// lock is released when the returned file is closed (or the process ends).
+func lockStateDir(d hub.Dirs) (*os.File, error) {
+	dir := StateDir(d)
+	if err := hub.EnsurePrivateDir(dir); err != nil {
+		return nil, err
+	}
+	f, err := hub.OpenPrivate(filepath.Join(dir, "serve.lock"), os.O_RDWR|os.O_CREATE, 0o600, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			who := "another geturl"
+			if cf, err := readControlFile(d); err == nil {
+				who += fmt.Sprintf(" (pid %d, control port %d)", cf.PID, cf.ControlPort)
+			}
+			return nil, fmt.Errorf("%s already serves %s; stop it first, or give this one other XDG dirs", who, dir)
+		}
+		return nil, fmt.Errorf("locking %s: %v", f.Name(), err)
+	}
+	return f, nil
+}
