@@ -81,8 +81,10 @@ func (h *Host) render(c *kernel.Call, rec journal.Record, replayed bool, root st
 		}
 		if e.Retry == "" && e.Retryable && e.Action != transport.ActionCorrectRequest {
 			if o := recoveryOrigin(c, rec); o != "" {
-				e.Retry = c.Bases.Mutation + withRun(o, journal.DeriveRun(rec.Call, "retry", 0))
-				e.Hint = strings.TrimSpace(e.Hint + " — then fetch retry as returned: this URL is journaled and keeps answering this failure")
+				if u := c.Bases.Mutation + withRun(o, journal.DeriveRun(rec.Call, "retry", 0)); fits(u) {
+					e.Retry = u
+					e.Hint = strings.TrimSpace(e.Hint + " — then fetch retry as returned: this URL is journaled and keeps answering this failure")
+				}
 			}
 		}
 		return nil, e
@@ -101,14 +103,30 @@ func (h *Host) render(c *kernel.Call, rec journal.Record, replayed bool, root st
 	if replayed && rec.Tool == toolTerminal && rec.State.Finished() {
 		if v := h.ver.get(root); v > rec.Tag {
 			if o := recoveryOrigin(c, rec); o != "" {
-				a.Repeat = c.Bases.Mutation + withRun(o, journal.DeriveRun(rec.Call, "repeat", v))
-				a.Hint = "this command already ran and was not run again; the project has changed since: fetch repeat to run it once more"
+				if u := c.Bases.Mutation + withRun(o, journal.DeriveRun(rec.Call, "repeat", v)); fits(u) {
+					a.Repeat = u
+					a.Hint = "this command already ran and was not run again; the project has changed since: fetch repeat to run it once more"
+				}
 			}
 		} else if a.Hint == "" {
 			a.Hint = "this command already ran and was not run again; nothing in the project has changed since"
 		}
 	}
 	return a, nil
+}
+
+// fits reports whether an exact URL's request-target (from the path on)
+// is within transport.MaxTarget: a request near the limit has no room
+// for the run= a retry or repeat adds, and a URL the transport itself
+// refuses must not be offered.
+func fits(u string) bool {
+	n := len(u)
+	if _, rest, ok := strings.Cut(u, "://"); ok {
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			n = len(rest) - i
+		}
+	}
+	return n <= transport.MaxTarget
 }
 
 // origin is the request as written from its route on, for Intent.Origin.
