@@ -55,7 +55,7 @@ func Command() *cli.Command {
 				Usage:     "run a standalone relay on 127.0.0.1 (logs on stderr)",
 				ArgsUsage: " ",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "website", Usage: "the exact Pixelle origin, e.g. https://pixelle.example", Required: true},
+					&cli.StringFlag{Name: "website", Usage: "the exact Pixelle origin, e.g. https://pixelle.example (required)"},
 					&cli.IntFlag{Name: "port", Value: DefaultPort, Usage: "loopback port (RELAY = http://127.0.0.1:PORT)"},
 				},
 				Action: serveAction,
@@ -354,6 +354,11 @@ func callAction(c *cli.Context, raw []byte) error {
 func serveAction(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return hub.Exit(hub.ExitUsage, "hub pixelle serve: unexpected arguments; use --website ORIGIN [--port N]")
+	}
+	// Checked here, not with the flag's Required: urfave/cli answers a
+	// missing required flag with the command's help on stdout.
+	if c.String("website") == "" {
+		return hub.Exit(hub.ExitUsage, "hub pixelle serve: --website ORIGIN is required (the exact Pixelle origin, e.g. https://pixelle.example)")
 	}
 	srv, err := New(c.String("website"), c.Int("port"))
 	if err != nil {
