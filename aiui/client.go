@@ -23,17 +23,20 @@ var ErrNoBackend = errors.New("no aiui backend is running")
 
 // Client talks to a running backend over its authenticated control route.
 type Client struct {
-	Base       string // http://127.0.0.1:<port>
-	Key        string
-	Face       string // face id sent with every request, if attached
-	PID        int
+	Base string // http://127.0.0.1:<port>
+	Key  string
+	Face string // face id sent with every request, if attached
+	PID  int
+	// Kind is who started the backend, from the control file (KindHub,
+	// KindServe, KindMCP).
+	Kind       string
 	HTTP       *http.Client
 	streamHTTP *http.Client
 
 	// dirs is where Locate found the control file: a request that fails
 	// because the backend restarted (gone, or a fresh key) re-reads it.
 	dirs *hub.Dirs
-	mu   sync.Mutex // guards Base and Key once the client is shared
+	mu   sync.Mutex // guards Base, Key, PID and Kind once the client is shared
 }
 
 // Locate reads the control file and checks that the backend answers.
@@ -50,7 +53,7 @@ func Locate(ctx context.Context, d hub.Dirs) (*Client, error) {
 		return nil, fmt.Errorf("%w (unreadable %s)", ErrNoBackend, ControlPath(d))
 	}
 	c := NewClient(cf.Port, cf.Key)
-	c.PID = cf.PID
+	c.PID, c.Kind = cf.PID, cf.Kind
 	c.dirs = &d
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
@@ -86,8 +89,15 @@ func (c *Client) relocate() bool {
 	if base == c.Base && hub.SecretEqual(cf.Key, c.Key) {
 		return false
 	}
-	c.Base, c.Key, c.PID = base, cf.Key, cf.PID
+	c.Base, c.Key, c.PID, c.Kind = base, cf.Key, cf.PID, cf.Kind
 	return true
+}
+
+// backendKind is the Kind of the backend the client last located.
+func (c *Client) backendKind() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Kind
 }
 
 // send issues a request, retrying once against a relocated backend when

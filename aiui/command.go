@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -106,19 +107,20 @@ func mcpCommand() *cli.Command {
 			ctx, cancel := signalContext()
 			defer cancel()
 			lc := hub.NewLifecycle(hub.IdleRules{})
+			own := &inProcess{dirs: *dirs, lc: lc, log: log, port: DefaultPort}
+			defer own.stop()
 			cl, err := Locate(ctx, *dirs)
-			var stop func()
 			if err != nil {
 				log.Info("no aiui backend running; starting one in-process", "why", err)
-				cl, stop, err = startInProcess(ctx, *dirs, lc, log)
+				cl, err = own.start(ctx)
 				if err != nil {
 					return hub.Exit(hub.ExitFailed, "hub aiui mcp: "+err.Error())
 				}
-				defer stop()
 			}
 			cwd, _ := os.Getwd()
 			err = RunFace(ctx, mcpface.Stdio(), cl, FaceOptions{
 				NotifyPageTools: !c.Bool("no-page-tools-notify"), CWD: cwd, Log: log, OnInitialized: lc.Own, Version: "1",
+				Revive: own.revive,
 			})
 			if err != nil && !errors.Is(err, io.EOF) {
 				return hub.Exit(hub.ExitFailed, "hub aiui mcp: "+err.Error())
@@ -128,10 +130,70 @@ func mcpCommand() *cli.Command {
 	}
 }
 
-// startInProcess runs a backend inside the MCP process (default port, or
-// any free port when it is taken) and returns a client for it.
-func startInProcess(ctx context.Context, dirs hub.Dirs, lc *hub.Lifecycle, log *slog.Logger) (*Client, func(), error) {
-	s := New(DefaultConfig(), KindMCP)
+// inProcess is the backend an MCP face runs itself: at its start when none
+// runs, or later when the one it used went away (FaceOptions.Revive).
+type inProcess struct {
+	dirs hub.Dirs
+	lc   *hub.Lifecycle
+	log  *slog.Logger
+	port int // preferred port (any free one when it is taken)
+
+	mu   sync.Mutex
+	halt func() // set once one runs
+}
+
+// start runs the backend and returns a client for it.
+func (p *inProcess) start(ctx context.Context) (*Client, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.startLocked(ctx)
+}
+
+func (p *inProcess) startLocked(ctx context.Context) (*Client, error) {
+	if p.halt != nil {
+		return Locate(ctx, p.dirs)
+	}
+	cl, halt, err := startInProcess(ctx, p.dirs, p.lc, p.log, p.port)
+	if err != nil {
+		return nil, err
+	}
+	p.halt = halt
+	return cl, nil
+}
+
+// revive starts the backend unless one runs already (ours, or another
+// face's that took over first); the face's client finds it through the
+// control file.
+func (p *inProcess) revive(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.halt != nil {
+		return nil
+	}
+	if _, err := Locate(ctx, p.dirs); err == nil {
+		return nil
+	}
+	p.log.Info("the aiui backend this face used is gone; starting one in-process")
+	_, err := p.startLocked(ctx)
+	return err
+}
+
+// stop ends the backend, if one was started.
+func (p *inProcess) stop() {
+	p.mu.Lock()
+	halt := p.halt
+	p.mu.Unlock()
+	if halt != nil {
+		halt()
+	}
+}
+
+// startInProcess runs a backend inside the MCP process (port, or any free
+// port when it is taken) and returns a client for it.
+func startInProcess(ctx context.Context, dirs hub.Dirs, lc *hub.Lifecycle, log *slog.Logger, port int) (*Client, func(), error) {
+	cfg := DefaultConfig()
+	cfg.Port = port
+	s := New(cfg, KindMCP)
 	s.FallbackAnyPort = true
 	run, err := adapters.Standalone{Name: "aiui", Adapter: s, Log: log, Dirs: &dirs, Lifecycle: lc, ReadyTimeout: 10 * time.Second}.Start(ctx)
 	if err != nil {

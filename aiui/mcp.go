@@ -37,6 +37,13 @@ type FaceOptions struct {
 	OnInitialized func()
 	// Version is reported in serverInfo.
 	Version string
+	// Revive starts a backend in this process. The face calls it when the
+	// backend it used was another MCP face's in-process one and none can
+	// be reached any more: that face exited, and without a backend of its
+	// own this one would have lost its channel for good. A hub's or a
+	// serve's backend is waited for instead (it restarts; a face binding
+	// its port meanwhile would keep it from coming back). nil: never.
+	Revive func(ctx context.Context) error
 }
 
 // callInput is page_tools_call's input.
@@ -254,6 +261,13 @@ func pumpEvents(ctx context.Context, srv *mcpface.Server, cl *Client, o FaceOpti
 			return
 		}
 		o.Log.Warn("lost the aiui backend event stream; retrying", "err", err)
+		if o.Revive != nil && errors.Is(err, ErrNoBackend) && cl.backendKind() == KindMCP {
+			if rerr := o.Revive(ctx); rerr != nil {
+				o.Log.Error("cannot start an aiui backend in-process", "err", rerr)
+			} else {
+				backoff = 200 * time.Millisecond
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
