@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -240,7 +241,15 @@ func promptsCommand() *cli.Command {
 				if c.Bool("follow") {
 					return hub.Exit(hub.ExitNotRunning, "hub aiui prompts --follow: "+lerr.Error())
 				}
-				// the record outlives the backend: read it directly
+				// the record outlives the backend: read it directly, from
+				// a dir checked as the backend checks it (it would refuse a
+				// link or a dir others can write and never use it)
+				switch err := hub.CheckPrivateDir(StateDir(*dirs)); {
+				case errors.Is(err, fs.ErrNotExist):
+					return nil // nothing was ever recorded
+				case err != nil:
+					return hub.Exit(hub.ExitFailed, "hub aiui prompts: "+err.Error())
+				}
 				enc := json.NewEncoder(out)
 				enc.SetEscapeHTML(false)
 				err := TakeRecord(StateDir(*dirs)+"/prompts.jsonl", func(r Record) error { return enc.Encode(r) })
