@@ -347,7 +347,12 @@ func (d *Directory) register(c *Client, m *inMsg, size int) error {
 	c.regs[m.NS] = r
 	logIt := d.logged[m.NS] != hash
 	d.remember(m.NS, hash)
-	d.touch()
+	// Only what the signature sees re-arms the debounce: same-hash HMR
+	// re-registrations, arriving faster than the window, would otherwise
+	// hold back every other page's change for as long as they go on.
+	if prev == nil || prev.Hash != hash || d.isActive(prev) != d.isActive(r) {
+		d.touch()
+	}
 	d.mu.Unlock()
 	if logIt {
 		names := make([]string, len(m.Tools))
@@ -397,6 +402,7 @@ func (d *Directory) activation(c *Client, m *inMsg) error {
 		d.reporters++
 	}
 	w, tab := *m.Tab.WindowID, *m.Tab.ChromeTabID
+	before, had := d.active[w]
 	if *m.Active {
 		if _, ok := d.active[w]; !ok && len(d.active) >= MaxWindows {
 			d.evictOldestWindow()
@@ -408,7 +414,11 @@ func (d *Directory) activation(c *Client, m *inMsg) error {
 		// stale deactivation cannot clobber a newer activation
 		delete(d.active, w)
 	}
-	d.touch()
+	// a repeated report (the reporter re-sends the current tab when it
+	// reconnects) changes nothing and must not re-arm the debounce
+	if after, has := d.active[w]; has != had || after.tab != before.tab {
+		d.touch()
+	}
 	return nil
 }
 

@@ -465,3 +465,42 @@ func TestActiveTabListedFirst(t *testing.T) {
 		t.Fatalf("the reporter gone: %s", got)
 	}
 }
+
+// TestSameHashChurnDoesNotHoldBackTheSignal: a page re-registering an
+// unchanged set faster than the window (HMR churn) is silent, and must
+// not keep re-arming the debounce either: another page's new tools are
+// signalled one window after they registered, while the churn goes on.
+func TestSameHashChurnDoesNotHoldBackTheSignal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := NewDirectory(quiet())
+		var mu sync.Mutex
+		var texts []string
+		d.OnChange = func(c Change) { mu.Lock(); texts = append(texts, c.Text); mu.Unlock() }
+		got := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), texts...) }
+		defer d.Close()
+		a := connect(d)
+		a.register("a", "ha", "", "t")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if g := got(); len(g) != 1 {
+			t.Fatalf("first registration: %v", g)
+		}
+		b := connect(d)
+		b.register("b", "hb", "", "u")
+		r := connect(d)
+		r.msg(`{"v":1,"type":"activation","tab":{"chromeTabId":1,"windowId":1},"active":true}`)
+		for range 10 { // 3 s of churn, a re-registration and a repeated activation every 300 ms
+			time.Sleep(300 * time.Millisecond)
+			a.register("a", "ha", "", "t")
+			r.msg(`{"v":1,"type":"activation","tab":{"chromeTabId":1,"windowId":1},"active":true}`)
+			synctest.Wait()
+			if g := got(); len(g) == 2 {
+				if g[1] != "page tools changed: a/t, b/u" {
+					t.Fatalf("signal = %q", g[1])
+				}
+				return
+			}
+		}
+		t.Fatalf("no signal for b's new tools while a re-registered the same set: %v", got())
+	})
+}
