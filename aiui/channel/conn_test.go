@@ -135,7 +135,7 @@ func TestTextConcat(t *testing.T) {
 		{data("t1", false), `{"text":"Summarize "}`, frame.Response{OK: true, ThreadID: "t1"}},
 		{data("t2", false), `{"text":"other "}`, frame.Response{OK: true, ThreadID: "t2"}},
 		{data("t1", false), `{}`, frame.Response{OK: true, ThreadID: "t1"}},
-		{data("t1", false), `{"text":1}`, frame.Response{ThreadID: "t1", Error: "processor failed: text-concat payload must be { text?: string }: json: cannot unmarshal number into Go struct field .text of type string"}},
+		{data("t1", false), `{"text":1}`, frame.Response{ThreadID: "t1", Error: "processor failed: text-concat payload must be { text?: string }: text is a number, not a string"}},
 		{data("t1", false), `{bad`, frame.Response{ThreadID: "t1", Error: "payload failed to decode: payload is not valid JSON"}},
 		{data("t1", true), `{"text":"this repo."}`, frame.Response{OK: true, ThreadID: "t1", Closed: true}},
 		{data("t1", false), `{"text":"late"}`, frame.Response{ThreadID: "t1", Error: `thread "t1" is closed`}},

@@ -66,14 +66,12 @@ func (p *textConcat) OnMessage(payload any, meta MessageMeta) error {
 		}
 	case json.RawMessage:
 		if len(v) > 0 && string(v) != "null" {
-			var chunk struct {
-				Text *string `json:"text"`
-			}
-			if err := json.Unmarshal(v, &chunk); err != nil {
+			text, err := chunkText(v)
+			if err != nil {
 				return fmt.Errorf("text-concat payload must be { text?: string }: %v", err)
 			}
-			if chunk.Text != nil {
-				if err := p.add(jsonstr.Append(nil, *chunk.Text), len(*chunk.Text)); err != nil {
+			if text != nil {
+				if err := p.add(jsonstr.Append(nil, *text), len(*text)); err != nil {
 					return err
 				}
 			}
@@ -97,6 +95,40 @@ func (p *textConcat) OnMessage(payload any, meta MessageMeta) error {
 	}
 	p.ctx.Trace("lowered prompt", Prompt{Text: preview, Meta: pr.Meta})
 	return p.ctx.SendPrompt(pr)
+}
+
+// chunkText is a payload's "text" member (nil when absent or null),
+// matched exactly as a client's payload.text is: decoding into a struct
+// would also take "Text" or "TEXT", text the client never sent as text.
+func chunkText(raw json.RawMessage) (*string, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	t, ok := obj["text"]
+	if !ok || string(t) == "null" {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(t, &s) != nil {
+		return nil, fmt.Errorf("text is %s, not a string", jsonKind(t))
+	}
+	return &s, nil
+}
+
+// jsonKind names the JSON type of a valid value, for errors.
+func jsonKind(v json.RawMessage) string {
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
 }
 
 // add appends one chunk's encoded text (decoded bytes long).

@@ -61,3 +61,23 @@ func FuzzTextCodec(f *testing.F) {
 		}
 	})
 }
+
+// TestTextConcatTakesOnlyTheTextMember: the chunk is { text?: string },
+// matched exactly; a member spelled otherwise ("Text", "TEXT") is not the
+// text and adds nothing, as in any client reading payload.text.
+func TestTextConcatTakesOnlyTheTextMember(t *testing.T) {
+	c, h := newConn()
+	c.Handle(true, enc(t, hello("text-concat"), ""))
+	for _, payload := range []string{`{"Text":"A"}`, `{"TEXT":"B"}`, `{"text":"C","Text":"D"}`, `{ "text" : "E" }`, `{"text":null}`} {
+		if r := c.Handle(true, enc(t, data("t", false), payload)); !r.OK {
+			t.Fatalf("%s: %+v", payload, r)
+		}
+	}
+	if r := c.Handle(true, enc(t, data("t", true), `{"text":5}`)); r.OK {
+		t.Fatalf("a non-string text was accepted: %+v", r)
+	}
+	c.Handle(true, enc(t, data("t", true), ""))
+	if len(h.prompts) != 1 || h.prompts[0].Text != "CE" {
+		t.Fatalf("prompts = %+v, want one with text CE", h.prompts)
+	}
+}
