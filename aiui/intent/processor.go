@@ -212,7 +212,10 @@ func (p *Processor) addEvents(ev []Event) error {
 		if k, _ := json.Marshal(e); p.pushed[string(k)] {
 			continue // the client echoed an event this server produced
 		}
-		if e.Type == TypeShot && e.Path == "" {
+		if e.Type == TypeShot {
+			// the path is the channel's to wire, to the bytes it stored: one
+			// the client wrote in would go to the agent as the shot_N to
+			// read, naming any file at all
 			e.Path = p.blobs[e.Marker]
 		}
 		p.events = append(p.events, e)

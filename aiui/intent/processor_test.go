@@ -642,3 +642,31 @@ func TestSpeculationIsBounded(t *testing.T) {
 		t.Fatalf("prompts = %+v", h.prompts)
 	}
 }
+
+// TestShotPathIsTheChannels: a shot's path in the prompt's meta is the
+// file the channel stored its bytes in, never one the client wrote into
+// the event; a shot whose bytes never came has no path.
+func TestShotPathIsTheChannels(t *testing.T) {
+	c, h := setup(t, `{"transcriber":"mock"}`, &OpenAI{})
+	text := "look"
+	events(t, c,
+		Event{At: 1, Type: TypeShot, Marker: "shot_1", Path: "/home/someone/.ssh/id_rsa", Rect: &Rect{W: 1, H: 1}},
+		Event{At: 2, Type: TypeShot, Marker: "shot_2", Path: "/etc/shadow", Rect: &Rect{W: 1, H: 1}},
+		Event{At: 3, Type: TypeTranscriptFinal, Segment: 1, Text: &text})
+	if r := send(t, c, &frame.ChunkDescriptor{Kind: "attachment", ID: "shot_2", Mime: "image/png"}, []byte("png"), false); !r.OK {
+		t.Fatalf("attachment: %+v", r)
+	}
+	if r := send(t, c, nil, nil, true); !r.OK || !r.Closed {
+		t.Fatalf("fin: %+v", r)
+	}
+	if len(h.prompts) != 1 {
+		t.Fatalf("prompts = %d", len(h.prompts))
+	}
+	p := h.prompts[0]
+	if _, ok := p.Meta["shot_1"]; ok || p.Meta["shot_2"] != filepath.Join(h.dir, "shot_2.png") {
+		t.Fatalf("meta = %v", p.Meta)
+	}
+	if !strings.Contains(p.Text, "{shot_1}") || !strings.Contains(p.Text, "[image not received]") {
+		t.Fatalf("text = %q", p.Text)
+	}
+}
