@@ -108,10 +108,7 @@ func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
 		MaxPayload: b.cfg.MaxFrameBytes, Heartbeat: env.Heartbeat, Log: env.Log,
 		PreAuth: hub.PreAuth{Limit: MaxHelloBytes},
 	})
-	callLimit := b.dir.CallTimeout
-	if callLimit <= 0 {
-		callLimit = tools.DefaultCallTimeout
-	}
+	callLimit := b.callTimeout()
 	b.toolsEP = b.sockets.Endpoint(toolsHandler{b}, hub.WSOptions{
 		MaxPayload: b.cfg.MaxMessageBytes, Heartbeat: env.Heartbeat, Log: env.Log,
 		PreAuth: hub.PreAuth{Limit: min(MaxFirstToolsMessage, b.cfg.MaxMessageBytes)},
@@ -130,6 +127,14 @@ func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
 }
 
 func (b *backend) handler() http.Handler { return b.routes() }
+
+// callTimeout bounds a routed page-tool call.
+func (b *backend) callTimeout() time.Duration {
+	if b.dir.CallTimeout <= 0 {
+		return tools.DefaultCallTimeout
+	}
+	return b.dir.CallTimeout
+}
 
 // shutdown runs after the HTTP server stopped: hijacked sockets are closed
 // by ServeHTTP; here the directory, faces and files go.

@@ -32,6 +32,9 @@ type Client struct {
 	Kind       string
 	HTTP       *http.Client
 	streamHTTP *http.Client
+	// callTimeout is the backend's page-tool call timeout (from its info):
+	// a call's request may take that long before the backend answers.
+	callTimeout time.Duration
 
 	// dirs is where Locate found the control file: a request that fails
 	// because the backend restarted (gone, or a fresh key) re-reads it.
@@ -57,8 +60,12 @@ func Locate(ctx context.Context, d hub.Dirs) (*Client, error) {
 	c.dirs = &d
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	if _, err := c.Info(pctx); err != nil {
+	info, err := c.Info(pctx)
+	if err != nil {
 		return nil, fmt.Errorf("%w (stale control file for pid %d: %v)", ErrNoBackend, cf.PID, err)
+	}
+	if ms, ok := info["callTimeoutMs"].(float64); ok && ms > 0 {
+		c.callTimeout = time.Duration(ms) * time.Millisecond
 	}
 	return c, nil
 }
@@ -147,7 +154,11 @@ func (c *Client) req(ctx context.Context, method, path string, body any) (*http.
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	resp, err := c.send(ctx, c.HTTP, method, path, body)
+	return c.doWith(ctx, c.HTTP, method, path, body, out)
+}
+
+func (c *Client) doWith(ctx context.Context, hc *http.Client, method, path string, body, out any) error {
+	resp, err := c.send(ctx, hc, method, path, body)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNoBackend, err)
 	}
@@ -183,7 +194,16 @@ func (c *Client) Tools(ctx context.Context) ([]tools.Registration, error) {
 // Call routes a page-tool call.
 func (c *Client) Call(ctx context.Context, req tools.CallRequest) (CallResult, error) {
 	var out CallResult
-	return out, c.do(ctx, http.MethodPost, "/control/call", req, &out)
+	hc := c.HTTP
+	if limit := c.callTimeout + 15*time.Second; hc.Timeout > 0 && limit > hc.Timeout {
+		// the backend answers when the page does or its call timeout
+		// (call_timeout_ms) ends: waiting less would report a running
+		// backend as gone while the call may still run
+		cp := *hc
+		cp.Timeout = limit
+		hc = &cp
+	}
+	return out, c.doWith(ctx, hc, http.MethodPost, "/control/call", req, &out)
 }
 
 // Reload triggers a hot reload.
