@@ -100,6 +100,9 @@ func mcpCommand() *cli.Command {
 			&cli.StringFlag{Name: "log-level", Value: "info"},
 		},
 		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return hub.Exit(hub.ExitUsage, "hub aiui mcp: unexpected arguments")
+			}
 			dirs, err := dirsFromEnv()
 			if err != nil {
 				return err

@@ -58,3 +58,14 @@ func TestPromptsWithoutBackendRefusesALinkedStateDir(t *testing.T) {
 		t.Fatalf("prompts with no state dir: exit %d, stdout %q", code, out)
 	}
 }
+
+// TestCommandsRefuseStrayArguments: every `hub aiui` subcommand that takes
+// no arguments says so with exit 64 instead of running (mcp started a
+// backend and served with any arguments at all).
+func TestCommandsRefuseStrayArguments(t *testing.T) {
+	for _, cmd := range []string{"serve", "mcp", "prompts", "tools"} {
+		if _, code := runAiui(t, t.TempDir(), cmd, "stray"); code != hub.ExitUsage {
+			t.Errorf("hub aiui %s stray: exit %d, want %d", cmd, code, hub.ExitUsage)
+		}
+	}
+}
