@@ -138,6 +138,16 @@ func TestIntentV1OverWS(t *testing.T) {
 	h, _ := start(t, nil)
 	c := h.MustDial("/ws", adaptertest.DialOptions{})
 	root := "/repo/workbench"
+	// a full trace history: the new turn's trace replaces the oldest
+	traces := filepath.Join(projectDir(h.Dirs.Home, root), "traces")
+	for i := range keepTraceDirs {
+		p := filepath.Join(traces, fmt.Sprintf("old-%03d", i))
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-time.Duration(i+1) * time.Minute)
+		os.Chtimes(p, at, at)
+	}
 	if r := sendAck(t, c, mustFrame(t, frame.Envelope{V: 1, Kind: "hello", Format: "intent-v1",
 		Meta: &frame.HelloMeta{Source: &frame.SourceInfo{Root: root}, Intent: json.RawMessage(`{"transcriber":"mock"}`)}}, nil)); !r.OK {
 		t.Fatalf("hello: %+v", r)
@@ -167,6 +177,12 @@ func TestIntentV1OverWS(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); string(got) != string(png) {
 		t.Fatal("shot bytes not saved")
+	}
+	if left, _ := os.ReadDir(traces); len(left) != keepTraceDirs {
+		t.Fatalf("%d trace directories, want %d", len(left), keepTraceDirs)
+	}
+	if _, err := os.Stat(filepath.Join(traces, fmt.Sprintf("old-%03d", keepTraceDirs-1))); !os.IsNotExist(err) {
+		t.Fatalf("the oldest trace directory was kept (%v)", err)
 	}
 	if !strings.Contains(recs[0].Text, "{shot_1} region") || recs[0].Meta["format"] != "intent-v1" {
 		t.Fatalf("prompt = %+v", recs[0])

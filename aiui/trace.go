@@ -4,8 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -317,9 +320,18 @@ func (b *backend) blobDir(ctx *channel.ThreadContext) (string, error) {
 	if ctx.Hello != nil && ctx.Hello.Source != nil && filepath.IsAbs(ctx.Hello.Source.Root) {
 		root = filepath.Clean(ctx.Hello.Source.Root)
 	}
-	dir := filepath.Join(projectDir(b.env.Dirs.Home, root), "traces", ctx.TraceID)
+	traces := filepath.Join(projectDir(b.env.Dirs.Home, root), "traces")
+	dir := filepath.Join(traces, ctx.TraceID)
+	_, err := os.Lstat(dir)
+	fresh := errors.Is(err, fs.ErrNotExist)
 	if err := hub.EnsurePrivateDir(dir); err != nil {
 		return "", err
+	}
+	if fresh {
+		// once per trace, on its first attachment
+		if n := pruneTraces(traces, ctx.TraceID, keepTraceDirs, keepTraceBytes); n > 0 {
+			b.env.Log.Info("removed old trace directories", "dir", traces, "count", n)
+		}
 	}
 	return dir, nil
 }

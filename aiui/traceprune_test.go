@@ -1,0 +1,72 @@
+package aiui
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestPruneTraces(t *testing.T) {
+	type dir struct {
+		name string
+		age  time.Duration // since its last change
+		size int
+	}
+	base := time.Now()
+	cases := []struct {
+		name     string
+		dirs     []dir
+		current  string
+		maxDirs  int
+		maxBytes int64
+		want     []string // what stays, sorted
+	}{
+		{"within bounds", []dir{{"a", 3, 10}, {"b", 2, 10}, {"c", 1, 10}}, "c", 3, 100, []string{"a", "b", "c"}},
+		{"count: oldest go", []dir{{"a", 3, 10}, {"b", 2, 10}, {"c", 1, 10}, {"d", 0, 10}}, "d", 2, 100, []string{"c", "d"}},
+		{"bytes: oldest go", []dir{{"a", 3, 50}, {"b", 2, 50}, {"c", 1, 50}, {"d", 0, 10}}, "d", 10, 100, []string{"c", "d"}},
+		{"oldest first, never a smaller older one", []dir{{"a", 3, 5}, {"b", 2, 80}, {"c", 1, 50}, {"d", 0, 10}}, "d", 10, 100, []string{"c", "d"}},
+		{"current kept when alone over", []dir{{"a", 1, 10}, {"big", 0, 500}}, "big", 10, 100, []string{"big"}},
+		{"current kept though oldest", []dir{{"cur", 5, 10}, {"b", 1, 10}, {"c", 0, 10}}, "cur", 2, 100, []string{"c", "cur"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			traces := t.TempDir()
+			for _, d := range tc.dirs {
+				p := filepath.Join(traces, d.name)
+				if err := os.Mkdir(p, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(p, "shot_1.png"), make([]byte, d.size), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				at := base.Add(-d.age * time.Minute)
+				if err := os.Chtimes(p, at, at); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// not a trace directory: never touched
+			if err := os.WriteFile(filepath.Join(traces, "note"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			pruneTraces(traces, tc.current, tc.maxDirs, tc.maxBytes)
+			entries, err := os.ReadDir(traces)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range entries {
+				if e.Name() != "note" {
+					got = append(got, e.Name())
+				}
+			}
+			if len(got) != len(entries)-1 {
+				t.Fatal("the file beside the trace directories was removed")
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("kept %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
