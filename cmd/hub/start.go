@@ -134,6 +134,7 @@ func spawnDetached(cfgPath, logPath string, logMax int64) (*readyMsg, error) {
 	cmd.ExtraFiles = []*os.File{pw}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Dir = "/"
+	closeInheritedOnExec()
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		return nil, err
