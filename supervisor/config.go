@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -146,15 +147,22 @@ func ParseConfig(data []byte, name string, reg *adapters.Registry) (*Config, err
 		return nil, fmt.Errorf("%s: log.format: must be text or json, got %q", name, cfg.Log.Format)
 	}
 	for _, kv := range []struct {
-		key string
-		v   int
+		key   string
+		v     int
+		unit  time.Duration
+		units string
 	}{
-		{"no_page_minutes", cfg.Lifecycle.NoPageMinutes},
-		{"agent_idle_minutes", cfg.Lifecycle.AgentIdleMinutes},
-		{"shutdown_seconds", cfg.Lifecycle.ShutdownSeconds},
+		{"no_page_minutes", cfg.Lifecycle.NoPageMinutes, time.Minute, "minutes"},
+		{"agent_idle_minutes", cfg.Lifecycle.AgentIdleMinutes, time.Minute, "minutes"},
+		{"shutdown_seconds", cfg.Lifecycle.ShutdownSeconds, time.Second, "seconds"},
 	} {
 		if kv.v < 0 {
 			return nil, fmt.Errorf("%s: lifecycle.%s: must be 0 (disabled) or more, got %d", name, kv.key, kv.v)
+		}
+		// Beyond this the time.Duration wraps: a huge idle rule would
+		// fire within seconds, or be silently disabled.
+		if most := int64(math.MaxInt64 / kv.unit); int64(kv.v) > most {
+			return nil, fmt.Errorf("%s: lifecycle.%s: must be at most %d %s, got %d", name, kv.key, most, kv.units, kv.v)
 		}
 	}
 	if cfg.Lifecycle.ShutdownSeconds == 0 {

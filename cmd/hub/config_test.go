@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v4"
 
@@ -40,6 +41,9 @@ func TestConfigErrors(t *testing.T) {
 		{"origin with a path", "adapters:\n  stitchslop:\n    origin: https://a.example/app\n", `adapters.stitchslop.origin: must be an origin like https://example.com, got "https://a.example/app"`},
 		{"bad log level", "log:\n  level: loud\n", `hub.yaml: log.level: must be one of debug, info, warn, error, got "loud"`},
 		{"negative idle", "lifecycle:\n  agent_idle_minutes: -5\n", "lifecycle.agent_idle_minutes: must be 0 (disabled) or more, got -5"},
+		// 2592304342608737 minutes in nanoseconds wraps to about 3 s.
+		{"idle minutes that overflow", "lifecycle:\n  no_page_minutes: 2592304342608737\n", "lifecycle.no_page_minutes: must be at most 153722867 minutes, got 2592304342608737"},
+		{"shutdown seconds that overflow", "lifecycle:\n  shutdown_seconds: 99999999999\n", "lifecycle.shutdown_seconds: must be at most 9223372036 seconds, got 99999999999"},
 		{"malformed yaml", "adapters: [\n", "hub.yaml"},
 		{"not a mapping", "- a\n- b\n", "hub.yaml:1: wrong type: want a mapping of keys, got a list"},
 	}
@@ -153,6 +157,12 @@ func FuzzParseConfig(f *testing.F) {
 		}
 		if cfg.Lifecycle.ShutdownSeconds < 1 {
 			t.Fatal("accepted shutdown_seconds < 1")
+		}
+		// Every accepted rule means what it says (no wrapped durations).
+		lc, rules := cfg.Lifecycle, cfg.Lifecycle.IdleRules()
+		if rules.NoPageWithin/time.Minute != time.Duration(lc.NoPageMinutes) || rules.AgentIdle/time.Minute != time.Duration(lc.AgentIdleMinutes) ||
+			lc.ShutdownTimeout()/time.Second != time.Duration(lc.ShutdownSeconds) {
+			t.Fatalf("accepted lifecycle values that overflow: %+v", lc)
 		}
 	})
 }
