@@ -50,6 +50,19 @@ func run(args []string) int {
 }
 
 func newApp() *cli.App {
+	core := []*cli.Command{
+		runCommand(),
+		startCommand(),
+		stopCommand(),
+		statusCommand(),
+		logsCommand(),
+		configCommand(),
+		versionCommand(),
+		mcpCommand(),
+	}
+	for _, c := range core {
+		refuseArgs(c)
+	}
 	app := &cli.App{
 		Name:                 "hub",
 		Usage:                "run and drive the loopback bridges your browser tools use to talk to a coding agent",
@@ -65,16 +78,7 @@ func newApp() *cli.App {
 			}
 			return hub.Exit(hub.ExitUsage, "hub: "+err.Error()+"\nRun '"+name+" --help' for usage.")
 		},
-		Commands: append([]*cli.Command{
-			runCommand(),
-			startCommand(),
-			stopCommand(),
-			statusCommand(),
-			logsCommand(),
-			configCommand(),
-			versionCommand(),
-			mcpCommand(),
-		}, registry().Commands()...),
+		Commands: append(core, registry().Commands()...),
 	}
 	app.Action = unknownCommand(cli.ShowAppHelp)
 	for _, c := range app.Commands {

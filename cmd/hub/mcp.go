@@ -30,9 +30,6 @@ func mcpCommand() *cli.Command {
 			"prompts arrive as notifications/claude/channel.",
 		Flags: []cli.Flag{configFlag, &cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level"}},
 		Action: func(c *cli.Context) error {
-			if c.Args().Present() {
-				return hub.Exit(hub.ExitUsage, "hub mcp: unexpected arguments")
-			}
 			dirs, err := hub.DirsFromEnv()
 			if err != nil {
 				return hub.Exit(hub.ExitFailed, "hub mcp: "+err.Error())
