@@ -57,6 +57,7 @@ func (f *face) runStitch(hctx context.Context, st *supervisor.State, status *hub
 			r, err := stitchslop.OpenRemote(hctx, dir, a.Ports[0])
 			if err == nil {
 				f.setWhy(bridgeStitchslop, "")
+				f.stitchFollowing()
 				started := time.Now()
 				err = f.stitch.Follow(hctx, r, f.id, func() { f.ready(bridgeStitchslop) })
 				r.Close()
@@ -73,7 +74,7 @@ func (f *face) runStitch(hctx context.Context, st *supervisor.State, status *hub
 		}
 		if why != "" {
 			f.setWhy(bridgeStitchslop, why)
-			f.stitch.Absent(why)
+			f.stitchAbsent(why)
 			f.ready(bridgeStitchslop)
 			if settled(a, ok) || !sleepCtx(hctx, f.o.Retry) {
 				return

@@ -80,9 +80,12 @@ type face struct {
 	started  int               // pid of the hub this face started, if it did
 	startErr string
 	why      map[string]string // bridge → why it offers no tools
-	aiuiCl   *aiui.Client
-	pending  map[string]bool // bridges whose first state is not in yet
-	first    chan struct{}   // closed once the first look is done
+	// stitchWhy is why the stitchslop mount was last made absent; "" while
+	// it follows a bridge (see stitchAbsent).
+	stitchWhy string
+	aiuiCl    *aiui.Client
+	pending   map[string]bool // bridges whose first state is not in yet
+	first     chan struct{}   // closed once the first look is done
 }
 
 func newFace(o Options) *face {
@@ -256,7 +259,7 @@ func (f *face) noHub(why string) {
 		f.why[b] = why
 	}
 	f.mu.Unlock()
-	f.stitch.Absent(why)
+	f.stitchAbsent(why)
 	f.pixFw.Clear(context.Background())
 	f.aiuiFw.Clear(context.Background())
 	f.firstDone()
@@ -283,6 +286,27 @@ func (f *face) ready(bridge string) {
 	if done {
 		f.firstDone()
 	}
+}
+
+// stitchAbsent withdraws the stitchslop mount's tools for why, unless it
+// already has none for that very reason. The mount announces every change
+// of bridge with list_changed (Stitch Slop §3.3); a look that finds what
+// the last one found, once a Retry for as long as no hub runs, is none.
+func (f *face) stitchAbsent(why string) {
+	f.mu.Lock()
+	same := f.stitchWhy == why
+	f.stitchWhy = why
+	f.mu.Unlock()
+	if !same {
+		f.stitch.Absent(why)
+	}
+}
+
+// stitchFollowing notes that the mount follows a bridge again.
+func (f *face) stitchFollowing() {
+	f.mu.Lock()
+	f.stitchWhy = ""
+	f.mu.Unlock()
 }
 
 func (f *face) setWhy(bridge, why string) {

@@ -1,0 +1,35 @@
+package hubmcp
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/hubdev/hub/adapters/adaptertest"
+)
+
+// While no hub runs the face looks again every Retry; a look that finds
+// what the last one found changes no tool and must not tell the client
+// that the list changed (it used to, once a second, for as long as no hub
+// ran, and every one sends the client back to tools/list).
+func TestNoHubSendsNoListChangedPerLook(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dirs := adaptertest.TempDirs(t)
+		s := runFace(t, Options{Dirs: dirs, Retry: time.Second})
+		if got := s.tools(); got != "hub_status" {
+			t.Fatalf("tools = %s, want hub_status only", got)
+		}
+		time.Sleep(2 * time.Second) // the first look's changes are out
+		synctest.Wait()
+		s.DropNotes()
+		time.Sleep(10 * time.Second) // ten more looks
+		synctest.Wait()
+		if m, err := s.Note("notifications/tools/list_changed", 0); err == nil {
+			t.Fatalf("list_changed with no change while no hub runs: %v", m)
+		}
+		if st := s.tool("hub_status", nil).Text; !strings.Contains(st, "no hub is running") {
+			t.Fatalf("hub_status:\n%s", st)
+		}
+	})
+}
