@@ -69,11 +69,18 @@ func registry() *adapters.Registry {
 
 func startHub(t testing.TB, dirs hub.Dirs, cfgPath string) *testHub {
 	t.Helper()
-	cfg, err := supervisor.LoadConfig(cfgPath, registry())
+	lock, err := supervisor.AcquireLock(dirs.State)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, err := supervisor.AcquireLock(dirs.State)
+	return startHubLocked(t, dirs, cfgPath, lock)
+}
+
+// startHubLocked is startHub for a hub that took the state dir's lock
+// already (it was starting).
+func startHubLocked(t testing.TB, dirs hub.Dirs, cfgPath string, lock *supervisor.Lock) *testHub {
+	t.Helper()
+	cfg, err := supervisor.LoadConfig(cfgPath, registry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -191,16 +191,30 @@ func Run(ctx context.Context, t mcp.Transport, o Options) error {
 func (f *face) supervise(ctx context.Context) {
 	tried := f.o.StartHub == nil
 	gone := 0 // the pid of the hub last served
+	began := time.Now()
 	for ctx.Err() == nil {
 		st, live, msg := supervisor.Probe(f.o.Dirs.State)
 		if live != supervisor.Running {
-			if !tried && live != supervisor.Unsafe {
+			// The lock held with no state file: a hub is starting (another
+			// hub mcp's, say, that won the race to start one). Start no
+			// second one, and let the first tools/list wait for its tools.
+			starting := live == supervisor.Stale && st == nil && supervisor.LockHeld(f.o.Dirs.State)
+			if starting && !f.firstLookDone() && time.Since(began) < f.o.FirstLook {
+				f.mu.Lock()
+				f.hubWhy = startingWhy
+				f.mu.Unlock()
+				sleepCtx(ctx, min(f.o.Retry, startingPoll))
+				continue
+			}
+			if !tried && !starting && live != supervisor.Unsafe {
 				tried = true
 				f.startHub(ctx, msg)
 				continue
 			}
 			why := "no hub is running"
 			switch {
+			case starting:
+				why = startingWhy
 			case gone != 0:
 				why = fmt.Sprintf("the hub (pid %d) stopped", gone)
 			case live == supervisor.Stale || live == supervisor.Unsafe:
@@ -230,9 +244,21 @@ func (f *face) supervise(ctx context.Context) {
 	}
 }
 
+// startingPoll is how often a face looks at a hub that is starting.
+const startingPoll = 50 * time.Millisecond
+
+// startingWhy says why a starting hub offers no tools yet.
+const startingWhy = "a hub is starting"
+
 func (f *face) startHub(ctx context.Context, why string) {
 	f.log.Info("no hub is running; starting one in the background", "why", why)
 	err := f.o.StartHub(ctx)
+	if err != nil && supervisor.LockHeld(f.o.Dirs.State) {
+		// Another face or `hub start` started one meanwhile: it is used.
+		first, _, _ := strings.Cut(err.Error(), "\n") // not the log tail
+		f.log.Info("another hub started meanwhile; using it", "err", first)
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err != nil {
@@ -263,6 +289,16 @@ func (f *face) noHub(why string) {
 	f.pixFw.Clear(context.Background())
 	f.aiuiFw.Clear(context.Background())
 	f.firstDone()
+}
+
+// firstLookDone reports whether the first look has ended.
+func (f *face) firstLookDone() bool {
+	select {
+	case <-f.first:
+		return true
+	default:
+		return false
+	}
 }
 
 // firstDone ends the first look.

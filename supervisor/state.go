@@ -88,6 +88,10 @@ func (l *Lock) Release() {
 	}
 }
 
+// LockHeld reports whether some process holds the state dir's lock: with
+// no state file beside it, a hub is starting (or stopping).
+func LockHeld(dir string) bool { return lockHeld(dir) }
+
 // lockHeld reports whether some process holds the state dir's lock.
 func lockHeld(dir string) bool {
 	f, err := hub.OpenPrivate(filepath.Join(dir, LockFileName), os.O_RDONLY, 0, false)
