@@ -30,7 +30,7 @@ func statusCommand() *cli.Command {
 		Name:  "status",
 		Usage: "show every adapter: state, ports, page attached, agents, restarts",
 		Description: "Exit status: 0 the hub is running; 3 it is not running or its state file is stale\n" +
-			"(the message says which).",
+			"(the message says which); 1 it runs but its control endpoint does not answer.",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON on stdout"}},
 		Action: func(c *cli.Context) error {
 			dirs, err := hub.DirsFromEnv()
@@ -58,7 +58,13 @@ func statusCommand() *cli.Command {
 			}
 			doc, err := fetchStatus(c.Context, st)
 			if err != nil {
-				return hub.Exit(hub.ExitNotRunning, "hub: "+err.Error())
+				// A verified hub holds the lock, so something runs: the
+				// failure is its endpoint's (1), not "nothing running" (3),
+				// and --json still answers with a document.
+				if c.Bool("json") {
+					writeJSON(c.App.Writer, statusDoc{State: supervisor.State{PID: st.PID, Control: st.Control, Started: st.Started}, Running: true, Message: err.Error()})
+				}
+				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
 			if c.Bool("json") {
 				writeJSON(c.App.Writer, doc)
