@@ -272,7 +272,12 @@ func yamlError(name string, data []byte, keyPrefix string, err error) error {
 	_ = yaml.Load(data, &root) // best effort: only used to name keys
 	add := func(e *yaml.LoadError) {
 		msg := friendlyMessage(e.Message, keyPrefix)
-		if key := keyAtLine(&root, e.Mark.Line, ""); key != "" && !strings.HasPrefix(msg, "unknown key") {
+		if m := notFound.FindStringSubmatch(e.Message); m != nil {
+			// The decoder names the field alone; the user needs its path.
+			if key := keyNamedAtLine(&root, e.Mark.Line, m[1], ""); key != "" {
+				msg = `unknown key "` + key + `"`
+			}
+		} else if key := keyAtLine(&root, e.Mark.Line, ""); key != "" {
 			msg = key + ": " + msg
 		}
 		lines = append(lines, fmt.Sprintf("%s: %s", locate(name, e.Mark.Line), msg))
@@ -288,6 +293,43 @@ func yamlError(name string, data []byte, keyPrefix string, err error) error {
 		return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	return errors.New(strings.Join(lines, "\n"))
+}
+
+// keyNamedAtLine returns the dotted path of the mapping key name written
+// on line, or "".
+func keyNamedAtLine(n *yaml.Node, line int, name, path string) string {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if k := keyNamedAtLine(c, line, name, path); k != "" {
+				return k
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if k := keyNamedAtLine(c, line, name, fmt.Sprintf("%s[%d]", path, i)); k != "" {
+				return k
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := k.Value
+			switch {
+			case k.Value == "<<": // a merge key adds its keys to this mapping
+				p = path
+			case path != "":
+				p = path + "." + k.Value
+			}
+			if k.Line == line && k.Value == name {
+				return p
+			}
+			if found := keyNamedAtLine(v, line, name, p); found != "" {
+				return found
+			}
+		}
+	}
+	return ""
 }
 
 // keyAtLine returns the dotted path of the mapping key whose value starts

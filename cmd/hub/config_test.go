@@ -28,6 +28,9 @@ func TestConfigErrors(t *testing.T) {
 		want string
 	}{
 		{"unknown top-level key", "log:\n  level: info\nlogging: {}\n", `hub.yaml:3: unknown key "logging"`},
+		{"unknown lifecycle key", "lifecycle:\n  no_page_minute: 1\n", `hub.yaml:2: unknown key "lifecycle.no_page_minute"`},
+		{"unknown log key", "log:\n  level: info\n  file: /tmp/x\n", `hub.yaml:3: unknown key "log.file"`},
+		{"unknown nested adapter key", "adapters:\n  geturl:\n    opencode:\n      bogus: 1\n", `hub.yaml:4: unknown key "adapters.geturl.opencode.bogus"`},
 		{"unknown adapter key", "adapters:\n  pixelle:\n    port: 4317\n    websit: https://a.example\n", `hub.yaml:4: unknown key "adapters.pixelle.websit"`},
 		{"duplicate key", "adapters:\n  aiui:\n    port: 1\n    port: 2\n", "hub.yaml:4: adapters.aiui.port: duplicate key (first defined at line 3)"},
 		{"wrong type", "adapters:\n  aiui:\n    port: lots\n", "hub.yaml:3: adapters.aiui.port: wrong type: want a number, got a string `lots`"},
