@@ -93,8 +93,8 @@ func effectiveYAML(cfg *supervisor.Config) ([]byte, error) {
 	return yaml.Marshal(&node)
 }
 
-// redact replaces credential values, and the password of any URL with
-// userinfo, with "<redacted>".
+// redact replaces credential values with "<redacted>", and in any URL its
+// password and credential-named query values with "redacted".
 func redact(n *yaml.Node) {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -107,11 +107,30 @@ func redact(n *yaml.Node) {
 			redact(v)
 		}
 	case yaml.ScalarNode:
-		if u, err := url.Parse(n.Value); err == nil && u.User != nil {
-			if _, hasPassword := u.User.Password(); hasPassword {
-				u.User = url.UserPassword(u.User.Username(), "redacted")
-				n.Value = u.String()
+		u, err := url.Parse(n.Value)
+		if err != nil || u.Scheme == "" {
+			return
+		}
+		changed := false
+		if _, hasPassword := u.User.Password(); hasPassword {
+			u.User = url.UserPassword(u.User.Username(), "redacted")
+			changed = true
+		}
+		// A key in the query string (?api_key=…) is as secret as one in
+		// its own config key.
+		if q := u.Query(); len(q) > 0 {
+			for k := range q {
+				if isSecretKey(k) {
+					q.Set(k, "redacted")
+					changed = true
+				}
 			}
+			if changed {
+				u.RawQuery = q.Encode()
+			}
+		}
+		if changed {
+			n.Value = u.String()
 		}
 	default:
 		for _, c := range n.Content {
