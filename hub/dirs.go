@@ -28,6 +28,15 @@ func DirsFromEnv() (Dirs, error) {
 		}
 		home = h
 	}
+	// A relative HOME means the caller's working directory's; resolved
+	// now, it means the same to a detached hub, which runs in /.
+	if !filepath.IsAbs(home) {
+		abs, err := filepath.Abs(home)
+		if err != nil {
+			return Dirs{}, err
+		}
+		home = abs
+	}
 	xdg := func(env, fallback string) string {
 		if v := os.Getenv(env); filepath.IsAbs(v) {
 			return v

@@ -23,6 +23,11 @@ func TestDirsFromEnv(t *testing.T) {
 	if d != want {
 		t.Fatalf("got %+v\nwant %+v", d, want)
 	}
+	t.Chdir("/tmp")
+	t.Setenv("HOME", "rel")
+	if d, err := DirsFromEnv(); err != nil || d.Home != "/tmp/rel" || d.State != "/tmp/rel/.local/state/hub" {
+		t.Fatalf("relative HOME: %+v, %v", d, err)
+	}
 	if got := ExpandHome("~/.stitchslop", "/home/u"); got != "/home/u/.stitchslop" {
 		t.Fatalf("ExpandHome = %q", got)
 	}

@@ -87,18 +87,18 @@ func startDetached(configFlag string, dirs hub.Dirs, logMax int64) (*readyMsg, s
 		return nil, "", err
 	}
 	logPath := filepath.Join(dirs.State, supervisor.LogFileName)
-	msg, err := spawnDetached(cfgPath, logPath, logMax)
+	msg, err := spawnDetached(cfgPath, logPath, logMax, dirs.Home)
 	if err != nil {
 		return nil, logPath, fmt.Errorf("%w: %w", errSpawn, err)
 	}
 	return msg, logPath, nil
 }
 
-// spawnDetached starts `hub run --detached` in its own session with stdin
-// on /dev/null and stdout/stderr appended to logPath, and waits for its
-// readiness line. The caller's stdout and stderr are never inherited, so
+// spawnDetached starts `hub run --detached` in its own session (in /,
+// with home as HOME) with stdin on /dev/null and stdout/stderr appended
+// to logPath, and waits for its readiness line. The caller's stdout and stderr are never inherited, so
 // `out=$(hub start)` returns as soon as the hub is ready.
-func spawnDetached(cfgPath, logPath string, logMax int64) (*readyMsg, error) {
+func spawnDetached(cfgPath, logPath string, logMax int64, home string) (*readyMsg, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -134,6 +134,9 @@ func spawnDetached(cfgPath, logPath string, logMax int64) (*readyMsg, error) {
 	cmd.ExtraFiles = []*os.File{pw}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Dir = "/"
+	// HOME as this process resolved it: a relative one would name
+	// another directory in /.
+	cmd.Env = append(os.Environ(), "HOME="+home)
 	closeInheritedOnExec()
 	if err := cmd.Start(); err != nil {
 		pw.Close()
