@@ -130,10 +130,19 @@ func ReadState(dir string) (*State, error) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("state file %s is corrupt: %v", filepath.Join(dir, StateFileName), err)
 	}
-	if st.PID <= 0 || !strings.HasPrefix(st.Control, "http://127.0.0.1:") {
+	if st.PID <= 0 || !loopbackControl(st.Control) {
 		return nil, fmt.Errorf("state file %s is corrupt: bad pid or control address", filepath.Join(dir, StateFileName))
 	}
 	return &st, nil
+}
+
+// loopbackControl reports whether control is exactly what a hub writes,
+// http://127.0.0.1:<port>: a prefix check let userinfo move the host
+// ("http://127.0.0.1:1@192.0.2.1:80"), and the key would go there.
+func loopbackControl(control string) bool {
+	port, ok := strings.CutPrefix(control, "http://127.0.0.1:")
+	n, err := strconv.Atoi(port)
+	return ok && err == nil && n > 0 && n <= 65535 && strconv.Itoa(n) == port
 }
 
 // RemoveStateIfOurs deletes the state file only if it still names pid, so

@@ -78,6 +78,14 @@ func TestProbeCorruptState(t *testing.T) {
 	if _, live, _ := Probe(dir); live != Stale {
 		t.Fatal("a state file pointing off-loopback was trusted")
 	}
+	// The right prefix, but userinfo moves the host off loopback, or more
+	// follows the port.
+	for _, control := range []string{"http://127.0.0.1:1@192.0.2.1:80", "http://127.0.0.1:80/x", "http://127.0.0.1:80?x", "http://127.0.0.1:0", "http://127.0.0.1:99999"} {
+		os.WriteFile(filepath.Join(dir, StateFileName), []byte(`{"pid":1,"control":"`+control+`"}`), 0o600)
+		if _, err := ReadState(dir); err == nil {
+			t.Errorf("control %q was trusted", control)
+		}
+	}
 }
 
 func TestAcquireLockUnwritableDir(t *testing.T) {
