@@ -76,9 +76,24 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	if s.FallbackAnyPort && s.cfg.Port != 0 {
 		ports = append(ports, 0)
 	}
+	ready := env.Ready
 	ln, port, err := hub.Listen(ports)
-	if err != nil {
-		return err
+	for err != nil {
+		// The hub's adapter follows a backend started outside it on its
+		// port (outside.go); anyone else's failure to bind is an error.
+		var cl *Client
+		if s.kind == KindHub {
+			cl = outsideBackend(ctx, env.Dirs, s.cfg.Port)
+		}
+		if cl == nil {
+			return err
+		}
+		s.followOutside(ctx, env, cl, ready)
+		if ctx.Err() != nil {
+			return nil
+		}
+		ready = nil // reported once per Serve; Status has the port now
+		ln, port, err = hub.Listen(ports)
 	}
 	b, err := newBackend(s, env, port)
 	if err != nil {
@@ -91,7 +106,9 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	s.st = adapters.Status{Name: "aiui", Ports: []int{port}}
 	s.mu.Unlock()
 	env.Log.Info("aiui channel backend listening", "port", port, "generation", 0)
-	env.Ready(port)
+	if ready != nil {
+		ready(port)
+	}
 	every := s.FileCheckInterval
 	if every <= 0 {
 		every = FileCheckInterval

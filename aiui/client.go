@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -44,15 +45,13 @@ type Client struct {
 
 // Locate reads the control file and checks that the backend answers.
 func Locate(ctx context.Context, d hub.Dirs) (*Client, error) {
-	data, err := hub.ReadPrivateFile(ControlPath(d), maxControlFile)
-	if errors.Is(err, hub.ErrUnsafeFile) {
+	cf, err := readControl(d)
+	switch {
+	case errors.Is(err, hub.ErrUnsafeFile):
 		return nil, err // its key may be planted or leaked: refuse, naming the fix
-	}
-	if err != nil {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%w (no %s)", ErrNoBackend, ControlPath(d))
-	}
-	var cf ControlFile
-	if err := json.Unmarshal(data, &cf); err != nil || cf.Port == 0 || cf.Key == "" {
+	case err != nil:
 		return nil, fmt.Errorf("%w (unreadable %s)", ErrNoBackend, ControlPath(d))
 	}
 	c := NewClient(cf.Port, cf.Key)
