@@ -37,7 +37,12 @@ const (
 // Factory registers the pixelle adapter.
 func Factory() adapters.Factory {
 	return adapters.FactoryFor("pixelle", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
-		return New(cfg.Website, cfg.Port)
+		s, err := New(cfg.Website, cfg.Port)
+		if err != nil {
+			return nil, err
+		}
+		s.FollowOutside = true
+		return s, nil
 	}, Command)
 }
 
@@ -64,6 +69,9 @@ type Server struct {
 	PairBodyLimit  int64
 	// Now is the clock for code expiry and rate limiting (default time.Now).
 	Now func() time.Time
+	// FollowOutside (the hub's adapter) reuses a compatible relay that
+	// already holds Port instead of failing (outside.go).
+	FollowOutside bool
 
 	policy *hub.OriginPolicy
 
@@ -79,6 +87,7 @@ type Server struct {
 	nextReq  uint64
 	nextSess uint64
 	lastAct  time.Time
+	outside  string // while following a relay started outside the hub: the note saying so
 
 	// The in-process agent's pairing (bridge.go): the session its pair
 	// tool paired with and the agent token that pairing issued.
@@ -126,14 +135,25 @@ func (s *Server) relayURLLocked() string {
 // Serve binds 127.0.0.1:Port, reports Ready and relays until ctx is done.
 // All sessions live in memory: a restart invalidates every credential.
 func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
+	ready := env.Ready
 	ln, port, err := hub.Listen([]int{s.Port})
-	if err != nil {
-		return err
+	for err != nil {
+		if !s.FollowOutside || s.Port == 0 || !s.outsideRelay(ctx, s.Port) {
+			return err
+		}
+		s.followOutside(ctx, env, s.Port, ready)
+		if ctx.Err() != nil {
+			return nil
+		}
+		ready = nil // reported once per Serve; Status has the port now
+		ln, port, err = hub.Listen([]int{s.Port})
 	}
 	sockets := &hub.Sockets{}
 	h := &httpHandler{s: s, relay: s.start(env, port, sockets)}
 	env.Log.Info("pixelle relay listening", "relay", s.RelayURL(), "website", s.Website)
-	env.Ready(port)
+	if ready != nil {
+		ready(port)
+	}
 	// When ctx ends, agents with a command in flight get its
 	// OUTCOME_UNKNOWN result before their sockets close with 1001: a
 	// close alone does not say what became of the command.
@@ -208,6 +228,10 @@ func (s *Server) Status() adapters.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := adapters.Status{LastActivity: s.lastAct}
+	if s.outside != "" {
+		st.Ports, st.Note = []int{s.Port}, s.outside
+		return st
+	}
 	if s.running {
 		st.Ports = []int{s.port}
 	}

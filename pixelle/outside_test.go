@@ -1,0 +1,77 @@
+package pixelle
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/adapters/adaptertest"
+)
+
+// The hub's relay started while a compatible relay for the same website
+// holds its port reuses it (§Setup: "Reuse a compatible relay if it
+// permits this origin") instead of failing the hub, and starts its own
+// once that one stops.
+func TestHubReusesACompatibleRelayStartedOutside(t *testing.T) {
+	defer func(d time.Duration) { outsideCheck = d }(outsideCheck)
+	outsideCheck = 10 * time.Millisecond
+	outside := startRelay(t, nil)
+	port := outside.Port()
+
+	s, err := New(website, port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.FollowOutside = true
+	h := adaptertest.Start(t, s, adaptertest.Options{})
+	if h.Port() != port {
+		t.Fatalf("the hub reported port %d, want the outside relay's %d", h.Port(), port)
+	}
+	if st := s.Status(); !strings.Contains(st.Note, "reusing the compatible relay") || len(st.Ports) != 1 || st.Ports[0] != port {
+		t.Fatalf("status while reusing = %+v", st)
+	}
+
+	if err := outside.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	running := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.running
+	}
+	deadline := time.Now().Add(10 * time.Second) // only a broken test waits this long
+	for !running() {
+		if time.Now().After(deadline) {
+			t.Fatal("the hub did not start its own relay once the outside one stopped")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if st := s.Status(); st.Note == "" || strings.Contains(st.Note, "reusing") || st.Ports[0] != port {
+		t.Fatalf("status after taking over = %+v", st)
+	}
+}
+
+// Something on the port that is not a compatible relay for this website
+// is never reused: the hub fails as before (and stops nothing).
+func TestHubDoesNotReuseAnIncompatibleListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"ok":true,"version":"0.1.0"}`))
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	s, err := New(website, ln.Addr().(*net.TCPAddr).Port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.FollowOutside = true
+	if err := s.Serve(t.Context(), &adapters.Env{}); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("Serve beside an incompatible listener = %v, want address in use", err)
+	}
+}
