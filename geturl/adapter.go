@@ -2,6 +2,7 @@ package geturl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,7 +28,9 @@ import (
 // Factory registers the geturl adapter.
 func Factory() adapters.Factory {
 	return adapters.FactoryFor("geturl", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
-		return New(cfg), nil
+		s := New(cfg)
+		s.FollowOutside = true
+		return s, nil
 	}, Command)
 }
 
@@ -47,7 +50,13 @@ type Server struct {
 	tunnel   *tunnel.Manager
 	activity *activityLog
 
+	// FollowOutside (the hub's adapter) follows a geturl started outside
+	// the hub that holds the state directory instead of failing
+	// (outside.go).
+	FollowOutside bool
+
 	mu      sync.Mutex
+	outside *controlFile // the geturl followed (FollowOutside), while it runs
 	mgr     *session.Manager
 	hub     adapters.HubView // the hub this run serves in (nil: alone)
 	running bool
@@ -119,7 +128,16 @@ func (s *Server) manager(env *adapters.Env) (*session.Manager, error) {
 // the control file the operator CLI finds them by, and serves until ctx is
 // done.
 func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
+	ready := env.Ready
 	lock, err := lockStateDir(env.Dirs)
+	var busy *stateBusyError
+	if s.FollowOutside && errors.As(err, &busy) && busy.holder != nil {
+		lock, err = s.followOutside(ctx, env, busy, ready)
+		if lock == nil && err == nil {
+			return nil // ctx ended
+		}
+		ready = nil // reported once per Serve; Status has the ports now
+	}
 	if err != nil {
 		return err
 	}
@@ -164,7 +182,9 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	env.Log.Info("geturl listening", "data", fmt.Sprintf("%s:%d", hub.LoopbackHost, dataPort),
 		"control", fmt.Sprintf("%s:%d", hub.LoopbackHost, ctrlPort), "publicOrigin", s.cfg.publicOrigin(),
 		"projects", len(mgr.Projects()), "sessions", mgr.EnabledCount())
-	env.Ready(dataPort, ctrlPort)
+	if ready != nil {
+		ready(dataPort, ctrlPort)
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -242,6 +262,10 @@ func (s *Server) Status() adapters.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := adapters.Status{LastActivity: s.lastAt}
+	if o := s.outside; o != nil {
+		st.Ports, st.Note = []int{o.Port, o.ControlPort}, outsideNote(o)
+		return st
+	}
 	if !s.running {
 		return st
 	}

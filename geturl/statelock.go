@@ -27,13 +27,28 @@ func lockStateDir(d hub.Dirs) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			who := "another geturl"
+			busy := &stateBusyError{dir: dir}
 			if cf, err := readControlFile(d); err == nil {
-				who += fmt.Sprintf(" (pid %d, control port %d)", cf.PID, cf.ControlPort)
+				busy.holder = &cf
 			}
-			return nil, fmt.Errorf("%s already serves %s; stop it first, or give this one other XDG dirs", who, dir)
+			return nil, busy
 		}
 		return nil, fmt.Errorf("locking %s: %v", f.Name(), err)
 	}
 	return f, nil
+}
+
+// stateBusyError is lockStateDir's answer when another geturl holds the
+// state directory; holder is what its control file says, when readable.
+type stateBusyError struct {
+	dir    string
+	holder *controlFile
+}
+
+func (e *stateBusyError) Error() string {
+	who := "another geturl"
+	if e.holder != nil {
+		who += fmt.Sprintf(" (pid %d, control port %d)", e.holder.PID, e.holder.ControlPort)
+	}
+	return fmt.Sprintf("%s already serves %s; stop it first, or give this one other XDG dirs", who, e.dir)
 }
