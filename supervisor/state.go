@@ -25,13 +25,16 @@ const (
 
 // State is what a running hub publishes for `hub status` and `hub stop`.
 type State struct {
-	PID      int               `json:"pid"`
-	Control  string            `json:"control"` // base URL of the control endpoint
-	Key      string            `json:"key,omitempty"`
-	Started  time.Time         `json:"started"`
-	Config   string            `json:"config"`
-	Version  string            `json:"version"`
-	Adapters []adapters.Status `json:"adapters"`
+	PID     int       `json:"pid"`
+	Control string    `json:"control"` // base URL of the control endpoint
+	Key     string    `json:"key,omitempty"`
+	Started time.Time `json:"started"`
+	Config  string    `json:"config"`
+	Version string    `json:"version"`
+	// ShutdownSeconds is lifecycle.shutdown_seconds: `hub stop` waits at
+	// least this long for a graceful stop before it signals.
+	ShutdownSeconds int               `json:"shutdownSeconds,omitempty"`
+	Adapters        []adapters.Status `json:"adapters"`
 }
 
 // ErrAlreadyRunning is wrapped by AcquireLock when another hub holds the lock.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -38,5 +39,24 @@ func scriptParams(dir string) testscript.Params {
 			env.Setenv("NO_COLOR", "1")
 			return nil
 		},
+	}
+}
+
+func TestStopTimeout(t *testing.T) {
+	cases := []struct {
+		flag     time.Duration
+		set      bool
+		shutdown int
+		want     time.Duration
+	}{
+		{15 * time.Second, false, 10, 15 * time.Second}, // the default config
+		{15 * time.Second, false, 60, 65 * time.Second}, // a longer shutdown deadline
+		{15 * time.Second, false, 0, 15 * time.Second},  // a hub.json from before the field
+		{3 * time.Second, true, 60, 3 * time.Second},    // --timeout wins
+	}
+	for _, tc := range cases {
+		if got := stopTimeout(tc.flag, tc.set, tc.shutdown); got != tc.want {
+			t.Errorf("stopTimeout(%v, %v, %d) = %v, want %v", tc.flag, tc.set, tc.shutdown, got, tc.want)
+		}
 	}
 }

@@ -144,6 +144,8 @@ func runHub(c *cli.Context) error {
 		Started: started,
 		Config:  cfg.Source,
 		Version: versionString(),
+
+		ShutdownSeconds: cfg.Lifecycle.ShutdownSeconds,
 	}
 	control := &supervisor.Control{
 		Key:  state.Key,

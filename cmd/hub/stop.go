@@ -20,7 +20,7 @@ func stopCommand() *cli.Command {
 		Usage: "stop the background hub",
 		Description: "Asks the hub to shut down through its control endpoint, then falls back to SIGTERM\n" +
 			"and finally SIGKILL. Exit status 3 when no hub is running.",
-		Flags: []cli.Flag{&cli.DurationFlag{Name: "timeout", Value: 15 * time.Second, Usage: "how long to wait for a graceful stop before SIGTERM"}},
+		Flags: []cli.Flag{&cli.DurationFlag{Name: "timeout", Value: 15 * time.Second, Usage: "how long to wait for a graceful stop before SIGTERM (default: 15s, or the hub's lifecycle.shutdown_seconds + 5s when longer)"}},
 		Action: func(c *cli.Context) error {
 			dirs, err := hub.DirsFromEnv()
 			if err != nil {
@@ -57,9 +57,10 @@ func stopCommand() *cli.Command {
 				fmt.Fprintf(c.App.ErrWriter, "hub: control endpoint refused the stop (%v, status %d); sending SIGTERM\n", err, code)
 				signal(syscall.SIGTERM)
 			}
-			if !gone(c.Duration("timeout")) {
+			timeout := stopTimeout(c.Duration("timeout"), c.IsSet("timeout"), st.ShutdownSeconds)
+			if !gone(timeout) {
 				how = "with SIGTERM"
-				fmt.Fprintf(c.App.ErrWriter, "hub: pid %d still running after %s; sending SIGTERM\n", st.PID, c.Duration("timeout"))
+				fmt.Fprintf(c.App.ErrWriter, "hub: pid %d still running after %s; sending SIGTERM\n", st.PID, timeout)
 				signal(syscall.SIGTERM)
 				if !gone(5 * time.Second) {
 					how = "with SIGKILL"
@@ -73,6 +74,17 @@ func stopCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// stopTimeout is how long `hub stop` waits for a graceful stop: --timeout
+// when given, else 15 s or the hub's shutdown_seconds and 5 s more, which
+// ever is longer. SIGTERM during a shutdown kills the hub at once, so it
+// never comes before the deadline the hub's config gives its adapters.
+func stopTimeout(flag time.Duration, set bool, shutdownSeconds int) time.Duration {
+	if grace := time.Duration(shutdownSeconds)*time.Second + 5*time.Second; !set && grace > flag {
+		return grace
+	}
+	return flag
 }
 
 // waitExit polls until pid is gone or d passes.
