@@ -27,6 +27,22 @@ type NeedsUser interface {
 	NeedsUser() string
 }
 
+// PortUser is implemented by configs that bind configured ports. The
+// loader refuses a config in which two enabled adapters name one port:
+// one of them could not start, and a page scanning for one bridge could
+// reach another.
+type PortUser interface {
+	// ConfigPorts lists each port key (relative to the section, e.g.
+	// "port") with the ports it names; 0 (OS-assigned) is ignored.
+	ConfigPorts() []PortKey
+}
+
+// PortKey is one port key and the ports it names.
+type PortKey struct {
+	Key   string
+	Ports []int
+}
+
 // Base holds the keys every adapter section has. Embed it inline:
 //
 //	type Config struct {

@@ -81,6 +81,11 @@ func DefaultConfig() *Config {
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// ConfigPorts is the backend's port (adapters.PortUser).
+func (c *Config) ConfigPorts() []adapters.PortKey {
+	return []adapters.PortKey{{Key: "port", Ports: []int{c.Port}}}
+}
+
 // Validate checks the section.
 func (c *Config) Validate() error {
 	if err := c.Base.Validate(); err != nil {

@@ -51,6 +51,11 @@ func NewConfig() *Config {
 		OpenCode: OpenCodeConfig{Config: opencode.NewConfig()}}
 }
 
+// ConfigPorts is the data and control planes' ports (adapters.PortUser).
+func (c *Config) ConfigPorts() []adapters.PortKey {
+	return []adapters.PortKey{{Key: "port", Ports: []int{c.Port}}, {Key: "control_port", Ports: []int{c.ControlPort}}}
+}
+
 // Validate checks the section.
 func (c *Config) Validate() error {
 	if err := adapters.ValidatePort("port", c.Port); err != nil {

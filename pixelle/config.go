@@ -21,6 +21,11 @@ func NewConfig() *Config {
 	return &Config{Base: adapters.Base{Enabled: true}, Port: DefaultPort}
 }
 
+// ConfigPorts is the relay's port (adapters.PortUser).
+func (c *Config) ConfigPorts() []adapters.PortKey {
+	return []adapters.PortKey{{Key: "port", Ports: []int{c.Port}}}
+}
+
 // Validate checks the section; an empty website is allowed and leaves the
 // adapter disabled (see NeedsUser).
 func (c *Config) Validate() error {

@@ -31,6 +31,11 @@ func NewConfig() *Config {
 	}
 }
 
+// ConfigPorts is the scan list (adapters.PortUser).
+func (c *Config) ConfigPorts() []adapters.PortKey {
+	return []adapters.PortKey{{Key: "ports", Ports: c.Ports}}
+}
+
 // Validate checks the section.
 func (c *Config) Validate() error {
 	if err := adapters.ValidateOrigin("origin", c.Origin); err != nil {

@@ -194,7 +194,36 @@ func ParseConfig(data []byte, name string, reg *adapters.Registry) (*Config, err
 		}
 		cfg.Adapters = append(cfg.Adapters, Section{Name: n, Factory: f, Config: sec})
 	}
+	if err := portClash(cfg.Adapters); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
 	return cfg, nil
+}
+
+// portClash refuses two enabled adapters naming one port: one of them
+// could not start (and one adapter's start failure stops the hub), or a
+// page scanning for its bridge would reach another.
+func portClash(secs []Section) error {
+	owner := map[int]string{}
+	for _, sec := range secs {
+		pu, ok := sec.Config.(adapters.PortUser)
+		if !ok || !sec.Config.Common().Enabled || needsUser(sec.Config) != "" {
+			continue
+		}
+		for _, pk := range pu.ConfigPorts() {
+			key := "adapters." + sec.Name + "." + pk.Key
+			for _, p := range pk.Ports {
+				if p == 0 {
+					continue
+				}
+				if other, taken := owner[p]; taken && other != key {
+					return fmt.Errorf("%s: port %d is also in %s; give each adapter its own ports", key, p, other)
+				}
+				owner[p] = key
+			}
+		}
+	}
+	return nil
 }
 
 func locate(name string, line int) string {
