@@ -63,7 +63,10 @@ func VerifyWorkspace(dir, expect string) (Workspace, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return Workspace{}, failErr("WORKSPACE_MARKER_INVALID", "%s is not valid JSON: %v", path, err)
 	}
-	if !bytes.Equal(bytes.TrimSpace(m.Version), []byte("1")) {
+	// A JSON number equal to 1, as the page's `version === 1` reads it
+	// (1.0 and 1e0 too); the string "1" is not.
+	var version float64
+	if json.Unmarshal(m.Version, &version) != nil || version != 1 {
 		return Workspace{}, failErr("WORKSPACE_MARKER_INVALID", "%s has version %s; this client understands version 1", path, orMissing(m.Version))
 	}
 	var id string
