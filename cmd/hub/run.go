@@ -78,6 +78,10 @@ func loadConfig(explicit string, dirs hub.Dirs) (*supervisor.Config, error) {
 func runHub(c *cli.Context) error {
 	var ready *readyPipe
 	if fd := c.Int("ready-fd"); fd > 0 {
+		// Inherited descriptors survive exec: a program an adapter starts
+		// before readiness (cloudflared, opencode) would hold the pipe,
+		// and `hub start` would wait for its EOF long after a crash.
+		syscall.CloseOnExec(fd)
 		ready = &readyPipe{f: os.NewFile(uintptr(fd), "ready")}
 	}
 	fail := func(err error) error {
