@@ -38,7 +38,7 @@ type backend struct {
 	port    int
 	pid     int
 	started time.Time
-	key     string
+	key     atomic.Pointer[string] // the control key; replaced when its file was exposed
 	cwd     string
 
 	gen     atomic.Int64
@@ -65,7 +65,7 @@ type backend struct {
 	regPath     string
 	regData     []byte // the record as written, for keepFiles
 	controlPath string
-	controlData []byte
+	controlData []byte // under mu: rewritten with a new key (newControlKey)
 }
 
 func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {

@@ -32,7 +32,7 @@ func (b *backend) control() http.Handler {
 	mux.HandleFunc("POST /control/reload", func(w http.ResponseWriter, r *http.Request) { hub.WriteJSON(w, 200, b.reload()) })
 	mux.HandleFunc("GET /control/prompts", b.controlPrompts)
 	mux.HandleFunc("GET /control/events", b.controlEvents)
-	gate := hub.KeyGate{Header: "Authorization", Key: func() string { return b.key }, Port: func() int { return b.port }}
+	gate := hub.KeyGate{Header: "Authorization", Key: b.controlKey, Port: func() int { return b.port }}
 	return gate.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.agentActivity()
 		if id := r.Header.Get(FaceHeader); id != "" {

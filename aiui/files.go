@@ -107,22 +107,53 @@ func StateDir(d hub.Dirs) string { return filepath.Join(d.State, "aiui") }
 // ControlPath is the control file's path.
 func ControlPath(d hub.Dirs) string { return filepath.Join(StateDir(d), "control.json") }
 
+// writeControlFile writes the control file with a fresh key. The key
+// takes effect once the file is written: a client refused for the old
+// key re-reads the file (Client.relocate).
 func (b *backend) writeControlFile() error {
-	b.key = hub.RandomToken(32)
+	b.controlPath = ControlPath(b.env.Dirs)
+	return b.newControlKey()
+}
+
+// newControlKey writes the control file with a fresh key.
+func (b *backend) newControlKey() error {
+	key := hub.RandomToken(32)
 	if err := hub.EnsurePrivateDir(StateDir(b.env.Dirs)); err != nil {
 		return err
 	}
-	b.controlPath = ControlPath(b.env.Dirs)
-	data, _ := json.MarshalIndent(ControlFile{Schema: 1, PID: b.pid, Port: b.port, Key: b.key, StartedAt: b.started, Kind: b.s.kind}, "", "  ")
-	b.controlData = append(data, '\n')
-	return hub.WriteFileAtomic(b.controlPath, b.controlData, 0o600)
+	data, _ := json.MarshalIndent(ControlFile{Schema: 1, PID: b.pid, Port: b.port, Key: key, StartedAt: b.started, Kind: b.s.kind}, "", "  ")
+	data = append(data, '\n')
+	if err := hub.WriteFileAtomic(b.controlPath, data, 0o600); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.controlData = data
+	b.mu.Unlock()
+	b.key.Store(&key)
+	return nil
+}
+
+// controlFileData is the control file as this backend wrote it last.
+func (b *backend) controlFileData() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.controlData
+}
+
+// controlKey is the key the control routes want ("" before the file is
+// written, which no request matches).
+func (b *backend) controlKey() string {
+	if k := b.key.Load(); k != nil {
+		return *k
+	}
+	return ""
 }
 
 func (b *backend) putControlFile() error {
 	if err := hub.EnsurePrivateDir(filepath.Dir(b.controlPath)); err != nil {
 		return err
 	}
-	return hub.WriteFileAtomic(b.controlPath, b.controlData, 0o600)
+	return hub.WriteFileAtomic(b.controlPath, b.controlFileData(), 0o600)
 }
 
 // FileCheckInterval is how often a running backend checks its registry
@@ -155,8 +186,13 @@ func (b *backend) keepFiles(ctx context.Context, every time.Duration) {
 				thin.Warn(b.log, "registry rewritten", "rewrote the registry record", "path", b.regPath, "why", why)
 			}
 		}
-		if why := b.controlDrift(); why != "" {
-			if err := b.putControlFile(); err != nil {
+		if why, exposed := b.controlDrift(); why != "" {
+			put := b.putControlFile
+			if exposed {
+				// others could read (or replace) the key: a new one
+				put = b.newControlKey
+			}
+			if err := put(); err != nil {
 				thin.Log(b.log, slog.LevelError, "control", "cannot rewrite the control file", "path", b.controlPath, "why", why, "err", err)
 			} else {
 				thin.Warn(b.log, "control rewritten", "rewrote the control file", "path", b.controlPath, "why", why)
@@ -177,27 +213,29 @@ func (b *backend) registryDrift() string {
 	return ""
 }
 
-// controlDrift says why the control file needs rewriting ("" if not).
-func (b *backend) controlDrift() string {
+// controlDrift says why the control file needs rewriting ("" if not), and
+// whether it was exposed: a link, or a file others could read or write,
+// may have given the key away.
+func (b *backend) controlDrift() (why string, exposed bool) {
 	data, err := hub.ReadPrivateFile(b.controlPath, maxControlFile)
 	if err != nil {
-		return err.Error()
+		return err.Error(), errors.Is(err, hub.ErrUnsafeFile)
 	}
 	var cf ControlFile
 	switch {
 	case json.Unmarshal(data, &cf) != nil:
-		return "it is corrupt"
-	case cf.PID == b.pid && hub.SecretEqual(cf.Key, b.key):
-		if !bytes.Equal(data, b.controlData) {
-			return "its content changed"
+		return "it is corrupt", false
+	case cf.PID == b.pid && hub.SecretEqual(cf.Key, b.controlKey()):
+		if !bytes.Equal(data, b.controlFileData()) {
+			return "its content changed", false
 		}
-		return ""
+		return "", false
 	case cf.PID != b.pid && hub.PIDAlive(cf.PID):
-		return "" // another live backend's now
+		return "", false // another live backend's now
 	case cf.PID == b.pid:
-		return "it names this process with another key"
+		return "it names this process with another key", false
 	}
-	return "it names a dead process"
+	return "it names a dead process", false
 }
 
 // removeControlFile removes the control file only when it is still ours
@@ -208,7 +246,7 @@ func (b *backend) removeControlFile() {
 		return
 	}
 	var cf ControlFile
-	if json.Unmarshal(data, &cf) == nil && hub.SecretEqual(cf.Key, b.key) {
+	if json.Unmarshal(data, &cf) == nil && hub.SecretEqual(cf.Key, b.controlKey()) {
 		os.Remove(b.controlPath)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -113,7 +114,7 @@ func TestBackendKeepsItsFiles(t *testing.T) {
 			if got, err := os.ReadFile(b.regPath); err != nil || string(got) != string(b.regData) {
 				t.Fatalf("%s: registry record %q, %v", what, got, err)
 			}
-			if got, err := hub.ReadPrivateFile(b.controlPath, maxControlFile); err != nil || string(got) != string(b.controlData) {
+			if got, err := hub.ReadPrivateFile(b.controlPath, maxControlFile); err != nil || string(got) != string(b.controlFileData()) {
 				t.Fatalf("%s: control file %q, %v", what, got, err)
 			}
 		}
@@ -127,8 +128,18 @@ func TestBackendKeepsItsFiles(t *testing.T) {
 		healed("control file deleted")
 		os.WriteFile(b.controlPath, []byte("{garbage"), 0o600)
 		healed("control file corrupted")
+		keyBefore := b.controlKey()
+		os.WriteFile(b.controlPath, []byte("{garbage"), 0o600)
+		healed("control file corrupted again")
+		if b.controlKey() != keyBefore {
+			t.Fatal("a corrupt (but private) control file changed the key")
+		}
 		os.Chmod(b.controlPath, 0o644)
 		healed("control file made 0644")
+		// others could have read the key: the file comes back with a new one
+		if k := b.controlKey(); k == keyBefore || k == "" || !strings.Contains(string(b.controlFileData()), k) {
+			t.Fatal("the key was not replaced after the control file was readable by others")
+		}
 		planted, _ := json.Marshal(ControlFile{Schema: 1, PID: deadPID(t), Port: 1, Key: "k"})
 		hub.WriteFileAtomic(b.controlPath, planted, 0o600)
 		healed("control file naming a dead pid")
