@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -267,7 +268,7 @@ func parseID(raw json.RawMessage) (jsonrpc.ID, bool) {
 	}
 	if raw[0] == '"' {
 		s, ok := jsonString(raw)
-		if !ok {
+		if !ok || !exactString(raw, s) {
 			return jsonrpc.ID{}, false
 		}
 		id, err := jsonrpc.MakeID(s)
@@ -280,6 +281,22 @@ func parseID(raw json.RawMessage) (jsonrpc.ID, bool) {
 	}
 	id, err := jsonrpc.MakeID(float64(n))
 	return id, err == nil
+}
+
+// exactString reports whether s, decoded from the JSON string raw, is what
+// raw says: invalid UTF-8 and lone surrogates (\ud800) decode to U+FFFD, so
+// two different ids could become one, and an answer would carry an id the
+// client never sent.
+func exactString(raw []byte, s string) bool {
+	if !utf8.Valid(raw) {
+		return false
+	}
+	n := strings.Count(s, "\uFFFD")
+	if n == 0 {
+		return true
+	}
+	lower := bytes.ToLower(raw)
+	return n == bytes.Count(raw, []byte("\uFFFD"))+bytes.Count(lower, []byte(`\ufffd`))
 }
 
 // answerError writes an error answer with id null: the id of a message we

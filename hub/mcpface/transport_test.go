@@ -40,6 +40,12 @@ func TestLineTransportAnswersInvalidLines(t *testing.T) {
 		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`, false},
 		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`, false},
 		{"id past 2^53", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`, false},
+		// Decoding would turn each invalid byte into U+FFFD: the answer
+		// would carry another id than the one asked, and two such calls
+		// would share one (the second dropped as a duplicate).
+		{"id not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`, false},
+		{"escaped id not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"\\n\xfe\",\"method\":\"ping\"}", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`, false},
+		{"id a lone surrogate", `{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`, false},
 		{"method not a string", `{"jsonrpc":"2.0","id":1,"method":7}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"method must be a string"}}`, false},
 		{"too long", `{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("x", 100) + `"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message larger than the line limit"}}`, false},
 		{"neither request nor response", `{"hello":"there"}`, "", false},
@@ -85,6 +91,10 @@ func TestLineTransportDecodes(t *testing.T) {
 		{"call with a string id", `{"jsonrpc":"2.0","id":"a-1","method":"ping"}`, func(m jsonrpc.Message) bool {
 			r, ok := m.(*jsonrpc.Request)
 			return ok && r.ID.Raw() == "a-1"
+		}},
+		{"an id that says U+FFFD", `{"jsonrpc":"2.0","id":"\uFFFD-�","method":"ping"}`, func(m jsonrpc.Message) bool {
+			r, ok := m.(*jsonrpc.Request)
+			return ok && r.ID.Raw() == "\ufffd-\ufffd"
 		}},
 		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, func(m jsonrpc.Message) bool {
 			r, ok := m.(*jsonrpc.Request)
