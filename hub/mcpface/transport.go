@@ -144,8 +144,8 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // decodeLine turns one line into a message. It returns an error to answer
-// (with id null) for an invalid one, and neither for a line to ignore: an
-// object that is neither a request nor a response has nobody to answer.
+// (with id null) for an invalid one, and neither for a line to ignore: a
+// response that cannot match a request of ours (no id, nothing in it).
 func decodeLine(line []byte) (jsonrpc.Message, *jsonrpc.Error) { return decodeWith(line, true) }
 
 // wireLine is what a line holds, as encoding/json decodes it.
@@ -193,9 +193,14 @@ func decodeWith(line []byte, scan bool) (jsonrpc.Message, *jsonrpc.Error) {
 		}
 		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
 	}
+	if len(w.Result) == 0 && len(w.Error) == 0 {
+		// Neither a request nor a response: an invalid Request, which
+		// JSON-RPC 2.0 §7 answers ({"foo": "boo"} in its examples).
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "a request needs a method"}
+	}
 	id, ok := parseID(w.ID)
 	if !ok || (!present(w.Result) && !present(w.Error)) {
-		return nil, nil
+		return nil, nil // a response that matches nothing; never answered
 	}
 	resp := &jsonrpc.Response{ID: id, Result: w.Result}
 	if present(w.Error) {

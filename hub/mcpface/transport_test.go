@@ -48,7 +48,13 @@ func TestLineTransportAnswersInvalidLines(t *testing.T) {
 		{"id a lone surrogate", `{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`, false},
 		{"method not a string", `{"jsonrpc":"2.0","id":1,"method":7}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"method must be a string"}}`, false},
 		{"too long", `{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("x", 100) + `"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message larger than the line limit"}}`, false},
-		{"neither request nor response", `{"hello":"there"}`, "", false},
+		// JSON-RPC 2.0 §7 answers {"foo": "boo"} so: an invalid Request.
+		{"neither request nor response", `{"hello":"there"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a request needs a method"}}`, false},
+		{"empty object", `{}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a request needs a method"}}`, false},
+		{"id alone", `{"jsonrpc":"2.0","id":4}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a request needs a method"}}`, false},
+		// A response is never answered, even a malformed one.
+		{"response with a null result", `{"jsonrpc":"2.0","id":5,"result":null}`, "", false},
+		{"error response with a null id", `{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":""}}`, "", false},
 		{"response without id", `{"jsonrpc":"2.0","result":{}}`, "", false},
 		{"blank", `   `, "", false},
 	}
