@@ -75,6 +75,17 @@ func TestServeGivesErrorsACode(t *testing.T) {
 			}
 		})
 	}
+	// An initialize that failed initialized nothing: a call after it is
+	// still one during initialization, not an internal error.
+	t.Run("call after a failed initialize", func(t *testing.T) {
+		c := serveRaw(t, testServer(Options{}))
+		c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5}}`)
+		c.recv()
+		c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		if got, want := c.recv(), `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,`; !strings.HasPrefix(got, want) {
+			t.Fatalf("\n got %s\nwant %s…", got, want)
+		}
+	})
 }
 
 func TestInitializeProtocolVersion(t *testing.T) {

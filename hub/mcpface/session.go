@@ -190,6 +190,14 @@ func (s *session) cancelled(params json.RawMessage) {
 	s.mu.Unlock()
 }
 
+// isReady reports whether the client has initialized (or, stateless,
+// announced itself).
+func (s *session) isReady() bool {
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	return s.ready
+}
+
 func (s *session) markReady() {
 	s.readyMu.Lock()
 	defer s.readyMu.Unlock()
@@ -255,7 +263,9 @@ func (s *session) coded(resp *jsonrpc.Response, c *inflightCall) jsonrpc.Message
 	switch {
 	case c != nil && c.method == methodInitialize:
 		code = jsonrpc.CodeInvalidParams
-	case !s.announced.Load():
+	case !s.isReady():
+		// Not initialized (an initialize that failed does not count): the
+		// SDK refuses the call as one during initialization.
 		code = jsonrpc.CodeInvalidRequest
 	}
 	return &jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: code, Message: resp.Error.Error()}}
