@@ -6,4 +6,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	stdioChild() // returns unless this process is a test's child
+	goleak.VerifyTestMain(m)
+}

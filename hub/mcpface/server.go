@@ -211,10 +211,10 @@ func (s *Server) sortTools(tools []*mcp.Tool) {
 	})
 }
 
-// Serve runs one session over t until the client goes away (nil) or ctx
-// ends (ctx.Err()). announced reports whether the client sent initialize
-// or a stateless request: a closed stdin ends an owned process (Stitch
-// Slop §2.8) and only then.
+// Serve runs one session over t until the client goes away (nil: it closed
+// our input, or its end of our output) or ctx ends (ctx.Err()). announced
+// reports whether the client sent initialize or a stateless request: a
+// client gone ends an owned process (Stitch Slop §2.8) and only then.
 func (s *Server) Serve(ctx context.Context, t mcp.Transport) (announced bool, err error) {
 	// A fast call's context keeps ctx's values but, like the SDK's handler
 	// contexts, ends with its cancellation or the end of reading.
@@ -242,6 +242,9 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) (announced bool, er
 	sess.workers.Wait()
 	if ctx.Err() != nil {
 		return sess.announced.Load(), ctx.Err()
+	}
+	if oe := (*outputError)(nil); errors.As(err, &oe) {
+		err = nil // the client went away, its way
 	}
 	return sess.announced.Load(), err
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -54,6 +55,9 @@ func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
 
 // conn is a connection that has not started reading.
 func (t *LineTransport) conn() *lineConn {
+	if _, ok := t.Out.(*os.File); ok {
+		catchSIGPIPE()
+	}
 	limit := t.MaxLine
 	if limit <= 0 {
 		limit = DefaultMaxLine
@@ -84,7 +88,18 @@ type lineConn struct {
 	msgs      chan msgOrErr
 	closed    chan struct{}
 	closeOnce sync.Once
+	failed    atomic.Pointer[outputError] // the write that ended the connection
 }
+
+// outputError is a write to the client that failed: it closed its end of
+// our output (stdout), which is going away as surely as closing our input
+// is. The connection ends with it, and Serve reports the client gone.
+type outputError struct{ err error }
+
+func (e *outputError) Error() string {
+	return "the client closed its end of the output: " + e.err.Error()
+}
+func (e *outputError) Unwrap() error { return e.err }
 
 // readLoop reads and decodes lines, answering invalid ones itself, until
 // In ends or the connection closes.
@@ -137,6 +152,9 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-c.closed:
+		if f := c.failed.Load(); f != nil {
+			return nil, f
+		}
 		return nil, io.EOF
 	case item := <-c.msgs:
 		return item.msg, item.err
@@ -346,8 +364,13 @@ func (c *lineConn) writeTerminated(ctx context.Context, line []byte) error {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	_, err := c.out.Write(line)
-	return err
+	if _, err := c.out.Write(line); err != nil {
+		oe := &outputError{err}
+		c.failed.CompareAndSwap(nil, oe)
+		c.Close()
+		return oe
+	}
+	return nil
 }
 
 // Close stops reading; a Read in progress returns io.EOF.
