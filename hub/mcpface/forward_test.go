@@ -283,3 +283,32 @@ func TestListChangedDelay(t *testing.T) {
 		})
 	}
 }
+
+// A change made before the client initialized is in its first tools/list:
+// the delayed list_changed of that burst is not for it (hub mcp sent one
+// 200 ms after every initialize). A change after it initialized, in the
+// same burst, still is.
+func TestListChangedDelaySkipsChangesBeforeReady(t *testing.T) {
+	const delay = 200 * time.Millisecond
+	for _, changeAfter := range []bool{false, true} {
+		t.Run(map[bool]string{false: "before only", true: "and after"}[changeAfter], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := testServer(Options{ListChangedDelay: delay})
+				a := s.Forward(Prefix("a_"), nil)
+				c := serveRaw(t, s)
+				a.Sync(context.Background(), []*mcp.Tool{tool("x", "")})
+				c.initialize("2025-06-18")
+				want := 0
+				if changeAfter {
+					a.Sync(context.Background(), []*mcp.Tool{tool("y", "")})
+					want = 1
+				}
+				time.Sleep(delay)
+				synctest.Wait()
+				if got := c.untilPing(); len(got) != want {
+					t.Fatalf("%d notifications %q, want %d", len(got), got, want)
+				}
+			})
+		})
+	}
+}

@@ -69,6 +69,7 @@ type Server struct {
 	nextOwner int             // owner id of the next Forwarder
 	sessions  map[*session]struct{}
 	listDue   bool                // a delayed list_changed is scheduled
+	changes   uint64              // tool-list changes announced so far
 	fast      map[string]fastTool // forwarded tools, by registered name
 
 	sdkOnly   bool          // no fast path (fastcall.go): tests compare the two
@@ -261,6 +262,12 @@ func (s *Server) Notify(ctx context.Context, method string, params any) error {
 		}
 		msg.Params = raw
 	}
+	return s.send(ctx, msg, 0)
+}
+
+// send writes msg to every session that may take it, and was ready
+// before change number after (0: any).
+func (s *Server) send(ctx context.Context, msg *jsonrpc.Request, after uint64) error {
 	s.mu.Lock()
 	sessions := make([]*session, 0, len(s.sessions))
 	for sess := range s.sessions {
@@ -269,11 +276,18 @@ func (s *Server) Notify(ctx context.Context, method string, params any) error {
 	s.mu.Unlock()
 	var errs []error
 	for _, sess := range sessions {
-		if err := sess.notify(ctx, msg); err != nil {
+		if err := sess.notify(ctx, msg, after); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// changeCount is how many tool-list changes have been announced.
+func (s *Server) changeCount() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changes
 }
 
 // NotifyToolsChanged sends the bare notification Stitch Slop §3.3 shows,
@@ -281,10 +295,12 @@ func (s *Server) Notify(ctx context.Context, method string, params any) error {
 // or, with ListChangedDelay, once for every change within the delay.
 func (s *Server) NotifyToolsChanged(ctx context.Context) error {
 	d := s.opts.ListChangedDelay
+	s.mu.Lock()
+	s.changes++
 	if d <= 0 {
+		s.mu.Unlock()
 		return s.Notify(ctx, methodToolsListChanged, nil)
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.listDue {
 		s.listDue = true
@@ -292,8 +308,12 @@ func (s *Server) NotifyToolsChanged(ctx context.Context) error {
 		time.AfterFunc(d, func() {
 			s.mu.Lock()
 			s.listDue = false
+			last := s.changes
 			s.mu.Unlock()
-			if err := s.Notify(context.Background(), methodToolsListChanged, nil); err != nil {
+			// A session that became ready after the burst's last change
+			// listed the tools as they are now: nothing changed for it.
+			msg := &jsonrpc.Request{Method: methodToolsListChanged}
+			if err := s.send(context.Background(), msg, last); err != nil {
 				s.log.Debug("list_changed not delivered", "err", err)
 			}
 		})

@@ -52,6 +52,7 @@ type session struct {
 	// under it.
 	readyMu sync.Mutex
 	ready   bool        // notifications may flow
+	readyAt uint64      // the Server's change count when ready was set
 	fastOK  atomic.Bool // the fast path may answer calls (see fastReady)
 
 	closed    chan struct{} // closed by Close
@@ -201,16 +202,18 @@ func (s *session) isReady() bool {
 func (s *session) markReady() {
 	s.readyMu.Lock()
 	defer s.readyMu.Unlock()
-	s.setReadyLocked()
+	s.setReadyLocked(s.srv.changeCount())
 }
 
 // setReadyLocked runs OnReady under readyMu, so that a notification sent
-// after the session is ready also finds the hook done.
-func (s *session) setReadyLocked() {
+// after the session is ready also finds the hook done. at is the Server's
+// change count before the client could list the tools.
+func (s *session) setReadyLocked(at uint64) {
 	if s.ready {
 		return
 	}
 	s.ready = true
+	s.readyAt = at
 	if f := s.srv.opts.OnReady; f != nil {
 		f()
 	}
@@ -239,10 +242,13 @@ func (s *session) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	s.readyMu.Lock()
 	defer s.readyMu.Unlock()
+	// Counted before the answer goes out: the client's tools/list, sent
+	// after it reads the answer, sees every change counted so far.
+	at := s.srv.changeCount()
 	if err := s.conn.Write(ctx, msg); err != nil {
 		return err
 	}
-	s.setReadyLocked()
+	s.setReadyLocked(at)
 	// The SDK adds "resultType" to every result for a client that asked
 	// for a multi-round-trip protocol; the fast path does not.
 	if initVer != "" && initVer < statelessVersion {
@@ -272,11 +278,12 @@ func (s *session) coded(resp *jsonrpc.Response, c *inflightCall) jsonrpc.Message
 }
 
 // notify writes a notification straight to the client once it may take
-// one; a session that is not ready yet is skipped.
-func (s *session) notify(ctx context.Context, msg *jsonrpc.Request) error {
+// one; a session that is not ready yet is skipped, and so is one that was
+// ready only from change number after on (after 0: none is).
+func (s *session) notify(ctx context.Context, msg *jsonrpc.Request, after uint64) error {
 	s.readyMu.Lock()
 	defer s.readyMu.Unlock()
-	if !s.ready {
+	if !s.ready || after != 0 && s.readyAt >= after {
 		return nil
 	}
 	return s.conn.Write(ctx, msg)
