@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -284,5 +285,28 @@ func TestServeEndsWithContext(t *testing.T) {
 	}
 	if handlerErr.Load() == nil {
 		t.Fatal("the running handler was not cancelled")
+	}
+}
+
+// The SDK's message for params that do not decode quotes them whole: a
+// client's 10 MiB argument came back in a 10 MiB message. JSON-RPC 2.0
+// §5.1 asks for "a concise single sentence"; it is cut.
+func TestErrorMessageIsBounded(t *testing.T) {
+	c := serveRawMax(t, testServer(Options{}), 1<<20)
+	c.initialize("2025-06-18")
+	big := strings.Repeat("é", 100<<10)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"` + big + `","_meta":5}}`)
+	got := c.recv()
+	var a struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(got), &a); err != nil || a.Error.Code != -32602 {
+		t.Fatalf("answer %.300s (%v)", got, err)
+	}
+	if n := len(a.Error.Message); n > maxErrorMessage || !utf8.ValidString(a.Error.Message) || !strings.HasPrefix(a.Error.Message, "handling 'ping'") {
+		t.Fatalf("message of %d bytes: %.300s", n, a.Error.Message)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -257,12 +258,20 @@ func (s *session) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return nil
 }
 
-// coded returns resp with a JSON-RPC error code. The SDK answers a few
-// failures with code 0 (initialize params that do not decode, a call
-// before initialize); JSON-RPC 2.0 §5.1 has codes for both.
+// coded returns resp with a JSON-RPC error code and a bounded message.
+// The SDK answers a few failures with code 0 (initialize params that do
+// not decode, a call before initialize); JSON-RPC 2.0 §5.1 has codes for
+// both. Its message for params that do not decode quotes them whole (a
+// 10 MiB argument came back in a 10 MiB message); §5.1 asks for "a
+// concise single sentence".
 func (s *session) coded(resp *jsonrpc.Response, c *inflightCall) jsonrpc.Message {
 	var we *jsonrpc.Error
 	if errors.As(resp.Error, &we) && we.Code != 0 {
+		// The wire message is the whole chain's (the SDK wraps a coded
+		// error in its context), not we.Message alone.
+		if msg := resp.Error.Error(); len(msg) > maxErrorMessage {
+			return &jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: we.Code, Message: shorten(msg), Data: we.Data}}
+		}
 		return resp
 	}
 	code := int64(jsonrpc.CodeInternalError)
@@ -274,7 +283,24 @@ func (s *session) coded(resp *jsonrpc.Response, c *inflightCall) jsonrpc.Message
 		// SDK refuses the call as one during initialization.
 		code = jsonrpc.CodeInvalidRequest
 	}
-	return &jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: code, Message: resp.Error.Error()}}
+	return &jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: code, Message: shorten(resp.Error.Error())}}
+}
+
+// maxErrorMessage bounds an error answer's message in bytes.
+const maxErrorMessage = 1 << 10
+
+// shorten cuts msg to maxErrorMessage bytes, on a rune boundary, marking
+// the cut.
+func shorten(msg string) string {
+	if len(msg) <= maxErrorMessage {
+		return msg
+	}
+	const mark = "…"
+	cut := maxErrorMessage - len(mark)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + mark
 }
 
 // notify writes a notification straight to the client once it may take
