@@ -93,7 +93,10 @@ func testMCPFace(t *testing.T, version string) {
 		}
 	}()
 	notes := make(chan *jsonrpc.Request, 64)
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)
+	// A handler makes a stateless client (version "", the SDK's newest)
+	// open the subscriptions/listen stream list_changed comes on.
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"},
+		&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}})
 	cs, err := client.Connect(ctx, &teeTransport{inner: clientT, ch: notes}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)

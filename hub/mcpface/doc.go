@@ -12,7 +12,8 @@
 //     announced itself (initialize, or a stateless client's first
 //     request), answers cancelled calls with silence, and sends one bare
 //     notifications/tools/list_changed per change (or, with
-//     ListChangedDelay, one per burst) instead of the SDK's ones;
+//     ListChangedDelay, one per burst) instead of the SDK's ones (to a
+//     stateless client, on each subscriptions/listen stream it opened);
 //   - [Forwarder], which registers a page's tools with their raw JSON
 //     schemas, updates and removes them, and maps their names; calls to
 //     them take a fast path past the SDK (fastcall.go), with the same

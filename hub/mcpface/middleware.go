@@ -119,7 +119,8 @@ func (r callResult) MarshalJSON() ([]byte, error) {
 // timer, so one re-sync of a page's tools can become several (a pause
 // between two changes) and a test cannot count them without sleeping; it
 // also adds "params":{} where Stitch Slop §3.3 shows the bare form. The
-// Server sends its own instead, one per change (NotifyToolsChanged).
+// Server sends its own instead, one per change (NotifyToolsChanged), on a
+// stateless client's subscription streams too (listen.go).
 func dropSDKListChanged(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == methodToolsListChanged {

@@ -219,7 +219,7 @@ func (s *Server) sortTools(tools []*mcp.Tool) {
 func (s *Server) Serve(ctx context.Context, t mcp.Transport) (announced bool, err error) {
 	// A fast call's context keeps ctx's values but, like the SDK's handler
 	// contexts, ends with its cancellation or the end of reading.
-	sess := &session{srv: s, base: context.WithoutCancel(ctx), inflight: map[jsonrpc.ID]*inflightCall{},
+	sess := &session{srv: s, base: context.WithoutCancel(ctx), inflight: map[jsonrpc.ID]*inflightCall{}, listens: map[jsonrpc.ID]bool{},
 		done: make(chan struct{}), jobs: make(chan fastJob), closed: make(chan struct{})}
 	s.mu.Lock()
 	s.sessions[sess] = struct{}{}

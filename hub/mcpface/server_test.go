@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 	"unicode/utf8"
 
@@ -285,6 +286,52 @@ func TestServeEndsWithContext(t *testing.T) {
 	}
 	if handlerErr.Load() == nil {
 		t.Fatal("the running handler was not cancelled")
+	}
+}
+
+// A stateless client (SEP-2575) takes list_changed only on a
+// subscriptions/listen stream it opened, stamped with that stream's id
+// (as the SDK sends it); the bare legacy notification is not for it.
+func TestStatelessListChanged(t *testing.T) {
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, listen := range []bool{false, true} {
+		t.Run(map[bool]string{false: "not listening", true: "listening"}[listen], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := testServer(Options{})
+				fw := s.Forward(nil, nil)
+				c := serveRaw(t, s)
+				c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`)
+				c.recv()
+				var want []string
+				if listen {
+					c.send(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + meta + `}}`)
+					c.recv() // notifications/subscriptions/acknowledged
+					want = []string{`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"l"}}}`}
+				}
+				fw.Sync(context.Background(), []*mcp.Tool{{Name: "x", InputSchema: json.RawMessage(`{"type":"object"}`)}})
+				time.Sleep(time.Second)
+				synctest.Wait()
+				until := func(id string) (got []string) {
+					c.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/list","params":{` + meta + `}}`)
+					for l := c.recv(); !strings.HasPrefix(l, `{"jsonrpc":"2.0","id":"`+id+`"`); l = c.recv() {
+						got = append(got, l)
+					}
+					return got
+				}
+				if got := until("sync"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+					t.Fatalf("\n got %q\nwant %q", got, want)
+				}
+				// A stream the client cancelled takes no more.
+				c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"l"}}`)
+				synctest.Wait()
+				fw.Sync(context.Background(), nil)
+				synctest.Wait()
+				if got := until("sync2"); len(got) != 0 {
+					t.Fatalf("after the stream ended: %q", got)
+				}
+				c.close()
+			})
+		})
 	}
 }
 

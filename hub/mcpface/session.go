@@ -37,16 +37,18 @@ type session struct {
 
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]*inflightCall
-	initID   jsonrpc.ID    // the initialize call, once seen
-	initVer  string        // the protocol version it asks for ("" unknown)
-	readDone bool          // reading has ended: no more fast calls
-	emptied  chan struct{} // closed when inflight empties, while drain waits
-	done     chan struct{} // closed when reading has ended
-	jobs     chan fastJob  // fast calls for an idle worker
+	listens  map[jsonrpc.ID]bool // open list_changed streams (listen.go)
+	initID   jsonrpc.ID          // the initialize call, once seen
+	initVer  string              // the protocol version it asks for ("" unknown)
+	readDone bool                // reading has ended: no more fast calls
+	emptied  chan struct{}       // closed when inflight empties, while drain waits
+	done     chan struct{}       // closed when reading has ended
+	jobs     chan fastJob        // fast calls for an idle worker
 	workers  sync.WaitGroup
 	idle     atomic.Int32 // workers waiting on jobs
 
 	announced atomic.Bool // initialize or a stateless request seen
+	stateless atomic.Bool // announced by a stateless request (SEP-2575)
 
 	// readyMu orders the initialize answer before any notification: the
 	// answer is written and ready set under it, and notify checks ready
@@ -152,8 +154,10 @@ func (s *session) received(req *jsonrpc.Request) {
 		announce = true
 	case !s.announced.Load() && s.srv.servesStateless(req.Params):
 		// A stateless client never initializes: its first request is both
-		// its announcement and its consent to notifications.
+		// its announcement and its consent to notifications (but see
+		// notify: list_changed reaches it only through the SDK).
 		announce, ready = true, true
+		s.stateless.Store(true)
 	}
 	s.mu.Unlock()
 	// Hooks run before the SDK handles the request: ownership (Stitch Slop
@@ -224,6 +228,17 @@ func (s *session) setReadyLocked(at uint64) {
 // error answer the JSON-RPC code the SDK left out.
 func (s *session) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, ok := msg.(*jsonrpc.Response)
+	if req, isReq := msg.(*jsonrpc.Request); isReq && req.Method == methodSubscriptionsAcked {
+		// Under readyMu, as the initialize answer: a notification comes
+		// before the acknowledgement is out, or after the stream is noted.
+		s.readyMu.Lock()
+		defer s.readyMu.Unlock()
+		if err := s.conn.Write(ctx, msg); err != nil {
+			return err
+		}
+		s.noteListen(req.Params)
+		return nil
+	}
 	if !ok || !resp.ID.IsValid() {
 		return s.conn.Write(ctx, msg)
 	}
@@ -312,6 +327,9 @@ func (s *session) notify(ctx context.Context, msg *jsonrpc.Request, after uint64
 	if !s.ready || after != 0 && s.readyAt >= after {
 		return nil
 	}
+	if msg.Method == methodToolsListChanged && s.stateless.Load() {
+		return s.notifyListens(ctx) // SEP-2575: see listen.go
+	}
 	return s.conn.Write(ctx, msg)
 }
 
@@ -341,6 +359,7 @@ func (s *session) drain(grace time.Duration) {
 func (s *session) settleLocked(id jsonrpc.ID) *inflightCall {
 	c := s.inflight[id]
 	delete(s.inflight, id)
+	delete(s.listens, id)
 	if len(s.inflight) == 0 && s.emptied != nil {
 		close(s.emptied)
 		s.emptied = nil
