@@ -72,16 +72,19 @@ func (f *follower) run(ctx context.Context, first *Remote) error {
 	case <-f.firstReady:
 	case <-time.After(verifyTimeout):
 	}
-	mcpDone := make(chan bool, 1)
+	mcpDone := make(chan clientGone, 1)
 	go func() {
-		initialized, _ := serveFace(ctx, f.sb, &mcpface.LineTransport{In: f.o.Stdin, Out: f.o.Stdout}, f.own)
-		mcpDone <- initialized
+		initialized, err := serveFace(ctx, f.sb, &mcpface.LineTransport{In: f.o.Stdin, Out: f.o.Stdout}, f.own)
+		mcpDone <- clientGone{initialized, err != nil && ctx.Err() != nil}
 	}()
 	select {
-	case initialized := <-mcpDone:
-		if initialized {
-			f.log.Info("exiting: the MCP client closed stdin, so the agent this face served is gone")
-		} else {
+	case gone := <-mcpDone:
+		switch {
+		case gone.stopped:
+			f.log.Info("exiting on request")
+		case gone.initialized:
+			f.log.Info("exiting: the MCP client closed stdin (or its end of stdout), so the agent this face served is gone")
+		default:
 			// Started in the background, perhaps for a second tab (§2.6):
 			// only a bridge of its own, on another port, would serve one.
 			f.log.Info("exiting: stdin closed before any MCP initialize, and a face has nothing to serve without an MCP client (the bridge it follows keeps running)",
@@ -95,6 +98,10 @@ func (f *follower) run(ctx context.Context, first *Remote) error {
 		return err
 	}
 }
+
+// clientGone is how a face's MCP session ended: whether the client had
+// initialized, and whether a signal (ctx) ended it rather than the client.
+type clientGone struct{ initialized, stopped bool }
 
 // own records that an MCP client owns this process (§2.7/§2.8): the
 // bridge it may start then has no idle rules.

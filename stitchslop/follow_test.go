@@ -1,6 +1,7 @@
 package stitchslop
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -209,5 +210,29 @@ func TestFollowerWithoutClientExits(t *testing.T) {
 	}
 	if !leader.S.Report().TokenArmed {
 		t.Fatalf("the token was not armed on the followed bridge:\n%s", stderr.String())
+	}
+}
+
+// A face stopped by a signal after initialize must not blame the client
+// for closing stdin (it did not).
+func TestFollowerSignalAfterInitializeSaysSo(t *testing.T) {
+	startBridge(t, nil)
+	var stderr adaptertest.SyncBuffer
+	var stdout adaptertest.SyncBuffer
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- RunStandalone(ctx, StandaloneOptions{Origin: testOrigin, Stdin: inR, Stdout: &stdout, Stderr: &stderr})
+	}()
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`+"\n")
+	adaptertest.WaitFor(t, "the initialize answer", func() bool { return strings.Contains(stdout.String(), `"id":1`) })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if e := stderr.String(); strings.Contains(e, "closed stdin") {
+		t.Fatalf("stderr gives the wrong reason:\n%s", e)
 	}
 }

@@ -130,7 +130,10 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	// panic as its error and the stack in the log.
 	fctx := hub.WithGuard(ctx, run.Env.Guard)
 	run.Env.Guard.Go("stitchslop MCP face", func() {
-		initialized, _ := srv.ServeMCP(fctx, &mcpface.LineTransport{In: o.Stdin, Out: o.Stdout}, run.Lifecycle.Own)
+		initialized, err := srv.ServeMCP(fctx, &mcpface.LineTransport{In: o.Stdin, Out: o.Stdout}, run.Lifecycle.Own)
+		if fctx.Err() != nil && err != nil {
+			return // a signal or the bridge stopping ended it, not the client
+		}
 		if !initialized {
 			log.Debug("stdin closed before any MCP initialize; carrying on (started in the background?)")
 			return
@@ -149,7 +152,7 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	}
 	select {
 	case <-agentGone:
-		log.Info("exiting: the MCP client closed stdin, so the agent that owned this bridge is gone; " + kept)
+		log.Info("exiting: the MCP client closed stdin (or its end of stdout), so the agent that owned this bridge is gone; " + kept)
 	default:
 		log.Info("exiting on request; " + kept)
 	}

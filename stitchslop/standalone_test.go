@@ -153,6 +153,22 @@ func TestStandaloneStdinCloseAfterInitializeExits(t *testing.T) {
 	}
 }
 
+// A signal after initialize is a stop on request: stderr must not blame
+// the client for closing stdin (it did not).
+func TestStandaloneSignalAfterInitializeSaysSo(t *testing.T) {
+	s := startStandalone(t, nil)
+	s.ready()
+	io.WriteString(s.stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`+"\n")
+	adaptertest.WaitFor(t, "the initialize answer", func() bool { return strings.Contains(s.stdout.String(), `"id":1`) })
+	s.cancel()
+	if err, ok := s.exited(frameWait); !ok || err != nil {
+		t.Fatalf("exit = %v %v", err, ok)
+	}
+	if e := s.stderr.String(); strings.Contains(e, "closed stdin") || !strings.Contains(e, "exiting on request") {
+		t.Fatalf("stderr gives the wrong reason:\n%s", e)
+	}
+}
+
 // §2.7: no page within the window → exit 0; an MCP initialize cancels it.
 func TestStandaloneNoPageIdleExit(t *testing.T) {
 	s := startStandalone(t, func(o *StandaloneOptions) { o.NoPageWithin = 150 * time.Millisecond })
