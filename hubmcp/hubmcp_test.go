@@ -93,6 +93,10 @@ func TestBridgesThatDoNotRun(t *testing.T) {
 	startHub(t, dirs, hubConfig(t, "stitchslop"))
 	s := runFace(t, Options{Dirs: dirs})
 	eventually(t, "the stitchslop tools", func() bool { return s.tools() == "hub_status,stitchslop_wait_for_connection" })
+	// The wait tool's advice names it as this server offers it.
+	if txt := s.tool("stitchslop_wait_for_connection", map[string]any{"timeoutSeconds": 0}).Text; !strings.Contains(txt, "call stitchslop_wait_for_connection again") {
+		t.Errorf("the wait tool names another tool:\n%s", txt)
+	}
 	status := s.tool("hub_status", nil).Text
 	for _, want := range []string{"adapters.aiui is disabled", "adapters.pixelle is disabled: set adapters.pixelle.website", "needs a token"} {
 		if !strings.Contains(status, want) {

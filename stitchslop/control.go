@@ -126,7 +126,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 	tools, ok := s.Tools()
 	if !ok {
-		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "no_page", "message": noPageText(s.Port())})
+		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "no_page", "message": noPageText(s.Port(), toolWait)})
 		return
 	}
 	if tools == nil {
@@ -201,7 +201,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	out, err := s.Call(r.Context(), body.Command, body.Args)
 	switch {
 	case errors.Is(err, ErrNoPage):
-		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "no_page", "message": noPageText(s.Port())})
+		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "no_page", "message": noPageText(s.Port(), toolWait)})
 	case err != nil:
 		badRequest(w, err)
 	default:
@@ -239,9 +239,10 @@ func badRequest(w http.ResponseWriter, err error) {
 	hub.WriteJSON(w, status, map[string]any{"ok": false, "error": "bad_request", "message": err.Error()})
 }
 
-// noPageText is the helpful answer to a call with no page (§3.5).
-func noPageText(port int) string {
+// noPageText is the helpful answer to a call with no page (§3.5); wait is
+// the wait tool's name where it is read.
+func noPageText(port int, wait string) string {
 	return "No Stitch Slop tab is connected to this bridge (port " + itoa(port) + "). " +
-		"The page polls for the bridge and attaches on its own: call wait_for_connection (or `hub stitchslop wait`) and retry. " +
+		"The page polls for the bridge and attaches on its own: call " + wait + " (or `hub stitchslop wait`) and retry. " +
 		"If that times out, ask the user whether the Allow agent connections switch is on in their Stitch Slop tab."
 }

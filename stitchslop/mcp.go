@@ -59,9 +59,19 @@ var legacyVersions = slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v s
 // face is one MCP session's server: the bridge's own tools, and the page's
 // forwarded with their raw schemas.
 type face struct {
-	b   bridgeFace
-	srv *mcpface.Server
-	fw  *mcpface.Forwarder
+	b    bridgeFace
+	srv  *mcpface.Server
+	fw   *mcpface.Forwarder
+	wait string // the wait tool's name as offered, "" for toolWait
+}
+
+// waitName is the wait tool's name on this face's server, for the advice
+// that says to call it (hub mcp offers it prefixed).
+func (f *face) waitName() string {
+	if f.wait == "" {
+		return toolWait
+	}
+	return f.wait
 }
 
 func serveFace(ctx context.Context, b bridgeFace, t mcp.Transport, onInit func()) (bool, error) {

@@ -77,7 +77,7 @@ func (f *face) pageCall(ctx context.Context, name string, args json.RawMessage) 
 // callFailed says why a page call did not happen.
 func (f *face) callFailed(err error) toolResult {
 	if errors.Is(err, ErrNoPage) {
-		return textResult(noPageText(f.b.Port()), true)
+		return textResult(noPageText(f.b.Port(), f.waitName()), true)
 	}
 	return textResult("The call was not sent: "+err.Error(), true)
 }
@@ -97,7 +97,7 @@ func (f *face) waitTool(ctx context.Context, args json.RawMessage) toolResult {
 	if !f.b.waitAttached(ctx, time.Until(deadline)) {
 		r := f.b.Report()
 		text := fmt.Sprintf("Still waiting: no Stitch Slop tab has attached to this bridge (port %d) in %gs. "+
-			"The page polls and attaches on its own, so call wait_for_connection again. ", r.Port, secs)
+			"The page polls and attaches on its own, so call %s again. ", r.Port, secs, f.waitName())
 		if r.Attempts == 0 {
 			text += "No browser has tried to connect yet. If waiting again does not help, ask the user whether their Allow agent connections switch is on " +
 				"(and, if it is, to check the browser console for a Content-Security-Policy block)."

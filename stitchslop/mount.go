@@ -32,7 +32,7 @@ func NewMount(srv *mcpface.Server, prefix string, log *slog.Logger) *Mount {
 		log = slog.New(slog.DiscardHandler)
 	}
 	m := &Mount{sb: newSwitchBridge("", log)}
-	m.f = &face{b: m.sb, srv: srv}
+	m.f = &face{b: m.sb, srv: srv, wait: prefix + toolWait}
 	wait := *bridgeTools[0]
 	wait.Name = prefix + toolWait
 	m.wait = &wait
