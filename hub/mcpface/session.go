@@ -129,22 +129,31 @@ func (s *session) see(msg jsonrpc.Message) bool {
 		if s.tryFast(req) {
 			return false
 		}
-		s.received(req)
+		return s.received(req)
 	}
 	return true
 }
 
-func (s *session) received(req *jsonrpc.Request) {
+// received notes a request for the SDK, and reports whether it goes on
+// to the SDK.
+func (s *session) received(req *jsonrpc.Request) bool {
 	if !req.IsCall() {
 		if req.Method == methodCancelled {
 			s.cancelled(req.Params)
 		}
-		return
+		return true
 	}
 	announce, ready := false, false
 	s.mu.Lock()
-	if _, dup := s.inflight[req.ID]; !dup {
+	if c, dup := s.inflight[req.ID]; !dup {
 		s.inflight[req.ID] = &inflightCall{method: req.Method}
+	} else if c.cancel != nil {
+		// The id of a fast call still running, which the SDK does not
+		// know: it would answer this one, and its answer would settle the
+		// fast call's id, which could then not be cancelled. The SDK drops
+		// a repeated id of its own unanswered; so is this one.
+		s.mu.Unlock()
+		return false
 	}
 	switch {
 	case req.Method == methodInitialize:
@@ -170,6 +179,7 @@ func (s *session) received(req *jsonrpc.Request) {
 	if ready {
 		s.markReady()
 	}
+	return true
 }
 
 // cancelled records notifications/cancelled for a call still in flight:
