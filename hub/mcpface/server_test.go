@@ -163,17 +163,21 @@ func TestLifecycleStatelessClient(t *testing.T) {
 	cases := []struct {
 		name     string
 		versions []string
+		request  string
 		announce bool
 	}{
-		{"served", nil, true},
-		{"not served", []string{"2025-11-25", "2025-06-18"}, false},
+		{"served", nil, statelessList, true},
+		{"not served", []string{"2025-11-25", "2025-06-18"}, statelessList, false},
+		// The SDK refuses a stateless request without client capabilities
+		// (-32602): it announced nothing.
+		{"no capabilities", nil, strings.Replace(statelessList, `,"io.modelcontextprotocol/clientCapabilities":{}`, "", 1), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var inits, readies atomic.Int32
 			s := testServer(Options{ProtocolVersions: tc.versions, OnInit: func() { inits.Add(1) }, OnReady: func() { readies.Add(1) }})
 			c := serveRaw(t, s)
-			c.send(statelessList)
+			c.send(tc.request)
 			answer := c.recv()
 			if tc.announce != strings.Contains(answer, `"tools":[`) {
 				t.Fatalf("answer %s", answer)

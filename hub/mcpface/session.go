@@ -397,5 +397,15 @@ func (srv *Server) servesStateless(params json.RawMessage) bool {
 	if v < statelessVersion {
 		return false
 	}
+	// What the SDK asks of a stateless request besides, or it refuses it
+	// (-32602) and the client has announced nothing.
+	if _, ok := p.Meta[mcp.MetaKeyClientCapabilities].(map[string]any); !ok {
+		return false
+	}
+	if info, has := p.Meta[mcp.MetaKeyClientInfo]; has {
+		if _, ok := info.(map[string]any); !ok {
+			return false
+		}
+	}
 	return len(srv.opts.ProtocolVersions) == 0 || slices.Contains(srv.opts.ProtocolVersions, v)
 }
