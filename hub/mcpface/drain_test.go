@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -103,4 +104,26 @@ func TestDrainEndsAfterItsGrace(t *testing.T) {
 	if r := c.close(); r.err != nil || !r.announced {
 		t.Fatalf("Serve = %+v", r)
 	}
+}
+
+// A stateless client's subscriptions/listen stream never ends by itself:
+// the input's end does not wait for it (it held every such session open
+// for the whole grace, 5 s).
+func TestDrainDoesNotWaitForListenStreams(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+		in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + meta + `}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}` + "\n")
+		var out strings.Builder
+		start := time.Now()
+		if _, err := testServer(Options{}).Serve(context.Background(), &LineTransport{In: in, Out: &out}); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited >= drainGrace {
+			t.Fatalf("the session waited %v for a listen stream", waited)
+		}
+		if !strings.Contains(out.String(), `"id":2,"result"`) {
+			t.Fatalf("tools/list not answered:\n%s", out.String())
+		}
+	})
 }

@@ -15,7 +15,10 @@ import (
 // drops the SDK's list_changed anyway (dropSDKListChanged) to send one per
 // change itself: so it keeps the streams, as the SDK acknowledges them.
 
-const methodSubscriptionsAcked = "notifications/subscriptions/acknowledged"
+const (
+	methodSubscriptionsListen = "subscriptions/listen"
+	methodSubscriptionsAcked  = "notifications/subscriptions/acknowledged"
+)
 
 // noteListen records a tools list_changed stream from the SDK's
 // acknowledgement of it, just written (Write holds readyMu, so that no

@@ -348,7 +348,7 @@ func (s *session) notify(ctx context.Context, msg *jsonrpc.Request, after uint64
 // Read reports the end.
 func (s *session) drain(grace time.Duration) {
 	s.mu.Lock()
-	if len(s.inflight) == 0 {
+	if s.pendingLocked() == 0 {
 		s.mu.Unlock()
 		return
 	}
@@ -370,11 +370,24 @@ func (s *session) settleLocked(id jsonrpc.ID) *inflightCall {
 	c := s.inflight[id]
 	delete(s.inflight, id)
 	delete(s.listens, id)
-	if len(s.inflight) == 0 && s.emptied != nil {
+	if s.emptied != nil && s.pendingLocked() == 0 {
 		close(s.emptied)
 		s.emptied = nil
 	}
 	return c
+}
+
+// pendingLocked counts the calls the drain waits for: every call in
+// flight but a subscriptions/listen stream, which ends only when the
+// client cancels it, and is cancelled when the session ends.
+func (s *session) pendingLocked() int {
+	n := 0
+	for _, c := range s.inflight {
+		if c.method != methodSubscriptionsListen {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *session) Close() error {
