@@ -88,11 +88,18 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 		if cl == nil {
 			return err
 		}
-		s.followOutside(ctx, env, cl, ready)
+		ln = s.followOutside(ctx, env, cl, ready)
 		if ctx.Err() != nil {
+			if ln != nil {
+				ln.Close()
+			}
 			return nil
 		}
 		ready = nil // reported once per Serve; Status has the port now
+		if ln != nil {
+			port, err = s.cfg.Port, nil
+			break
+		}
 		ln, port, err = hub.Listen(ports)
 	}
 	b, err := newBackend(s, env, port)

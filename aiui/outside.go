@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/hubdev/hub/adapters"
@@ -43,34 +44,63 @@ func outsideBackend(ctx context.Context, d hub.Dirs, port int) *Client {
 // and every face and shell command finds it through the control file, so a
 // second backend on another port would serve nobody, and failing would
 // stop the whole hub over a port that is in good hands. The adapter reports
-// that backend's port instead, and returns once it has stopped (or handed
-// the control file to another), for Serve to bind its own, or when ctx
-// ends. ready is env.Ready the first time, nil after.
-func (s *Server) followOutside(ctx context.Context, env *adapters.Env, cl *Client, ready func(...int)) {
+// that backend's port instead, and returns the port's listener once it is
+// free, for Serve to serve on; nil when ctx ends, or when what holds the
+// port is no longer an aiui backend it knows of. ready is env.Ready the
+// first time, nil after.
+//
+// Whether the port is free is the bind itself, not the control file: a
+// later backend on another port (`hub aiui serve` picks any) takes the
+// control file while the followed one still holds the port.
+func (s *Server) followOutside(ctx context.Context, env *adapters.Env, cl *Client, ready func(...int)) net.Listener {
 	port := s.cfg.Port
-	note := fmt.Sprintf("following the aiui backend on port %d (pid %d, started by `hub aiui %s`), which pages reach; the hub takes over when it stops", port, cl.PID, cl.Kind)
-	s.mu.Lock()
-	s.st = adapters.Status{Name: "aiui", Ports: []int{port}, Note: note}
-	s.mu.Unlock()
-	env.Log.Info("an aiui backend started outside the hub holds the port; following it instead of failing", "port", port, "pid", cl.PID, "kind", cl.Kind)
+	pid, kind := cl.PID, cl.Kind
+	s.setFollowing(port, pid, kind)
+	env.Log.Info("an aiui backend started outside the hub holds the port; following it instead of failing", "port", port, "pid", pid, "kind", kind)
 	if ready != nil {
 		ready(port)
 	}
+	defer func() {
+		s.mu.Lock()
+		s.st = adapters.Status{Name: "aiui"}
+		s.mu.Unlock()
+	}()
 	t := time.NewTicker(outsideCheck)
 	defer t.Stop()
+	var elsewhere int // the pid the control file names elsewhere, logged once
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-t.C:
 		}
+		if ln, _, err := hub.Listen([]int{port}); err == nil {
+			env.Log.Info("the aiui backend started outside the hub stopped; the hub binds its own", "port", port, "pid", pid)
+			return ln
+		}
 		cf, err := readControl(env.Dirs)
-		if err != nil || cf.PID != cl.PID || cf.Port != port || !hub.PIDAlive(cf.PID) {
-			break
+		switch {
+		case err == nil && cf.Port == port && cf.PID != pid && hub.PIDAlive(cf.PID):
+			// handed over: another backend (a face's revived one) holds it now
+			pid, kind = cf.PID, cf.Kind
+			s.setFollowing(port, pid, kind)
+			env.Log.Info("another aiui backend took the port over; following it", "port", port, "pid", pid, "kind", kind)
+		case hub.PIDAlive(pid):
+			if err == nil && cf.Port != port && cf.PID != elsewhere {
+				elsewhere = cf.PID
+				env.Log.Info("the control file names a backend on another port; the followed one still holds the port", "port", port, "pid", pid, "other", cf.Port)
+			}
+		default:
+			env.Log.Warn("the aiui backend the hub followed is gone, and something else holds the port", "port", port, "pid", pid)
+			return nil
 		}
 	}
+}
+
+// setFollowing is the status while following pid on port.
+func (s *Server) setFollowing(port, pid int, kind string) {
+	note := fmt.Sprintf("following the aiui backend on port %d (pid %d, started by `hub aiui %s`), which pages reach; the hub takes over when it stops", port, pid, kind)
 	s.mu.Lock()
-	s.st = adapters.Status{Name: "aiui"}
+	s.st = adapters.Status{Name: "aiui", Ports: []int{port}, Note: note}
 	s.mu.Unlock()
-	env.Log.Info("the aiui backend started outside the hub stopped; the hub binds its own", "port", port, "pid", cl.PID)
 }

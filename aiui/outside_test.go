@@ -64,3 +64,60 @@ func TestServeDoesNotFollow(t *testing.T) {
 		t.Fatalf("Serve on a taken port = %v, want an address-in-use error", err)
 	}
 }
+
+// A control file taken over by a backend on another port (a later `hub
+// aiui serve`, which picks any free port) does not mean the followed
+// backend stopped: it still holds the hub's port. The hub's adapter used
+// to give up following, fail to bind, and crash-loop into "failed", so
+// nobody took the port over when that backend did stop.
+func TestHubKeepsFollowingWhileTheBackendHoldsThePort(t *testing.T) {
+	defer func(d time.Duration) { outsideCheck = d }(outsideCheck)
+	outsideCheck = 10 * time.Millisecond
+
+	faceCfg := DefaultConfig()
+	faceCfg.Port = 0
+	face := adaptertest.Start(t, New(faceCfg, KindMCP), adaptertest.Options{})
+	port := face.Port()
+	hubCfg := DefaultConfig()
+	hubCfg.Port = port
+	srv := New(hubCfg, KindHub)
+	h := adaptertest.Start(t, srv, adaptertest.Options{Dirs: &face.Dirs})
+
+	otherCfg := DefaultConfig()
+	otherCfg.Port = 0
+	other := adaptertest.Start(t, New(otherCfg, KindServe), adaptertest.Options{Dirs: &face.Dirs})
+	if cl, err := Locate(context.Background(), face.Dirs); err != nil || cl.PID == 0 || cl.Base == NewClient(port, "").Base {
+		t.Fatalf("the second backend did not take the control file: %+v %v", cl, err)
+	}
+	deadline := time.Now().Add(10 * time.Second) // only a broken test waits this long
+	for !strings.Contains(h.Logs(), "the followed one still holds the port") {
+		select {
+		case <-h.Done():
+			t.Fatalf("the hub's adapter stopped while the followed backend still holds the port: %v", h.Err())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hub did not notice the control file changed hands")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if st := srv.Status(); !strings.Contains(st.Note, "following the aiui backend") {
+		t.Fatalf("status while the followed backend holds the port = %+v", st)
+	}
+
+	if err := face.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for srv.Port() != port {
+		select {
+		case <-h.Done():
+			t.Fatalf("the hub's adapter stopped instead of taking the port over: %v", h.Err())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hub did not take the port over once the followed backend stopped")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	other.Stop()
+}
