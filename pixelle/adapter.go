@@ -137,16 +137,14 @@ func (s *Server) relayURLLocked() string {
 func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	ready := env.Ready
 	ln, port, err := hub.Listen([]int{s.Port})
-	for err != nil {
+	if err != nil {
 		if !s.FollowOutside || s.Port == 0 || !s.outsideRelay(ctx, s.Port) {
 			return err
 		}
-		s.followOutside(ctx, env, s.Port, ready)
-		if ctx.Err() != nil {
-			return nil
+		if ln = s.followOutside(ctx, env, s.Port, ready); ln == nil {
+			return nil // ctx ended
 		}
-		ready = nil // reported once per Serve; Status has the port now
-		ln, port, err = hub.Listen([]int{s.Port})
+		port, ready = s.Port, nil // ready is reported once per Serve
 	}
 	sockets := &hub.Sockets{}
 	h := &httpHandler{s: s, relay: s.start(env, port, sockets)}

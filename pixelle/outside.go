@@ -3,6 +3,7 @@ package pixelle
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
@@ -28,29 +29,52 @@ func (s *Server) outsideRelay(ctx context.Context, port int) bool {
 // the hub (`hub pixelle serve`, or any pixelle-relay/0.2 for this website)
 // holds the port. The page dials that RELAY and the agent clients find it
 // through the hub's status, so the adapter reports that port instead of
-// failing (which would stop the whole hub), and returns once the relay no
-// longer answers, for Serve to bind its own, or when ctx ends. ready is
-// env.Ready the first time, nil after.
-func (s *Server) followOutside(ctx context.Context, env *adapters.Env, port int, ready func(...int)) {
+// failing (which would stop the whole hub), and returns the port's
+// listener once it is free, for Serve to relay on, or nil when ctx ends.
+// ready is env.Ready the first time, nil after.
+//
+// Whether the port is free is the bind itself: a relay that stops
+// answering /health for a while (suspended, or slow) still holds it, and
+// taking that for a stop made the adapter fail to bind until it was given
+// up on. While it does not answer the status says so; it is never stopped.
+func (s *Server) followOutside(ctx context.Context, env *adapters.Env, port int, ready func(...int)) net.Listener {
 	relay := "http://" + hub.LoopbackHost + ":" + strconv.Itoa(port)
-	s.mu.Lock()
-	s.outside = fmt.Sprintf("reusing the compatible relay at %s started outside the hub (the page and agents use it; the in-process tools need the hub's own); the hub starts its own when it stops", relay)
-	s.mu.Unlock()
+	reusing := fmt.Sprintf("reusing the compatible relay at %s started outside the hub (the page and agents use it; the in-process tools need the hub's own); the hub starts its own when it stops", relay)
+	silent := fmt.Sprintf("the relay at %s started outside the hub holds the port but does not answer /health as a compatible relay (suspended?); the hub does not use it, never stops it, and starts its own once the port is free", relay)
+	s.setOutside(reusing)
+	defer s.setOutside("")
 	env.Log.Info("a compatible pixelle relay started outside the hub holds the port; reusing it instead of failing", "relay", relay)
 	if ready != nil {
 		ready(port)
 	}
 	t := time.NewTicker(outsideCheck)
 	defer t.Stop()
-	for s.outsideRelay(ctx, port) {
+	answering := true
+	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-t.C:
 		}
+		if ln, _, err := hub.Listen([]int{port}); err == nil {
+			env.Log.Info("the pixelle relay started outside the hub stopped; the hub starts its own", "relay", relay)
+			return ln
+		}
+		if ok := s.outsideRelay(ctx, port); ok != answering && ctx.Err() == nil {
+			answering = ok
+			if ok {
+				s.setOutside(reusing)
+				env.Log.Info("the pixelle relay started outside the hub answers again; reusing it", "relay", relay)
+			} else {
+				s.setOutside(silent)
+				env.Log.Warn("the pixelle relay started outside the hub holds the port but does not answer /health; waiting for the port", "relay", relay)
+			}
+		}
 	}
+}
+
+func (s *Server) setOutside(note string) {
 	s.mu.Lock()
-	s.outside = ""
+	s.outside = note
 	s.mu.Unlock()
-	env.Log.Info("the pixelle relay started outside the hub stopped answering; the hub starts its own", "relay", relay)
 }

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,5 +74,79 @@ func TestHubDoesNotReuseAnIncompatibleListener(t *testing.T) {
 	s.FollowOutside = true
 	if err := s.Serve(t.Context(), &adapters.Env{}); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("Serve beside an incompatible listener = %v, want address in use", err)
+	}
+}
+
+// A followed relay that stops answering /health for a while (suspended
+// with Ctrl-Z, or too slow) still holds the port. The hub's adapter used
+// to take that for a stop, fail to bind, and crash-loop into "failed", so
+// it never started its own relay when that one did stop. It now waits for
+// the port, says so in its status, and takes the port once it is free.
+func TestHubWaitsForTheFollowedRelaysPort(t *testing.T) {
+	defer func(d time.Duration) { outsideCheck = d }(outsideCheck)
+	outsideCheck = 10 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	var answering atomic.Bool
+	answering.Store(true)
+	outside := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !answering.Load() {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Access-Control-Allow-Origin", website)
+		w.Write([]byte(`{"ok":true,"version":"` + ProtocolVersion + `"}`))
+	})}
+	served := make(chan struct{})
+	go func() { defer close(served); outside.Serve(ln) }()
+	defer outside.Close()
+
+	s, err := New(website, port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.FollowOutside = true
+	h := adaptertest.Start(t, s, adaptertest.Options{})
+	answering.Store(false)
+	deadline := time.Now().Add(10 * time.Second) // only a broken test waits this long
+	for !strings.Contains(s.Status().Note, "does not answer") {
+		select {
+		case <-h.Done():
+			t.Fatalf("the hub's relay stopped while the followed one holds the port: %v", h.Err())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status while the followed relay does not answer = %+v", s.Status())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	answering.Store(true)
+	for !strings.Contains(s.Status().Note, "reusing the compatible relay") {
+		if time.Now().After(deadline) {
+			t.Fatalf("status once the followed relay answers again = %+v", s.Status())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	outside.Close()
+	<-served
+	running := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.running
+	}
+	for !running() {
+		select {
+		case <-h.Done():
+			t.Fatalf("the hub's relay stopped instead of taking the port over: %v", h.Err())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hub did not start its own relay once the port was free")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
