@@ -78,29 +78,31 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	}
 	ready := env.Ready
 	ln, port, err := hub.Listen(ports)
-	for err != nil {
+	for err != nil && s.kind == KindHub {
 		// The hub's adapter follows a backend started outside it on its
 		// port (outside.go); anyone else's failure to bind is an error.
-		var cl *Client
-		if s.kind == KindHub {
-			cl = outsideBackend(ctx, env.Dirs, s.cfg.Port)
+		cl, free := s.findOutside(ctx, env)
+		if cl != nil {
+			free = s.followOutside(ctx, env, cl, ready)
+			ready = nil // reported once per Serve; Status has the port now
+		}
+		if ctx.Err() != nil {
+			if free != nil {
+				free.Close()
+			}
+			return nil
+		}
+		if free != nil {
+			ln, port, err = free, s.cfg.Port, nil
+			break
 		}
 		if cl == nil {
 			return err
 		}
-		ln = s.followOutside(ctx, env, cl, ready)
-		if ctx.Err() != nil {
-			if ln != nil {
-				ln.Close()
-			}
-			return nil
-		}
-		ready = nil // reported once per Serve; Status has the port now
-		if ln != nil {
-			port, err = s.cfg.Port, nil
-			break
-		}
 		ln, port, err = hub.Listen(ports)
+	}
+	if err != nil {
+		return err
 	}
 	b, err := newBackend(s, env, port)
 	if err != nil {

@@ -39,6 +39,44 @@ func outsideBackend(ctx context.Context, d hub.Dirs, port int) *Client {
 	return cl
 }
 
+// outsideSettle bounds how long the hub's adapter, finding its port taken
+// by no backend it can find, waits for one to show up: a face's backend
+// started beside a starting hub binds the port a moment before it writes
+// the control file, and failing then stopped the whole hub.
+var outsideSettle = 3 * time.Second
+
+// outsidePoll is how often it looks meanwhile.
+var outsidePoll = 50 * time.Millisecond
+
+// findOutside returns the backend started outside the hub that holds the
+// port, or the port's listener when it came free meanwhile; neither when
+// nothing it can follow shows up within outsideSettle, or ctx ends.
+func (s *Server) findOutside(ctx context.Context, env *adapters.Env) (*Client, net.Listener) {
+	port := s.cfg.Port
+	settle := time.NewTimer(outsideSettle)
+	defer settle.Stop()
+	poll := time.NewTicker(outsidePoll)
+	defer poll.Stop()
+	for waited := false; ; waited = true {
+		if cl := outsideBackend(ctx, env.Dirs, port); cl != nil {
+			return cl, nil
+		}
+		if !waited {
+			env.Log.Info("the port is taken, and no aiui backend this hub can find holds it (yet); waiting for one", "port", port, "for", outsideSettle)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-settle.C:
+			return nil, nil
+		case <-poll.C:
+		}
+		if ln, _, err := hub.Listen([]int{port}); err == nil {
+			return nil, ln
+		}
+	}
+}
+
 // followOutside is the hub's Serve while a backend started outside the hub
 // holds the configured port. Pages dial that port and reach that backend,
 // and every face and shell command finds it through the control file, so a

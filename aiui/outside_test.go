@@ -2,7 +2,10 @@ package aiui
 
 import (
 	"context"
+	"log/slog"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -120,4 +123,102 @@ func TestHubKeepsFollowingWhileTheBackendHoldsThePort(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	other.Stop()
+}
+
+// A hub started beside a face that is starting its own backend finds the
+// port taken before that backend has written its control file. The hub's
+// adapter failed at once then, which failed the whole `hub start`; it now
+// waits a moment for the holder to show up (and binds the port if it comes
+// free meanwhile).
+func TestHubWaitsForAHolderStillStarting(t *testing.T) {
+	defer func(settle, poll time.Duration) { outsideSettle, outsidePoll = settle, poll }(outsideSettle, outsidePoll)
+	outsideSettle, outsidePoll = 10*time.Second, 5*time.Millisecond // only a broken test waits this long
+
+	holder, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := holder.Addr().(*net.TCPAddr).Port
+	h, _ := start(t, nil) // for its dirs and guard
+	logs := &lockedLog{}
+	env := *h.Env
+	env.Dirs = adaptertest.TempDirs(t)
+	env.Log = slog.New(slog.NewTextHandler(logs, nil))
+	readyPorts := make(chan []int, 1)
+	env.Ready = func(p ...int) { readyPorts <- p }
+	cfg := DefaultConfig()
+	cfg.Port = port
+	srv := New(cfg, KindHub)
+	ctx, cancel := context.WithCancel(context.Background())
+	var serveErr error
+	served := make(chan struct{})
+	go func() { defer close(served); serveErr = srv.Serve(ctx, &env) }()
+	defer func() {
+		cancel()
+		<-served
+	}()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "waiting for one") {
+		select {
+		case <-served:
+			t.Fatalf("Serve gave up on a port taken a moment: %v", serveErr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Serve did not wait for the port's holder")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	holder.Close()
+	select {
+	case p := <-readyPorts:
+		if len(p) != 1 || p[0] != port {
+			t.Fatalf("ready with %v, want %d", p, port)
+		}
+	case <-served:
+		t.Fatalf("Serve ended: %v", serveErr)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hub did not bind the port once it came free")
+	}
+	if srv.Port() != port {
+		t.Fatalf("serving on %d, want %d", srv.Port(), port)
+	}
+}
+
+// A port held by something that never shows up as an aiui backend still
+// fails the start, once the wait is over.
+func TestHubFailsBesideAStranger(t *testing.T) {
+	defer func(settle, poll time.Duration) { outsideSettle, outsidePoll = settle, poll }(outsideSettle, outsidePoll)
+	outsideSettle, outsidePoll = 20*time.Millisecond, 5*time.Millisecond
+	holder, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	h, _ := start(t, nil)
+	env := *h.Env
+	env.Dirs = adaptertest.TempDirs(t)
+	cfg := DefaultConfig()
+	cfg.Port = holder.Addr().(*net.TCPAddr).Port
+	if err := New(cfg, KindHub).Serve(context.Background(), &env); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("Serve beside a stranger = %v, want address in use", err)
+	}
+}
+
+type lockedLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
