@@ -157,6 +157,9 @@ func (p *inProcess) startLocked(ctx context.Context) (*Client, error) {
 	if p.halt != nil {
 		return Locate(ctx, p.dirs)
 	}
+	if cl := portHolder(ctx, p.dirs, p.port); cl != nil {
+		return cl, nil
+	}
 	cl, halt, err := startInProcess(ctx, p.dirs, p.lc, p.log, p.port)
 	if err != nil {
 		return nil, err

@@ -77,6 +77,37 @@ func (s *Server) findOutside(ctx context.Context, env *adapters.Env) (*Client, n
 	}
 }
 
+// portHolder is the backend on port when one holds it or is starting there
+// (it binds the port a moment before it writes the control file), waiting
+// up to outsideSettle; nil when the port is free, or nothing that holds it
+// shows up. A face starting its own backend uses that one instead: its
+// own, on another port, would be a second backend pages do not reach.
+func portHolder(ctx context.Context, d hub.Dirs, port int) *Client {
+	if port == 0 {
+		return nil
+	}
+	if ln, _, err := hub.Listen([]int{port}); err == nil {
+		ln.Close()
+		return nil
+	}
+	settle := time.NewTimer(outsideSettle)
+	defer settle.Stop()
+	poll := time.NewTicker(outsidePoll)
+	defer poll.Stop()
+	for {
+		if cl := outsideBackend(ctx, d, port); cl != nil {
+			return cl
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-settle.C:
+			return nil
+		case <-poll.C:
+		}
+	}
+}
+
 // followOutside is the hub's Serve while a backend started outside the hub
 // holds the configured port. Pages dial that port and reach that backend,
 // and every face and shell command finds it through the control file, so a

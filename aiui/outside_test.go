@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/hub"
 )
 
 // The hub's adapter started while `hub aiui mcp` runs a backend on its port
@@ -221,4 +222,30 @@ func (l *lockedLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
+}
+
+// A face that starts its own backend while another one (the hub's,
+// started beside it) is starting on the preferred port used to fall back
+// to any free port: a second backend nobody reaches, advertised to the
+// overlay in its own registry record. It now uses the one on the port.
+func TestFaceUsesABackendStartingOnItsPort(t *testing.T) {
+	defer func(settle, poll time.Duration) { outsideSettle, outsidePoll = settle, poll }(outsideSettle, outsidePoll)
+	outsideSettle, outsidePoll = 10*time.Second, 5*time.Millisecond // only a broken test waits this long
+	h, _ := start(t, nil)
+	port := h.Port()
+	own := &inProcess{dirs: h.Dirs, lc: hub.NewLifecycle(hub.IdleRules{}), log: slog.New(slog.DiscardHandler), port: port}
+	defer own.stop()
+	cl, err := own.start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.Base != NewClient(port, "").Base {
+		t.Fatalf("the face uses %s, want the backend on port %d", cl.Base, port)
+	}
+	own.mu.Lock()
+	started := own.halt != nil
+	own.mu.Unlock()
+	if started {
+		t.Fatal("the face started a second backend beside the one on its port")
+	}
 }
