@@ -131,6 +131,14 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	ready := env.Ready
 	lock, err := lockStateDir(env.Dirs)
 	var busy *stateBusyError
+	if s.FollowOutside && errors.As(err, &busy) && busy.holder == nil {
+		if lock, err = awaitHolder(ctx, env, busy); ctx.Err() != nil {
+			if lock != nil {
+				lock.Close()
+			}
+			return nil
+		}
+	}
 	if s.FollowOutside && errors.As(err, &busy) && busy.holder != nil {
 		lock, err = s.followOutside(ctx, env, busy, ready)
 		if lock == nil && err == nil {

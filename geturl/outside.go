@@ -14,6 +14,39 @@ import (
 // outside the hub, tries to take the state directory over.
 var outsideCheck = 2 * time.Second
 
+// outsideSettle bounds how long the hub's adapter, finding the state
+// directory locked by a geturl whose control file is not there (yet),
+// waits for it: `hub geturl serve` takes the lock a moment before it writes
+// the file, and failing then failed the whole hub.
+var outsideSettle = 3 * time.Second
+
+// outsidePoll is how often it looks meanwhile.
+var outsidePoll = 50 * time.Millisecond
+
+// awaitHolder is lockStateDir again, until the lock is ours or its holder's
+// control file says who it is, for up to outsideSettle; the last answer
+// then.
+func awaitHolder(ctx context.Context, env *adapters.Env, busy *stateBusyError) (*os.File, error) {
+	env.Log.Info("the state directory is locked by a geturl not yet known; waiting for it", "dir", busy.dir, "for", outsideSettle)
+	settle := time.NewTimer(outsideSettle)
+	defer settle.Stop()
+	poll := time.NewTicker(outsidePoll)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, busy
+		case <-settle.C:
+			return nil, busy
+		case <-poll.C:
+		}
+		lock, err := lockStateDir(env.Dirs)
+		if !errors.As(err, &busy) || busy.holder != nil {
+			return lock, err
+		}
+	}
+}
+
 // followOutside is the hub's Serve while a geturl started outside the hub
 // (`hub geturl serve`) holds the state directory: its control file is
 // where `hub geturl` and the operator page find it, and its data plane is

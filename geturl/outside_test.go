@@ -1,7 +1,10 @@
 package geturl
 
 import (
+	"context"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,4 +53,82 @@ func TestHubFollowsAGeturlStartedOutside(t *testing.T) {
 	if _, err := Locate(outside.Dirs); err != nil {
 		t.Fatalf("the hub's geturl wrote no control file the CLI finds: %v", err)
 	}
+}
+
+// `hub geturl serve` and `hub start` launched together: the hub's adapter
+// can find the state directory locked before that geturl has written its
+// control file. It failed at once then, and with it the whole hub; it now
+// waits a moment for the holder to show up, and serves when the lock comes
+// free meanwhile.
+func TestHubWaitsForAGeturlStillStarting(t *testing.T) {
+	defer func(settle, poll time.Duration) { outsideSettle, outsidePoll = settle, poll }(outsideSettle, outsidePoll)
+	outsideSettle, outsidePoll = 10*time.Second, 5*time.Millisecond // only a broken test waits this long
+
+	other := startBridge(t, nil) // for an env to borrow
+	env := *other.Env
+	env.Dirs = adaptertest.TempDirs(t)
+	logs := &lockedLog{}
+	env.Log = slog.New(slog.NewTextHandler(logs, nil))
+	readyPorts := make(chan []int, 1)
+	env.Ready = func(p ...int) { readyPorts <- p }
+	holder, err := lockStateDir(env.Dirs) // a geturl that has not written its control file yet
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := NewConfig()
+	cfg.Port, cfg.ControlPort = 0, 0
+	s := New(cfg)
+	s.FollowOutside = true
+	ctx, cancel := context.WithCancel(context.Background())
+	var serveErr error
+	served := make(chan struct{})
+	go func() { defer close(served); serveErr = s.Serve(ctx, &env) }()
+	defer func() {
+		cancel()
+		<-served
+	}()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "waiting for it") {
+		select {
+		case <-served:
+			t.Fatalf("Serve gave up on a state directory locked a moment: %v", serveErr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Serve did not wait for the lock's holder")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	holder.Close()
+	select {
+	case <-readyPorts:
+	case <-served:
+		t.Fatalf("Serve ended: %v", serveErr)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hub did not serve once the lock came free")
+	}
+	s.mu.Lock()
+	running := s.running
+	s.mu.Unlock()
+	if !running {
+		t.Fatal("ready but not serving")
+	}
+}
+
+type lockedLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
