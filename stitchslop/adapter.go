@@ -113,7 +113,11 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	}
 	ready := env.Ready
 	if s.opts.FollowOutside {
-		if r, err := FindRemote(ctx, dir, s.origin, 0); err == nil { // it answered: not a leftover file
+		r, err := FindRemote(ctx, dir, s.origin, 0) // it answered: not a leftover file
+		if err != nil {
+			r = awaitStarting(ctx, log, dir, s.origin, s.opts.Ports)
+		}
+		if r != nil {
 			s.followOutside(ctx, env, log, dir, r)
 			if ctx.Err() != nil {
 				return nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
 )
 
 // outsideCheck is how often a bridge following one started outside the
@@ -63,4 +64,54 @@ func stillRuns(dir string, o sessionFile) bool {
 		}
 	}
 	return false
+}
+
+// outsideSettle bounds how long a bridge about to start, finding the first
+// of its ports taken with no session file naming it, waits for one: a
+// bridge binds its port a moment before it writes its session file, and a
+// hub and a standalone started together each took another port then, a
+// second bridge the tab (dialing 8787 first, §2.6) never reaches.
+var outsideSettle = 3 * time.Second
+
+// outsidePoll is how often it looks meanwhile.
+var outsidePoll = 50 * time.Millisecond
+
+// awaitStarting returns the bridge for origin starting on ports[0] in dir;
+// nil when that port is free (or comes free), or nothing shows up there
+// within outsideSettle.
+func awaitStarting(ctx context.Context, log *slog.Logger, dir, origin string, ports []int) *Remote {
+	if len(ports) == 0 || ports[0] == 0 || portFree(ports[0]) {
+		return nil
+	}
+	first := ports[0]
+	log.Info("the first port is taken and no session file names it (yet); waiting for the bridge there", "port", first, "for", outsideSettle)
+	settle := time.NewTimer(outsideSettle)
+	defer settle.Stop()
+	poll := time.NewTicker(outsidePoll)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-settle.C:
+			return nil
+		case <-poll.C:
+		}
+		if r, err := FindRemote(ctx, dir, origin, first); err == nil {
+			return r
+		}
+		if portFree(first) {
+			return nil
+		}
+	}
+}
+
+// portFree reports whether port can be bound now.
+func portFree(port int) bool {
+	ln, _, err := hub.Listen([]int{port})
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
 }

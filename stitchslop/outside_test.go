@@ -1,7 +1,11 @@
 package stitchslop
 
 import (
+	"context"
+	"log/slog"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,4 +47,90 @@ func TestHubBridgeFollowsOneStartedOutside(t *testing.T) {
 	if live := scanSessions(outside.configDir()).Live; len(live) != 1 || live[0].Port != hubSide.S.Status().Ports[0] {
 		t.Fatalf("live bridges after the takeover: %+v", live)
 	}
+}
+
+// A hub and a standalone bridge started together: one finds 8787 taken
+// before the other has written its session file there, and bound 8788, a
+// second bridge the tab (which dials 8787 first) never reaches. A bridge
+// finding its first port taken with no session file naming it now waits a
+// moment for one, and binds that port if it comes free meanwhile.
+func TestBridgeWaitsForOneStartingOnItsFirstPort(t *testing.T) {
+	defer func(settle, poll time.Duration) { outsideSettle, outsidePoll = settle, poll }(outsideSettle, outsidePoll)
+	outsideSettle, outsidePoll = 10*time.Second, 5*time.Millisecond // only a broken test waits this long
+
+	holder, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := holder.Addr().(*net.TCPAddr).Port
+	spare, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := spare.Addr().(*net.TCPAddr).Port
+	spare.Close()
+
+	other := startBridge(t, nil) // for an env to borrow
+	env := *other.Env
+	env.Dirs = adaptertest.TempDirs(t)
+	logs := &lockedLog{}
+	env.Log = slog.New(slog.NewTextHandler(logs, nil))
+	readyPorts := make(chan []int, 1)
+	env.Ready = func(p ...int) { readyPorts <- p }
+	s, err := New(Options{Origin: testOrigin, Ports: []int{first, second}, ConfigDir: "~/.stitchslop", Token: testToken,
+		ProbeTimeout: 300 * time.Millisecond, FollowOutside: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var serveErr error
+	served := make(chan struct{})
+	go func() { defer close(served); serveErr = s.Serve(ctx, &env) }()
+	defer func() {
+		cancel()
+		<-served
+	}()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "waiting for the bridge there") {
+		select {
+		case p := <-readyPorts:
+			t.Fatalf("the bridge bound %v at once, beside whatever is starting on %d", p, first)
+		case <-served:
+			t.Fatalf("Serve ended: %v", serveErr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the bridge did not wait for its first port")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	holder.Close()
+	select {
+	case p := <-readyPorts:
+		if len(p) != 1 || p[0] != first {
+			t.Fatalf("ready on %v, want the first port %d", p, first)
+		}
+	case <-served:
+		t.Fatalf("Serve ended: %v", serveErr)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the bridge did not bind its first port once it came free")
+	}
+}
+
+type lockedLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }

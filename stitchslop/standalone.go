@@ -69,7 +69,15 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	// A bridge already serving this origin holds the tab: a second one
 	// would wait forever for a page that never comes, so this process
 	// becomes an MCP face of that one instead.
-	if r, err := FindRemote(ctx, dir, origin, o.Port); err == nil {
+	ports := DefaultPorts
+	if o.Port != 0 {
+		ports = []int{o.Port}
+	}
+	r, err := FindRemote(ctx, dir, origin, o.Port)
+	if err != nil {
+		r = awaitStarting(ctx, log, dir, origin, ports)
+	}
+	if r != nil {
 		return newFollower(o, dir, origin, dirs, log).run(ctx, r)
 	}
 	store := &pairingStore{dir: dir}
@@ -98,10 +106,6 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 		}
 		return fmt.Errorf("%w: neither STITCHSLOP_TOKEN nor a stored pairing for %s in %s%s, so no page could authenticate; set STITCHSLOP_TOKEN to the token the Stitch Slop panel shows",
 			errNoCredential, origin, dir, why)
-	}
-	ports := DefaultPorts
-	if o.Port != 0 {
-		ports = []int{o.Port}
 	}
 	srv, err := New(Options{Origin: origin, Ports: ports, ConfigDir: dir, Token: token})
 	if err != nil {
