@@ -124,6 +124,9 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 			}
 			ready = nil // reported once per Serve; Status has the port now
 		}
+		if ctx.Err() != nil {
+			return nil // stopped while waiting: bind nothing
+		}
 	}
 	ln, port, err := hub.Listen(s.opts.Ports)
 	if err != nil {

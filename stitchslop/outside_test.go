@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -133,4 +134,44 @@ func (l *lockedLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
+}
+
+// Stopped while it waits, the bridge binds nothing.
+func TestBridgeStoppedWhileWaitingBindsNothing(t *testing.T) {
+	defer func(settle, poll time.Duration) { outsideSettle, outsidePoll = settle, poll }(outsideSettle, outsidePoll)
+	outsideSettle, outsidePoll = 10*time.Second, 5*time.Millisecond // only a broken test waits this long
+	holder, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	spare, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := spare.Addr().(*net.TCPAddr).Port
+	spare.Close()
+	other := startBridge(t, nil)
+	env := *other.Env
+	env.Dirs = adaptertest.TempDirs(t)
+	logs := &lockedLog{}
+	env.Log = slog.New(slog.NewTextHandler(logs, nil))
+	env.Ready = func(p ...int) { t.Errorf("ready on %v while stopping", p) }
+	s, err := New(Options{Origin: testOrigin, Ports: []int{holder.Addr().(*net.TCPAddr).Port, second}, ConfigDir: "~/.stitchslop",
+		Token: testToken, ProbeTimeout: 300 * time.Millisecond, FollowOutside: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, &env) }()
+	adaptertest.WaitFor(t, "the wait", func() bool { return strings.Contains(logs.String(), "waiting for the bridge there") })
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve stopped while waiting = %v", err)
+	}
+	if !strings.Contains(logs.String(), "listening") && scanSessions(filepath.Join(env.Dirs.Home, ".stitchslop")).Live == nil {
+		return
+	}
+	t.Fatalf("the bridge bound a port while stopping: %s", logs.String())
 }

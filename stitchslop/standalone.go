@@ -80,6 +80,9 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	if r != nil {
 		return newFollower(o, dir, origin, dirs, log).run(ctx, r)
 	}
+	if ctx.Err() != nil {
+		return nil // stopped while waiting: start nothing
+	}
 	store := &pairingStore{dir: dir}
 	// As Serve does, first make a loose pairing.json of ours private, so
 	// a valid pairing is found rather than refused for its mode.
