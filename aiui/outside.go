@@ -126,6 +126,7 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, cl *Clien
 	pid, kind := cl.PID, cl.Kind
 	s.setFollowing(port, pid, kind)
 	env.Log.Info("an aiui backend started outside the hub holds the port; following it instead of failing", "port", port, "pid", pid, "kind", kind)
+	defer env.Activity.Following()() // the hub stays to take over (idle rules)
 	if ready != nil {
 		ready(port)
 	}

@@ -60,6 +60,7 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, busy *sta
 	defer s.setOutside(nil)
 	env.Log.Info("a geturl started outside the hub serves its state directory; following it instead of failing",
 		"pid", busy.holder.PID, "data", busy.holder.Port, "control", busy.holder.ControlPort)
+	defer env.Activity.Following()() // the hub stays to take over (idle rules)
 	if ready != nil {
 		ready(busy.holder.Port, busy.holder.ControlPort)
 	}

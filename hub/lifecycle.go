@@ -221,3 +221,13 @@ func (r ActivityReporter) AgentAttached() (detach func()) {
 	}
 	return r.l.AgentAttached(r.name)
 }
+
+// Following holds off the idle rules while the adapter follows a bridge
+// started outside the hub (on its port, or in its state directory): pages
+// and agents use that bridge, never this adapter, yet the hub must still
+// be there to take over when it stops. It counts as a page attached, and
+// release, when following ends, as the agent's last activity.
+func (r ActivityReporter) Following() (release func()) {
+	r.PageAttached()
+	return r.AgentAttached()
+}

@@ -156,3 +156,27 @@ func TestLifecycleAttachedAgentHolds(t *testing.T) {
 		})
 	}
 }
+
+// An adapter following a bridge started outside the hub holds both rules
+// off for as long as it follows (its pages and agents are that bridge's),
+// and after the takeover only the agent rule runs, from the release.
+func TestLifecycleFollowingHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := NewLifecycle(IdleRules{NoPageWithin: 30 * time.Minute, AgentIdle: 2 * time.Hour})
+		start := time.Now()
+		release := l.Reporter("aiui").Following()
+		res := waitResult(t.Context(), l)
+		time.Sleep(5 * time.Hour)
+		synctest.Wait()
+		select {
+		case err := <-res:
+			t.Fatalf("idled while following: %v", err)
+		default:
+		}
+		release()
+		err := <-res
+		if d := time.Since(start); d != 7*time.Hour || !strings.Contains(err.Error(), "no agent activity") {
+			t.Fatalf("after following 5h: %v at %v, want the agent rule at 7h", err, d)
+		}
+	})
+}

@@ -44,6 +44,7 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, port int,
 	s.setOutside(reusing)
 	defer s.setOutside("")
 	env.Log.Info("a compatible pixelle relay started outside the hub holds the port; reusing it instead of failing", "relay", relay)
+	defer env.Activity.Following()() // the hub stays to take over (idle rules)
 	if ready != nil {
 		ready(port)
 	}

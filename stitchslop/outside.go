@@ -37,6 +37,7 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, log *slog
 	s.mu.Unlock()
 	log.Info("a Stitch Slop bridge started outside the hub serves this origin; following it instead of starting a second one",
 		"port", r.Port, "pid", r.PID)
+	defer env.Activity.Following()() // the hub stays to take over (idle rules)
 	if env.Ready != nil {
 		env.Ready(r.Port)
 	}
