@@ -263,7 +263,9 @@ func wantKind(goType string) string {
 		return "a list"
 	case strings.HasPrefix(goType, "map["), strings.Contains(goType, "."):
 		return "a mapping of keys"
-	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"), strings.HasPrefix(goType, "float"):
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(goType, "float"):
 		return "a number"
 	case goType == "bool":
 		return "true or false"
