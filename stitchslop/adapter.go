@@ -186,6 +186,18 @@ func (s *Server) Status() adapters.Status {
 	return st
 }
 
+// pairingNote says, for a bridge's last words (§2.8), whether starting
+// again needs a token: it does not once a page has paired.
+func (s *Server) pairingNote() string {
+	s.mu.Lock()
+	store := s.pairings
+	s.mu.Unlock()
+	if store != nil && store.Paired(s.origin) {
+		return "the pairing is kept, so starting again needs no token"
+	}
+	return "no page has paired with it, so starting again needs a token"
+}
+
 // note says what the user must do, if anything.
 func (s *Server) note() string {
 	s.mu.Lock()
@@ -195,7 +207,7 @@ func (s *Server) note() string {
 
 func (s *Server) noteLocked() string {
 	if o := s.outside; o != nil {
-		return fmt.Sprintf("following the bridge on port %d (pid %d) started outside the hub, which the tab is attached to; the hub takes over when it stops", o.Port, o.PID)
+		return fmt.Sprintf("following the bridge on port %d (pid %d) started outside the hub, which serves this origin's tab; the hub takes over when it stops", o.Port, o.PID)
 	}
 	if s.armed != "" || s.pairings == nil {
 		return ""

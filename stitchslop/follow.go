@@ -251,16 +251,16 @@ func (f *follower) serveOwn(ctx context.Context, run *adapters.Running, srv *Ser
 		Message: fmt.Sprintf("The bridge this face followed (pid %d, port %d) stopped; this face took over and runs its own bridge on port %d.", gone.PID, gone.Port, port)})
 	f.log.Info("took over: this process now runs the bridge", "port", port, "origin", f.origin, "pid", os.Getpid())
 	err := run.Wait()
-	const kept = "the pairing is kept, so starting again needs no token"
+	kept := srv.pairingNote // called at exit: a page may pair meanwhile
 	var ie *hub.IdleError
 	switch {
 	case errors.As(err, &ie):
-		f.log.Info(fmt.Sprintf("exiting: %s; %s", ie.Reason, kept))
+		f.log.Info(fmt.Sprintf("exiting: %s; %s", ie.Reason, kept()))
 		return nil
 	case err != nil:
 		return err
 	}
-	f.log.Info("the bridge this face took over stopped; " + kept)
+	f.log.Info("the bridge this face took over stopped; " + kept())
 	return nil
 }
 

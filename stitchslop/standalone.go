@@ -130,7 +130,7 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 		return err
 	}
 
-	const kept = "the pairing is kept, so starting again needs no token"
+	kept := srv.pairingNote // called at exit: a page may pair meanwhile
 	agentGone := make(chan struct{})
 	// The face runs under the bridge run's guard: a panic in it (or in its
 	// sync goroutine, which finds the guard in fctx) ends the run with the
@@ -152,16 +152,16 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	var ie *hub.IdleError
 	switch {
 	case errors.As(err, &ie):
-		log.Info(fmt.Sprintf("exiting: %s; %s", ie.Reason, kept))
+		log.Info(fmt.Sprintf("exiting: %s; %s", ie.Reason, kept()))
 		return nil
 	case err != nil:
 		return err
 	}
 	select {
 	case <-agentGone:
-		log.Info("exiting: the MCP client closed stdin (or its end of stdout), so the agent that owned this bridge is gone; " + kept)
+		log.Info("exiting: the MCP client closed stdin (or its end of stdout), so the agent that owned this bridge is gone; " + kept())
 	default:
-		log.Info("exiting on request; " + kept)
+		log.Info("exiting on request; " + kept())
 	}
 	return nil
 }
