@@ -342,7 +342,9 @@ func (s *Supervisor) Status() []adapters.Status {
 		}
 		u.mu.Lock()
 		st.Name, st.State, st.Restarts, st.LastError = u.name, u.state, u.restarts, u.lastErr
-		if len(st.Ports) == 0 {
+		// The ports last reported ready, while they are served: a failed
+		// or restarting adapter's are closed, and nothing may dial them.
+		if len(st.Ports) == 0 && u.state == adapters.StateRunning {
 			st.Ports = slices.Clone(u.ports)
 		}
 		if st.Note == "" {

@@ -114,6 +114,9 @@ func TestPanickingAdapterIsRestartedThenFailedWhileOthersRun(t *testing.T) {
 		if st.State != adapters.StateFailed || !strings.Contains(st.LastError, "panic: boom") {
 			t.Fatalf("crasher status = %+v, want failed with the panic", st)
 		}
+		if len(st.Ports) != 0 {
+			t.Fatalf("a failed adapter shows ports %v that nothing serves", st.Ports)
+		}
 		if got := crasher.runs.Load(); got != int32(DefaultBackoff.MaxFailures) {
 			t.Fatalf("crasher ran %d times, want %d", got, DefaultBackoff.MaxFailures)
 		}
