@@ -216,7 +216,7 @@ var paramCases = []struct {
 	{`{"name":"p_page_tool","_meta":{"x":1e-400,"y":"1e400"}}`, true},
 	{`{"name":"p_page_tool","_meta":{"x":123456789012345678901234567890}}`, true},
 	{`{"name":"p_page_tool","_meta":{"x":"\ud800","y":"\udc00\ud800x"}}`, true},
-	{"{\"name\":\"p_page_tool\",\"_meta\":{\"x\":\"\xff\xfe\",\"\xc3\":1}}", true},
+	{"{\"name\":\"p_page_tool\",\"_meta\":{\"x\":\"\xff\xfe\",\"\xc3\":1}}", false}, // not UTF-8: -32700 before either path
 	{`{"name":"p_page_tool","_meta":{"progressToken":5,"x":[true,false,null,{"a":-0.5e-3}]}}`, true},
 	// The SDK refuses params nested deeper than 1000.
 	{`{"name":"p_page_tool","arguments":{"deep":` + strings.Repeat("[", 998) + strings.Repeat("]", 998) + `}}`, true},

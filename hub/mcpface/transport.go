@@ -180,6 +180,12 @@ var wireNames = [][]byte{[]byte("id"), []byte("method"), []byte("params"), []byt
 // decodeWith is decodeLine; scan says whether a plain line may skip
 // encoding/json's reflection (the tests compare both ways).
 func decodeWith(line []byte, scan bool) (jsonrpc.Message, *jsonrpc.Error) {
+	if !utf8.Valid(line) {
+		// JSON text is UTF-8 (RFC 8259 §8.1); encoding/json would take
+		// the bytes, and a tool's arguments would carry them on to a
+		// page, whose browser closes a WebSocket on invalid UTF-8 (1007).
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: the message is not valid UTF-8"}
+	}
 	if line[0] == '[' {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "batches are not supported"}
 	}

@@ -40,11 +40,13 @@ func TestLineTransportAnswersInvalidLines(t *testing.T) {
 		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`, false},
 		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`, false},
 		{"id past 2^53", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`, false},
-		// Decoding would turn each invalid byte into U+FFFD: the answer
-		// would carry another id than the one asked, and two such calls
-		// would share one (the second dropped as a duplicate).
-		{"id not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`, false},
-		{"escaped id not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"\\n\xfe\",\"method\":\"ping\"}", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`, false},
+		// JSON text is UTF-8: decoding would turn each invalid byte into
+		// U+FFFD (an answer carrying another id than the one asked, two
+		// such calls sharing one), and arguments would carry the bytes on
+		// to a page, whose browser closes the socket (1007).
+		{"id not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the message is not valid UTF-8"}}`, false},
+		{"escaped id not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"\\n\xfe\",\"method\":\"ping\"}", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the message is not valid UTF-8"}}`, false},
+		{"arguments not UTF-8", "{\"id\":3,\"method\":\"tools/call\",\"params\":{\"arguments\":{\"a\":\"\xc3\"}}}", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the message is not valid UTF-8"}}`, false},
 		{"id a lone surrogate", `{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`, false},
 		{"method not a string", `{"jsonrpc":"2.0","id":1,"method":7}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"method must be a string"}}`, false},
 		{"too long", `{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("x", 100) + `"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message larger than the line limit"}}`, false},
