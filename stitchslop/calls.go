@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // Call outcomes that are not a page reply.
@@ -42,6 +43,10 @@ func (s *Server) Call(ctx context.Context, command string, args json.RawMessage)
 		args = json.RawMessage(`{}`)
 	} else if !isJSONObject(args) {
 		return nil, fmt.Errorf("args must be a JSON object")
+	} else if !utf8.Valid(args) {
+		// encoding/json takes invalid bytes; the page's browser closes a
+		// text frame holding them (1007), dropping the tab mid-call
+		return nil, fmt.Errorf("args must be valid UTF-8")
 	}
 	// One command at a time per tab: every face (this process's MCP
 	// session, follower faces and shells over the control plane) shares

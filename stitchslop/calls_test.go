@@ -73,3 +73,16 @@ func waitGoroutinesIn(t testing.TB, fn string, n int) {
 		return strings.Count(string(buf[:k]), fn) >= n
 	})
 }
+
+// Args that are not UTF-8 never reach the tab: its browser would close the
+// connection (1007) on such a text frame, dropping the tab mid-call.
+func TestCallRefusesArgsNotUTF8(t *testing.T) {
+	b := startBridge(t, nil)
+	p, _ := b.attach(map[string]any{"token": testToken})
+	if _, err := b.S.Call(context.Background(), "scene.describe", []byte("{\"a\":\"\xff\"}")); err == nil || !strings.Contains(err.Error(), "valid UTF-8") {
+		t.Fatalf("err = %v, want a refusal naming UTF-8", err)
+	}
+	if m, err := p.Next(50 * time.Millisecond); err == nil {
+		t.Fatalf("the call reached the page: %s", m.Data)
+	}
+}

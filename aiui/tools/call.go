@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hubdev/hub/hub"
 )
@@ -143,6 +144,11 @@ func (d *Directory) Call(ctx context.Context, req CallRequest) (json.RawMessage,
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(args, &obj) != nil {
 		return nil, &RouteError{Msg: "page_tools_call args must be a JSON object"}
+	}
+	if !utf8.Valid(args) {
+		// encoding/json takes invalid bytes; the page's browser closes a
+		// text frame holding them (1007), dropping its tools mid-call
+		return nil, &RouteError{Msg: "page_tools_call args must be valid UTF-8"}
 	}
 	d.mu.Lock()
 	target, err := d.resolveLocked(req)

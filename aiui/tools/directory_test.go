@@ -416,6 +416,11 @@ func TestCallArgsMustBeAnObject(t *testing.T) {
 			t.Errorf("args %s: %v", args, err)
 		}
 	}
+	// A browser closes a text frame that is not UTF-8 (1007): such args
+	// would drop the page's tools mid-call.
+	if _, err := d.Call(context.Background(), CallRequest{Name: "t", Args: json.RawMessage("{\"a\":\"\xff\"}")}); err == nil || !strings.Contains(err.Error(), "valid UTF-8") {
+		t.Errorf("args not UTF-8: %v", err)
+	}
 	if len(p.sent) != sent {
 		t.Fatalf("a call with bad args reached the page: %v", p.last())
 	}
