@@ -38,6 +38,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h = s.handleEvents
 	}
 	if h == nil {
+		// A DNS-rebinding page can read this answer; refuse a foreign Host
+		// here too rather than describe the bridge to it.
+		s.mu.Lock()
+		port := s.port
+		s.mu.Unlock()
+		if !hub.HostAllowed(r, port) {
+			hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "forbidden_host", "message": "Host must be 127.0.0.1 or localhost with this port"})
+			return
+		}
 		w.Header().Set("Upgrade", "websocket")
 		hub.WriteJSON(w, http.StatusUpgradeRequired, map[string]any{"ok": false, "error": "upgrade_required",
 			"message": "this port serves the Stitch Slop page WebSocket and the keyed control plane (GET /status, GET /tools, POST /wait, POST /call, GET /events)"})

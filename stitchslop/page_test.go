@@ -154,6 +154,20 @@ func TestNonUpgradeIs426(t *testing.T) {
 	}
 }
 
+// A DNS-rebinding page reads its own origin's answers, so even the 426
+// fallback must refuse a foreign Host rather than describe the bridge.
+func TestNonUpgradeWithForeignHostRefused(t *testing.T) {
+	b := startBridge(t, nil)
+	host := "evil.example:" + itoa(b.Port())
+	for _, req := range []adaptertest.Request{{Path: "/"}, {Path: "/ws"}, {Method: "POST", Path: "/status"}} {
+		req.Host = host
+		r := b.Do(req)
+		if r.Status != http.StatusForbidden || strings.Contains(string(r.Body), "Stitch Slop") {
+			t.Errorf("%s %s with Host %s = %d %s, want 403 forbidden_host", req.Method, req.Path, host, r.Status, r.Body)
+		}
+	}
+}
+
 func TestUpgradeWithForeignHostRefused(t *testing.T) {
 	b := startBridge(t, nil)
 	c, err := b.Dial("/", adaptertest.DialOptions{Origin: testOrigin, Host: "evil.example:" + itoa(b.Port())})
