@@ -43,13 +43,16 @@ const (
 //     path other than /tmp (/usr, /etc, /home, …), a home directory (~, ~/,
 //     ~user, $HOME, /home/NAME, /Users/NAME), or on a path that becomes one
 //     of those when its unknown variables are empty ("$DIR/" is "/"); and rm
-//     --no-preserve-root in any form;
-//   - mkfs, mkfs.*, mke2fs, wipefs and blkdiscard, whatever their arguments;
+//     --no-preserve-root in any form; a relative path after a cd the guard
+//     can follow counts from there ("cd / && rm -rf *" is "rm -rf /*");
+//   - mkfs, mkfs.*, mke2fs, mkswap, wipefs and blkdiscard, whatever their
+//     arguments;
 //   - writes to a disk device (/dev/sd*, nvme*, hd*, vd*, xvd*, mmcblk*,
 //     disk*, dm-*, md*, mapper/*, mem, kmem, …): dd of=, redirections
 //     (>, >>, &>, …), tee, cp and shred;
 //   - shutdown, reboot, halt, poweroff (with any arguments), init or telinit
-//     0 or 6, systemctl poweroff/reboot/halt/kexec;
+//     0 or 6, systemctl poweroff/reboot/halt/kexec, and a redirection or tee
+//     into /proc/sysrq-trigger;
 //   - fork bombs: a shell function that pipes into or backgrounds a call of
 //     itself, such as :(){ :|:& };:
 //   - chmod, chown and chgrp with -R on the paths rm refuses;
@@ -63,8 +66,9 @@ const (
 // Wrappers are looked through (sudo, doas, env, nohup, nice, ionice,
 // timeout, stdbuf, xargs, exec, command, time, setsid, busybox), as are
 // leading assignments, keywords (if, then, do, !, {, …) and directories in
-// the command name (/bin/rm). Relative paths are never refused: they name
-// the project, which is not a machine-level catastrophe.
+// the command name (/bin/rm). Relative paths are never refused while the
+// shell is in its starting directory: they name the project, which is not a
+// machine-level catastrophe.
 func Catastrophic(command string) (Refusal, bool) {
 	g := guard{}
 	r := g.check(command, 0)
@@ -86,8 +90,9 @@ func (g *guard) check(src string, depth int) Refusal {
 		return Refusal{RuleForkBomb, "a shell function that forks copies of itself"}
 	}
 	s := parseShell(src)
+	dir := "" // where an earlier cd went; "" is the start (the project)
 	for _, c := range s.cmds {
-		if r := g.checkCmd(c, depth); r.Rule != "" {
+		if r := g.checkCmd(c, depth, &dir); r.Rule != "" {
 			return r
 		}
 	}
@@ -99,10 +104,13 @@ func (g *guard) check(src string, depth int) Refusal {
 	return Refusal{}
 }
 
-func (g *guard) checkCmd(c *simpleCmd, depth int) Refusal {
+func (g *guard) checkCmd(c *simpleCmd, depth int, dir *string) Refusal {
 	for _, w := range c.writes {
 		if blockDevice(w) {
 			return Refusal{RuleDiskWrite, "redirection into a disk device"}
+		}
+		if w == sysrqTrigger {
+			return Refusal{RulePower, "a write to " + sysrqTrigger + " can reboot or halt the machine"}
 		}
 	}
 	words, inner := unwrap(c.words)
@@ -115,10 +123,19 @@ func (g *guard) checkCmd(c *simpleCmd, depth int) Refusal {
 		return Refusal{}
 	}
 	name, args := path.Base(words[0]), words[1:]
+	switch name {
+	case "cd", "pushd":
+		*dir = changeDir(*dir, args)
+		return Refusal{}
+	case "rm", "mv", "find":
+		args = resolveArgs(*dir, args, 0)
+	case "chmod", "chown", "chgrp":
+		args = resolveArgs(*dir, args, 1) // the mode or owner is no path
+	}
 	switch {
 	case name == "rm":
 		return checkRm(args)
-	case strings.HasPrefix(name, "mkfs"), name == "mke2fs", name == "wipefs", name == "blkdiscard":
+	case strings.HasPrefix(name, "mkfs"), name == "mke2fs", name == "mkswap", name == "wipefs", name == "blkdiscard":
 		return Refusal{RuleMkfs, name + " formats or erases a device"}
 	case name == "dd":
 		for _, a := range args {
@@ -128,6 +145,9 @@ func (g *guard) checkCmd(c *simpleCmd, depth int) Refusal {
 		}
 	case name == "tee", name == "shred":
 		for _, a := range args {
+			if name == "tee" && a == sysrqTrigger {
+				return Refusal{RulePower, "a write to " + sysrqTrigger + " can reboot or halt the machine"}
+			}
 			if blockDevice(a) {
 				return Refusal{RuleDiskWrite, name + " onto a disk device"}
 			}
