@@ -31,6 +31,9 @@ var SecretNamePatterns = []string{
 	"*_AUTH",        // NPM_CONFIG__AUTH
 	"*_AUTH_*",      // DOCKER_AUTH_CONFIG
 	"AUTH_*",        // AUTH_HEADER
+	"AUTH",          //
+	"*JWT*",         // CI_JOB_JWT, JWT (a bearer token by another name)
+	"OP_SESSION_*",  // 1Password CLI session tokens
 	"*COOKIE*",      //
 	"*_DSN",         // SENTRY_DSN
 	"*WEBHOOK*",     // SLACK_WEBHOOK_URL
@@ -50,8 +53,14 @@ var keptNames = map[string]bool{
 // URL with a password in it (postgres://u:p@h, http://u:p@proxy), the
 // prefixes of well-known token formats, an Authorization value, and private
 // key material (a PEM block, or a service-account JSON's "private_key").
+// Passwords also travel without a URL scheme: a Go MySQL DSN
+// (user:pw@tcp(host)/db) and ADO.NET or Azure connection strings
+// (…;Password=…;, AccountKey=, SharedAccessKey=).
 var secretValueRe = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@|` +
-	`^(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abpr]-|sk-ant-|sk-proj-|AKIA[0-9A-Z]{12})|` +
+	`^[^\s:/@]+:[^\s@]+@(tcp|unix)\(|` +
+	`(?i:(^|;)\s*(password|pwd|accountkey|sharedaccesskey)\s*=)|` +
+	`^(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abpr]-|sk-ant-|sk-proj-|AKIA[0-9A-Z]{12}|pypi-AgE|[sr]k_live_)|` +
+	`^(eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]*\.|npm_[A-Za-z0-9]{36}|hf_[A-Za-z]{30}|AIza[0-9A-Za-z_-]{35}|sk-[A-Za-z0-9_-]{20})|` +
 	`^(?i:bearer|basic|token)\s+\S|-----BEGIN [A-Z ]*PRIVATE KEY-----|"private_key"\s*:`)
 
 // IsSecret reports whether an environment variable is stripped from
