@@ -70,7 +70,15 @@ const (
 // shell is in its starting directory: they name the project, which is not a
 // machine-level catastrophe.
 func Catastrophic(command string) (Refusal, bool) {
-	g := guard{}
+	return CatastrophicIn(command, "")
+}
+
+// CatastrophicIn is Catastrophic for a command that starts in the host
+// directory dir: a relative path that climbs with ".." is judged from there,
+// so "rm -rf ../../.." from a project three levels down is "rm -rf /".
+// Other relative paths still name the project and are never refused.
+func CatastrophicIn(command, dir string) (Refusal, bool) {
+	g := guard{start: dir}
 	r := g.check(command, 0)
 	return r, r.Rule != ""
 }
@@ -78,7 +86,10 @@ func Catastrophic(command string) (Refusal, bool) {
 // guard bounds one check: texts run by the command (substitutions, -c
 // scripts, …) are checked to a depth, a count and a total size, so a crafted
 // command cannot make the check expensive.
-type guard struct{ texts, bytes int }
+type guard struct {
+	texts, bytes int
+	start        string // the host directory the command starts in, or ""
+}
 
 func (g *guard) check(src string, depth int) Refusal {
 	if depth > maxGuardDepth || g.texts >= maxGuardNestedTexts || g.bytes+len(src) > maxGuardBytes {
@@ -125,12 +136,12 @@ func (g *guard) checkCmd(c *simpleCmd, depth int, dir *string) Refusal {
 	name, args := path.Base(words[0]), words[1:]
 	switch name {
 	case "cd", "pushd":
-		*dir = changeDir(*dir, args)
+		*dir = changeDir(*dir, g.start, args)
 		return Refusal{}
 	case "rm", "mv", "find":
-		args = resolveArgs(*dir, args, 0)
+		args = resolveArgs(*dir, g.start, args, 0)
 	case "chmod", "chown", "chgrp":
-		args = resolveArgs(*dir, args, 1) // the mode or owner is no path
+		args = resolveArgs(*dir, g.start, args, 1) // the mode or owner is no path
 	}
 	switch {
 	case name == "rm":

@@ -10,8 +10,8 @@ const sysrqTrigger = "/proc/sysrq-trigger"
 // is judged as "rm -rf /*". dir is "" while the shell is still in its
 // starting directory (the project: relative paths there are never
 // refused); a cd the guard cannot follow (cd -, a relative cd from the
-// start) leaves it or sets it back to "".
-func changeDir(dir string, args []string) string {
+// start other than a climb out of start) leaves it or sets it back to "".
+func changeDir(dir, start string, args []string) string {
 	ops := operands(args)
 	if len(ops) == 0 {
 		return "~" // cd alone goes home
@@ -24,15 +24,23 @@ func changeDir(dir string, args []string) string {
 		return t
 	case dir != "":
 		return dir + "/" + t
+	case climbs(t) && start != "":
+		return start + "/" + t
 	}
 	return ""
 }
 
+// climbs reports whether a relative path starts by leaving its directory.
+func climbs(w string) bool {
+	return w == ".." || strings.HasPrefix(w, "../")
+}
+
 // resolveArgs rewrites the relative operands of a command run after a cd
 // the guard followed into paths under that directory, leaving options and
-// the first skip operands alone.
-func resolveArgs(dir string, args []string, skip int) []string {
-	if dir == "" {
+// the first skip operands alone. In the starting directory only operands
+// that climb out of it (../…) are rewritten, against start.
+func resolveArgs(dir, start string, args []string, skip int) []string {
+	if dir == "" && start == "" {
 		return args
 	}
 	out := make([]string, len(args))
@@ -50,8 +58,12 @@ func resolveArgs(dir string, args []string, skip int) []string {
 			skip--
 			continue
 		}
-		if !absoluteWord(a) {
+		switch {
+		case absoluteWord(a):
+		case dir != "":
 			out[i] = dir + "/" + a
+		case climbs(a):
+			out[i] = start + "/" + a
 		}
 	}
 	return out

@@ -81,6 +81,13 @@ func (r *Runner) prepare(req Request) (prepared, *Error) {
 		return prepared{}, &Error{Code: CodeNotADirectory, Detail: "cwd=" + p.Virtual, Retryable: true,
 			Action: transport.ActionCorrectRequest}
 	}
+	// Judged again from where it starts: "../../.." can climb to / from
+	// there, which the check above, not knowing the directory, lets pass.
+	if ref, bad := CatastrophicIn(req.Command, p.Host); bad {
+		return prepared{}, &Error{Code: CodeCatastrophic, Detail: ref.Reason + " (rule " + ref.Rule + ")",
+			Hint:    "this machine-level command is refused before anything runs; terminal is for builds, tests, package managers, git and launching the app",
+			Refusal: &ref}
+	}
 	return prepared{req: req, dir: p.Host, cwd: p.Virtual, timeout: timeout}, nil
 }
 
