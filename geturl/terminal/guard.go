@@ -51,8 +51,9 @@ const (
 //     disk*, dm-*, md*, mapper/*, mem, kmem, …): dd of=, redirections
 //     (>, >>, &>, …), tee, cp and shred;
 //   - shutdown, reboot, halt, poweroff (with any arguments), init or telinit
-//     0 or 6, systemctl poweroff/reboot/halt/kexec, and a redirection or tee
-//     into /proc/sysrq-trigger;
+//     0 or 6, systemctl or loginctl poweroff/reboot/halt/kexec/suspend (or
+//     isolate/start of such a target, or rescue/emergency), kexec, and a
+//     redirection or tee into /proc/sysrq-trigger;
 //   - fork bombs: a shell function that pipes into or backgrounds a call of
 //     itself, such as :(){ :|:& };:
 //   - chmod, chown and chgrp with -R on the paths rm refuses;
@@ -173,17 +174,25 @@ func (g *guard) checkCmd(c *simpleCmd, depth int, dir *string) Refusal {
 		if len(args) > 0 && (args[0] == "0" || args[0] == "6") {
 			return Refusal{RulePower, name + " " + args[0] + " halts or reboots the machine"}
 		}
-	case name == "systemctl":
-		for _, a := range args {
-			if strings.HasPrefix(a, "-") {
-				continue
-			}
-			switch a {
-			case "poweroff", "reboot", "halt", "kexec", "soft-reboot":
-				return Refusal{RulePower, "systemctl " + a + " changes the machine's power state"}
-			}
+	case name == "systemctl", name == "loginctl":
+		ops := operands(args)
+		if len(ops) == 0 {
 			break
 		}
+		switch verb := ops[0]; verb {
+		case "poweroff", "reboot", "halt", "kexec", "soft-reboot", "suspend", "hibernate":
+			return Refusal{RulePower, name + " " + verb + " changes the machine's power state"}
+		case "isolate", "start", "restart":
+			// the targets those verbs stand for
+			for _, unit := range ops[1:] {
+				switch strings.TrimSuffix(unit, ".target") {
+				case "poweroff", "reboot", "halt", "kexec", "soft-reboot", "rescue", "emergency":
+					return Refusal{RulePower, name + " " + verb + " " + unit + " changes the machine's power state"}
+				}
+			}
+		}
+	case name == "kexec":
+		return Refusal{RulePower, "kexec replaces the running kernel"}
 	case name == "chmod", name == "chown", name == "chgrp":
 		return checkRecursivePerm(name, args)
 	case name == "mv":
