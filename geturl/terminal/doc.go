@@ -34,7 +34,8 @@
 // journal's pending, running, succeeded/failed), runs until exit or its
 // timeout (default 120 s) kills its process tree, and yields a Result:
 // exit code or signal, timedOut, durationMs, and the interleaved stdout and
-// stderr, at most 64 KiB (head and tail around an omission marker).
+// stderr, at most 64 KiB of it (head and tail around an omission marker;
+// a byte that is not UTF-8 is shown as a 3-byte U+FFFD).
 //
 // Launch starts a background command detached from the request and
 // watches its startup for up to 5 s (less when it exits, or once a URL or
