@@ -42,13 +42,7 @@ func TestHubFollowsABackendStartedOutside(t *testing.T) {
 	if err := face.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second) // only a broken test waits this long
-	for srv.Port() != port {
-		if time.Now().After(deadline) {
-			t.Fatal("the hub did not take the port over once the outside backend stopped")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	adaptertest.WaitFor(t, "the hub to take the port over once the outside backend stopped", func() bool { return srv.Port() == port })
 	if st := srv.Status(); st.Note != "" {
 		t.Fatalf("note after taking over: %q", st.Note)
 	}
@@ -93,18 +87,10 @@ func TestHubKeepsFollowingWhileTheBackendHoldsThePort(t *testing.T) {
 	if cl, err := Locate(context.Background(), face.Dirs); err != nil || cl.PID == 0 || cl.Base == NewClient(port, "").Base {
 		t.Fatalf("the second backend did not take the control file: %+v %v", cl, err)
 	}
-	deadline := time.Now().Add(10 * time.Second) // only a broken test waits this long
-	for !strings.Contains(h.Logs(), "the followed one still holds the port") {
-		select {
-		case <-h.Done():
-			t.Fatalf("the hub's adapter stopped while the followed backend still holds the port: %v", h.Err())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the hub did not notice the control file changed hands")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	adaptertest.WaitFor(t, "the hub to notice the control file changed hands", func() bool {
+		failIfDone(t, h, "while the followed backend still holds the port")
+		return strings.Contains(h.Logs(), "the followed one still holds the port")
+	})
 	if st := srv.Status(); !strings.Contains(st.Note, "following the aiui backend") {
 		t.Fatalf("status while the followed backend holds the port = %+v", st)
 	}
@@ -112,18 +98,21 @@ func TestHubKeepsFollowingWhileTheBackendHoldsThePort(t *testing.T) {
 	if err := face.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	for srv.Port() != port {
-		select {
-		case <-h.Done():
-			t.Fatalf("the hub's adapter stopped instead of taking the port over: %v", h.Err())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the hub did not take the port over once the followed backend stopped")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	adaptertest.WaitFor(t, "the hub to take the port over once the followed backend stopped", func() bool {
+		failIfDone(t, h, "instead of taking the port over")
+		return srv.Port() == port
+	})
 	other.Stop()
+}
+
+// failIfDone fails the test when h's adapter has stopped.
+func failIfDone(t *testing.T, h *adaptertest.Harness, when string) {
+	t.Helper()
+	select {
+	case <-h.Done():
+		t.Fatalf("the hub's adapter stopped %s: %v", when, h.Err())
+	default:
+	}
 }
 
 // A hub started beside a face that is starting its own backend finds the
@@ -159,18 +148,14 @@ func TestHubWaitsForAHolderStillStarting(t *testing.T) {
 		<-served
 	}()
 
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), "waiting for one") {
+	adaptertest.WaitFor(t, "Serve to wait for the port's holder", func() bool {
 		select {
 		case <-served:
 			t.Fatalf("Serve gave up on a port taken a moment: %v", serveErr)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("Serve did not wait for the port's holder")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return strings.Contains(logs.String(), "waiting for one")
+	})
 	holder.Close()
 	select {
 	case p := <-readyPorts:

@@ -34,19 +34,11 @@ func TestHubFollowsAGeturlStartedOutside(t *testing.T) {
 	if err := outside.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second) // only a broken test waits this long
-	for {
+	adaptertest.WaitFor(t, "the hub to serve its own geturl once the outside one stopped", func() bool {
 		s.mu.Lock()
-		running := s.running
-		s.mu.Unlock()
-		if running {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the hub did not serve its own geturl once the outside one stopped")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer s.mu.Unlock()
+		return s.running
+	})
 	if st := s.Status(); strings.Contains(st.Note, "following") {
 		t.Fatalf("status after taking over = %+v", st)
 	}
@@ -88,18 +80,14 @@ func TestHubWaitsForAGeturlStillStarting(t *testing.T) {
 		<-served
 	}()
 
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), "waiting for it") {
+	adaptertest.WaitFor(t, "Serve to wait for the lock's holder", func() bool {
 		select {
 		case <-served:
 			t.Fatalf("Serve gave up on a state directory locked a moment: %v", serveErr)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("Serve did not wait for the lock's holder")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return strings.Contains(logs.String(), "waiting for it")
+	})
 	holder.Close()
 	select {
 	case <-readyPorts:

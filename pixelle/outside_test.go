@@ -38,18 +38,7 @@ func TestHubReusesACompatibleRelayStartedOutside(t *testing.T) {
 	if err := outside.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	running := func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.running
-	}
-	deadline := time.Now().Add(10 * time.Second) // only a broken test waits this long
-	for !running() {
-		if time.Now().After(deadline) {
-			t.Fatal("the hub did not start its own relay once the outside one stopped")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	adaptertest.WaitFor(t, "the hub to start its own relay once the outside one stopped", s.isRunning)
 	if st := s.Status(); st.Note == "" || strings.Contains(st.Note, "reusing") || st.Ports[0] != port {
 		t.Fatalf("status after taking over = %+v", st)
 	}
@@ -111,42 +100,33 @@ func TestHubWaitsForTheFollowedRelaysPort(t *testing.T) {
 	s.FollowOutside = true
 	h := adaptertest.Start(t, s, adaptertest.Options{})
 	answering.Store(false)
-	deadline := time.Now().Add(10 * time.Second) // only a broken test waits this long
-	for !strings.Contains(s.Status().Note, "does not answer") {
-		select {
-		case <-h.Done():
-			t.Fatalf("the hub's relay stopped while the followed one holds the port: %v", h.Err())
-		default:
+	noteSays := func(what, when string) func() bool {
+		return func() bool {
+			select {
+			case <-h.Done():
+				t.Fatalf("the hub's relay stopped %s: %v", when, h.Err())
+			default:
+			}
+			return strings.Contains(s.Status().Note, what)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status while the followed relay does not answer = %+v", s.Status())
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
+	adaptertest.WaitFor(t, "the status to say the followed relay does not answer",
+		noteSays("does not answer", "while the followed one holds the port"))
 	answering.Store(true)
-	for !strings.Contains(s.Status().Note, "reusing the compatible relay") {
-		if time.Now().After(deadline) {
-			t.Fatalf("status once the followed relay answers again = %+v", s.Status())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	adaptertest.WaitFor(t, "the status to say the followed relay is reused again",
+		noteSays("reusing the compatible relay", "while the followed one holds the port"))
 
 	outside.Close()
 	<-served
-	running := func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.running
-	}
-	for !running() {
-		select {
-		case <-h.Done():
-			t.Fatalf("the hub's relay stopped instead of taking the port over: %v", h.Err())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the hub did not start its own relay once the port was free")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	adaptertest.WaitFor(t, "the hub to start its own relay once the port was free", func() bool {
+		noteSays("", "instead of taking the port over")()
+		return s.isRunning()
+	})
+}
+
+// isRunning reports whether the relay serves on its own listener.
+func (s *Server) isRunning() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running
 }

@@ -92,8 +92,7 @@ func TestBridgeWaitsForOneStartingOnItsFirstPort(t *testing.T) {
 		<-served
 	}()
 
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), "waiting for the bridge there") {
+	adaptertest.WaitFor(t, "the bridge to wait for its first port", func() bool {
 		select {
 		case p := <-readyPorts:
 			t.Fatalf("the bridge bound %v at once, beside whatever is starting on %d", p, first)
@@ -101,11 +100,8 @@ func TestBridgeWaitsForOneStartingOnItsFirstPort(t *testing.T) {
 			t.Fatalf("Serve ended: %v", serveErr)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the bridge did not wait for its first port")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return strings.Contains(logs.String(), "waiting for the bridge there")
+	})
 	holder.Close()
 	select {
 	case p := <-readyPorts:
