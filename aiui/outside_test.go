@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -130,7 +129,7 @@ func TestHubWaitsForAHolderStillStarting(t *testing.T) {
 	}
 	port := holder.Addr().(*net.TCPAddr).Port
 	h, _ := start(t, nil) // for its dirs and guard
-	logs := &lockedLog{}
+	logs := &adaptertest.SyncBuffer{}
 	env := *h.Env
 	env.Dirs = adaptertest.TempDirs(t)
 	env.Log = slog.New(slog.NewTextHandler(logs, nil))
@@ -190,23 +189,6 @@ func TestHubFailsBesideAStranger(t *testing.T) {
 	if err := New(cfg, KindHub).Serve(context.Background(), &env); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("Serve beside a stranger = %v, want address in use", err)
 	}
-}
-
-type lockedLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 // A face that starts its own backend while another one (the hub's,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -59,7 +58,7 @@ func TestHubWaitsForAGeturlStillStarting(t *testing.T) {
 	other := startBridge(t, nil) // for an env to borrow
 	env := *other.Env
 	env.Dirs = adaptertest.TempDirs(t)
-	logs := &lockedLog{}
+	logs := &adaptertest.SyncBuffer{}
 	env.Log = slog.New(slog.NewTextHandler(logs, nil))
 	readyPorts := make(chan []int, 1)
 	env.Ready = func(p ...int) { readyPorts <- p }
@@ -102,21 +101,4 @@ func TestHubWaitsForAGeturlStillStarting(t *testing.T) {
 	if !running {
 		t.Fatal("ready but not serving")
 	}
-}
-
-type lockedLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

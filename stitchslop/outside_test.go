@@ -6,7 +6,6 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -74,7 +73,7 @@ func TestBridgeWaitsForOneStartingOnItsFirstPort(t *testing.T) {
 	other := startBridge(t, nil) // for an env to borrow
 	env := *other.Env
 	env.Dirs = adaptertest.TempDirs(t)
-	logs := &lockedLog{}
+	logs := &adaptertest.SyncBuffer{}
 	env.Log = slog.New(slog.NewTextHandler(logs, nil))
 	readyPorts := make(chan []int, 1)
 	env.Ready = func(p ...int) { readyPorts <- p }
@@ -115,23 +114,6 @@ func TestBridgeWaitsForOneStartingOnItsFirstPort(t *testing.T) {
 	}
 }
 
-type lockedLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // Stopped while it waits, the bridge binds nothing.
 func TestBridgeStoppedWhileWaitingBindsNothing(t *testing.T) {
 	defer func(settle, poll time.Duration) { outsideSettle, outsidePoll = settle, poll }(outsideSettle, outsidePoll)
@@ -150,7 +132,7 @@ func TestBridgeStoppedWhileWaitingBindsNothing(t *testing.T) {
 	other := startBridge(t, nil)
 	env := *other.Env
 	env.Dirs = adaptertest.TempDirs(t)
-	logs := &lockedLog{}
+	logs := &adaptertest.SyncBuffer{}
 	env.Log = slog.New(slog.NewTextHandler(logs, nil))
 	env.Ready = func(p ...int) { t.Errorf("ready on %v while stopping", p) }
 	s, err := New(Options{Origin: testOrigin, Ports: []int{holder.Addr().(*net.TCPAddr).Port, second}, ConfigDir: "~/.stitchslop",
