@@ -51,30 +51,21 @@ var outsidePoll = 50 * time.Millisecond
 // findOutside returns the backend started outside the hub that holds the
 // port, or the port's listener when it came free meanwhile; neither when
 // nothing it can follow shows up within outsideSettle, or ctx ends.
-func (s *Server) findOutside(ctx context.Context, env *adapters.Env) (*Client, net.Listener) {
+func (s *Server) findOutside(ctx context.Context, env *adapters.Env) (cl *Client, ln net.Listener) {
 	port := s.cfg.Port
-	settle := time.NewTimer(outsideSettle)
-	defer settle.Stop()
-	poll := time.NewTicker(outsidePoll)
-	defer poll.Stop()
-	for waited := false; ; waited = true {
-		if cl := outsideBackend(ctx, env.Dirs, port); cl != nil {
-			return cl, nil
-		}
-		if !waited {
-			env.Log.Info("the port is taken, and no aiui backend this hub can find holds it (yet); waiting for one", "port", port, "for", outsideSettle)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, nil
-		case <-settle.C:
-			return nil, nil
-		case <-poll.C:
-		}
-		if ln, _, err := hub.Listen([]int{port}); err == nil {
-			return nil, ln
-		}
+	if cl = outsideBackend(ctx, env.Dirs, port); cl != nil {
+		return cl, nil
 	}
+	env.Log.Info("the port is taken, and no aiui backend this hub can find holds it (yet); waiting for one", "port", port, "for", outsideSettle)
+	hub.Settle(ctx, outsidePoll, outsideSettle, func() bool {
+		var err error
+		if ln, _, err = hub.Listen([]int{port}); err == nil {
+			return true
+		}
+		cl = outsideBackend(ctx, env.Dirs, port)
+		return cl != nil
+	})
+	return cl, ln
 }
 
 // portHolder is the backend on port when one holds it or is starting there
@@ -90,22 +81,14 @@ func portHolder(ctx context.Context, d hub.Dirs, port int) *Client {
 		ln.Close()
 		return nil
 	}
-	settle := time.NewTimer(outsideSettle)
-	defer settle.Stop()
-	poll := time.NewTicker(outsidePoll)
-	defer poll.Stop()
-	for {
-		if cl := outsideBackend(ctx, d, port); cl != nil {
-			return cl
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-settle.C:
-			return nil
-		case <-poll.C:
-		}
+	cl := outsideBackend(ctx, d, port)
+	if cl == nil {
+		hub.Settle(ctx, outsidePoll, outsideSettle, func() bool {
+			cl = outsideBackend(ctx, d, port)
+			return cl != nil
+		})
 	}
+	return cl
 }
 
 // followOutside is the hub's Serve while a backend started outside the hub

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
 )
 
 // outsideCheck is how often the hub's adapter, following a geturl started
@@ -28,23 +29,13 @@ var outsidePoll = 50 * time.Millisecond
 // then.
 func awaitHolder(ctx context.Context, env *adapters.Env, busy *stateBusyError) (*os.File, error) {
 	env.Log.Info("the state directory is locked by a geturl not yet known; waiting for it", "dir", busy.dir, "for", outsideSettle)
-	settle := time.NewTimer(outsideSettle)
-	defer settle.Stop()
-	poll := time.NewTicker(outsidePoll)
-	defer poll.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, busy
-		case <-settle.C:
-			return nil, busy
-		case <-poll.C:
-		}
-		lock, err := lockStateDir(env.Dirs)
-		if !errors.As(err, &busy) || busy.holder != nil {
-			return lock, err
-		}
-	}
+	var lock *os.File
+	var err error = busy
+	hub.Settle(ctx, outsidePoll, outsideSettle, func() bool {
+		lock, err = lockStateDir(env.Dirs)
+		return !errors.As(err, &busy) || busy.holder != nil
+	})
+	return lock, err
 }
 
 // followOutside is the hub's Serve while a geturl started outside the hub

@@ -86,25 +86,15 @@ func awaitStarting(ctx context.Context, log *slog.Logger, dir, origin string, po
 	}
 	first := ports[0]
 	log.Info("the first port is taken and no session file names it (yet); waiting for the bridge there", "port", first, "for", outsideSettle)
-	settle := time.NewTimer(outsideSettle)
-	defer settle.Stop()
-	poll := time.NewTicker(outsidePoll)
-	defer poll.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-settle.C:
-			return nil
-		case <-poll.C:
-		}
+	var found *Remote
+	hub.Settle(ctx, outsidePoll, outsideSettle, func() bool {
 		if r, err := FindRemote(ctx, dir, origin, first); err == nil {
-			return r
+			found = r
+			return true
 		}
-		if portFree(first) {
-			return nil
-		}
-	}
+		return portFree(first)
+	})
+	return found
 }
 
 // portFree reports whether port can be bound now.
