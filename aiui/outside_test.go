@@ -129,42 +129,25 @@ func TestHubWaitsForAHolderStillStarting(t *testing.T) {
 	}
 	port := holder.Addr().(*net.TCPAddr).Port
 	h, _ := start(t, nil) // for its dirs and guard
-	logs := &adaptertest.SyncBuffer{}
 	env := *h.Env
 	env.Dirs = adaptertest.TempDirs(t)
-	env.Log = slog.New(slog.NewTextHandler(logs, nil))
-	readyPorts := make(chan []int, 1)
-	env.Ready = func(p ...int) { readyPorts <- p }
 	cfg := DefaultConfig()
 	cfg.Port = port
 	srv := New(cfg, KindHub)
-	ctx, cancel := context.WithCancel(context.Background())
-	var serveErr error
-	served := make(chan struct{})
-	go func() { defer close(served); serveErr = srv.Serve(ctx, &env) }()
-	defer func() {
-		cancel()
-		<-served
-	}()
+	bg := adaptertest.ServeInBackground(srv, env)
+	defer bg.Stop()
 
 	adaptertest.WaitFor(t, "Serve to wait for the port's holder", func() bool {
 		select {
-		case <-served:
-			t.Fatalf("Serve gave up on a port taken a moment: %v", serveErr)
+		case <-bg.Done:
+			t.Fatalf("Serve gave up on a port taken a moment: %v", bg.Err())
 		default:
 		}
-		return strings.Contains(logs.String(), "waiting for one")
+		return strings.Contains(bg.Logs.String(), "waiting for one")
 	})
 	holder.Close()
-	select {
-	case p := <-readyPorts:
-		if len(p) != 1 || p[0] != port {
-			t.Fatalf("ready with %v, want %d", p, port)
-		}
-	case <-served:
-		t.Fatalf("Serve ended: %v", serveErr)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the hub did not bind the port once it came free")
+	if p := bg.AwaitReady(t, "the hub to bind the port once it came free"); len(p) != 1 || p[0] != port {
+		t.Fatalf("ready with %v, want %d", p, port)
 	}
 	if srv.Port() != port {
 		t.Fatalf("serving on %d, want %d", srv.Port(), port)

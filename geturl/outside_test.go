@@ -1,8 +1,6 @@
 package geturl
 
 import (
-	"context"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -58,10 +56,6 @@ func TestHubWaitsForAGeturlStillStarting(t *testing.T) {
 	other := startBridge(t, nil) // for an env to borrow
 	env := *other.Env
 	env.Dirs = adaptertest.TempDirs(t)
-	logs := &adaptertest.SyncBuffer{}
-	env.Log = slog.New(slog.NewTextHandler(logs, nil))
-	readyPorts := make(chan []int, 1)
-	env.Ready = func(p ...int) { readyPorts <- p }
 	holder, err := lockStateDir(env.Dirs) // a geturl that has not written its control file yet
 	if err != nil {
 		t.Fatal(err)
@@ -70,31 +64,19 @@ func TestHubWaitsForAGeturlStillStarting(t *testing.T) {
 	cfg.Port, cfg.ControlPort = 0, 0
 	s := New(cfg)
 	s.FollowOutside = true
-	ctx, cancel := context.WithCancel(context.Background())
-	var serveErr error
-	served := make(chan struct{})
-	go func() { defer close(served); serveErr = s.Serve(ctx, &env) }()
-	defer func() {
-		cancel()
-		<-served
-	}()
+	bg := adaptertest.ServeInBackground(s, env)
+	defer bg.Stop()
 
 	adaptertest.WaitFor(t, "Serve to wait for the lock's holder", func() bool {
 		select {
-		case <-served:
-			t.Fatalf("Serve gave up on a state directory locked a moment: %v", serveErr)
+		case <-bg.Done:
+			t.Fatalf("Serve gave up on a state directory locked a moment: %v", bg.Err())
 		default:
 		}
-		return strings.Contains(logs.String(), "waiting for it")
+		return strings.Contains(bg.Logs.String(), "waiting for it")
 	})
 	holder.Close()
-	select {
-	case <-readyPorts:
-	case <-served:
-		t.Fatalf("Serve ended: %v", serveErr)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the hub did not serve once the lock came free")
-	}
+	bg.AwaitReady(t, "the hub to serve once the lock came free")
 	s.mu.Lock()
 	running := s.running
 	s.mu.Unlock()

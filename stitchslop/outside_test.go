@@ -73,44 +73,27 @@ func TestBridgeWaitsForOneStartingOnItsFirstPort(t *testing.T) {
 	other := startBridge(t, nil) // for an env to borrow
 	env := *other.Env
 	env.Dirs = adaptertest.TempDirs(t)
-	logs := &adaptertest.SyncBuffer{}
-	env.Log = slog.New(slog.NewTextHandler(logs, nil))
-	readyPorts := make(chan []int, 1)
-	env.Ready = func(p ...int) { readyPorts <- p }
 	s, err := New(Options{Origin: testOrigin, Ports: []int{first, second}, ConfigDir: "~/.stitchslop", Token: testToken,
 		ProbeTimeout: 300 * time.Millisecond, FollowOutside: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var serveErr error
-	served := make(chan struct{})
-	go func() { defer close(served); serveErr = s.Serve(ctx, &env) }()
-	defer func() {
-		cancel()
-		<-served
-	}()
+	bg := adaptertest.ServeInBackground(s, env)
+	defer bg.Stop()
 
 	adaptertest.WaitFor(t, "the bridge to wait for its first port", func() bool {
 		select {
-		case p := <-readyPorts:
+		case p := <-bg.Ready:
 			t.Fatalf("the bridge bound %v at once, beside whatever is starting on %d", p, first)
-		case <-served:
-			t.Fatalf("Serve ended: %v", serveErr)
+		case <-bg.Done:
+			t.Fatalf("Serve ended: %v", bg.Err())
 		default:
 		}
-		return strings.Contains(logs.String(), "waiting for the bridge there")
+		return strings.Contains(bg.Logs.String(), "waiting for the bridge there")
 	})
 	holder.Close()
-	select {
-	case p := <-readyPorts:
-		if len(p) != 1 || p[0] != first {
-			t.Fatalf("ready on %v, want the first port %d", p, first)
-		}
-	case <-served:
-		t.Fatalf("Serve ended: %v", serveErr)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the bridge did not bind its first port once it came free")
+	if p := bg.AwaitReady(t, "the bridge to bind its first port once it came free"); len(p) != 1 || p[0] != first {
+		t.Fatalf("ready on %v, want the first port %d", p, first)
 	}
 }
 
