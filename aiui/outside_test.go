@@ -12,6 +12,20 @@ import (
 	"github.com/hubdev/hub/hub"
 )
 
+// faceThenHub starts a backend as `hub aiui mcp` does, then the hub's
+// adapter on that backend's port, in the same dirs.
+func faceThenHub(t *testing.T) (face *adaptertest.Harness, srv *Server, h *adaptertest.Harness) {
+	t.Helper()
+	faceCfg := DefaultConfig()
+	faceCfg.Port = 0
+	face = adaptertest.Start(t, New(faceCfg, KindMCP), adaptertest.Options{})
+	hubCfg := DefaultConfig()
+	hubCfg.Port = face.Port()
+	srv = New(hubCfg, KindHub)
+	h = adaptertest.Start(t, srv, adaptertest.Options{Dirs: &face.Dirs})
+	return face, srv, h
+}
+
 // The hub's adapter started while `hub aiui mcp` runs a backend on its port
 // follows that backend instead of failing (which stopped the whole hub),
 // reports its port, and binds its own once it stops.
@@ -19,15 +33,8 @@ func TestHubFollowsABackendStartedOutside(t *testing.T) {
 	defer func(d time.Duration) { outsideCheck = d }(outsideCheck)
 	outsideCheck = 10 * time.Millisecond
 
-	faceCfg := DefaultConfig()
-	faceCfg.Port = 0
-	face := adaptertest.Start(t, New(faceCfg, KindMCP), adaptertest.Options{})
+	face, srv, h := faceThenHub(t)
 	port := face.Port()
-
-	hubCfg := DefaultConfig()
-	hubCfg.Port = port
-	srv := New(hubCfg, KindHub)
-	h := adaptertest.Start(t, srv, adaptertest.Options{Dirs: &face.Dirs})
 	if h.Port() != port {
 		t.Fatalf("the hub reported port %d, want the outside backend's %d", h.Port(), port)
 	}
@@ -71,14 +78,8 @@ func TestHubKeepsFollowingWhileTheBackendHoldsThePort(t *testing.T) {
 	defer func(d time.Duration) { outsideCheck = d }(outsideCheck)
 	outsideCheck = 10 * time.Millisecond
 
-	faceCfg := DefaultConfig()
-	faceCfg.Port = 0
-	face := adaptertest.Start(t, New(faceCfg, KindMCP), adaptertest.Options{})
+	face, srv, h := faceThenHub(t)
 	port := face.Port()
-	hubCfg := DefaultConfig()
-	hubCfg.Port = port
-	srv := New(hubCfg, KindHub)
-	h := adaptertest.Start(t, srv, adaptertest.Options{Dirs: &face.Dirs})
 
 	otherCfg := DefaultConfig()
 	otherCfg.Port = 0
