@@ -63,7 +63,7 @@ func (s *Server) targetLocked() (*session, error) {
 	}
 	if sess := s.sessions[s.bridgeSession]; sess != nil && s.bridgeToken != "" && sess.agentToken != "" &&
 		hub.SecretEqual(sess.agentToken, s.bridgeToken) {
-		if sess.liveBrowser() == nil {
+		if sess.browser == nil {
 			return nil, offline(msgOffline)
 		}
 		return sess, nil
@@ -293,7 +293,7 @@ func (s *Server) route(ctx context.Context, cmd json.RawMessage) (relayAnswer, e
 	pe := &pending{relayID: relayID, local: make(chan relayAnswer, 1)}
 	pe.timer = env.Guard.AfterFunc("command timeout", s.CommandTimeout, func() { s.commandTimeout(sess, relayID) })
 	sess.pending[relayID] = pe
-	o.sendRaw(sess.liveBrowser(), commandFrame(relayID, cmd))
+	o.sendRaw(sess.browser, commandFrame(relayID, cmd))
 	s.mu.Unlock()
 	env.Activity.AgentActivity()
 	o.flush()

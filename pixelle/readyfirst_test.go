@@ -4,6 +4,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hubdev/hub/adapters/adaptertest"
 )
 
 // A browser's first frame is its ready, even while an agent of its
@@ -42,5 +44,35 @@ func TestBrowserHearsReadyFirst(t *testing.T) {
 		}
 		c.Close()
 		<-c.Closed()
+	}
+}
+
+// A command the in-process agent sends the moment its canvas's ready
+// arrives reaches the canvas, after that ready: the browser is connected
+// once it said hello, even while its ready is still being written.
+func TestCommandRightAfterReadyIsDelivered(t *testing.T) {
+	r := startRelay(t, nil)
+	id, tok := r.createSession(t)
+	b := r.browser(t, id, tok)
+	bridgePair(t, r, b)
+	for i := range 300 {
+		b.Close()
+		<-b.Closed()
+		adaptertest.WaitFor(t, "browser detached", func() bool { return !r.browserAttached(id) })
+		b = r.browser(t, id, tok)
+		ch := bridgeCall(r, "state.read", `{}`)
+		m, err := b.Next(wait)
+		if err != nil {
+			t.Fatalf("reconnection %d: no command: %v (the call returned %+v)", i, err, recv(t, ch))
+		}
+		var cmd map[string]any
+		mustUnmarshal(t, m.Data, &cmd)
+		if cmd["type"] != "command" {
+			t.Fatalf("reconnection %d: got %v", i, cmd)
+		}
+		sendJSON(t, b, map[string]any{"type": "result", "id": cmd["id"], "result": map[string]any{}})
+		if c := recv(t, ch); c.err != nil {
+			t.Fatalf("reconnection %d: %v", i, c.err)
+		}
 	}
 }

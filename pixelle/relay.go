@@ -28,7 +28,19 @@ func (o *outbox) send(p *peer, v any) {
 	o.sendRaw(p, b)
 }
 
+// sendRaw queues b for p. Called under Server.mu. A frame for a peer whose
+// ready is still being written is held and written after it (see
+// Server.release), so nothing overtakes a ready.
 func (o *outbox) sendRaw(p *peer, b []byte) {
+	if p.authed && !p.told {
+		p.held = append(p.held, b)
+		return
+	}
+	o.write(p, b)
+}
+
+// write queues b for p unconditionally: the ready itself.
+func (o *outbox) write(p *peer, b []byte) {
 	c := p.conn
 	*o = append(*o, func() { _ = c.WriteText(b) })
 }
@@ -232,10 +244,28 @@ func (s *Server) handle(p *peer, data []byte) {
 	s.mu.Unlock()
 	o.flush()
 	if hello {
-		// Its ready is written; from here frames queued by others follow it.
+		s.release(p)
+	}
+}
+
+// release writes, once p's ready is written, the frames others queued for
+// it meanwhile, in order, and then lets frames go to p directly. Frames
+// queued while held ones are written are held too, so a command routed the
+// moment a browser said hello is delivered, after its ready, never refused.
+func (s *Server) release(p *peer) {
+	for {
 		s.mu.Lock()
-		p.told = true
+		held := p.held
+		p.held = nil
+		if len(held) == 0 {
+			p.told = true
+			s.mu.Unlock()
+			return
+		}
 		s.mu.Unlock()
+		for _, b := range held {
+			_ = p.conn.WriteText(b)
+		}
 	}
 }
 
@@ -282,11 +312,12 @@ func (s *Server) helloLocked(p *peer, m *message, o *outbox) {
 	p.authed, p.role, p.sess = true, m.Role, sess
 	s.touchLocked()
 	s.log.Info("authenticated", "role", m.Role, "session", sess.label, "conn", p.label)
-	o.send(p, struct {
+	ready, _ := json.Marshal(struct {
 		Type   string `json:"type"`
 		Role   string `json:"role"`
 		Paired bool   `json:"paired"`
 	}{"ready", m.Role, sess.agentToken != ""})
+	o.write(p, ready)
 }
 
 // armExpiryLocked starts the one-hour clock of a session with no browser.

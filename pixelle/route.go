@@ -97,7 +97,7 @@ func (s *Server) agentMessageLocked(p *peer, m *message, o *outbox) {
 		o.send(p, re)
 		return
 	}
-	browser := sess.liveBrowser()
+	browser := sess.browser
 	if browser == nil {
 		o.send(p, newResultError(m.IDRaw, "BROWSER_OFFLINE", msgOffline))
 		return
@@ -187,7 +187,7 @@ func (s *Server) pairCode(raw string) (pairResult, error) {
 	for _, sess := range s.sessions {
 		// Check every session so the time taken does not depend on which
 		// one holds the code.
-		if sess.liveBrowser() != nil && sess.pairCodeValid(code, now) {
+		if sess.browser != nil && sess.pairCodeValid(code, now) {
 			found = sess
 		}
 	}

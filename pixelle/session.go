@@ -70,10 +70,11 @@ type peer struct {
 	role   string
 	sess   *session
 	gone   bool // OnClose ran or the relay closed it
-	// told is set once a browser's ready has been written: only then may
-	// other goroutines send it frames, which would otherwise be able to
-	// overtake its ready (frames are written after Server.mu is released).
+	// told is set once an authenticated peer's ready has been written.
+	// Until then frames for it are held: written after Server.mu is
+	// released, they could otherwise overtake the ready.
 	told bool
+	held [][]byte
 }
 
 func newSession(id, label, browserToken, origin string) *session {
@@ -82,15 +83,6 @@ func newSession(id, label, browserToken, origin string) *session {
 		agents:  map[*peer]struct{}{},
 		pending: map[string]*pending{},
 	}
-}
-
-// liveBrowser is the session's browser once it has been told ready, else
-// nil: commands, pairing and "paired" wait for that.
-func (sess *session) liveBrowser() *peer {
-	if b := sess.browser; b != nil && b.told {
-		return b
-	}
-	return nil
 }
 
 // stopTimers stops the expiry and every pending timer.
