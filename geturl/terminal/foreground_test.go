@@ -167,7 +167,13 @@ func TestForegroundTimeoutKillsTree(t *testing.T) {
 	}
 	clk.waitPending(t, 1) // the timeout
 	clk.Advance(time.Minute)
-	clk.drive(t, time.Second, job.Done()) // grace periods
+	// The leader dies of the SIGTERM. Once the reaper has reported that,
+	// the sweep arms its grace timer beside terminate's unfired one; only
+	// then may the clock run on, or a loaded machine's slow reaper would
+	// be given up on (a status never read) before it could answer.
+	waitDead(t, leader)
+	clk.waitPending(t, 2)
+	clk.drive(t, time.Second, job.Done()) // the inner one's grace period
 	res, _ := job.Result()
 	if !res.TimedOut || res.TimeoutMs != 60000 || res.ExitCode != -1 || res.Signal != "SIGTERM" || res.Output != "started\n" {
 		t.Fatalf("%+v", res)
