@@ -55,6 +55,18 @@ var ErrNoPage = errors.New("no page is attached")
 // learns one code for "the page is not there".
 const CodeBrowserOffline = "BROWSER_OFFLINE"
 
+// CodeNotRunning is the code of a ToolBridge error that means the bridge
+// itself cannot be reached: it is starting, restarting or stopped, or the
+// process that ran it is gone.
+const CodeNotRunning = "bridge_not_running"
+
+// NotRunning is the error a ToolBridge answers while the bridge it drives
+// cannot be reached.
+func NotRunning(message string) *ToolError {
+	return &ToolError{Code: CodeNotRunning, Message: message, Retryable: true,
+		Hint: "retry shortly; hub status shows the bridge's state and last error"}
+}
+
 // ToolError is a ToolBridge's structured failure: a code the agent can
 // act on, a message, what to do next, and whether the same call may
 // succeed later unchanged.

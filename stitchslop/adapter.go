@@ -36,29 +36,30 @@ type Server struct {
 	// a caller waiting its turn can give up).
 	callTurn chan struct{}
 
-	mu           sync.Mutex
-	log          *slog.Logger
-	env          *adapters.Env
-	pages        *hub.WSEndpoint // the page WebSocket of the current run
-	pairings     *pairingStore
-	configDir    string
-	running      bool
-	port         int
-	key          string
-	armed        string // the one-time token currently armed, if any
-	page         *pageConn
-	tools        []PageTool
-	dropped      []DroppedTool
-	attachedCh   chan struct{} // closed while a page is attached
-	pending      map[int64]*pendingCall
-	nextID       int64
-	listeners    map[int]func()
-	nextListener int
-	sessions     int          // MCP sessions of this process's face
-	faces        int          // follower faces attached to GET /events
-	outside      *sessionFile // the bridge started elsewhere this one follows (followOutside)
-	rev          uint64       // bumped on every attach, tool-list revision and detach
-	lastActivity time.Time
+	mu            sync.Mutex
+	log           *slog.Logger
+	env           *adapters.Env
+	pages         *hub.WSEndpoint // the page WebSocket of the current run
+	pairings      *pairingStore
+	configDir     string
+	running       bool
+	port          int
+	key           string
+	armed         string // the one-time token currently armed, if any
+	page          *pageConn
+	tools         []PageTool
+	dropped       []DroppedTool
+	attachedCh    chan struct{} // closed while a page is attached
+	pending       map[int64]*pendingCall
+	nextID        int64
+	listeners     map[int]func()
+	nextListener  int
+	sessions      int           // MCP sessions of this process's face
+	faces         int           // follower faces attached to GET /events
+	outside       *sessionFile  // the bridge started elsewhere this one follows (followOutside)
+	outsideBridge *RemoteBridge // and its tab's tools, for geturl's plugin=stitchslop
+	rev           uint64        // bumped on every attach, tool-list revision and detach
+	lastActivity  time.Time
 }
 
 // New builds a bridge from opts; it binds nothing until Serve.

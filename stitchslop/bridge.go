@@ -32,10 +32,17 @@ func noPage(port int) error {
 // list, each classified by adapters.ReadOnlyTool (the tool's MCP
 // readOnlyHint, else its name).
 func (s *Server) BridgeTools() ([]adapters.BridgeTool, error) {
+	if rb := s.followed(); rb != nil {
+		return rb.BridgeTools()
+	}
 	tools, ok := s.Tools()
 	if !ok {
 		return nil, noPage(s.Port())
 	}
+	return asBridgeTools(tools), nil
+}
+
+func asBridgeTools(tools []PageTool) []adapters.BridgeTool {
 	out := make([]adapters.BridgeTool, len(tools))
 	for i, t := range tools {
 		desc := t.Description
@@ -44,7 +51,7 @@ func (s *Server) BridgeTools() ([]adapters.BridgeTool, error) {
 		}
 		out[i] = adapters.BridgeTool{Name: t.Name, Description: desc, InputSchema: t.InputSchema, Read: adapters.ReadOnlyTool(t.Name, t.Annotations)}
 	}
-	return out, nil
+	return out
 }
 
 // BridgeClassify implements adapters.ToolBridge. A listed tool is
@@ -53,10 +60,18 @@ func (s *Server) BridgeTools() ([]adapters.BridgeTool, error) {
 // registry; with no annotations to go by, only the name rule can make it
 // a read.
 func (s *Server) BridgeClassify(tool string, args json.RawMessage) (bool, error) {
+	if rb := s.followed(); rb != nil {
+		return rb.BridgeClassify(tool, args)
+	}
 	tools, ok := s.Tools()
 	if !ok {
 		return false, noPage(s.Port())
 	}
+	return classify(tools, tool, args)
+}
+
+// classify is BridgeClassify once the tab's tools are known.
+func classify(tools []PageTool, tool string, args json.RawMessage) (bool, error) {
 	if !toolNameRE.MatchString(tool) || isBridgeTool(tool) {
 		return false, &adapters.ToolError{Code: codeUnknown, Message: fmt.Sprintf("%q is not a command the tab can have (names match %s)", clip(tool, 64), toolNameRE),
 			Hint: "list the tab's tools first"}
@@ -80,6 +95,9 @@ func (s *Server) BridgeClassify(tool string, args json.RawMessage) (bool, error)
 // mid-call: the command may have run) is retryable, a page's refusal is
 // not.
 func (s *Server) BridgeCall(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	if rb := s.followed(); rb != nil {
+		return rb.BridgeCall(ctx, tool, args)
+	}
 	s.agentActivity()
 	out, err := s.Call(ctx, tool, args)
 	switch {
@@ -88,6 +106,12 @@ func (s *Server) BridgeCall(ctx context.Context, tool string, args json.RawMessa
 	case err != nil:
 		return nil, &adapters.ToolError{Code: "invalid_arguments", Message: err.Error()}
 	}
+	return envelopeAnswer(out)
+}
+
+// envelopeAnswer is the tab's envelope without the transport id, or its
+// ok:false as a ToolError.
+func envelopeAnswer(out []byte) (json.RawMessage, error) {
 	var env map[string]json.RawMessage
 	if json.Unmarshal(out, &env) != nil || env == nil {
 		return nil, &adapters.ToolError{Code: codePageError, Message: "the tab answered something that is not a JSON object"}
@@ -100,6 +124,8 @@ func (s *Server) BridgeCall(ctx context.Context, tool string, args json.RawMessa
 	}
 	return json.Marshal(env)
 }
+
+const hintUncertain = "the command may or may not have run: describe the scene (scene.describe) before retrying"
 
 // envelopeError is an ok:false envelope as a ToolError.
 func envelopeError(env map[string]json.RawMessage) error {
@@ -116,7 +142,7 @@ func envelopeError(env map[string]json.RawMessage) error {
 	te := &adapters.ToolError{Code: code, Message: msg}
 	if code == "uncertain" {
 		te.Retryable = true
-		te.Hint = "the command may or may not have run: describe the scene (scene.describe) before retrying"
+		te.Hint = hintUncertain
 	}
 	return te
 }

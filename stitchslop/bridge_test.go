@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/hubdev/hub/adapters"
@@ -13,13 +14,40 @@ import (
 // The bridge as a ToolBridge: offline errors, the tab's tools classified
 // by their readOnlyHint or their name, unlisted commands by name, and
 // calls answered with the tab's envelope (without its id) or its error.
+// All alike whether the bridge runs in this process, in another one
+// (RemoteBridge, as `hub geturl serve` reaches the hub's), or in another
+// one the hub's adapter follows.
 func TestToolBridge(t *testing.T) {
-	b := startBridge(t, nil)
+	for _, mode := range []string{"in-process", "remote", "following"} {
+		t.Run(mode, func(t *testing.T) { testToolBridge(t, mode) })
+	}
+}
+
+func testToolBridge(t *testing.T, mode string) {
+	b := startBridge(t, func(o *Options) {
+		if mode == "following" {
+			o.Token = "" // the hub's adapter arms its own there
+		}
+	})
+	var tb adapters.ToolBridge = b.S
+	switch mode {
+	case "remote":
+		rb := NewRemoteBridge(b.configDir(), b.Port())
+		t.Cleanup(rb.Close)
+		tb = rb
+	case "following":
+		dirs := b.Dirs
+		hubSide := startBridge(t, func(o *Options) { o.FollowOutside = true }, adaptertest.Options{Dirs: &dirs})
+		if st := hubSide.S.Status(); !strings.Contains(st.Note, "following") {
+			t.Fatalf("the hub's adapter does not follow: %+v", st)
+		}
+		tb = hubSide.S
+	}
 	for _, err := range []error{
-		func() error { _, err := b.S.BridgeTools(); return err }(),
-		func() error { _, err := b.S.BridgeClassify("scene.describe", json.RawMessage(`{}`)); return err }(),
+		func() error { _, err := tb.BridgeTools(); return err }(),
+		func() error { _, err := tb.BridgeClassify("scene.describe", json.RawMessage(`{}`)); return err }(),
 		func() error {
-			_, err := b.S.BridgeCall(context.Background(), "scene.describe", json.RawMessage(`{}`))
+			_, err := tb.BridgeCall(context.Background(), "scene.describe", json.RawMessage(`{}`))
 			return err
 		}(),
 	} {
@@ -37,7 +65,7 @@ func TestToolBridge(t *testing.T) {
 		{"name": "hoop.resize", "annotations": map[string]any{"readOnlyHint": true}},
 	}})
 	adaptertest.WaitFor(t, "the tab's tools", func() bool { ts, _ := b.S.Tools(); return len(ts) == 4 })
-	tools, err := b.S.BridgeTools()
+	tools, err := tb.BridgeTools()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +96,7 @@ func TestToolBridge(t *testing.T) {
 		{"bad name!", `{}`, false, codeUnknown},
 		{"scene.describe", `[1]`, false, "invalid_arguments"},
 	} {
-		read, err := b.S.BridgeClassify(tc.tool, json.RawMessage(tc.args))
+		read, err := tb.BridgeClassify(tc.tool, json.RawMessage(tc.args))
 		var te *adapters.ToolError
 		if read != tc.read || (tc.code == "") != (err == nil) || err != nil && (!errors.As(err, &te) || te.Code != tc.code) {
 			t.Errorf("classify %s %s: %v %v", tc.tool, tc.args, read, err)
@@ -91,7 +119,7 @@ func TestToolBridge(t *testing.T) {
 		{"fail", "", "unknown_stitch", "no such stitch"},
 		{"bare", "", codePageError, `{"ok":false}`},
 	} {
-		out, err := b.S.BridgeCall(context.Background(), tc.tool, json.RawMessage(`{"n":1}`))
+		out, err := tb.BridgeCall(context.Background(), tc.tool, json.RawMessage(`{"n":1}`))
 		var te *adapters.ToolError
 		switch {
 		case tc.code == "" && (err != nil || string(out) != tc.want):
@@ -106,9 +134,28 @@ func TestToolBridge(t *testing.T) {
 	b.waitConnected(false)
 	q, _ := b.attach(map[string]any{"secret": hello["pairingSecret"]})
 	go func() { q.next(); q.Close() }()
-	_, err = b.S.BridgeCall(context.Background(), "stitch.add", json.RawMessage(`{}`))
+	_, err = tb.BridgeCall(context.Background(), "stitch.add", json.RawMessage(`{}`))
 	var te *adapters.ToolError
 	if !errors.As(err, &te) || te.Code != "uncertain" || !te.Retryable || te.Hint == "" {
 		t.Fatalf("%v", err)
+	}
+
+	// A bridge run elsewhere that stopped is not running: retryable, and
+	// nothing is sent anywhere.
+	if mode == "remote" {
+		if err := b.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range []error{
+			func() error { _, err := tb.BridgeTools(); return err }(),
+			func() error {
+				_, err := tb.BridgeCall(context.Background(), "stitch.add", json.RawMessage(`{}`))
+				return err
+			}(),
+		} {
+			if !errors.As(err, &te) || te.Code != adapters.CodeNotRunning || !te.Retryable {
+				t.Fatalf("after the bridge stopped: %v", err)
+			}
+		}
 	}
 }

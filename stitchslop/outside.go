@@ -32,8 +32,10 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, log *slog
 	}
 	r.Close()
 	outside := sessionFile{Port: r.Port, PID: r.PID}
+	rb := NewRemoteBridge(dir, r.Port)
+	defer rb.Close()
 	s.mu.Lock()
-	s.outside, s.env, s.log = &outside, env, log
+	s.outside, s.outsideBridge, s.env, s.log = &outside, rb, env, log
 	s.mu.Unlock()
 	log.Info("a Stitch Slop bridge started outside the hub serves this origin; following it instead of starting a second one",
 		"port", r.Port, "pid", r.PID)
@@ -51,7 +53,7 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, log *slog
 		}
 	}
 	s.mu.Lock()
-	s.outside = nil
+	s.outside, s.outsideBridge = nil, nil
 	s.mu.Unlock()
 	log.Info("the bridge started outside the hub stopped; the hub starts its own", "port", outside.Port, "pid", outside.PID)
 }

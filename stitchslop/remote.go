@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -19,6 +20,17 @@ import (
 // ErrBridgeGone means the bridge a Remote drives no longer answers with
 // its key: its process ended, or another bridge holds the port now.
 var ErrBridgeGone = errors.New("the Stitch Slop bridge is gone")
+
+// errKeyRefused is wrapped by the ErrBridgeGone of a request the port
+// refused for its key, so it never reached a handler.
+var errKeyRefused = errors.New("refused its key")
+
+// unsent reports whether a failed request is known not to have reached
+// the bridge's handler: it could not connect, or its key was refused.
+func unsent(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, errKeyRefused) || errors.As(err, &op) && op.Op == "dial"
+}
 
 // Remote drives a bridge that another process runs (the hub's adapter, or
 // a standalone bridge) over its keyed control plane (§4). Calls reuse
@@ -38,7 +50,7 @@ type Remote struct {
 }
 
 // remotePaths are the bounded requests' paths, parsed once.
-var remotePaths = []string{"/status", "/call", "/wait", "/pair"}
+var remotePaths = []string{"/status", "/tools", "/call", "/wait", "/pair"}
 
 // remoteTimeout bounds a request until its answer starts: a call may take
 // the page's whole CallTimeout, after waiting its turn behind another
@@ -174,14 +186,14 @@ func (r *Remote) do(ctx context.Context, hc *http.Client, method, path string, b
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%w: port %d does not answer (%v)", ErrBridgeGone, r.Port, err)
+		return nil, fmt.Errorf("%w: port %d does not answer (%w)", ErrBridgeGone, r.Port, err)
 	}
 	switch resp.StatusCode {
 	case http.StatusOK:
 		return resp, nil
 	case http.StatusUnauthorized, http.StatusUpgradeRequired:
 		resp.Body.Close()
-		return nil, fmt.Errorf("%w: port %d refused its key (another process holds it now)", ErrBridgeGone, r.Port)
+		return nil, fmt.Errorf("%w: port %d %w (another process holds it now)", ErrBridgeGone, r.Port, errKeyRefused)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -237,6 +249,27 @@ func (r *Remote) Status(ctx context.Context) (StatusReport, error) {
 		err = json.Unmarshal(b, &st)
 	}
 	return st, err
+}
+
+// Tools is GET /tools: the tab's tools, or ErrNoPage when no tab is
+// attached.
+func (r *Remote) Tools(ctx context.Context) ([]PageTool, error) {
+	b, err := r.get(ctx, http.MethodGet, "/tools", nil)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		OK    bool       `json:"ok"`
+		Error string     `json:"error"`
+		Tools []PageTool `json:"tools"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("the bridge on port %d answered GET /tools with something that is not its tool list", r.Port)
+	}
+	if !out.OK {
+		return nil, ErrNoPage
+	}
+	return out.Tools, nil
 }
 
 // noPageMark is in every no_page answer; a page's own envelope that

@@ -32,7 +32,7 @@ const (
 )
 
 // CodeNotRunning answers a call while the bridge's adapter does not run.
-const CodeNotRunning = "bridge_not_running"
+const CodeNotRunning = adapters.CodeNotRunning
 
 // Known are the hub's bridges and their one-line descriptions, in /k's
 // order. A bridge is added here once its adapter implements
@@ -118,8 +118,13 @@ func (p *Plugin) Status(context.Context) string {
 	if !ok {
 		return StatusNotRunning
 	}
-	if _, err := b.BridgeTools(); errors.Is(err, adapters.ErrNoPage) {
+	_, err := b.BridgeTools()
+	var te *adapters.ToolError
+	switch {
+	case errors.Is(err, adapters.ErrNoPage):
 		return StatusOffline
+	case errors.As(err, &te) && te.Code == CodeNotRunning:
+		return StatusNotRunning // a bridge run elsewhere that is gone
 	}
 	return StatusReady
 }
