@@ -61,6 +61,9 @@ type Server struct {
 	cur atomic.Pointer[backend]
 	mu  sync.Mutex
 	st  adapters.Status
+	// outsideBridge reaches the pages of the backend started outside the
+	// hub that this one follows (followOutside), for geturl's plugin=aiui.
+	outsideBridge *RemoteBridge
 }
 
 var _ adapters.Adapter = (*Server)(nil)

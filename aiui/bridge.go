@@ -121,35 +121,59 @@ func routes(regs []tools.Registration) ([]string, map[string]pageRoute) {
 
 // BridgeTools implements adapters.ToolBridge.
 func (s *Server) BridgeTools() ([]adapters.BridgeTool, error) {
+	if rb := s.followed(); rb != nil {
+		return rb.BridgeTools()
+	}
 	b, err := s.directory()
 	if err != nil {
 		return nil, err
 	}
-	names, rs := routes(b.dir.List())
+	return listed(b.dir.List()), nil
+}
+
+// listed is every name routes gives, in its order.
+func listed(regs []tools.Registration) []adapters.BridgeTool {
+	names, rs := routes(regs)
 	out := make([]adapters.BridgeTool, len(names))
 	for i, n := range names {
 		out[i] = rs[n].tool
 	}
-	return out, nil
+	return out
+}
+
+// argsObject refuses arguments that are not a JSON object.
+func argsObject(args json.RawMessage) error {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil || obj == nil {
+		return &adapters.ToolError{Code: "invalid_arguments", Message: "the arguments must be a JSON object (the page tool's own)"}
+	}
+	return nil
+}
+
+// unknownTool is the error for a name the directory does not list.
+func unknownTool(tool string) error {
+	return &adapters.ToolError{Code: codeUnknownTool, Message: fmt.Sprintf("no page tool %q", tool),
+		Hint: "list the pages' tools (plugin=aiui): call name, ns/name or ns/name@clientId as listed"}
 }
 
 // BridgeClassify implements adapters.ToolBridge: the routing is decided
 // now, so an ambiguous or unknown name is refused before anything is
 // journaled, and the tool that would run is the one classified.
 func (s *Server) BridgeClassify(tool string, args json.RawMessage) (bool, error) {
+	if rb := s.followed(); rb != nil {
+		return rb.BridgeClassify(tool, args)
+	}
 	b, err := s.directory()
 	if err != nil {
 		return false, err
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(args, &obj) != nil || obj == nil {
-		return false, &adapters.ToolError{Code: "invalid_arguments", Message: "the arguments must be a JSON object (the page tool's own)"}
+	if err := argsObject(args); err != nil {
+		return false, err
 	}
 	_, rs := routes(b.dir.List())
 	r, ok := rs[tool]
 	if !ok {
-		return false, &adapters.ToolError{Code: codeUnknownTool, Message: fmt.Sprintf("no page tool %q", tool),
-			Hint: "list the pages' tools (plugin=aiui): call name, ns/name or ns/name@clientId as listed"}
+		return false, unknownTool(tool)
 	}
 	target, err := b.dir.Resolve(r.req)
 	if err != nil {
@@ -165,6 +189,9 @@ func (s *Server) BridgeClassify(tool string, args json.RawMessage) (bool, error)
 
 // BridgeCall implements adapters.ToolBridge: the page's value as it is.
 func (s *Server) BridgeCall(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	if rb := s.followed(); rb != nil {
+		return rb.BridgeCall(ctx, tool, args)
+	}
 	b, err := s.directory()
 	if err != nil {
 		return nil, err
@@ -182,16 +209,23 @@ func (s *Server) BridgeCall(ctx context.Context, tool string, args json.RawMessa
 	switch {
 	case err == nil:
 		return v, nil
-	case errors.As(err, &te) && te.Code != "":
-		return nil, &adapters.ToolError{Code: te.Code, Message: te.Msg, Retryable: true,
-			Hint: map[string]string{tools.Busy: "the page has too many calls in flight; retry shortly",
-				tools.OutcomeUnknown: "the page may or may not have run it: check the page's state before retrying"}[te.Code]}
 	case errors.As(err, &te):
-		return nil, &adapters.ToolError{Code: codePageError, Message: te.Msg}
+		return nil, toolError(te.Code, te.Msg)
 	case ctx.Err() != nil:
 		return nil, &adapters.ToolError{Code: tools.OutcomeUnknown, Message: "the caller gave up before the page answered: " + err.Error(), Retryable: true}
 	}
 	return nil, routeError(err, req.Name)
+}
+
+// toolError is a call's failure after routing: the page's own error
+// (code "") or the call's fate (tools.OutcomeUnknown, tools.Busy).
+func toolError(code, msg string) error {
+	if code == "" {
+		return &adapters.ToolError{Code: codePageError, Message: msg}
+	}
+	return &adapters.ToolError{Code: code, Message: msg, Retryable: true,
+		Hint: map[string]string{tools.Busy: "the page has too many calls in flight; retry shortly",
+			tools.OutcomeUnknown: "the page may or may not have run it: check the page's state before retrying"}[code]}
 }
 
 // routeError turns a directory RouteError into the agent's: no page,

@@ -34,10 +34,37 @@ func bridgeErr(t *testing.T, err error) *adapters.ToolError {
 	return te
 }
 
+// bridgeModes are the ways a ToolBridge reaches a backend: in this
+// process, in another one (RemoteBridge, as `hub geturl serve` reaches the
+// hub's), and in another one the hub's adapter follows.
+var bridgeModes = []string{"in-process", "remote", "following"}
+
+// bridgeIn starts a backend and returns the harness pages dial and the
+// bridge to it in mode.
+func bridgeIn(t *testing.T, mode string) (*adaptertest.Harness, adapters.ToolBridge) {
+	switch mode {
+	case "remote":
+		h, _ := start(t, nil)
+		return h, NewRemoteBridge(h.Dirs)
+	case "following":
+		face, srv, _ := faceThenHub(t)
+		if !strings.Contains(srv.Status().Note, "following") {
+			t.Fatalf("the hub's adapter does not follow: %+v", srv.Status())
+		}
+		return face, srv
+	}
+	h, s := start(t, nil)
+	return h, s
+}
+
 func TestBridgeOffline(t *testing.T) {
 	idle := New(DefaultConfig(), KindHub) // never served
-	_, s := start(t, nil)
-	for _, srv := range []*Server{idle, s} {
+	bridges := []adapters.ToolBridge{idle}
+	for _, mode := range bridgeModes {
+		_, b := bridgeIn(t, mode)
+		bridges = append(bridges, b)
+	}
+	for _, srv := range bridges {
 		_, err1 := srv.BridgeTools()
 		_, err2 := srv.BridgeClassify("x", json.RawMessage(`{}`))
 		_, err3 := srv.BridgeCall(context.Background(), "x", json.RawMessage(`{}`))
@@ -54,7 +81,17 @@ func TestBridgeOffline(t *testing.T) {
 // a namespace shared by two pages adds ns/name@clientId; classification
 // follows each tool's readOnlyHint, else its name.
 func TestBridgeNamesAndRouting(t *testing.T) {
-	h, s := start(t, nil)
+	for _, mode := range bridgeModes {
+		t.Run(mode, func(t *testing.T) { testBridgeNamesAndRouting(t, mode) })
+	}
+}
+
+func testBridgeNamesAndRouting(t *testing.T, mode string) {
+	h, s := bridgeIn(t, mode)
+	// Elsewhere the backend picks among several holders at the call, so
+	// a name it would refuse is classified (conservatively) and refused
+	// when called.
+	local := mode == "in-process"
 	echoPage(t, h, "morpho", `[{"name":"get-state","description":"the sim state"},{"name":"set-params","inputSchema":{"type":"object"}},`+
 		`{"name":"peek","annotations":{"readOnlyHint":false}},{"name":"fail"}]`)
 	echoPage(t, h, "aztec", `[{"name":"get-state","annotations":{"readOnlyHint":true}}]`)
@@ -90,7 +127,11 @@ func TestBridgeNamesAndRouting(t *testing.T) {
 		{"morpho/nope", false, codeUnknownTool, ""},
 	} {
 		read, err := s.BridgeClassify(tc.tool, json.RawMessage(`{"k":1}`))
-		if read != tc.read || (tc.code == "") != (err == nil) || err != nil && bridgeErr(t, err).Code != tc.code {
+		code, wantRead := tc.code, tc.read
+		if !local && code == codeAmbiguous {
+			code, wantRead = "", true // every holder's get-state reads
+		}
+		if read != wantRead || (code == "") != (err == nil) || err != nil && bridgeErr(t, err).Code != code {
 			t.Errorf("classify %s: %v %v", tc.tool, read, err)
 		}
 		out, err := s.BridgeCall(context.Background(), tc.tool, json.RawMessage(`{"k":1}`))
@@ -101,7 +142,7 @@ func TestBridgeNamesAndRouting(t *testing.T) {
 			t.Errorf("call %s: %s %v", tc.tool, out, err)
 		}
 	}
-	_, err := s.BridgeClassify("get-state", json.RawMessage(`{}`))
+	_, err := s.BridgeCall(context.Background(), "get-state", json.RawMessage(`{}`))
 	if te := bridgeErr(t, err); !strings.Contains(te.Hint, "tool=morpho/get-state, tool=aztec/get-state") || !strings.Contains(te.Message, "candidates") {
 		t.Fatalf("%+v", te)
 	}
@@ -118,7 +159,7 @@ func TestBridgeNamesAndRouting(t *testing.T) {
 	if got := list(); !strings.Contains(got, "morpho/set-params morpho/set-params@c1 morpho/set-params@c3") {
 		t.Fatal(got)
 	}
-	_, err = s.BridgeClassify("morpho/set-params", json.RawMessage(`{}`))
+	_, err = s.BridgeCall(context.Background(), "morpho/set-params", json.RawMessage(`{}`))
 	if te := bridgeErr(t, err); te.Code != codeAmbiguous || !strings.Contains(te.Hint, "tool=morpho/set-params@c1, tool=morpho/set-params@c3") {
 		t.Fatalf("%+v", te)
 	}
@@ -133,5 +174,26 @@ func TestBridgeRefusesBadAnnotations(t *testing.T) {
 	c.SendText(`{"v":1,"type":"register","ns":"x","tools":[{"name":"a","annotations":[1]}]}`)
 	if m, err := c.Next(5 * time.Second); err != nil || !strings.Contains(m.Text(), "annotations must be a JSON object") {
 		t.Fatal(m.Text(), err)
+	}
+}
+
+// A backend run elsewhere that stopped is not running (retryable), not
+// offline, and a call to it is known not to have run.
+func TestRemoteBridgeBackendGone(t *testing.T) {
+	h, _ := start(t, nil)
+	rb := NewRemoteBridge(h.Dirs)
+	echoPage(t, h, "morpho", `[{"name":"set-params"}]`)
+	if _, err := rb.BridgeTools(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	_, err1 := rb.BridgeTools()
+	_, err2 := rb.BridgeCall(context.Background(), "set-params", json.RawMessage(`{}`))
+	for _, err := range []error{err1, err2} {
+		if te := bridgeErr(t, err); te.Code != adapters.CodeNotRunning || !te.Retryable {
+			t.Fatalf("%+v", te)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -159,7 +160,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 func (c *Client) doWith(ctx context.Context, hc *http.Client, method, path string, body, out any) error {
 	resp, err := c.send(ctx, hc, method, path, body)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrNoBackend, err)
+		return fmt.Errorf("%w: %w", ErrNoBackend, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -171,9 +172,29 @@ func (c *Client) doWith(ctx context.Context, hc *http.Client, method, path strin
 			Error string `json:"error"`
 		}
 		json.Unmarshal(data, &e)
-		return fmt.Errorf("control %s: %d %s", path, resp.StatusCode, e.Error)
+		return &statusError{path, resp.StatusCode, e.Error}
 	}
 	return json.Unmarshal(data, out)
+}
+
+// statusError is a control request the backend refused with an error
+// status: it did not run.
+type statusError struct {
+	path   string
+	status int
+	msg    string
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("control %s: %d %s", e.path, e.status, e.msg)
+}
+
+// unsent reports whether a failed control request is known not to have
+// run: it could not connect, or the backend refused it.
+func unsent(err error) bool {
+	var op *net.OpError
+	var se *statusError
+	return errors.As(err, &se) || errors.As(err, &op) && op.Op == "dial"
 }
 
 // Info is the backend's info (pid, port, generation, pageTools, faces …).
@@ -217,7 +238,7 @@ func (c *Client) openStream(ctx context.Context, path string, fn func(line []byt
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("%w: %v", ErrNoBackend, err)
+		return fmt.Errorf("%w: %w", ErrNoBackend, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

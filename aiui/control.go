@@ -26,7 +26,7 @@ func (b *backend) control() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /control/info", func(w http.ResponseWriter, r *http.Request) { hub.WriteJSON(w, 200, b.info()) })
 	mux.HandleFunc("GET /control/tools", func(w http.ResponseWriter, r *http.Request) {
-		hub.WriteJSON(w, 200, map[string]any{"ok": true, "registrations": nonNil(b.dir.List())})
+		hub.WriteJSON(w, 200, map[string]any{"ok": true, "registrations": nonNil(b.dir.List()), "clients": b.dir.Summary().Clients})
 	})
 	mux.HandleFunc("POST /control/call", b.controlCall)
 	mux.HandleFunc("POST /control/reload", func(w http.ResponseWriter, r *http.Request) { hub.WriteJSON(w, 200, b.reload()) })
@@ -56,6 +56,11 @@ type CallResult struct {
 	Error      string            `json:"error,omitempty"`
 	ErrorKind  string            `json:"errorKind,omitempty"` // route | tool
 	Candidates []tools.Candidate `json:"candidates,omitempty"`
+	// Code is a tool error's fate when the page did not answer:
+	// tools.OutcomeUnknown or tools.Busy.
+	Code string `json:"code,omitempty"`
+	// RouteError is a route error's message without its candidates.
+	RouteError string `json:"routeError,omitempty"`
 }
 
 func (b *backend) controlCall(w http.ResponseWriter, r *http.Request) {
@@ -68,8 +73,11 @@ func (b *backend) controlCall(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		res := CallResult{Error: err.Error(), ErrorKind: "tool"}
 		var re *tools.RouteError
+		var te *tools.ToolError
 		if errors.As(err, &re) {
-			res.ErrorKind, res.Candidates = "route", re.Candidates
+			res.ErrorKind, res.Candidates, res.RouteError = "route", re.Candidates, re.Msg
+		} else if errors.As(err, &te) {
+			res.Code = te.Code
 		}
 		hub.WriteJSON(w, http.StatusOK, res)
 		return

@@ -113,9 +113,13 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, cl *Clien
 	if ready != nil {
 		ready(port)
 	}
+	s.mu.Lock()
+	s.outsideBridge = NewRemoteBridge(env.Dirs)
+	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		s.st = adapters.Status{Name: "aiui"}
+		s.outsideBridge = nil
 		s.mu.Unlock()
 	}()
 	t := time.NewTicker(outsideCheck)
