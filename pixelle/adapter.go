@@ -88,6 +88,8 @@ type Server struct {
 	nextSess uint64
 	lastAct  time.Time
 	outside  string // while following a relay started outside the hub: the note saying so
+	// outsideBridge drives that relay's canvas for geturl's plugin=pixelle.
+	outsideBridge *RemoteBridge
 
 	// The in-process agent's pairing (bridge.go): the session its pair
 	// tool paired with and the agent token that pairing issued.

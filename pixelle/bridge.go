@@ -102,6 +102,9 @@ var bridgeTools = []adapters.BridgeTool{
 // BridgeTools implements adapters.ToolBridge: nothing while no browser is
 // connected, only pair while none is paired, else every tool.
 func (s *Server) BridgeTools() ([]adapters.BridgeTool, error) {
+	if rb := s.followed(); rb != nil {
+		return rb.BridgeTools()
+	}
 	s.mu.Lock()
 	_, err := s.targetLocked()
 	s.mu.Unlock()
@@ -118,6 +121,9 @@ func (s *Server) BridgeTools() ([]adapters.BridgeTool, error) {
 // the §6 checks the relay's own agent client makes, so a malformed
 // command is refused before anything is journaled.
 func (s *Server) BridgeClassify(tool string, args json.RawMessage) (bool, error) {
+	if rb := s.followed(); rb != nil {
+		return rb.BridgeClassify(tool, args)
+	}
 	s.mu.Lock()
 	_, err := s.targetLocked()
 	s.mu.Unlock()
@@ -142,6 +148,9 @@ func (s *Server) BridgeClassify(tool string, args json.RawMessage) (bool, error)
 // error (and the relay's) as a *adapters.ToolError whose message is the
 // error object unchanged.
 func (s *Server) BridgeCall(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	if rb := s.followed(); rb != nil {
+		return rb.BridgeCall(ctx, tool, args)
+	}
 	if tool == toolPair {
 		code, err := pairArgs(args)
 		if err != nil {

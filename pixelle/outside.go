@@ -39,10 +39,18 @@ func (s *Server) outsideRelay(ctx context.Context, port int) bool {
 // up on. While it does not answer the status says so; it is never stopped.
 func (s *Server) followOutside(ctx context.Context, env *adapters.Env, port int, ready func(...int)) net.Listener {
 	relay := "http://" + hub.LoopbackHost + ":" + strconv.Itoa(port)
-	reusing := fmt.Sprintf("reusing the compatible relay at %s started outside the hub (the page and agents use it; the in-process tools need the hub's own); the hub starts its own when it stops", relay)
+	reusing := fmt.Sprintf("reusing the compatible relay at %s started outside the hub (the page and agents use it); the hub starts its own when it stops", relay)
 	silent := fmt.Sprintf("the relay at %s started outside the hub holds the port but does not answer /health as a compatible relay (suspended?); the hub does not use it, never stops it, and starts its own once the port is free", relay)
 	s.setOutside(reusing)
-	defer s.setOutside("")
+	s.mu.Lock()
+	s.outsideBridge = NewRemoteBridge(env.Dirs, relay)
+	s.mu.Unlock()
+	defer func() {
+		s.setOutside("")
+		s.mu.Lock()
+		s.outsideBridge = nil
+		s.mu.Unlock()
+	}()
 	env.Log.Info("a compatible pixelle relay started outside the hub holds the port; reusing it instead of failing", "relay", relay)
 	defer env.Activity.Following()() // the hub stays to take over (idle rules)
 	if ready != nil {
@@ -72,6 +80,14 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, port int,
 			}
 		}
 	}
+}
+
+// followed drives the relay this hub adapter reuses, while it reuses one
+// started outside the hub; nil while it relays itself.
+func (s *Server) followed() *RemoteBridge {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.outsideBridge
 }
 
 func (s *Server) setOutside(note string) {
