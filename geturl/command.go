@@ -89,7 +89,10 @@ func serveCommand() *cli.Command {
 			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if err := (adapters.Standalone{Name: "geturl", Adapter: New(cfg), Log: log}).Serve(ctx); err != nil {
+			// The bridges of a hub running beside it are its /k plugins,
+			// reached through their control planes.
+			view := adapters.RunningHubView(c.Context)
+			if err := (adapters.Standalone{Name: "geturl", Adapter: New(cfg), Log: log, Hub: view}).Serve(ctx); err != nil {
 				return hub.Exit(hub.ExitFailed, "hub geturl serve: "+err.Error())
 			}
 			return nil

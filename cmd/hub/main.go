@@ -33,7 +33,8 @@ func main() { os.Exit(run(os.Args)) }
 // run executes the CLI and returns the process exit code.
 func run(args []string) int {
 	app := newApp()
-	err := app.RunContext(adapters.WithRunningHub(context.Background(), runningHubAdapters), args)
+	ctx := adapters.WithRunningHub(context.Background(), runningHubAdapters)
+	err := app.RunContext(adapters.WithRemoteBridges(ctx, remoteBridge), args)
 	if err == nil {
 		return hub.ExitOK
 	}

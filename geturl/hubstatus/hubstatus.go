@@ -3,7 +3,8 @@
 // geturl runs in (what `hub status` shows). It is small on purpose: it
 // proves the plugin path end to end (discovery, classification, the call,
 // the answer) without any outside service. When geturl runs alone (`hub
-// geturl serve`) there is no hub to report on, and it says so.
+// geturl serve`) it reports the hub running beside it, or says there is
+// none.
 package hubstatus
 
 import (
@@ -58,7 +59,7 @@ func (p *Plugin) Description() string {
 
 // Status implements plugin.Plugin.
 func (p *Plugin) Status(context.Context) string {
-	if p.view() == nil {
+	if v := p.view(); v == nil || len(v.Status()) == 0 {
 		return "standalone"
 	}
 	return "ready"
@@ -106,13 +107,16 @@ func (p *Plugin) Call(_ context.Context, _ plugin.Authority, tool string, raw js
 	if err != nil {
 		return nil, err
 	}
-	v := p.view()
-	if v == nil {
+	var all []adapters.Status
+	if v := p.view(); v != nil {
+		all = v.Status()
+	}
+	if len(all) == 0 { // geturl itself is one of the adapters of a hub it runs in
 		return json.Marshal(answer{Standalone: true, Adapters: []adapters.Status{},
-			Note: "geturl runs alone (hub geturl serve): there is no hub whose adapters could be reported"})
+			Note: "geturl runs alone (hub geturl serve) and no hub runs beside it: there are no adapters to report"})
 	}
 	out := answer{Adapters: []adapters.Status{}}
-	for _, s := range v.Status() {
+	for _, s := range all {
 		if a.Adapter != "" && s.Name != a.Adapter {
 			continue
 		}

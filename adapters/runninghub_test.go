@@ -1,0 +1,82 @@
+package adapters
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+type fakeBridge struct {
+	port   int
+	closed bool
+}
+
+func (b *fakeBridge) BridgeTools() ([]BridgeTool, error)                   { return nil, nil }
+func (b *fakeBridge) BridgeClassify(string, json.RawMessage) (bool, error) { return true, nil }
+func (b *fakeBridge) BridgeCall(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, nil
+}
+func (b *fakeBridge) Close() { b.closed = true }
+
+// The running hub as a HubView: asked for every use, a bridge only for an
+// adapter running with ports, built once per set of ports, and the one
+// built for ports the adapter left is closed.
+func TestRunningHubView(t *testing.T) {
+	if RunningHubView(context.Background()) != nil {
+		t.Fatal("a view without a running hub to ask")
+	}
+	var statuses []Status
+	var hubErr error
+	built := 0
+	ctx := WithRunningHub(context.Background(), func(context.Context) ([]Status, error) { return statuses, hubErr })
+	if RunningHubView(ctx) != nil {
+		t.Fatal("a view without remote bridges")
+	}
+	ctx = WithRemoteBridges(ctx, func(name string, st Status) (ToolBridge, bool) {
+		if name == "nobridge" {
+			return nil, false
+		}
+		built++
+		return &fakeBridge{port: st.Ports[0]}, true
+	})
+	v := RunningHubView(ctx)
+
+	if len(v.Status()) != 0 {
+		t.Fatal("statuses with no hub")
+	}
+	if _, ok := v.Bridge("stitchslop"); ok {
+		t.Fatal("a bridge with no hub")
+	}
+	statuses = []Status{
+		{Name: "stitchslop", State: StateRunning, Ports: []int{8787}},
+		{Name: "pixelle", State: StateRestarting, Ports: []int{4317}},
+		{Name: "aiui", State: StateRunning},
+		{Name: "nobridge", State: StateRunning, Ports: []int{1}},
+	}
+	if len(v.Status()) != 4 {
+		t.Fatal(v.Status())
+	}
+	for _, name := range []string{"pixelle", "aiui", "nobridge", "geturl"} {
+		if _, ok := v.Bridge(name); ok {
+			t.Errorf("a bridge for %s", name)
+		}
+	}
+	b1, ok := v.Bridge("stitchslop")
+	b2, _ := v.Bridge("stitchslop")
+	if !ok || b1 != b2 || built != 1 {
+		t.Fatalf("bridges %v %v, built %d", b1, b2, built)
+	}
+	statuses[0].Ports = []int{8788}
+	b3, _ := v.Bridge("stitchslop")
+	if b3.(*fakeBridge).port != 8788 || !b1.(*fakeBridge).closed || built != 2 {
+		t.Fatalf("after the move: %+v, old closed %v, built %d", b3, b1.(*fakeBridge).closed, built)
+	}
+	hubErr = errors.New("the hub does not answer")
+	if len(v.Status()) != 0 {
+		t.Fatal("statuses from a hub that does not answer")
+	}
+	if _, ok := v.Bridge("stitchslop"); ok {
+		t.Fatal("a bridge of a hub that does not answer")
+	}
+}
