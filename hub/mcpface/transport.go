@@ -168,14 +168,15 @@ func decodeLine(line []byte) (jsonrpc.Message, *jsonrpc.Error) { return decodeWi
 
 // wireLine is what a line holds, as encoding/json decodes it.
 type wireLine struct {
-	ID     json.RawMessage `json:"id"`
-	Method json.RawMessage `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  json.RawMessage `json:"error"`
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
 }
 
-var wireNames = [][]byte{[]byte("id"), []byte("method"), []byte("params"), []byte("result"), []byte("error")}
+var wireNames = [][]byte{[]byte("jsonrpc"), []byte("id"), []byte("method"), []byte("params"), []byte("result"), []byte("error")}
 
 // decodeWith is decodeLine; scan says whether a plain line may skip
 // encoding/json's reflection (the tests compare both ways).
@@ -203,7 +204,14 @@ func decodeWith(line []byte, scan bool) (jsonrpc.Message, *jsonrpc.Error) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "a message must be a JSON object"}
 		}
 	}
+	v, _ := jsonString(w.JSONRPC)
+	version := v == "2.0"
 	if present(w.Method) {
+		if !version {
+			// JSON-RPC 2.0 §4: "MUST be exactly "2.0"", as the SDK's
+			// own decoder holds every message to.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: `"jsonrpc" must be exactly "2.0"`}
+		}
 		method, ok := jsonString(w.Method)
 		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "method must be a string"}
@@ -223,8 +231,8 @@ func decodeWith(line []byte, scan bool) (jsonrpc.Message, *jsonrpc.Error) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "a request needs a method"}
 	}
 	id, ok := parseID(w.ID)
-	if !ok || (!present(w.Result) && !present(w.Error)) {
-		return nil, nil // a response that matches nothing; never answered
+	if !ok || !version || (!present(w.Result) && !present(w.Error)) {
+		return nil, nil // a response that matches nothing, or not JSON-RPC 2.0; never answered
 	}
 	resp := &jsonrpc.Response{ID: id, Result: w.Result}
 	if present(w.Error) {
@@ -249,6 +257,8 @@ func scanLine(line []byte) (w wireLine, ok bool) {
 	ok = Members(line, func(key, val []byte) bool {
 		var f *json.RawMessage
 		switch string(key) {
+		case "jsonrpc":
+			f = &w.JSONRPC
 		case "id":
 			f = &w.ID
 		case "method":

@@ -50,6 +50,12 @@ func TestLineTransportAnswersInvalidLines(t *testing.T) {
 		{"id a lone surrogate", `{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"id must be a string or an integer"}}`, false},
 		{"method not a string", `{"jsonrpc":"2.0","id":1,"method":7}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"method must be a string"}}`, false},
 		{"too long", `{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("x", 100) + `"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message larger than the line limit"}}`, false},
+		// JSON-RPC 2.0 §4: "jsonrpc" MUST be exactly "2.0" (the SDK's
+		// decoder holds every message to it).
+		{"request without jsonrpc", `{"id":1,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"\"jsonrpc\" must be exactly \"2.0\""}}`, false},
+		{"request of JSON-RPC 1.0", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"\"jsonrpc\" must be exactly \"2.0\""}}`, false},
+		{"jsonrpc a number", `{"jsonrpc":2.0,"method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"\"jsonrpc\" must be exactly \"2.0\""}}`, false},
+		{"response without jsonrpc", `{"id":5,"result":{}}`, "", false},
 		// JSON-RPC 2.0 §7 answers {"foo": "boo"} so: an invalid Request.
 		{"neither request nor response", `{"hello":"there"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a request needs a method"}}`, false},
 		{"empty object", `{}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a request needs a method"}}`, false},
@@ -116,6 +122,10 @@ func TestLineTransportDecodes(t *testing.T) {
 			r, ok := m.(*jsonrpc.Response)
 			we, isWire := r.Error.(*jsonrpc.Error)
 			return ok && isWire && we.Code == -32601 && we.Message == "no"
+		}},
+		{"jsonrpc escaped", `{"jsonrpc":"2\u002e0","id":1,"method":"ping"}`, func(m jsonrpc.Message) bool {
+			r, ok := m.(*jsonrpc.Request)
+			return ok && r.Method == "ping"
 		}},
 		{"padded and CRLF", "  {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r", func(m jsonrpc.Message) bool {
 			r, ok := m.(*jsonrpc.Request)
