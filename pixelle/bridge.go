@@ -137,11 +137,7 @@ func (s *Server) BridgeClassify(tool string, args json.RawMessage) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	_, spec, err := commandFor(tool, args)
-	if err != nil {
-		return false, err
-	}
-	return !spec.mutation, nil
+	return readsOnly(tool, args)
 }
 
 // BridgeCall implements adapters.ToolBridge: the browser's result, or its
@@ -170,6 +166,12 @@ func (s *Server) BridgeCall(ctx context.Context, tool string, args json.RawMessa
 		return nil, commandError(a.err)
 	}
 	return a.result, nil
+}
+
+// readsOnly classifies a tool call after commandFor's checks.
+func readsOnly(tool string, args json.RawMessage) (bool, error) {
+	_, spec, err := commandFor(tool, args)
+	return err == nil && !spec.mutation, err
 }
 
 // commandFor builds the §6 command of a tool call: args plus "method",

@@ -78,11 +78,7 @@ func (b *RemoteBridge) BridgeClassify(tool string, args json.RawMessage) (bool, 
 	if _, ok := b.pairing(); !ok {
 		return false, errNoPairing
 	}
-	_, spec, err := commandFor(tool, args)
-	if err != nil {
-		return false, err
-	}
-	return !spec.mutation, nil
+	return readsOnly(tool, args)
 }
 
 // BridgeCall implements adapters.ToolBridge.
