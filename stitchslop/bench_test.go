@@ -16,15 +16,21 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub/mcpface"
 )
 
 // BenchmarkRoundTrip measures agent → page → agent through the control
-// plane (POST /call) and through MCP tools/call (the SDK client over the
-// in-memory transport), at concurrency 1 and 16, with a page that answers
-// every command at once over a real loopback WebSocket.
+// plane (POST /call), through MCP tools/call (the SDK client over the
+// in-memory transport, and the stdio line transport), and as geturl's
+// plugin=stitchslop calls it: the in-process ToolBridge, and RemoteBridge
+// (a bridge in another process, through its control plane), at
+// concurrency 1 and 16, with a page that answers every command at once
+// over a real loopback WebSocket. Both ends run in this process, so the
+// CPU per call is the round trip's whole cost.
 func BenchmarkRoundTrip(b *testing.B) {
-	for _, face := range []string{"control", "mcp", "mcp-stdio"} {
+	for _, face := range []string{"control", "mcp", "mcp-stdio", "bridge", "remote-bridge"} {
 		for _, conc := range []int{1, 16} {
 			b.Run(face+"/c"+itoa(conc), func(b *testing.B) {
 				br := startBridge(b, nil)
@@ -65,10 +71,22 @@ func BenchmarkRoundTrip(b *testing.B) {
 					}
 				case "mcp-stdio":
 					call = stdioCaller(b, br)
+				case "bridge", "remote-bridge":
+					var tb adapters.ToolBridge = br.S
+					if face == "remote-bridge" {
+						rb := NewRemoteBridge(br.configDir(), br.Port())
+						b.Cleanup(rb.Close)
+						tb = rb
+					}
+					args := json.RawMessage(`{"limit":5}`)
+					call = func() error {
+						_, err := tb.BridgeCall(context.Background(), "scene.describe", args)
+						return err
+					}
 				}
 				lat := make([]time.Duration, b.N)
 				var next atomic.Int64
-				b.ResetTimer()
+				measured := adaptertest.MeasureProcess(b)
 				start := time.Now()
 				var wg sync.WaitGroup
 				for range conc {
@@ -91,7 +109,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 				}
 				wg.Wait()
 				elapsed := time.Since(start)
-				b.StopTimer()
+				measured()
 				slices.Sort(lat)
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 				b.ReportMetric(float64(lat[(len(lat)*99)/100].Microseconds()), "p99-µs")
