@@ -212,7 +212,7 @@ func (s *Server) BridgeCall(ctx context.Context, tool string, args json.RawMessa
 	case errors.As(err, &te):
 		return nil, toolError(te.Code, te.Msg)
 	case ctx.Err() != nil:
-		return nil, &adapters.ToolError{Code: tools.OutcomeUnknown, Message: "the caller gave up before the page answered: " + err.Error(), Retryable: true}
+		return nil, toolError(tools.OutcomeUnknown, "the caller gave up before the page answered: "+err.Error())
 	}
 	return nil, routeError(err, req.Name)
 }

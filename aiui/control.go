@@ -78,6 +78,10 @@ func (b *backend) controlCall(w http.ResponseWriter, r *http.Request) {
 			res.ErrorKind, res.Candidates, res.RouteError = "route", re.Candidates, re.Msg
 		} else if errors.As(err, &te) {
 			res.Code = te.Code
+		} else if r.Context().Err() != nil {
+			// the backend is stopping (or the caller left) while the page
+			// may hold the call: its fate is unknown, not the page's refusal
+			res.Code = tools.OutcomeUnknown
 		}
 		hub.WriteJSON(w, http.StatusOK, res)
 		return

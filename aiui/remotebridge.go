@@ -139,8 +139,7 @@ func (b *RemoteBridge) BridgeCall(ctx context.Context, tool string, args json.Ra
 		return nil, adapters.NotRunning("the aiui backend did not take the call: " + err.Error())
 	case err != nil:
 		b.forget(cl)
-		return nil, &adapters.ToolError{Code: tools.OutcomeUnknown, Retryable: true,
-			Message: "the call may or may not have reached the page: " + err.Error()}
+		return nil, toolError(tools.OutcomeUnknown, "the call may or may not have reached the page: "+err.Error())
 	case res.OK:
 		return res.Value, nil
 	case res.ErrorKind == "route":
