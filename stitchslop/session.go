@@ -67,6 +67,11 @@ func readSession(path string) (sessionFile, error) {
 	if s.Port < 1 || s.Port > 65535 || s.PID <= 0 || s.Key == "" {
 		return s, fmt.Errorf("%s lacks port, pid or key", filepath.Base(path))
 	}
+	// A bridge writes the port it bound into the file named for it: one
+	// naming another port would send its key to whatever listens there.
+	if base := filepath.Base(path); base != filepath.Base(sessionPath("", s.Port)) {
+		return s, fmt.Errorf("%s names port %d, not the port in its name", base, s.Port)
+	}
 	return s, nil
 }
 
