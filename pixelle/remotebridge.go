@@ -47,14 +47,28 @@ func (b *RemoteBridge) running() error {
 	return nil
 }
 
-// pairing is the stored pairing with this relay, if any.
-func (b *RemoteBridge) pairing() (Credentials, bool) {
+// errRemoteNoPairing is NOT_PAIRED as an agent client knows it: it holds
+// no pairing this relay accepts. Unlike the in-process bridge it cannot
+// tell whether a canvas is connected, so it does not say one is.
+var errRemoteNoPairing = &adapters.ToolError{Code: codeNotPaired, Retryable: true,
+	Message: "no pairing with this relay's canvas is stored, or the relay no longer accepts it (paired anew, revoked, or the relay restarted)",
+	Hint:    errNoPairing.Hint}
+
+// pairing is the stored pairing with this relay, or NOT_PAIRED saying
+// why there is none (a stored file refused as unsafe or damaged names
+// itself and its fix).
+func (b *RemoteBridge) pairing() (Credentials, error) {
 	cr, err := NewCredentialStore(b.dirs).Load()
-	if err != nil {
-		return Credentials{}, false
+	switch {
+	case errors.Is(err, errNotPaired):
+		return Credentials{}, errRemoteNoPairing
+	case err != nil:
+		return Credentials{}, &adapters.ToolError{Code: codeNotPaired, Retryable: true, Message: err.Error(), Hint: errNoPairing.Hint}
 	}
-	stored, _ := ParseRelayURL(cr.URL)
-	return cr, stored == "" || stored == b.client.Relay
+	if stored, _ := ParseRelayURL(cr.URL); stored != "" && stored != b.client.Relay {
+		return Credentials{}, errRemoteNoPairing
+	}
+	return cr, nil
 }
 
 // BridgeTools implements adapters.ToolBridge: only pair until a pairing
@@ -63,7 +77,7 @@ func (b *RemoteBridge) BridgeTools() ([]adapters.BridgeTool, error) {
 	if err := b.running(); err != nil {
 		return nil, err
 	}
-	if _, ok := b.pairing(); !ok {
+	if _, err := b.pairing(); err != nil {
 		return bridgeTools[len(bridgeTools)-1:], nil
 	}
 	return slices.Clone(bridgeTools), nil
@@ -75,8 +89,8 @@ func (b *RemoteBridge) BridgeClassify(tool string, args json.RawMessage) (bool, 
 		_, err := pairArgs(args)
 		return false, err
 	}
-	if _, ok := b.pairing(); !ok {
-		return false, errNoPairing
+	if _, err := b.pairing(); err != nil {
+		return false, err
 	}
 	return readsOnly(tool, args)
 }
@@ -101,9 +115,9 @@ func (b *RemoteBridge) BridgeCall(ctx context.Context, tool string, args json.Ra
 	if err != nil {
 		return nil, err
 	}
-	cr, ok := b.pairing()
-	if !ok {
-		return nil, errNoPairing
+	cr, err := b.pairing()
+	if err != nil {
+		return nil, err
 	}
 	out, err := b.client.Call(ctx, cr, cmd)
 	if err != nil {
@@ -127,7 +141,7 @@ func clientToolError(err error) error {
 	case "RELAY_UNREACHABLE", "RELAY_REFUSED":
 		return adapters.NotRunning(ce.Message)
 	case "CREDENTIALS_REJECTED":
-		return errNoPairing
+		return errRemoteNoPairing
 	case "INVALID_OR_EXPIRED_CODE":
 		return &adapters.ToolError{Code: ce.Code, Message: ce.Message, Hint: "ask the person for the code Pixelle shows now"}
 	}
