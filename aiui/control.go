@@ -82,6 +82,7 @@ func (b *backend) controlCall(w http.ResponseWriter, r *http.Request) {
 			// the backend is stopping (or the caller left) while the page
 			// may hold the call: its fate is unknown, not the page's refusal
 			res.Code = tools.OutcomeUnknown
+			res.Error = "the backend stopped before the page answered: " + res.Error
 		}
 		hub.WriteJSON(w, http.StatusOK, res)
 		return
