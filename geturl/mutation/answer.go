@@ -61,7 +61,7 @@ func (h *Host) journaled(ctx context.Context, c *kernel.Call, st *State, in jour
 	}
 	c.Intent = rec.Call
 	if start != nil {
-		h.spawn(start)
+		h.spawn(st, start)
 	} else {
 		c.Replayed = true
 	}

@@ -117,7 +117,8 @@ func (h *Host) terminalManager() *terminal.Manager {
 }
 
 // spawn runs start on its own goroutine under the current lifetime.
-func (h *Host) spawn(start func(context.Context)) {
+// It ends, too, when st's generation does.
+func (h *Host) spawn(st *State, start func(context.Context)) {
 	h.mu.Lock()
 	life := h.life
 	h.wg.Add(1)
@@ -125,7 +126,10 @@ func (h *Host) spawn(start func(context.Context)) {
 	// Under the run's guard: a panic restarts the adapter, not the hub.
 	hub.Go(life, "geturl intent", func() {
 		defer h.wg.Done()
-		start(life)
+		ctx, cancel := context.WithCancel(life)
+		defer cancel()
+		defer context.AfterFunc(st.ended, cancel)()
+		start(ctx)
 	})
 }
 

@@ -24,6 +24,11 @@ type State struct {
 	Ledger  *files.Ledger
 	Edits   *mutate.EditTracker
 
+	// ended is done once the generation has ended: its intents, queued or
+	// running, end with it (see Host.spawn).
+	ended  context.Context
+	endNow context.CancelFunc
+
 	mu     sync.Mutex
 	termOf *terminal.Manager // the manager term belongs to
 	term   *terminal.Runner  // this generation's terminal (its background processes)
@@ -40,9 +45,12 @@ func (s *State) runner(m *terminal.Manager, scope *sandbox.Scope) *terminal.Runn
 	return s.term
 }
 
-// Close stops the generation's background processes (it has ended: its
-// URLs, and so the processes' only handles, are gone).
+// Close ends the generation's intents (a queued one never starts, a
+// running command is killed) and stops its background processes: it has
+// ended, its URLs, and so the only handles on that work, are gone, and it
+// may have ended because the operator took a permission away.
 func (s *State) Close(ctx context.Context) error {
+	s.endNow()
 	s.mu.Lock()
 	r := s.term
 	s.term, s.termOf = nil, nil
@@ -62,7 +70,9 @@ func NewState(ledger *files.Ledger, now func() time.Time) *State {
 	if ledger == nil {
 		ledger = &files.Ledger{}
 	}
+	ended, endNow := context.WithCancel(context.Background())
 	return &State{
+		ended: ended, endNow: endNow,
 		Journal: journal.New(journal.Options{Now: now}),
 		Staging: staging.New(now),
 		Ledger:  ledger,
