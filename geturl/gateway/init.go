@@ -83,6 +83,7 @@ const (
 	ruleCut   = "cut-off answer: bases.r+/z?last=1&part=0"
 	ruleKit   = "/k lists plugins; /k?plugin=<id> gives tool schemas"
 	ruleMut   = "one hunk in one file: /e; new or whole file: /w (after a complete read); 2+ edits or files: one /a patch; pending: poll /j"
+	rulePoll  = "pending: poll /j" // ruleMut for a session without the file tools
 )
 
 // initContract builds the contract for a session reached through origin.
@@ -109,8 +110,11 @@ func (g *Gateway) initContract(origin string, s Session) *initContract {
 		}
 		c.Endpoints = append(c.Endpoints, endpoint{tool: rt.Tool, ref: ref, suffix: rt.Init})
 	}
-	if mutations {
+	switch {
+	case mutations && perm.Write:
 		c.Rules = append(c.Rules, ruleMut)
+	case mutations:
+		c.Rules = append(c.Rules, rulePoll)
 	}
 	return c
 }

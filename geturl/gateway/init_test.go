@@ -53,3 +53,30 @@ func TestInitSize(t *testing.T) {
 		t.Fatalf("tunnel init: %d, %d bytes", r.status, len(r.body))
 	}
 }
+
+// A session without write permission is never told to use the file tools
+// it cannot reach: a terminal-only contract keeps only the polling rule.
+func TestInitRulesFollowPermissions(t *testing.T) {
+	e := newEnv(t, withMutationStubs)
+	for _, p := range []kernel.Permissions{{Terminal: true}, {}} {
+		s := newSession(t, t.TempDir(), p, "A")
+		e.table.Add(s)
+		r := e.get("/v0/init/" + s.Token(CapInit))
+		var c struct {
+			Endpoints map[string][2]string `json:"endpoints"`
+			Rules     []string             `json:"rules"`
+		}
+		if err := json.Unmarshal([]byte(r.body), &c); err != nil {
+			t.Fatal(err)
+		}
+		rules := strings.Join(c.Rules, "\n")
+		for _, route := range []string{"/e", "/w", "/a"} {
+			if strings.Contains(rules, route) {
+				t.Errorf("%+v: the rules name %s, which this session cannot use: %s", p, route, rules)
+			}
+		}
+		if _, ok := c.Endpoints["result"]; ok != strings.Contains(rules, "poll /j") {
+			t.Errorf("%+v: /j is served (%v) but the polling rule is %q", p, ok, rules)
+		}
+	}
+}
