@@ -198,7 +198,16 @@ func commit(f *fsys, changes []change) (int, *transport.Error) {
 				return 0, e.With("path", c.v.t.virtual).With("failedCode", cause.Code).With("notRestored", failed)
 			}
 			cause.Detail += "; every change of the patch was rolled back"
-			cause.Hint = "nothing was changed; retry later"
+			// Keep what the cause says to do: "retry later" only for a
+			// failure that can pass by itself.
+			switch {
+			case cause.Hint != "":
+				cause.Hint = "nothing was changed; " + cause.Hint
+			case cause.Retryable:
+				cause.Hint = "nothing was changed; retry later"
+			default:
+				cause.Hint = "nothing was changed"
+			}
 			return 0, cause.With("rolledBack", true)
 		}
 	}

@@ -2,6 +2,7 @@ package mutate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/geturl/internal/treetest"
+	"github.com/hubdev/hub/geturl/transport"
 )
 
 // rollbackTree and rollbackPatch touch every kind of commit step: replace,
@@ -222,5 +224,39 @@ func TestBackupWithoutHardLinks(t *testing.T) {
 				t.Fatalf("left behind: %v", baks)
 			}
 		})
+	}
+}
+
+// TestRolledBackHintKeepsTheCause: a commit that fails for a reason that
+// will not pass by itself (permission denied, a read-only file system) is
+// rolled back, but its hint does not tell the agent to retry later.
+func TestRolledBackHintKeepsTheCause(t *testing.T) {
+	for _, c := range []struct {
+		errno syscall.Errno
+		code  string
+		retry bool
+	}{
+		{syscall.EACCES, CodePermissionDenied, false},
+		{syscall.EROFS, CodeReadOnlyFS, false},
+		{syscall.EIO, CodeWriteFailed, true},
+	} {
+		p := newProject(t, rollbackTree)
+		p.eng.hook = func(op, rel string) error {
+			if op == "write" && rel == "b.txt" { // the last file: the others are undone
+				return c.errno
+			}
+			return nil
+		}
+		_, err := p.eng.ApplyPatch(context.Background(), rollbackPatch)
+		var te *transport.Error
+		if !errors.As(err, &te) || te.Code != c.code || !strings.Contains(body(t, err), `"rolledBack":true`) {
+			t.Fatalf("%v: err = %v", c.errno, err)
+		}
+		if te.Retryable != c.retry || strings.Contains(te.Hint, "retry") != c.retry {
+			t.Errorf("%v: retryable %v, hint %q", c.errno, te.Retryable, te.Hint)
+		}
+		if !strings.Contains(te.Hint, "nothing was changed") {
+			t.Errorf("%v: hint %q does not say the patch was undone", c.errno, te.Hint)
+		}
 	}
 }
