@@ -146,47 +146,15 @@ func (j *Journal) Begin(in Intent) (rec Record, start func(context.Context), ter
 		return Record{}, nil, &transport.Error{Code: transport.CodeConflictingParams, Detail: "call and run together",
 			Hint: "give call= or run=, not both", Retryable: true, Action: transport.ActionCorrectRequest}
 	}
-	run := in.Run
-	if in.Call != "" {
-		run = ""
+	key, d, terr := identify(in)
+	if terr != nil {
+		return Record{}, nil, terr
 	}
-	d, err := Identity(in.Tool, in.Args, run)
-	if err != nil {
-		return Record{}, nil, &transport.Error{Code: transport.CodeInvalidParameter, Detail: "arguments: " + err.Error(),
-			Retryable: true, Action: transport.ActionCorrectRequest}
-	}
-	key := AutoID(in.Tool, d)
-	switch {
-	case in.Call == "":
-	case strings.HasPrefix(in.Call, autoPrefix) && in.Call != key:
-		// The auto: ids belong to the arguments that produce them: taken by
-		// call= for other arguments, the plain request for those would
-		// meet a call_conflict it never asked for.
-		return Record{}, nil, &transport.Error{Code: CodeCallConflict,
-			Detail:    "call " + in.Call + " is an automatic id, and these arguments produce " + key,
-			Hint:      "drop call= (the id follows from the arguments), or name the intent with an id not starting with " + autoPrefix,
-			Retryable: true, Action: transport.ActionCorrectRequest}
-	default:
-		key = in.Call
-	}
-	tk := tombKeyOf(key)
 
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if e := j.records[key]; e != nil {
-		if e.digest != d {
-			return Record{}, nil, conflict(key, e.rec.Tool)
-		}
-		e.rec.Replays++
-		return e.rec, nil, nil
-	}
-	if t, ok := j.tombs[tk]; ok {
-		if t.digest != [16]byte(d[:16]) {
-			return Record{}, nil, conflict(key, t.tool)
-		}
-		t.replays++
-		j.tombs[tk] = t
-		return t.record(key), nil, nil
+	if rec, held, terr := j.replayLocked(key, d); held || terr != nil {
+		return rec, nil, terr
 	}
 	if len(j.records) >= j.maxRecs && !j.evictOldestFinished("") {
 		return Record{}, nil, &transport.Error{Code: CodeJournalFull,
@@ -204,6 +172,71 @@ func (j *Journal) Begin(in Intent) (rec Record, start func(context.Context), ter
 	exec := in.Exec
 	var once sync.Once
 	return e.rec, func(ctx context.Context) { once.Do(func() { j.execute(ctx, e, exec) }) }, nil
+}
+
+// identify is the call id and digest of in (an auto: id unless call=
+// names it).
+func identify(in Intent) (string, Digest, *transport.Error) {
+	run := in.Run
+	if in.Call != "" {
+		run = ""
+	}
+	d, err := Identity(in.Tool, in.Args, run)
+	if err != nil {
+		return "", d, &transport.Error{Code: transport.CodeInvalidParameter, Detail: "arguments: " + err.Error(),
+			Retryable: true, Action: transport.ActionCorrectRequest}
+	}
+	key := AutoID(in.Tool, d)
+	switch {
+	case in.Call == "":
+	case strings.HasPrefix(in.Call, autoPrefix) && in.Call != key:
+		// The auto: ids belong to the arguments that produce them: taken by
+		// call= for other arguments, the plain request for those would
+		// meet a call_conflict it never asked for.
+		return "", d, &transport.Error{Code: CodeCallConflict,
+			Detail:    "call " + in.Call + " is an automatic id, and these arguments produce " + key,
+			Hint:      "drop call= (the id follows from the arguments), or name the intent with an id not starting with " + autoPrefix,
+			Retryable: true, Action: transport.ActionCorrectRequest}
+	default:
+		key = in.Call
+	}
+	return key, d, nil
+}
+
+// replayLocked is the record of key with digest d, its Replays counted,
+// when the journal holds it (held), or call_conflict when key names
+// another intent.
+func (j *Journal) replayLocked(key string, d Digest) (rec Record, held bool, terr *transport.Error) {
+	if e := j.records[key]; e != nil {
+		if e.digest != d {
+			return Record{}, false, conflict(key, e.rec.Tool)
+		}
+		e.rec.Replays++
+		return e.rec, true, nil
+	}
+	tk := tombKeyOf(key)
+	if t, ok := j.tombs[tk]; ok {
+		if t.digest != [16]byte(d[:16]) {
+			return Record{}, false, conflict(key, t.tool)
+		}
+		t.replays++
+		j.tombs[tk] = t
+		return t.record(key), true, nil
+	}
+	return Record{}, false, nil
+}
+
+// Replay is Begin for an intent that must not start now: the record it
+// replays (its Replays counted) when the journal holds it, else held is
+// false and nothing is recorded. Any refusal is Begin's.
+func (j *Journal) Replay(in Intent) (rec Record, held bool, terr *transport.Error) {
+	key, d, terr := identify(in)
+	if terr != nil {
+		return Record{}, false, terr
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.replayLocked(key, d)
 }
 
 func conflict(key, tool string) *transport.Error {

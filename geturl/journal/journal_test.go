@@ -398,3 +398,25 @@ func TestExplicitCallCannotSquatAnAutoID(t *testing.T) {
 		t.Fatalf("executed %d times", n.Load())
 	}
 }
+
+// Replay finds a held intent (counting the replay) and records nothing
+// for one it does not hold; a call= id naming other arguments is refused
+// as Begin refuses it.
+func TestReplayOnlyFindsHeldIntents(t *testing.T) {
+	j := New(Options{Now: fixed})
+	var n atomic.Int32
+	if _, held, err := j.Replay(writeIntent("/project/a", "x", &n)); held || err != nil || j.Len() != 0 {
+		t.Fatalf("held %v, err %v, %d records", held, err, j.Len())
+	}
+	rec, start, _ := j.Begin(writeIntent("/project/a", "x", &n))
+	start(context.Background())
+	again, held, err := j.Replay(writeIntent("/project/a", "x", &n))
+	if !held || err != nil || again.Call != rec.Call || again.Replays != 1 || again.State != Succeeded || n.Load() != 1 {
+		t.Fatalf("%+v %v %v, executed %d", again, held, err, n.Load())
+	}
+	other := writeIntent("/project/a", "y", &n)
+	other.Call = rec.Call
+	if _, held, err := j.Replay(other); held || err == nil || err.Code != CodeCallConflict {
+		t.Fatalf("conflict: %v %v", held, err)
+	}
+}

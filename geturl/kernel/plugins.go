@@ -48,6 +48,16 @@ type UnlistedCaller interface {
 	TakesUnlisted(plugin string) bool
 }
 
+// PluginReplayer is implemented by a PluginCaller that journals plugin
+// mutations: ReplayTool answers a call on the mutation base from the
+// journal when this generation already holds it (held), before the /k
+// handler looks the plugin or the tool up, so a journaled URL fetched
+// again learns its outcome even while the plugin is gone or its page
+// lists nothing. Nothing runs and nothing is recorded.
+type PluginReplayer interface {
+	ReplayTool(ctx context.Context, c *Call, plugin, tool string) (res any, held bool, terr *transport.Error)
+}
+
 type noPlugins struct{}
 
 func (noPlugins) List() []PluginSummary             { return nil }
@@ -99,6 +109,11 @@ func (k *Kernel) plugin(ctx context.Context, c *Call) (any, *transport.Error) {
 		return pluginList{OK: true, Plugins: list}, nil
 	}
 	id := c.Args.Text("plugin")
+	if r, ok := k.plugins.(PluginReplayer); ok && c.On == MutationBase && c.Args.Has("tool") {
+		if res, held, terr := r.ReplayTool(ctx, c, id, c.Args.Text("tool")); held {
+			return res, terr
+		}
+	}
 	tools, ok := k.plugins.Tools(id)
 	if !ok {
 		return nil, &transport.Error{

@@ -59,16 +59,20 @@ func (h *Host) journaled(ctx context.Context, c *kernel.Call, st *State, in jour
 	if terr != nil {
 		return nil, terr
 	}
-	c.Intent = rec.Call
 	if start != nil {
 		h.spawn(st, start)
-	} else {
-		c.Replayed = true
 	}
+	return h.answer(ctx, c, st, rec, start == nil)
+}
+
+// answer is the record's answer, after waiting up to wait= for it to
+// finish; replayed marks a request that found it.
+func (h *Host) answer(ctx context.Context, c *kernel.Call, st *State, rec journal.Record, replayed bool) (any, *transport.Error) {
+	c.Intent, c.Replayed = rec.Call, replayed
 	if ms := c.Args.IntOr("wait", 0); ms > 0 && !rec.State.Finished() && !rec.Evicted {
 		rec, _ = st.Journal.Wait(ctx, rec.Call, waitFor(ms))
 	}
-	return h.render(c, rec, start == nil, root)
+	return h.render(c, rec, replayed, c.Session.Scope().Root())
 }
 
 // render answers a record; replayed marks a request that found it.
@@ -172,6 +176,25 @@ func (h *Host) Journaled(ctx context.Context, c *kernel.Call, in journal.Intent)
 		return nil, terr
 	}
 	return h.journaled(ctx, c, st, in)
+}
+
+// Replayed answers c from the journal when this generation already holds
+// the intent in (in.Exec is not used): a journaled URL fetched again
+// learns its outcome even when what would run it is not there now (a
+// plugin gone, a bridge that cannot classify the call while it is down).
+// held is false when the journal does not hold it; nothing is recorded.
+func (h *Host) Replayed(ctx context.Context, c *kernel.Call, in journal.Intent) (res any, held bool, terr *transport.Error) {
+	st, terr := prepare(c, "")
+	if terr != nil {
+		return nil, false, nil
+	}
+	in.Run, in.Call = c.Args.Text("run"), c.Args.Text("call")
+	rec, held, _ := st.Journal.Replay(in)
+	if !held {
+		return nil, false, nil
+	}
+	res, terr = h.answer(ctx, c, st, rec, true)
+	return res, true, terr
 }
 
 // Origin is the request as written from its route on ("/k?plugin=…"),

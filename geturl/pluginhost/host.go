@@ -34,6 +34,7 @@ type Host struct {
 var (
 	_ kernel.Plugins        = (*Host)(nil)
 	_ kernel.UnlistedCaller = (*Host)(nil)
+	_ kernel.PluginReplayer = (*Host)(nil)
 )
 
 // New builds the catalog of ps, in order; mutation calls are journaled
@@ -142,14 +143,31 @@ func (h *Host) CallTool(ctx context.Context, c *kernel.Call, id, tool string) (a
 		}
 		return callAnswer{OK: true, Plugin: id, Tool: tool, Result: res}, nil
 	}
-	return h.mut.Journaled(ctx, c, journal.Intent{
-		Tool: "plugin",
-		Args: map[string]any{"plugin": id, "tool": tool, "args": json.RawMessage(args)},
-		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
-			run.Running()
-			return call(ctx, c, p, auth, tool, args)
-		},
-	})
+	in := pluginIntent(id, tool, args)
+	in.Exec = func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
+		run.Running()
+		return call(ctx, c, p, auth, tool, args)
+	}
+	return h.mut.Journaled(ctx, c, in)
+}
+
+// ReplayTool implements kernel.PluginReplayer: a mutation this
+// generation has journaled is answered from its record, whether or not
+// its plugin is there now (a bridge that is down cannot even classify the
+// call), so the agent learns its outcome instead of being told its URL is
+// wrong.
+func (h *Host) ReplayTool(ctx context.Context, c *kernel.Call, id, tool string) (any, bool, *transport.Error) {
+	args, terr := arguments(c)
+	if terr != nil {
+		return nil, false, nil // the call proper says what is wrong
+	}
+	return h.mut.Replayed(ctx, c, pluginIntent(id, tool, args))
+}
+
+// pluginIntent is a plugin mutation's journal identity: the plugin, the
+// tool and the canonical arguments.
+func pluginIntent(id, tool string, args json.RawMessage) journal.Intent {
+	return journal.Intent{Tool: "plugin", Args: map[string]any{"plugin": id, "tool": tool, "args": args}}
 }
 
 // arguments reads the call's JSON object from the raw tail or a staged

@@ -308,10 +308,11 @@ func TestBadArgumentsAndErrors(t *testing.T) {
 // a page's (Open): it lists "look" only while its page is up, and its
 // Classify answers for every tool name.
 type pager struct {
-	mu      sync.Mutex
-	present bool
-	page    bool
-	calls   int
+	mu          sync.Mutex
+	present     bool
+	page        bool
+	classifyMut bool // look is a mutation
+	calls       int
 }
 
 func (p *pager) ID() string          { return "pager" }
@@ -343,7 +344,7 @@ func (p *pager) Classify(tool string, _ json.RawMessage) (bool, error) {
 	case tool != "look":
 		return false, plugin.Errorf("unknown_tool", false, "the page has no %s", tool)
 	}
-	return false, nil
+	return p.classifyMut, nil
 }
 func (p *pager) Call(context.Context, plugin.Authority, string, json.RawMessage) (json.RawMessage, error) {
 	p.mu.Lock()
@@ -388,6 +389,37 @@ func TestConditionalAndOpenPlugins(t *testing.T) {
 	// unlisted tools before it sees them.
 	if a := e.get(r + `/k?plugin=counter&tool=nope&raw={}`); a.ErrorCode != kernel.CodeUnknownTool || e.p.count() != 0 {
 		t.Fatal(a.raw)
+	}
+	pg.mu.Lock()
+	defer pg.mu.Unlock()
+	if pg.calls != 1 {
+		t.Fatalf("%d calls reached the page", pg.calls)
+	}
+}
+
+// A journaled plugin mutation fetched again answers from its record even
+// while its plugin is gone or its page lists nothing (a bridge that is
+// down): the agent learns the outcome, not that its URL is wrong; a call
+// never journaled still gets the plugin's own refusal.
+func TestJournaledCallReplaysWhilePluginIsAway(t *testing.T) {
+	pg := &pager{present: true, page: true}
+	pg.classifyMut = true
+	e := newEnv(t, pg)
+	_, m := e.session(kernel.Permissions{Write: true}, "A")
+	u := m + `/k?plugin=pager&tool=look&wait=1000&raw={"n":1}`
+	if a := e.get(u); a.State != "succeeded" || a.Replayed {
+		t.Fatal(a.raw)
+	}
+	for _, away := range []struct{ present, page bool }{{true, false}, {false, false}} {
+		pg.mu.Lock()
+		pg.present, pg.page = away.present, away.page
+		pg.mu.Unlock()
+		if a := e.get(u); a.State != "succeeded" || !a.Replayed || !strings.Contains(string(a.Result), `"seen":true`) {
+			t.Fatalf("%+v: %s", away, a.raw)
+		}
+		if a := e.get(m + `/k?plugin=pager&tool=look&wait=1000&raw={"n":2}`); a.ErrorCode == "" {
+			t.Fatalf("%+v: a new call ran: %s", away, a.raw)
+		}
 	}
 	pg.mu.Lock()
 	defer pg.mu.Unlock()
