@@ -23,6 +23,7 @@ import (
 	"errors"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/geturl/hubstatus"
 	"github.com/hubdev/hub/geturl/plugin"
 )
 
@@ -190,12 +191,14 @@ func (p *Plugin) running() (adapters.ToolBridge, error) {
 	return b, nil
 }
 
-// pluginError keeps a bridge's structured error as it is; anything else
-// is the host's plugin_failed.
+// pluginError keeps a bridge's structured error, with absolute paths
+// taken out (a bridge's file problems name files under the operator's
+// home, and the agent may read this through a tunnel); anything else is
+// the host's plugin_failed.
 func pluginError(err error) error {
 	var te *adapters.ToolError
 	if errors.As(err, &te) {
-		return &plugin.Error{Code: te.Code, Detail: te.Message, Hint: te.Hint, Retryable: te.Retryable}
+		return &plugin.Error{Code: te.Code, Detail: hubstatus.RedactPaths(te.Message), Hint: hubstatus.RedactPaths(te.Hint), Retryable: te.Retryable}
 	}
 	return err
 }

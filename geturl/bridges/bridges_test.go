@@ -43,6 +43,8 @@ func (p *page) BridgeCall(_ context.Context, tool string, _ json.RawMessage) (js
 		return nil, &adapters.ToolError{Code: "OUTCOME_UNKNOWN", Message: "gone", Hint: "read first", Retryable: true}
 	case "plain":
 		return nil, errors.New("plain failure")
+	case "file":
+		return nil, adapters.NotRunning("the bridge does not answer (/home/ann/.stitchslop/session-8787.json is mode 0644)")
 	}
 	return json.RawMessage(`{"tool":"` + tool + `"}`), nil
 }
@@ -132,6 +134,12 @@ func TestClassifyAndCallThroughTheBridge(t *testing.T) {
 	}
 	if _, err := p.Call(context.Background(), plugin.Authority{}, "plain", json.RawMessage(`{}`)); err == nil || err.Error() != "plain failure" {
 		t.Fatal(err)
+	}
+	// The agent may read answers through a tunnel: where the operator
+	// keeps files stays out of them.
+	_, err = p.Call(context.Background(), plugin.Authority{}, "file", json.RawMessage(`{}`))
+	if !errors.As(err, &pe) || pe.Code != adapters.CodeNotRunning || pe.Detail != "the bridge does not answer (… is mode 0644)" {
+		t.Fatalf("%#v", err)
 	}
 }
 

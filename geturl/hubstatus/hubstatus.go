@@ -121,7 +121,7 @@ func (p *Plugin) Call(_ context.Context, _ plugin.Authority, tool string, raw js
 			continue
 		}
 		// an adapter's error or note may name files under the operator's home
-		s.LastError, s.Note = redactPaths(s.LastError), redactPaths(s.Note)
+		s.LastError, s.Note = RedactPaths(s.LastError), RedactPaths(s.Note)
 		out.Adapters = append(out.Adapters, s)
 	}
 	if a.Adapter != "" && len(out.Adapters) == 0 {
@@ -134,8 +134,8 @@ func (p *Plugin) Call(_ context.Context, _ plugin.Authority, tool string, raw js
 // may name a file under the operator's home).
 var absPath = regexp.MustCompile(`(^|[\s"'=(\[,])(/[^\s"'),:\]]+)`)
 
-// redactPaths replaces absolute paths with "…": the agent learns what
+// RedactPaths replaces absolute paths with "…": the agent learns what
 // failed, not where the operator keeps things.
-func redactPaths(s string) string {
+func RedactPaths(s string) string {
 	return absPath.ReplaceAllString(s, "${1}…")
 }
