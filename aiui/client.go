@@ -108,7 +108,10 @@ func (c *Client) backendKind() string {
 }
 
 // send issues a request, retrying once against a relocated backend when
-// the first attempt could not connect or was refused for its key.
+// the first attempt failed or was refused for its key. Only a GET is
+// retried after a failure that may have reached the backend: a POST (a
+// page-tool call) that broke mid-way may have run, and sending it to the
+// next backend could run it twice.
 func (c *Client) send(ctx context.Context, hc *http.Client, method, path string, body any) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		r, err := c.req(ctx, method, path, body)
@@ -116,7 +119,8 @@ func (c *Client) send(ctx context.Context, hc *http.Client, method, path string,
 			return nil, err
 		}
 		resp, err := hc.Do(r)
-		stale := err != nil && ctx.Err() == nil || err == nil && resp.StatusCode == http.StatusUnauthorized
+		failed := err != nil && ctx.Err() == nil && (method == http.MethodGet || unsent(err))
+		stale := failed || err == nil && resp.StatusCode == http.StatusUnauthorized
 		if stale && attempt == 0 && c.relocate() {
 			if resp != nil {
 				resp.Body.Close()

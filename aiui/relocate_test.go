@@ -1,8 +1,15 @@
 package aiui
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
 	"testing"
+
+	"github.com/hubdev/hub/aiui/tools"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
 )
@@ -39,4 +46,41 @@ func (c *Client) infoFaces() int {
 	}
 	n, _ := info["faces"].(float64)
 	return int(n)
+}
+
+// A page-tool call whose connection broke after it was sent may have run:
+// the client does not send it again to the backend the control file names
+// now (it could run twice), while a read is simply asked again there.
+func TestClientDoesNotResendACallThatMayHaveRun(t *testing.T) {
+	h, _ := start(t, nil) // the backend the control file names
+	gone, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gone.Close()
+	var got atomic.Int32
+	go func() { // a backend that takes each request whole, then dies
+		for {
+			conn, err := gone.Accept()
+			if err != nil {
+				return
+			}
+			if req, err := http.ReadRequest(bufio.NewReader(conn)); err == nil {
+				io.Copy(io.Discard, req.Body)
+				got.Add(1)
+			}
+			conn.Close()
+		}
+	}()
+	cl := NewClient(gone.Addr().(*net.TCPAddr).Port, "old-key")
+	cl.dirs = &h.Dirs
+	if res, err := cl.Call(context.Background(), tools.CallRequest{Name: "set-params"}); err == nil {
+		t.Fatalf("a call that may have run was sent again: %+v", res)
+	}
+	if got.Load() != 1 {
+		t.Fatalf("the dying backend got %d requests", got.Load())
+	}
+	if _, err := cl.Tools(context.Background()); err != nil {
+		t.Fatalf("a read was not asked again of the current backend: %v", err)
+	}
 }
