@@ -198,7 +198,9 @@ func (e *statusError) Error() string {
 func unsent(err error) bool {
 	var op *net.OpError
 	var se *statusError
-	return errors.As(err, &se) || errors.As(err, &op) && op.Op == "dial"
+	// A 4xx is the request refused (its key, its body); a 5xx may come
+	// from a handler that had begun.
+	return errors.As(err, &se) && se.status < 500 || errors.As(err, &op) && op.Op == "dial"
 }
 
 // Info is the backend's info (pid, port, generation, pageTools, faces …).
