@@ -3,10 +3,12 @@ package aiui
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/hubdev/hub/aiui/tools"
@@ -82,5 +84,26 @@ func TestClientDoesNotResendACallThatMayHaveRun(t *testing.T) {
 	}
 	if _, err := cl.Tools(context.Background()); err != nil {
 		t.Fatalf("a read was not asked again of the current backend: %v", err)
+	}
+}
+
+// Which failures are known not to have run a control request: no
+// connection, or a 4xx refusal; a 5xx or a connection lost mid-way may
+// have.
+func TestUnsent(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{&statusError{"/control/call", 401, "bad key"}, true},
+		{&statusError{"/control/call", 400, "bad body"}, true},
+		{&statusError{"/control/call", 500, "internal"}, false},
+		{fmt.Errorf("%w: %w", ErrNoBackend, &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}), true},
+		{fmt.Errorf("%w: %w", ErrNoBackend, &net.OpError{Op: "read", Err: syscall.ECONNRESET}), false},
+		{fmt.Errorf("%w: %w", ErrNoBackend, io.ErrUnexpectedEOF), false},
+	} {
+		if got := unsent(tc.err); got != tc.want {
+			t.Errorf("unsent(%v) = %v", tc.err, got)
+		}
 	}
 }
