@@ -25,6 +25,16 @@ type statusDoc struct {
 	Message string `json:"message,omitempty"`
 }
 
+// absentDoc is `status --json` when no verified hub answers: only what is
+// known, not a running hub's fields at their zero values (a "started" of
+// year 1, "adapters": null).
+type absentDoc struct {
+	PID     int    `json:"pid,omitempty"`
+	Running bool   `json:"running"`
+	Stale   bool   `json:"stale,omitempty"`
+	Message string `json:"message"`
+}
+
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
@@ -42,13 +52,13 @@ func statusCommand() *cli.Command {
 				// Nothing in a file another user could have planted is
 				// shown: not its pid, not the table its endpoint serves.
 				if c.Bool("json") {
-					writeJSON(c.App.Writer, statusDoc{Message: msg})
+					writeJSON(c.App.Writer, absentDoc{Message: msg})
 				}
 				return hub.Exit(hub.ExitFailed, "hub: "+msg)
 			}
 			if live != supervisor.Running {
 				if c.Bool("json") {
-					doc := statusDoc{Running: false, Stale: live == supervisor.Stale, Message: msg}
+					doc := absentDoc{Running: false, Stale: live == supervisor.Stale, Message: msg}
 					if st != nil {
 						doc.PID = st.PID
 					}

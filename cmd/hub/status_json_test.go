@@ -63,3 +63,41 @@ func TestStatusJSONWhenTheHubDoesNotAnswer(t *testing.T) {
 		t.Fatalf("status --json = %+v", doc)
 	}
 }
+
+// TestStatusJSONWhenNothingRuns: with no hub, `status --json` says so and
+// carries no running hub's fields at their zero values ("started" in year
+// 1, "adapters": null) for a script to mistake for data.
+func TestStatusJSONWhenNothingRuns(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, "state"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	code := run([]string{"hub", "status", "--json"})
+	os.Stdout = stdout
+	w.Close()
+	out, _ := io.ReadAll(r)
+	r.Close()
+
+	if code != hub.ExitNotRunning {
+		t.Errorf("exit %d, want %d", code, hub.ExitNotRunning)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("stdout is not one JSON document (%v): %q", err, out)
+	}
+	if doc["running"] != false || doc["message"] == "" {
+		t.Errorf("status --json = %s", out)
+	}
+	for _, k := range []string{"pid", "control", "started", "config", "version", "adapters"} {
+		if _, ok := doc[k]; ok {
+			t.Errorf("status --json with no hub has %q: %s", k, out)
+		}
+	}
+}
