@@ -347,7 +347,7 @@ func callArgs(args []string) (tools.CallRequest, error) {
 				req.ClientID = val
 			}
 		case "--help", "-h":
-			return req, errors.New("usage")
+			return req, errHelp
 		default:
 			if strings.HasPrefix(a, "-") && len(a) > 1 && !json.Valid([]byte(a)) {
 				return req, fmt.Errorf("unknown flag %s", a)
@@ -371,14 +371,24 @@ func callArgs(args []string) (tools.CallRequest, error) {
 
 const callUsage = "usage: hub aiui call <name> [JSON-ARGS] [--ns NS] [--client-id ID]"
 
+// errHelp is --help among call's arguments: the help, exit 0, not a usage
+// error (call parses its own flags, so urfave/cli never sees it).
+var errHelp = errors.New("help requested")
+
 func callCommand() *cli.Command {
 	return &cli.Command{
-		Name:            "call",
-		Usage:           "call a page tool (same routing as page_tools_call); JSON on stdout; exit 0 ok, 1 tool or routing error, 3 no backend, 64 usage",
-		ArgsUsage:       "<name> [JSON-ARGS] [--ns NS] [--client-id ID]",
+		Name:      "call",
+		Usage:     "call a page tool (same routing as page_tools_call); JSON on stdout; exit 0 ok, 1 tool or routing error, 3 no backend, 64 usage",
+		ArgsUsage: "<name> [JSON-ARGS] [--ns NS] [--client-id ID]",
+		Description: "JSON-ARGS is a JSON object. --ns NS picks the page namespace holding the tool,\n" +
+			"--client-id ID one page; without them the call is routed as page_tools_call routes it.",
 		SkipFlagParsing: true,
+		HideHelpCommand: true,
 		Action: func(c *cli.Context) error {
 			req, err := callArgs(c.Args().Slice())
+			if errors.Is(err, errHelp) {
+				return cli.ShowSubcommandHelp(c)
+			}
 			if err != nil {
 				return hub.Exit(hub.ExitUsage, "hub aiui call: "+err.Error()+"\n"+callUsage)
 			}

@@ -37,11 +37,11 @@ func Command() *cli.Command {
 			return hub.Exit(hub.ExitUsage, "hub stitchslop: "+err.Error())
 		},
 		Subcommands: []*cli.Command{
-			clientCommand("status", "show the running bridge's state (JSON)", "status"),
-			clientCommand("tools", "list the attached tab's tools (JSON)", "tools"),
-			clientCommand("wait", "wait [SECONDS] until a tab attaches (default 90)", "wait"),
-			clientCommand("call", "call <command> [JSON-ARGS] [--out FILE]: run a page command", "call"),
-			clientCommand("pair", "arm a one-time token on the running bridge (STITCHSLOP_TOKEN or stdin)", "pair"),
+			clientCommand("status", "show the running bridge's state (JSON)", "", "status"),
+			clientCommand("tools", "list the attached tab's tools (JSON)", "", "tools"),
+			clientCommand("wait", "wait [SECONDS] until a tab attaches (default 90)", "[SECONDS]", "wait"),
+			clientCommand("call", "call <command> [JSON-ARGS] [--out FILE]: run a page command", "<command> [JSON-ARGS] [--out FILE]", "call"),
+			clientCommand("pair", "arm a one-time token on the running bridge (STITCHSLOP_TOKEN or stdin)", "", "pair"),
 		},
 		Action: runBridgeCommand,
 	}
@@ -147,10 +147,19 @@ func parseClientArgs(args []string, allowOut bool) (clientArgs, error) {
 	return ca, nil
 }
 
-func clientCommand(name, usage, kind string) *cli.Command {
+// clientDescription is every client command's help body: it parses its
+// own flags (anywhere on the line), so urfave/cli cannot list them.
+const clientDescription = "--port N picks the bridge on port N (needed only when several run);\n" +
+	"--config-dir DIR is where its session file is (default ~/.stitchslop).\n" +
+	"JSON on stdout; exit 0 ok, 1 refused or failed, 3 no bridge running, 64 usage."
+
+func clientCommand(name, usage, args, kind string) *cli.Command {
 	return &cli.Command{
 		Name:            name,
 		Usage:           usage,
+		UsageText:       strings.Join(strings.Fields("hub stitchslop "+name+" "+args+" [--port N] [--config-dir DIR]"), " "),
+		Description:     clientDescription,
+		HideHelpCommand: true,
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
 			return runClient(c, kind)

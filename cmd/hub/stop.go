@@ -20,7 +20,8 @@ func stopCommand() *cli.Command {
 		Usage: "stop the background hub",
 		Description: "Asks the hub to shut down through its control endpoint, then falls back to SIGTERM\n" +
 			"and finally SIGKILL. Exit status 3 when no hub is running.",
-		Flags: []cli.Flag{&cli.DurationFlag{Name: "timeout", Value: 15 * time.Second, Usage: "how long to wait for a graceful stop before SIGTERM (default: 15s, or the hub's lifecycle.shutdown_seconds + 5s when longer)"}},
+		Flags: []cli.Flag{&cli.DurationFlag{Name: "timeout", Value: 15 * time.Second, Usage: "how long to wait for a graceful stop before SIGTERM",
+			DefaultText: "15s, or the hub's lifecycle.shutdown_seconds + 5s when longer"}},
 		Action: func(c *cli.Context) error {
 			dirs, err := hub.DirsFromEnv()
 			if err != nil {
