@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 
@@ -116,6 +117,13 @@ func args(c *cli.Context, want int, usage string) ([]string, error) {
 		return nil, err
 	}
 	if len(pos) != want {
+		// A flag this command lacks lands among the positionals: name it,
+		// or "usage" alone leaves a typo like --writ to be guessed.
+		for _, a := range pos {
+			if len(a) > 1 && strings.HasPrefix(a, "-") {
+				return nil, hub.Exit(hub.ExitUsage, fmt.Sprintf("hub geturl: unknown flag %s\nusage: hub geturl %s", a, usage))
+			}
+		}
 		return nil, hub.Exit(hub.ExitUsage, "usage: hub geturl "+usage)
 	}
 	return pos, nil

@@ -3,6 +3,7 @@ package hub
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -37,6 +38,12 @@ func Interspersed(c *cli.Context) ([]string, error) {
 				}
 				i++
 				value = args[i]
+			}
+		}
+		if _, isBool := f.(*cli.BoolFlag); isBool {
+			// The flag package's own word for a bad bool is "parse error".
+			if _, err := strconv.ParseBool(value); err != nil {
+				return nil, Exit(ExitUsage, fmt.Sprintf("flag --%s: want true or false, got %q", name, value))
 			}
 		}
 		if err := c.Set(f.Names()[0], value); err != nil {

@@ -15,6 +15,7 @@ func TestInterspersed(t *testing.T) {
 		write    bool
 		terminal bool
 		fail     bool
+		msg      string
 	}{
 		{args: []string{"dir"}, pos: []string{"dir"}},
 		{args: []string{"--name", "x", "dir"}, pos: []string{"dir"}, name: "x"},
@@ -24,7 +25,7 @@ func TestInterspersed(t *testing.T) {
 		{args: []string{"dir", "--", "--write"}, pos: []string{"dir", "--write"}},
 		{args: []string{"dir", "--unknown"}, pos: []string{"dir", "--unknown"}},
 		{args: []string{"dir", "--name"}, fail: true},
-		{args: []string{"dir", "--write=maybe"}, fail: true},
+		{args: []string{"dir", "--write=maybe"}, fail: true, msg: `flag --write: want true or false, got "maybe"`},
 	} {
 		var got []string
 		var err error
@@ -46,6 +47,8 @@ func TestInterspersed(t *testing.T) {
 		if tc.fail {
 			if err == nil {
 				t.Errorf("%q: no error", tc.args)
+			} else if tc.msg != "" && err.Error() != tc.msg {
+				t.Errorf("%q: error %q, want %q", tc.args, err, tc.msg)
 			}
 			continue
 		}
