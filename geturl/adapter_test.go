@@ -273,6 +273,10 @@ func TestConfigValidate(t *testing.T) {
 		"bad origin":    {func(c *Config) { c.PublicOrigin = "tunnel.example" }, "public_origin"},
 		"relative root": {func(c *Config) { c.Projects = []ProjectConfig{{Name: "a", Root: "src"}} }, "projects[0].root"},
 		"no name":       {func(c *Config) { c.Projects = []ProjectConfig{{Root: "/tmp"}} }, "projects[0].name"},
+		"bad name":      {func(c *Config) { c.Projects = []ProjectConfig{{Name: "my web", Root: "/tmp"}} }, "projects[0].name"},
+		"long name": {func(c *Config) {
+			c.Projects = []ProjectConfig{{Name: strings.Repeat("a", 41), Root: "/tmp"}}
+		}, "projects[0].name"},
 		"dup name": {func(c *Config) {
 			c.Projects = []ProjectConfig{{Name: "a", Root: "/tmp"}, {Name: "a", Root: "/srv"}}
 		}, "projects[1].name"},

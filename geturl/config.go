@@ -7,6 +7,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/geturl/opencode"
+	"github.com/hubdev/hub/geturl/session"
 	"github.com/hubdev/hub/hub"
 )
 
@@ -86,6 +87,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s.name: must be set and unique, got %q", key, p.Name)
 		}
 		names[p.Name] = true
+		if err := session.CheckName(p.Name); err != nil {
+			return fmt.Errorf("%s.name: %v", key, err)
+		}
 		if !filepath.IsAbs(hub.ExpandHome(p.Root, "/")) && p.Root != "~" {
 			return fmt.Errorf("%s.root: must be an absolute path (or start with ~/), got %q", key, p.Root)
 		}

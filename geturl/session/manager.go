@@ -154,6 +154,10 @@ func (m *Manager) commitLocked() error {
 	return nil
 }
 
+// CheckName is the project-name rule, for hub.yaml's projects to be
+// refused by `hub config check` rather than at start.
+func CheckName(name string) error { return checkName(name) }
+
 func checkName(name string) error {
 	if !nameRE.MatchString(name) {
 		return errorf(CodeInvalidName, "name %q must be 1-40 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
