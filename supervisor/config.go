@@ -140,11 +140,12 @@ func ParseConfig(data []byte, name string, reg *adapters.Registry) (*Config, err
 		}
 	}
 	cfg := &Config{Log: fc.Log, Lifecycle: fc.Lifecycle, Source: name}
+	at := func(section, key string) string { return locate(name, keyLine(data, section, key)) }
 	if _, err := hub.ParseLevel(cfg.Log.Level); err != nil {
-		return nil, fmt.Errorf("%s: log.level: %v", name, err)
+		return nil, fmt.Errorf("%s: log.level: %v", at("log", "level"), err)
 	}
 	if f := strings.ToLower(cfg.Log.Format); f != "text" && f != "json" {
-		return nil, fmt.Errorf("%s: log.format: must be text or json, got %q", name, cfg.Log.Format)
+		return nil, fmt.Errorf("%s: log.format: must be text or json, got %q", at("log", "format"), cfg.Log.Format)
 	}
 	for _, kv := range []struct {
 		key   string
@@ -157,16 +158,16 @@ func ParseConfig(data []byte, name string, reg *adapters.Registry) (*Config, err
 		{"shutdown_seconds", cfg.Lifecycle.ShutdownSeconds, time.Second, "seconds"},
 	} {
 		if kv.v < 0 {
-			return nil, fmt.Errorf("%s: lifecycle.%s: must be 0 (disabled) or more, got %d", name, kv.key, kv.v)
+			return nil, fmt.Errorf("%s: lifecycle.%s: must be 0 (disabled) or more, got %d", at("lifecycle", kv.key), kv.key, kv.v)
 		}
 		// Beyond this the time.Duration wraps: a huge idle rule would
 		// fire within seconds, or be silently disabled.
 		if most := int64(math.MaxInt64 / kv.unit); int64(kv.v) > most {
-			return nil, fmt.Errorf("%s: lifecycle.%s: must be at most %d %s, got %d", name, kv.key, most, kv.units, kv.v)
+			return nil, fmt.Errorf("%s: lifecycle.%s: must be at most %d %s, got %d", at("lifecycle", kv.key), kv.key, most, kv.units, kv.v)
 		}
 	}
 	if cfg.Lifecycle.ShutdownSeconds == 0 {
-		return nil, fmt.Errorf("%s: lifecycle.shutdown_seconds: must be at least 1", name)
+		return nil, fmt.Errorf("%s: lifecycle.shutdown_seconds: must be at least 1", at("lifecycle", "shutdown_seconds"))
 	}
 	for _, key := range slices.Sorted(maps.Keys(fc.Adapters)) {
 		if _, ok := reg.Lookup(key); !ok {
@@ -231,6 +232,27 @@ func locate(name string, line int) string {
 		return fmt.Sprintf("%s:%d", name, line)
 	}
 	return name
+}
+
+// keyLine finds the line of section.key in the document (0 if absent), so
+// a value that decoded but is out of range is reported at its line too.
+func keyLine(data []byte, section, key string) int {
+	var root yaml.Node
+	if yaml.Load(data, &root) != nil || root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return 0
+	}
+	top := root.Content[0]
+	if top.Kind != yaml.MappingNode {
+		return 0
+	}
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value == section {
+			if line := fieldLine(top.Content[i+1], key); top.Content[i+1].Kind == yaml.MappingNode {
+				return line
+			}
+		}
+	}
+	return 0
 }
 
 // fieldLine finds the line of key inside a mapping node (0 if absent).

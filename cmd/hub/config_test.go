@@ -43,8 +43,10 @@ func TestConfigErrors(t *testing.T) {
 		{"non-loopback address", "adapters:\n  aiui:\n    address: 0.0.0.0\n", `hub.yaml:3: adapters.aiui.address: must be 127.0.0.1 (hub listens on loopback only), got "0.0.0.0"`},
 		{"website not an origin", "adapters:\n  pixelle:\n    website: example.com\n", `hub.yaml:3: adapters.pixelle.website: must be an origin like https://example.com, got "example.com"`},
 		{"origin with a path", "adapters:\n  stitchslop:\n    origin: https://a.example/app\n", `adapters.stitchslop.origin: must be an origin like https://example.com, got "https://a.example/app"`},
-		{"bad log level", "log:\n  level: loud\n", `hub.yaml: log.level: must be one of debug, info, warn, error, got "loud"`},
-		{"negative idle", "lifecycle:\n  agent_idle_minutes: -5\n", "lifecycle.agent_idle_minutes: must be 0 (disabled) or more, got -5"},
+		{"bad log level", "log:\n  level: loud\n", `hub.yaml:2: log.level: must be one of debug, info, warn, error, got "loud"`},
+		{"bad log format", "log:\n  level: info\n  format: xml\n", `hub.yaml:3: log.format: must be text or json, got "xml"`},
+		{"no shutdown time", "lifecycle:\n  no_page_minutes: 1\n  shutdown_seconds: 0\n", "hub.yaml:3: lifecycle.shutdown_seconds: must be at least 1"},
+		{"negative idle", "lifecycle:\n  agent_idle_minutes: -5\n", "hub.yaml:2: lifecycle.agent_idle_minutes: must be 0 (disabled) or more, got -5"},
 		// 2592304342608737 minutes in nanoseconds wraps to about 3 s.
 		{"idle minutes that overflow", "lifecycle:\n  no_page_minutes: 2592304342608737\n", "lifecycle.no_page_minutes: must be at most 153722867 minutes, got 2592304342608737"},
 		{"shutdown seconds that overflow", "lifecycle:\n  shutdown_seconds: 99999999999\n", "lifecycle.shutdown_seconds: must be at most 9223372036 seconds, got 99999999999"},
