@@ -77,7 +77,7 @@ func newApp() *cli.App {
 			if c.Command != nil && c.Command.HelpName != "" {
 				name = c.Command.HelpName
 			}
-			return hub.Exit(hub.ExitUsage, "hub: "+err.Error()+"\nRun '"+name+" --help' for usage.")
+			return hub.Exit(hub.ExitUsage, name+": "+flagError(err)+"\nRun '"+name+" --help' for usage.")
 		},
 		Commands: append(core, registry().Commands()...),
 	}
