@@ -1,6 +1,9 @@
 package hubmcp
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -32,4 +35,25 @@ func TestNoHubSendsNoListChangedPerLook(t *testing.T) {
 			t.Fatalf("hub_status:\n%s", st)
 		}
 	})
+}
+
+// A hub this face could not start (a bad config, say) is explained once,
+// with the error, in hub_status: not "starting one failed" twice.
+func TestHubStatusSaysOnceWhyStartingFailed(t *testing.T) {
+	dirs := adaptertest.TempDirs(t)
+	s := runFace(t, Options{Dirs: dirs, StartHub: func(context.Context) error {
+		return errors.New(`hub.yaml:3: unknown key "adapters.pixelle.websit"`)
+	}})
+	var st string
+	eventually(t, "the start failure in hub_status", func() bool {
+		st = s.tool("hub_status", nil).Text
+		return strings.Contains(st, "websit")
+	})
+	var rep statusReport
+	if err := json.Unmarshal([]byte(st), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(rep.Hub.Message, "starting one failed"); n != 1 {
+		t.Fatalf("hub message says it %d times: %s", n, rep.Hub.Message)
+	}
 }

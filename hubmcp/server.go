@@ -221,7 +221,7 @@ func (f *face) supervise(ctx context.Context) {
 				why += " (" + msg + ")"
 			}
 			if f.startFailed() {
-				why += "; starting one failed"
+				why += "; " + startFailedWhy
 			}
 			f.noHub(why + "; its tools come back when a hub runs (`hub start`)")
 			sleepCtx(ctx, f.o.Retry)
@@ -249,6 +249,9 @@ const startingPoll = 50 * time.Millisecond
 
 // startingWhy says why a starting hub offers no tools yet.
 const startingWhy = "a hub is starting"
+
+// startFailedWhy is added to the reason when this face could not start one.
+const startFailedWhy = "starting one failed"
 
 func (f *face) startHub(ctx context.Context, why string) {
 	f.log.Info("no hub is running; starting one in the background", "why", why)

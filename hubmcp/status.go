@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,8 +69,14 @@ func (f *face) statusTool(ctx context.Context, _ *mcp.CallToolRequest, _ noInput
 	}
 	if !rep.Hub.Running {
 		rep.Hub.Message = hubWhy
+		// The reason already says that starting one failed: say why
+		// there, not "starting one failed" a second time.
 		if startErr != "" {
-			rep.Hub.Message += "; starting one failed: " + startErr
+			if before, after, ok := strings.Cut(hubWhy, startFailedWhy); ok {
+				rep.Hub.Message = before + startFailedWhy + " (" + startErr + ")" + after
+			} else {
+				rep.Hub.Message += "; " + startFailedWhy + ": " + startErr
+			}
 		}
 	}
 	tools := map[string][]string{
