@@ -264,6 +264,22 @@ func TestConfigProjectsAndPublicOrigin(t *testing.T) {
 	_ = hub.LoopbackHost
 }
 
+// A bad opencode value hub.yaml left out came from the environment, and
+// the error says so: the file has no such key to fix.
+func TestConfigValidateNamesTheEnvironment(t *testing.T) {
+	t.Setenv("GETMCP_OPENCODE_MAX_WORKERS", "99")
+	err := NewConfig().Validate()
+	if err == nil || !strings.HasPrefix(err.Error(), "opencode.max_workers (from $GETMCP_OPENCODE_MAX_WORKERS): must be 1..16") {
+		t.Fatalf("error %v, want one naming GETMCP_OPENCODE_MAX_WORKERS", err)
+	}
+	c := NewConfig()
+	c.OpenCode.set = map[string]bool{"max_workers": true}
+	c.OpenCode.MaxWorkers = 17
+	if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), "opencode.max_workers: must be") {
+		t.Fatalf("a value written in hub.yaml: %v", err)
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	for name, tc := range map[string]struct {
 		tune func(*Config)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/geturl/opencode"
@@ -78,6 +79,14 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("opencode: %w", err)
 	}
 	if err := oc.Validate(); err != nil {
+		// A value hub.yaml left out came from the environment: say so, or
+		// the operator looks for it in the file.
+		key, rest, _ := strings.Cut(err.Error(), ":")
+		if env := opencode.EnvPrefix + strings.ToUpper(key); !c.OpenCode.set[key] {
+			if _, fromEnv := os.LookupEnv(env); fromEnv {
+				return fmt.Errorf("opencode.%s (from $%s):%s", key, env, rest)
+			}
+		}
 		return fmt.Errorf("opencode.%w", err)
 	}
 	names := map[string]bool{}
