@@ -44,12 +44,19 @@ func dirsFromEnv() (*hub.Dirs, error) {
 }
 
 // stderrLog logs to stderr only: stdout belongs to MCP and JSON output.
-func stderrLog(level string) *slog.Logger {
+// stderrLog is the command's logger; a --log-level it does not know is a
+// usage error, not a silent "info".
+func stderrLog(cmd, level string) (*slog.Logger, error) {
 	l, err := hub.NewLogger(os.Stderr, hub.LogOptions{Level: level})
 	if err != nil {
-		l, _ = hub.NewLogger(os.Stderr, hub.LogOptions{})
+		return nil, hub.Exit(hub.ExitUsage, "hub aiui "+cmd+": --log-level "+err.Error())
 	}
-	return l
+	return l, nil
+}
+
+// logLevelFlag is --log-level, checked before anything starts.
+func logLevelFlag() cli.Flag {
+	return &cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level: debug, info, warn or error"}
 }
 
 func signalContext() (context.Context, context.CancelFunc) {
@@ -63,11 +70,15 @@ func serveCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "port", Value: 0, Usage: "port to bind (0 = OS-assigned)"},
 			&cli.StringSliceFlag{Name: "origin", Usage: "extra app origin allowed on /ws, /tools, /prompt, /debug"},
-			&cli.StringFlag{Name: "log-level", Value: "info"},
+			logLevelFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return hub.Exit(hub.ExitUsage, "hub aiui serve: unexpected arguments")
+			}
+			log, err := stderrLog("serve", c.String("log-level"))
+			if err != nil {
+				return err
 			}
 			dirs, err := dirsFromEnv()
 			if err != nil {
@@ -81,7 +92,6 @@ func serveCommand() *cli.Command {
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
-			log := stderrLog(c.String("log-level"))
 			s := New(cfg, KindServe)
 			if err := (adapters.Standalone{Name: "aiui", Adapter: s, Log: log, Dirs: dirs}).Serve(ctx); err != nil {
 				return hub.Exit(hub.ExitFailed, "hub aiui serve: "+err.Error())
@@ -97,17 +107,20 @@ func mcpCommand() *cli.Command {
 		Usage: "an MCP stdio server attached to the running backend (or one it starts in-process); stdout carries only JSON-RPC",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "no-page-tools-notify", Usage: "do not push page-tools changes over the channel"},
-			&cli.StringFlag{Name: "log-level", Value: "info"},
+			logLevelFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return hub.Exit(hub.ExitUsage, "hub aiui mcp: unexpected arguments")
 			}
+			log, err := stderrLog("mcp", c.String("log-level"))
+			if err != nil {
+				return err
+			}
 			dirs, err := dirsFromEnv()
 			if err != nil {
 				return err
 			}
-			log := stderrLog(c.String("log-level"))
 			ctx, cancel := signalContext()
 			defer cancel()
 			lc := hub.NewLifecycle(hub.IdleRules{})

@@ -73,7 +73,7 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "port", Value: DefaultPort, Usage: "data-plane `PORT` (the one a tunnel exposes)"},
 			&cli.IntFlag{Name: "control-port", Value: DefaultControlPort, Usage: "operator control-plane `PORT` (never tunneled)"},
 			&cli.StringFlag{Name: "public-origin", Usage: "the https `ORIGIN` a tunnel exposes the data plane at (default $" + PublicOriginEnv + ")"},
-			&cli.StringFlag{Name: "log-level", Value: "info"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level: debug, info, warn or error"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -86,7 +86,7 @@ func serveCommand() *cli.Command {
 			}
 			log, err := hub.NewLogger(c.App.ErrWriter, hub.LogOptions{Level: c.String("log-level")})
 			if err != nil {
-				return hub.Exit(hub.ExitUsage, "hub geturl serve: "+err.Error())
+				return hub.Exit(hub.ExitUsage, "hub geturl serve: --log-level "+err.Error())
 			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()

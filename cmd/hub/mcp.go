@@ -28,7 +28,7 @@ func mcpCommand() *cli.Command {
 			"hub_status, the Stitch Slop tab's (stitchslop_…), pixelle_state, pixelle_selection,\n" +
 			"pixelle_call, and aiui's page_tools_list, page_tools_call and channel_info; aiui\n" +
 			"prompts arrive as notifications/claude/channel.",
-		Flags: []cli.Flag{configFlag, &cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level"}},
+		Flags: []cli.Flag{configFlag, &cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level: debug, info, warn or error"}},
 		Action: func(c *cli.Context) error {
 			dirs, err := hub.DirsFromEnv()
 			if err != nil {
@@ -36,7 +36,7 @@ func mcpCommand() *cli.Command {
 			}
 			log, err := hub.NewLogger(os.Stderr, hub.LogOptions{Level: c.String("log-level")})
 			if err != nil {
-				return hub.Exit(hub.ExitUsage, "hub mcp: "+err.Error())
+				return hub.Exit(hub.ExitUsage, "hub mcp: --log-level "+err.Error())
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
