@@ -108,7 +108,9 @@ func parseClientArgs(args []string, allowOut bool) (clientArgs, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || a == "-" {
+		// A negative number is an argument (wait -1), refused for its value.
+		_, numErr := strconv.ParseFloat(a, 64)
+		if !strings.HasPrefix(a, "-") || a == "-" || numErr == nil {
 			ca.pos = append(ca.pos, a)
 			continue
 		}
