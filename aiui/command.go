@@ -373,9 +373,14 @@ func callArgs(args []string) (tools.CallRequest, error) {
 	}
 	req.Name = pos[0]
 	if len(pos) == 2 {
+		// Say what is wrong in the caller's terms, not the decoder's
+		// ("invalid character 'o' in literal null").
 		var obj map[string]any
-		if err := json.Unmarshal([]byte(pos[1]), &obj); err != nil {
-			return req, fmt.Errorf("JSON-ARGS must be a JSON object: %v", err)
+		if !json.Valid([]byte(pos[1])) {
+			return req, fmt.Errorf("JSON-ARGS must be a JSON object like '{\"f\":2}'; this is not valid JSON: %.80s", pos[1])
+		}
+		if err := json.Unmarshal([]byte(pos[1]), &obj); err != nil || obj == nil {
+			return req, fmt.Errorf("JSON-ARGS must be a JSON object like '{\"f\":2}', got %.80s", pos[1])
 		}
 		req.Args = json.RawMessage(pos[1])
 	}
