@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -37,6 +38,12 @@ func run(args []string) int {
 	err := app.RunContext(adapters.WithRemoteBridges(ctx, remoteBridge), args)
 	if err == nil {
 		return hub.ExitOK
+	}
+	// urfave/cli's help command answers an unknown topic ("hub help nosuch",
+	// at any level) with exit 3, the code for "nothing running".
+	if topic, ok := strings.CutPrefix(err.Error(), "No help topic for "); ok {
+		fmt.Fprintln(os.Stderr, "hub: no help for unknown command "+topic)
+		return hub.ExitUsage
 	}
 	var ec interface{ ExitCode() int }
 	if errors.As(err, &ec) {
