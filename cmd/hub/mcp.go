@@ -26,8 +26,8 @@ func mcpCommand() *cli.Command {
 			"running hub, or starts one in the background (as `hub start` does, with --config)\n" +
 			"when none runs, and holds it alive while attached; it never stops a hub. Tools:\n" +
 			"hub_status, the Stitch Slop tab's (stitchslop_…), pixelle_state, pixelle_selection,\n" +
-			"pixelle_call, and aiui's page_tools_list, page_tools_call and channel_info; aiui\n" +
-			"prompts arrive as notifications/claude/channel.",
+			"pixelle_call (once adapters.pixelle.website is set), and aiui's page_tools_list,\n" +
+			"page_tools_call and channel_info; aiui prompts arrive as notifications/claude/channel.",
 		Flags: []cli.Flag{configFlag, &cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level: debug, info, warn or error"}},
 		Action: func(c *cli.Context) error {
 			dirs, err := hub.DirsFromEnv()
