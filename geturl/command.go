@@ -2,6 +2,7 @@ package geturl
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -23,6 +25,49 @@ var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON o
 
 // Command is the `hub geturl` command group.
 func Command() *cli.Command {
+	cmd := commands()
+	jsonErrors(cmd)
+	return cmd
+}
+
+// jsonErrors makes the failure of every command with --json a JSON object
+// on stdout too, {"ok":false,"error":CODE,"message":…}, as pixelle's and
+// stitchslop's clients do: a script reading stdout gets one JSON value
+// either way (the line on stderr and the exit code stay). CODE is the
+// control plane's refusal code, else usage, not_running or failed.
+func jsonErrors(c *cli.Command) {
+	for _, sub := range c.Subcommands {
+		jsonErrors(sub)
+	}
+	action := c.Action
+	if action == nil || !slices.Contains(c.Flags, cli.Flag(jsonFlag)) {
+		return
+	}
+	c.Action = func(ctx *cli.Context) error {
+		err := action(ctx)
+		if err == nil || !ctx.Bool("json") {
+			return err
+		}
+		out := struct {
+			OK      bool   `json:"ok"`
+			Code    string `json:"error"`
+			Message string `json:"message"`
+		}{Code: "failed", Message: err.Error()}
+		var re *refused
+		switch {
+		case errors.As(err, &re):
+			out.Code, out.Message = re.code, re.msg
+		case hub.ExitCode(err) == hub.ExitUsage:
+			out.Code = "usage"
+		case hub.ExitCode(err) == hub.ExitNotRunning:
+			out.Code = "not_running"
+		}
+		emitJSON(ctx.App.Writer, out)
+		return err
+	}
+}
+
+func commands() *cli.Command {
 	return &cli.Command{
 		Name:  "geturl",
 		Usage: "the GET-only URL bridge for URL-reader agents: serve it, register projects, mint session URLs",
@@ -275,10 +320,16 @@ func projectSet(c *cli.Context) error {
 // errors already carry their exit code.
 func refusal(err error) error {
 	if re, ok := err.(*RemoteError); ok {
-		return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub geturl: %s (%s)", re.Message, re.Code))
+		return &refused{re.Code, re.Message}
 	}
 	return err
 }
+
+// refused is a control-plane refusal as the CLI reports it.
+type refused struct{ code, msg string }
+
+func (r *refused) Error() string { return fmt.Sprintf("hub geturl: %s (%s)", r.msg, r.code) }
+func (r *refused) ExitCode() int { return hub.ExitFailed }
 
 type sessionAnswer struct {
 	Session SessionInfo `json:"session"`
