@@ -40,23 +40,23 @@ func (c *shellClient) pickSession() (sessionFile, error) {
 		}
 		for _, s := range scan.Stale {
 			if s.Port == c.Port {
-				return s, hub.Exit(hub.ExitNotRunning, fmt.Sprintf("stale session file for port %d: its bridge (pid %d) is gone; start a bridge", c.Port, s.PID))
+				return s, hub.Exit(hub.ExitNotRunning, fmt.Sprintf("hub stitchslop: stale session file for port %d: its bridge (pid %d) is gone; start a bridge", c.Port, s.PID))
 			}
 		}
-		return sessionFile{}, hub.Exit(hub.ExitNotRunning, fmt.Sprintf("no Stitch Slop bridge on port %d (no session file in %s)", c.Port, c.ConfigDir))
+		return sessionFile{}, hub.Exit(hub.ExitNotRunning, fmt.Sprintf("hub stitchslop: no Stitch Slop bridge on port %d (no session file in %s)", c.Port, c.ConfigDir))
 	}
 	switch len(scan.Live) {
 	case 1:
 		return scan.Live[0], nil
 	case 0:
-		msg := "no Stitch Slop bridge is running (no live session file in " + c.ConfigDir + ")"
+		msg := "hub stitchslop: no Stitch Slop bridge is running (no live session file in " + c.ConfigDir + ")"
 		if len(scan.Stale) > 0 {
 			msg += fmt.Sprintf("; %d stale session file(s) from bridges that are gone were ignored", len(scan.Stale))
 		}
 		return sessionFile{}, hub.Exit(hub.ExitNotRunning, msg+"; start one with `hub stitchslop --origin URL` or `hub start`")
 	}
 	var b strings.Builder
-	b.WriteString("several Stitch Slop bridges are running; choose one with --port:")
+	b.WriteString("hub stitchslop: several Stitch Slop bridges are running; choose one with --port:")
 	for _, s := range scan.Live {
 		fmt.Fprintf(&b, "\n  --port %d  (pid %d, origin %s, started %s)", s.Port, s.PID, s.Origin, s.StartedAt.Format(time.RFC3339))
 	}
