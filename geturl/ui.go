@@ -1,6 +1,7 @@
 package geturl
 
 import (
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -277,7 +278,10 @@ func (c *control) tunnelOp(w http.ResponseWriter, r *http.Request) {
 				"message": "a public origin is configured and takes precedence; remove it to use a Quick Tunnel"})
 			return
 		}
-		st, err := c.s.tunnel.Start(r.Context())
+		// Not cancelled with the request: an operator who closes the page
+		// while cloudflared starts still gets the tunnel (the start is
+		// bounded by its own timeout; the adapter's guard stays in ctx).
+		st, err := c.s.tunnel.Start(context.WithoutCancel(r.Context()))
 		if err != nil {
 			hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "tunnel_failed", "message": err.Error(), "tunnel": st})
 			return
