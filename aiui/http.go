@@ -97,8 +97,12 @@ func (b *backend) prompt(w http.ResponseWriter, r *http.Request) {
 	if body.Meta != nil && body.Meta.Source != nil {
 		p.Root = body.Meta.Source.Root
 	}
-	seq := b.outbox.Deliver(p)
+	seq, err := b.outbox.Deliver(p)
 	b.touch()
+	if err != nil {
+		hub.WriteJSON(w, http.StatusInsufficientStorage, map[string]any{"ok": false, "error": err.Error()})
+		return
+	}
 	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "seq": seq})
 }
 

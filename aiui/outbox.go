@@ -3,6 +3,8 @@ package aiui
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -204,9 +206,16 @@ func (o *Outbox) end() {
 	}
 }
 
+// ErrNotRecorded is returned by Deliver for a prompt it could neither
+// record (a full disk, a file size limit) nor hand to anyone at once.
+var ErrNotRecorded = errors.New("the prompt could not be recorded and no agent is attached to take it")
+
 // Deliver records p and routes it; it returns the prompt's seq. The text
-// is appended to the record (O(prompt)) and not kept in memory.
-func (o *Outbox) Deliver(p channel.Prompt) int64 {
+// is appended to the record (O(prompt)) and not kept in memory. When the
+// record cannot be written, a prompt some face or following shell takes
+// at once is handed on from memory; one nobody takes fails with
+// ErrNotRecorded, so its sender is not told it was delivered.
+func (o *Outbox) Deliver(p channel.Prompt) (int64, error) {
 	meta := make(map[string]string, len(p.Meta)+1)
 	for k, v := range p.Meta {
 		meta[k] = v
@@ -238,9 +247,15 @@ func (o *Outbox) Deliver(p channel.Prompt) int64 {
 	}
 	var ref promptRef
 	e, err := o.j.Append(journal.Prompt{Meta: meta, Root: p.Root, Body: body, To: to})
-	if err == nil {
+	switch {
+	case err == nil:
 		ref = promptRef{seq: e.Seq}
-	} else {
+	case to == "":
+		// Nobody could take it from memory either: acknowledging it
+		// would lose it without a word, so the sender is told instead.
+		o.log.Error("cannot record a prompt, and no agent is attached to take it; refused", "err", err)
+		return 0, fmt.Errorf("%w: %v", ErrNotRecorded, err)
+	default:
 		// still hand it on, from memory: a full disk must not eat prompts
 		o.log.Error("cannot record a prompt; handing it on unrecorded", "err", err)
 		text, _ := jsonstr.Decode(body.Bytes())
@@ -262,7 +277,7 @@ func (o *Outbox) Deliver(p channel.Prompt) int64 {
 		}
 		fl.ch <- ref
 	}
-	return ref.seq
+	return ref.seq, nil
 }
 
 // Retry routes prompts still pending (e.g. after a face's queue was full).

@@ -44,7 +44,9 @@ func (s *wsConn) NewThread(ctx *channel.ThreadContext) {
 			p.Meta = map[string]string{}
 		}
 		p.Meta["format"] = ctx.Format
-		s.b.outbox.Deliver(p)
+		if _, err := s.b.outbox.Deliver(p); err != nil {
+			return err
+		}
 		tr.done(stateDelivered)
 		return nil
 	}
