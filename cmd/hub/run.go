@@ -177,10 +177,17 @@ func runHub(c *cli.Context) error {
 	keepCtx, stopKeeping := context.WithCancel(context.Background())
 	kept := make(chan struct{})
 	keeping := false // ready runs on this goroutine, inside Serve
+	var stateErr error
 	err = sup.Serve(ctx, func(st []adapters.Status) {
 		state.Adapters = st
 		if werr := supervisor.WriteState(dirs.State, state); werr != nil {
-			log.Error("cannot write state file", "err", werr)
+			// Without its state file no `hub status` or `hub stop` can
+			// find this hub: it would run on, unmanageable, while `hub
+			// start` reported success. Fail the start instead.
+			stateErr = fmt.Errorf("cannot write the state file %s: %w", filepath.Join(dirs.State, supervisor.StateFileName), werr)
+			log.Error("cannot write the state file; stopping", "err", werr)
+			cancel()
+			return
 		}
 		keeping = true
 		go func() {
@@ -195,6 +202,12 @@ func runHub(c *cli.Context) error {
 		<-kept
 	}
 	supervisor.RemoveStateIfOurs(dirs.State, state.PID)
+	if stateErr != nil {
+		if err != nil {
+			log.Error("hub stopped with an error", "err", err)
+		}
+		return fail(stateErr)
+	}
 	var idle *hub.IdleError
 	switch {
 	case err == nil:
