@@ -252,6 +252,16 @@ func (c *Client) openStream(ctx context.Context, path string, fn func(line []byt
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	cut := false
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		if i := bytes.IndexByte(data, '\n'); i >= 0 || !atEOF || len(data) == 0 {
+			return bufio.ScanLines(data, atEOF)
+		}
+		// an unterminated last line is what a stream cut mid-write
+		// leaves, never a whole line to parse
+		cut = true
+		return len(data), nil, nil
+	})
 	for sc.Scan() {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
@@ -263,8 +273,18 @@ func (c *Client) openStream(ctx context.Context, path string, fn func(line []byt
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return sc.Err()
+	if err := sc.Err(); cut || errors.Is(err, io.ErrUnexpectedEOF) {
+		return ErrStreamCut
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
+
+// ErrStreamCut is a stream that ended inside a line or a chunk: the
+// backend went away (stopped, or dropped a reader that stopped reading)
+// in the middle of writing to it.
+var ErrStreamCut = errors.New("the backend stopped in the middle of the stream")
 
 // Prompts streams the prompt record (and, with follow, new prompts).
 func (c *Client) Prompts(ctx context.Context, follow bool, fn func(Record, []byte) error) error {

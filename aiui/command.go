@@ -286,7 +286,7 @@ func promptsCommand() *cli.Command {
 			switch {
 			case ctx.Err() != nil:
 				return nil // Ctrl-C: the user stopped following
-			case err != nil:
+			case err != nil && !(errors.Is(err, ErrStreamCut) && c.Bool("follow")):
 				return hub.Exit(hub.ExitFailed, "hub aiui prompts: "+err.Error())
 			case c.Bool("follow"):
 				// as when none ran at the start: a script can tell the
