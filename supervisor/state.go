@@ -71,13 +71,18 @@ func AcquireLock(dir string) (*Lock, error) {
 }
 
 // stateDirError names the state dir; an unsafe-file refusal already names
-// its file and the fix, and a path error's own path is dropped.
+// its file and the fix. A path error's own path is dropped when it is the
+// dir, and otherwise kept: "state dir X: is a directory" said nothing of
+// the hub.lock that was one.
 func stateDirError(dir string, err error) error {
 	if errors.Is(err, hub.ErrUnsafeFile) {
 		return err
 	}
 	var pe *os.PathError
 	if errors.As(err, &pe) {
+		if filepath.Clean(pe.Path) != filepath.Clean(dir) {
+			return fmt.Errorf("state dir %s: %s: %w (move it aside)", dir, filepath.Base(pe.Path), pe.Err)
+		}
 		err = pe.Err
 	}
 	return fmt.Errorf("state dir %s: %w", dir, err)

@@ -170,3 +170,17 @@ func TestControlCallRoundTrip(t *testing.T) {
 		t.Fatalf("bad key answered %d", code)
 	}
 }
+
+// A state-dir entry that is in the way (hub.lock made a directory) is
+// named in the refusal; it said only "state dir X: is a directory".
+func TestAcquireLockNamesTheFileInTheWay(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hub")
+	if err := os.MkdirAll(filepath.Join(dir, LockFileName), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o700)
+	_, err := AcquireLock(dir)
+	if err == nil || !strings.Contains(err.Error(), LockFileName) {
+		t.Fatalf("AcquireLock with hub.lock a directory: %v; want an error naming %s", err, LockFileName)
+	}
+}
