@@ -196,6 +196,13 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The keeper stops before the deferred removal of the control file.
+	kept := make(chan struct{})
+	hub.Go(ctx, "geturl control file", func() {
+		defer close(kept)
+		keepControlFile(ctx, env.Dirs, cf, controlCheckInterval, env.Log)
+	})
+	defer func() { cancel(); <-kept }()
 	// Mutations run detached from their requests, bounded by this run.
 	shutdown := s.host.Run(ctx)
 	errc := make(chan error, 2)
