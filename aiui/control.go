@@ -1,7 +1,6 @@
 package aiui
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -112,23 +111,13 @@ func ndjson(w http.ResponseWriter) (func(v any) error, bool) {
 	}, true
 }
 
-// endWritesOnDone makes a stream's blocked write fail once the request's
-// context is done (the backend stopping). A reader that stopped reading
-// (a stopped or hung face or shell) would otherwise hold the handler, and
-// the backend's shutdown, until http.Server.Shutdown gives up and closes
-// every connection. Call the returned stop before the handler returns.
-func endWritesOnDone(w http.ResponseWriter, r *http.Request) (stop func() bool) {
-	rc := http.NewResponseController(w)
-	return context.AfterFunc(r.Context(), func() { rc.SetWriteDeadline(time.Now()) })
-}
-
 func (b *backend) controlPrompts(w http.ResponseWriter, r *http.Request) {
 	follow := r.URL.Query().Get("follow") == "1"
 	snap, f := b.outbox.Follow(follow)
 	if _, ok := ndjson(w); !ok {
 		return
 	}
-	defer endWritesOnDone(w, r)()
+	defer hub.EndWritesWhenDone(w, r)()
 	fl := w.(http.Flusher)
 	defer func() {
 		for _, ref := range snap {
@@ -180,7 +169,7 @@ func (b *backend) controlEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	defer endWritesOnDone(w, r)()
+	defer hub.EndWritesWhenDone(w, r)()
 	f := b.outbox.Attach(id, r.URL.Query().Get("cwd"))
 	b.log.Info("agent face attached", "face", id, "cwd", f.cwd)
 	confirmed := map[int64]bool{}

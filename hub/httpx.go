@@ -1,11 +1,13 @@
 package hub
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 )
 
 // WriteJSON answers with v as JSON, Content-Type application/json and
@@ -20,6 +22,17 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
+}
+
+// EndWritesWhenDone makes a streaming handler's blocked write fail once
+// the request's context is done (the server stopping). A reader that
+// stopped reading (a stopped or hung face or shell) would otherwise hold
+// the handler, and the server's shutdown, until http.Server.Shutdown gives
+// up and closes every connection. Call the returned stop before the
+// handler returns.
+func EndWritesWhenDone(w http.ResponseWriter, r *http.Request) (stop func() bool) {
+	rc := http.NewResponseController(w)
+	return context.AfterFunc(r.Context(), func() { rc.SetWriteDeadline(time.Now()) })
 }
 
 // ReadJSONBody decodes a JSON body of at most limit bytes into v. An empty

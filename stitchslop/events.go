@@ -72,6 +72,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	})
 	defer unsub()
 
+	defer hub.EndWritesWhenDone(w, r)() // a stopped face must not hold up the bridge's stop
 	h := w.Header()
 	h.Set("Content-Type", "application/x-ndjson")
 	h.Set("Cache-Control", "no-store")
