@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -102,6 +104,20 @@ func (s *Server) hubView() adapters.HubView {
 	return s.hub
 }
 
+// recoverPatches rolls back, in every project, a patch the last run was
+// cut short in (a crash, kill -9), before any agent reads the project.
+func recoverPatches(projects []session.ProjectView, log *slog.Logger) {
+	for _, p := range projects {
+		restored, err := mutate.Recover(p.Root)
+		switch {
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			log.Error("a patch interrupted by a crash could not be rolled back; the project's mutations are refused until it is", "project", p.Name, "err", err)
+		case len(restored) > 0:
+			log.Warn("rolled back a patch interrupted by a crash", "project", p.Name, "files", len(restored))
+		}
+	}
+}
+
 // StateDir is where geturl keeps its registry and control file.
 func StateDir(d hub.Dirs) string { return filepath.Join(d.State, "geturl") }
 
@@ -154,6 +170,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	if err != nil {
 		return err
 	}
+	recoverPatches(mgr.Projects(), env.Log)
 	dataLn, dataPort, err := hub.Listen([]int{s.cfg.Port})
 	if err != nil {
 		return fmt.Errorf("data plane: %w", err)

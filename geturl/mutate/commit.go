@@ -52,15 +52,16 @@ func (pl *planner) changes() []change {
 //   - delete: the original is renamed to a hidden backup name beside it.
 //     Undo renames it back.
 //
-// Backups are removed once every step has succeeded. If the process dies
-// part way, they stay behind as ".geturl-bak-*" files next to the
-// originals.
+// Backups are removed once every step has succeeded. A patch of several
+// files logs its steps first (txnlog.go), so one the process dies in the
+// middle of is rolled back later.
 type txn struct {
 	f       *fsys
 	undo    []undoStep
 	backups []string
 	dirs    map[string]bool // directories whose entries changed, to fsync
 	written int
+	baks    []string // the backup name of each change, chosen before the first
 }
 
 type undoStep struct {
@@ -70,7 +71,7 @@ type undoStep struct {
 
 func (tx *txn) touch(rel string) { tx.dirs[path.Dir(rel)] = true }
 
-func (tx *txn) apply(c change) error {
+func (tx *txn) apply(i int, c change) error {
 	v, rel := c.v, c.v.t.rel
 	switch c.kind {
 	case 'c':
@@ -95,7 +96,7 @@ func (tx *txn) apply(c change) error {
 		}})
 		tx.written += len(v.content)
 	case 'r':
-		bak, err := tx.backup(v)
+		bak, err := tx.backup(v, tx.baks[i])
 		if err != nil {
 			return err
 		}
@@ -108,7 +109,7 @@ func (tx *txn) apply(c change) error {
 		if err := tx.f.step("delete", rel); err != nil {
 			return err
 		}
-		bak := tempName(path.Dir(rel), "bak")
+		bak := tx.baks[i]
 		if err := tx.f.root.Rename(rel, bak); err != nil {
 			return err
 		}
@@ -119,13 +120,12 @@ func (tx *txn) apply(c change) error {
 	return nil
 }
 
-// backup keeps the original of a file about to be replaced.
-func (tx *txn) backup(v *vfile) (string, error) {
+// backup keeps the original of a file about to be replaced, as bak.
+func (tx *txn) backup(v *vfile, bak string) (string, error) {
 	rel := v.t.rel
 	if err := tx.f.step("backup", rel); err != nil {
 		return "", err
 	}
-	bak := tempName(path.Dir(rel), "bak")
 	err := tx.f.step("link", rel) // tests: a filesystem without hard links
 	if err == nil {
 		err = tx.f.root.Link(rel, bak)
@@ -141,8 +141,7 @@ func (tx *txn) backup(v *vfile) (string, error) {
 			return "", err
 		}
 	}
-	bak, err = tx.f.writeTemp(rel, data, v.diskPerm, true)
-	if err != nil {
+	if err := tx.f.writeAs(bak, data, v.diskPerm, true); err != nil {
 		return "", err
 	}
 	tx.backups = append(tx.backups, bak)
@@ -186,33 +185,86 @@ func (tx *txn) finish() {
 	}
 }
 
+// logged is the log of the changes before any is made: each one's
+// backup name, and what a create will make.
+func (tx *txn) logged(changes []change) *txnLog {
+	l := &txnLog{V: 1}
+	for _, c := range changes {
+		rel := c.v.t.rel
+		s := txnStep{Rel: rel, Bak: tx.baks[len(l.Steps)]}
+		switch c.kind {
+		case 'c':
+			s.Kind, s.Bak, s.Sum, s.Dirs = "create", "", digest(c.v.content), tx.f.missingDirs(rel)
+		case 'r':
+			s.Kind = "replace"
+		case 'd':
+			s.Kind = "delete"
+		}
+		l.Steps = append(l.Steps, s)
+	}
+	return l
+}
+
 // commit performs the changes, or none of them.
 func commit(f *fsys, changes []change) (int, *transport.Error) {
 	tx := &txn{f: f, dirs: make(map[string]bool)}
 	for _, c := range changes {
-		if err := tx.apply(c); err != nil {
-			cause := ioFailure(c.v.t.virtual, opName(c.kind), err)
-			if failed := tx.rollback(); len(failed) > 0 {
-				e := refusal(CodeRollbackIncomplete, cause.Detail+"; the rollback could not restore "+strings.Join(failed, ", "),
-					"inspect those files (a .geturl-bak-* file beside each holds its previous version) before retrying", "", false)
-				return 0, e.With("path", c.v.t.virtual).With("failedCode", cause.Code).With("notRestored", failed)
-			}
-			cause.Detail += "; every change of the patch was rolled back"
-			// Keep what the cause says to do: "retry later" only for a
-			// failure that can pass by itself.
-			switch {
-			case cause.Hint != "":
-				cause.Hint = "nothing was changed; " + cause.Hint
-			case cause.Retryable:
-				cause.Hint = "nothing was changed; retry later"
-			default:
-				cause.Hint = "nothing was changed"
-			}
-			return 0, cause.With("rolledBack", true)
+		tx.baks = append(tx.baks, tempName(path.Dir(c.v.t.rel), "bak"))
+	}
+	var log *txnLog
+	if len(changes) > 1 {
+		log = tx.logged(changes)
+		if err := f.writeLog(log); err != nil {
+			return 0, tx.fail(changes[0], err, nil)
 		}
 	}
+	for i, c := range changes {
+		if err := tx.apply(i, c); err != nil {
+			return 0, tx.fail(c, err, log)
+		}
+	}
+	if log != nil {
+		// The commit point: from here a crash keeps the patch, and only
+		// its backups are left to remove. Failing to mark it is failing
+		// the patch: the backups are all still there.
+		if err := f.commitLog(); err != nil {
+			return 0, tx.fail(changes[len(changes)-1], err, log)
+		}
+	}
+	f.step("finish", ".") // tests: a crash after the commit point
 	tx.finish()
+	if log != nil {
+		f.root.Remove(txnDoneName) // a crash before this only leaves it to recovery
+	}
 	return tx.written, nil
+}
+
+// fail rolls back the steps taken after c failed with err, drops the log
+// once nothing of the patch is left, and says what happened.
+func (tx *txn) fail(c change, err error, log *txnLog) *transport.Error {
+	cause := ioFailure(c.v.t.virtual, opName(c.kind), err)
+	if failed := tx.rollback(); len(failed) > 0 {
+		// the log stays: the next mutation, or geturl's next start,
+		// tries again to restore what this could not
+		e := refusal(CodeRollbackIncomplete, cause.Detail+"; the rollback could not restore "+strings.Join(failed, ", "),
+			"inspect those files (a .geturl-bak-* file beside each holds its previous version) before retrying", "", false)
+		return e.With("path", c.v.t.virtual).With("failedCode", cause.Code).With("notRestored", failed)
+	}
+	if log != nil {
+		tx.f.dropLog()
+	}
+	cause.Detail += "; every change of the patch was rolled back"
+	// Keep what the cause says to do: "retry later" only for a failure
+	// that can pass by itself.
+	switch {
+	case cause.Hint != "":
+		cause.Hint = "nothing was changed; " + cause.Hint
+	case cause.Retryable:
+		cause.Hint = "nothing was changed; retry later"
+	default:
+		cause.Hint = "nothing was changed"
+	}
+	return cause.With("rolledBack", true)
 }
 
 func opName(kind byte) string {

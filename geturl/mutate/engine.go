@@ -49,6 +49,14 @@ func (e *Engine) begin(ctx context.Context) (*fsys, func(), *transport.Error) {
 		unlock()
 		return nil, nil, refusal(CodeWriteFailed, "the project root cannot be opened", "", transport.ActionRetryLater, true)
 	}
+	// A patch a crash cut short is rolled back before anything reads or
+	// changes the project again (Recover does it when geturl starts).
+	if _, err := f.recoverLog(); err != nil {
+		f.close()
+		unlock()
+		return nil, nil, refusal(CodeRollbackIncomplete, "a patch interrupted by a crash could not be rolled back: "+err.Error(),
+			"ask the operator to inspect the project ("+txnLogName+" lists the interrupted steps)", "", false)
+	}
 	return f, func() { f.close(); unlock() }, nil
 }
 

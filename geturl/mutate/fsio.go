@@ -115,10 +115,33 @@ func (f *fsys) writeTemp(rel string, data []byte, perm fs.FileMode, keep bool) (
 	if err != nil {
 		return "", err
 	}
-	fail := func(err error) (string, error) {
+	if err := f.fill(fh, tmp, data, perm, keep); err != nil {
+		return "", err
+	}
+	return tmp, nil
+}
+
+// writeAs is writeTemp to the new file name, chosen by the caller.
+func (f *fsys) writeAs(name string, data []byte, perm fs.FileMode, keep bool) error {
+	create := fs.FileMode(0o666)
+	if keep {
+		create = 0o600
+	}
+	fh, err := f.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, create)
+	if err != nil {
+		return err
+	}
+	return f.fill(fh, name, data, perm, keep)
+}
+
+// fill writes, fsyncs and closes the new file fh at name, removing it on
+// failure.
+func (f *fsys) fill(fh *os.File, name string, data []byte, perm fs.FileMode, keep bool) error {
+	tmp := name
+	fail := func(err error) error {
 		fh.Close()
 		f.root.Remove(tmp)
-		return "", err
+		return err
 	}
 	if _, err := fh.Write(data); err != nil {
 		return fail(err)
@@ -133,9 +156,9 @@ func (f *fsys) writeTemp(rel string, data []byte, perm fs.FileMode, keep bool) (
 	}
 	if err := fh.Close(); err != nil {
 		f.root.Remove(tmp)
-		return "", err
+		return err
 	}
-	return tmp, nil
+	return nil
 }
 
 // replace atomically replaces (or creates) rel with data: temp file in the
@@ -224,6 +247,19 @@ func (f *fsys) mkdirs(rel string) ([]string, error) {
 		}
 	}
 	return created, nil
+}
+
+// missingDirs are the directories mkdirs would make for rel, shallowest
+// first.
+func (f *fsys) missingDirs(rel string) []string {
+	var missing []string
+	for dir := path.Dir(rel); dir != "." && dir != "/"; dir = path.Dir(dir) {
+		if _, err := f.root.Lstat(dir); err == nil {
+			break
+		}
+		missing = append([]string{dir}, missing...)
+	}
+	return missing
 }
 
 // rmdirs removes directories mkdirs created, deepest first, as long as they

@@ -62,7 +62,9 @@ func TestRollbackAtEveryStep(t *testing.T) {
 	{
 		p := newProject(t, rollbackTree)
 		p.eng.hook = func(op, rel string) error {
-			if op != "link" { // a failing link is not a failure: the backup is copied instead
+			// a failing link is not a failure (the backup is copied
+			// instead), and finish only marks where a crash may come
+			if op != "link" && op != "finish" {
 				steps = append(steps, op+" "+rel)
 			}
 			return nil
@@ -87,7 +89,7 @@ func TestRollbackAtEveryStep(t *testing.T) {
 			before := treetest.Snapshot(t, p.root)
 			n := 0
 			p.eng.hook = func(op, rel string) error {
-				if op == "link" {
+				if op == "link" || op == "finish" {
 					return nil
 				}
 				if n++; n == k+1 {
@@ -258,5 +260,98 @@ func TestRolledBackHintKeepsTheCause(t *testing.T) {
 		if !strings.Contains(te.Hint, "nothing was changed") {
 			t.Errorf("%v: hint %q does not say the patch was undone", c.errno, te.Hint)
 		}
+	}
+}
+
+// crash is what the hook panics with to stop a commit dead, as kill -9
+// would: nothing after the step runs, no rollback either.
+type crash struct{}
+
+// TestRecoveryAfterACrashAtEveryStep cuts a multi-file patch short at
+// each of its file-system steps, as a crash would, and requires the next
+// mutation (or geturl's start, Recover) to leave the project exactly as
+// before the patch, or, when it was cut after its commit point, exactly as
+// after it: same bytes and modes, no backup, temporary or log file.
+func TestRecoveryAfterACrashAtEveryStep(t *testing.T) {
+	var steps []string
+	var after map[string]string
+	{
+		p := newProject(t, rollbackTree)
+		p.eng.hook = func(op, rel string) error {
+			steps = append(steps, op+" "+rel)
+			return nil
+		}
+		if _, err := p.eng.ApplyPatch(context.Background(), rollbackPatch); err != nil {
+			t.Fatal(err)
+		}
+		after = treetest.Snapshot(t, p.root)
+	}
+	if steps[0] != "write "+txnLogName || steps[len(steps)-1] != "finish ." {
+		t.Fatalf("steps %v", steps)
+	}
+	for k, step := range steps {
+		for _, via := range []string{"next mutation", "Recover"} {
+			t.Run(fmt.Sprintf("%02d %s, then %s", k, step, via), func(t *testing.T) {
+				p := newProject(t, rollbackTree)
+				p.read("a.txt")
+				want := treetest.Snapshot(t, p.root)
+				if step == "finish ." {
+					want = after
+				}
+				n := 0
+				p.eng.hook = func(op, rel string) error {
+					if n++; n == k+1 {
+						panic(crash{})
+					}
+					return nil
+				}
+				func() {
+					defer func() {
+						if r := recover(); r != (crash{}) {
+							t.Fatalf("the patch was not cut short: %v", r)
+						}
+					}()
+					p.eng.ApplyPatch(context.Background(), rollbackPatch)
+				}()
+				p.eng.hook = nil
+				if via == "Recover" {
+					if _, err := Recover(p.root); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					if _, err := p.eng.ApplyPatch(context.Background(), "*** Begin Patch\n*** Add File: other.txt\n+o\n*** End Patch"); err != nil {
+						t.Fatal(err)
+					}
+					os.Remove(filepath.Join(p.root, "other.txt"))
+				}
+				treetest.Same(t, "tree", want, treetest.Snapshot(t, p.root))
+			})
+		}
+	}
+}
+
+// A log this engine cannot have written (planted in the project, or
+// damaged) is never followed: mutations are refused until it is moved
+// aside, and nothing in the project moves.
+func TestRecoveryRefusesAForeignLog(t *testing.T) {
+	for name, log := range map[string]string{
+		"not JSON":           "{",
+		"another version":    `{"v":2,"steps":[]}`,
+		"a backup elsewhere": `{"v":1,"steps":[{"kind":"replace","rel":"a.txt","bak":"b.txt"}]}`,
+		"outside the root":   `{"v":1,"steps":[{"kind":"delete","rel":"../x","bak":"../.geturl-bak-0123456789abcdef"}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := newProject(t, rollbackTree)
+			os.WriteFile(filepath.Join(p.root, txnLogName), []byte(log), 0o600)
+			before := treetest.Snapshot(t, p.root)
+			if _, err := Recover(p.root); err == nil {
+				t.Fatal("a foreign log was followed")
+			}
+			_, err := p.eng.Write(context.Background(), "new.txt", "n")
+			if codeOf(t, err) != CodeRollbackIncomplete {
+				t.Fatalf("err = %v", err)
+			}
+			treetest.Same(t, "tree", before, treetest.Snapshot(t, p.root))
+		})
 	}
 }
