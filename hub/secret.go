@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 // SecretStore keeps credentials as 0600 files under one 0700 directory.
@@ -77,7 +79,36 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
 		d.Sync()
 		d.Close()
 	}
+	sweepStaleTemps(dir, filepath.Base(path))
 	return nil
+}
+
+// staleTempAge is how old a temp file of an atomic write must be to count
+// as one a killed writer left (a write takes milliseconds).
+const staleTempAge = 10 * time.Minute
+
+// sweepStaleTemps removes the temp files writers of base killed mid-write
+// (kill -9, power loss) left beside it: 0600 copies of secrets nothing
+// would ever remove. A fresh one may be another writer's, and stays.
+func sweepStaleTemps(dir, base string) {
+	stale, _ := filepath.Glob(filepath.Join(dir, "."+escapeGlob(base)+".tmp-*"))
+	for _, p := range stale {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleTempAge {
+			os.Remove(p)
+		}
+	}
+}
+
+// escapeGlob quotes the pattern characters of a file name.
+func escapeGlob(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // RandomBytes returns n bytes from crypto/rand.

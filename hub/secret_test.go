@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestSecretStoreModes(t *testing.T) {
@@ -138,5 +139,34 @@ func BenchmarkSecretEqual(b *testing.B) {
 	x, y := RandomToken(32), RandomToken(32)
 	for b.Loop() {
 		SecretEqual(x, y)
+	}
+}
+
+// A writer killed mid-write leaves a 0600 temp copy beside the file; the
+// next write of that file removes the stale ones, and leaves a fresh one
+// (another writer's, busy) and other files' alone.
+func TestWriteFileAtomicSweepsStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hub.json")
+	old := time.Now().Add(-time.Hour)
+	for _, name := range []string{".hub.json.tmp-111", ".hub.json.tmp-222", ".hub.json.tmp-fresh", ".other.json.tmp-333"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("key"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if name != ".hub.json.tmp-fresh" {
+			os.Chtimes(p, old, old)
+		}
+	}
+	if err := WriteFileAtomic(path, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if got := strings.Join(names, " "); got != ".hub.json.tmp-fresh .other.json.tmp-333 hub.json" {
+		t.Fatalf("left %s", got)
 	}
 }
