@@ -142,8 +142,13 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	// The file goes when the listener closes, before the port is released:
 	// while we hold the port no other bridge can bind it and write its own
 	// session-<port>.json, so the pid check cannot race with one (§4.1).
-	ln = &sessionListener{Listener: ln, remove: func() { removeSession(dir, port, os.Getpid()) }}
+	// Until then it is kept in place.
+	keeper := &sessionKeeper{dir: dir, sess: sess}
+	ln = &sessionListener{Listener: ln, remove: keeper.remove}
 	defer ln.Close()
+	keepCtx, stopKeeping := context.WithCancel(ctx)
+	defer stopKeeping()
+	env.Guard.Go("stitchslop session file", func() { keeper.keep(keepCtx, sessionCheck, log) })
 
 	s.mu.Lock()
 	s.log, s.env, s.pairings, s.configDir = log, env, store, dir

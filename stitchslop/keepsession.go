@@ -1,0 +1,69 @@
+package stitchslop
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/hubdev/hub/hub"
+)
+
+// sessionCheck is how often a running bridge checks its session file.
+var sessionCheck = 2 * time.Second
+
+// sessionKeeper keeps a running bridge's session file (§4.1) in place: a
+// file deleted or damaged while the bridge runs made every shell command
+// and face report "no bridge is running" and point at starting one. While
+// the bridge holds its port no other bridge can write a file of that
+// name, so rewriting it takes nothing from anyone. It stops writing once
+// the file is removed on the way out.
+type sessionKeeper struct {
+	dir  string
+	sess sessionFile
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// keep checks the file every interval until ctx ends.
+func (k *sessionKeeper) keep(ctx context.Context, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var thin hub.LogThinner // something that keeps deleting it costs one line, not one per check
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		path := sessionPath(k.dir, k.sess.Port)
+		got, err := readSession(path)
+		if err == nil && got.PID == k.sess.PID && hub.SecretEqual(got.Key, k.sess.Key) {
+			continue
+		}
+		why := "it names another bridge"
+		if err != nil {
+			why = err.Error()
+		}
+		k.mu.Lock()
+		if !k.closed {
+			err = writeSession(k.dir, k.sess)
+		}
+		k.mu.Unlock()
+		if err != nil {
+			thin.Log(log, slog.LevelError, "session", "cannot rewrite the session file", "path", path, "why", why, "err", err)
+			continue
+		}
+		thin.Warn(log, "session rewritten", "rewrote the session file", "path", path, "why", why)
+	}
+}
+
+// remove deletes the file while it is still this bridge's, and keeps it
+// from being written again.
+func (k *sessionKeeper) remove() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.closed = true
+	removeSession(k.dir, k.sess.Port, k.sess.PID)
+}
