@@ -2,11 +2,13 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -110,6 +112,14 @@ func (l *connLimit) closeLongestIdle() {
 func (l *connLimit) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
+		// http.Server retries these and logs them only at debug level;
+		// running out of descriptors must be visible at the default one.
+		if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+			if count, ok := l.full.Note("fds"); ok {
+				l.log.Warn("cannot accept connections: out of file descriptors (raise `ulimit -n`); retrying",
+					"addr", l.Addr().String(), "err", err, "count", count)
+			}
+		}
 		return nil, err
 	}
 	select {
