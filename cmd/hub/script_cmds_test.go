@@ -222,7 +222,7 @@ func cmdSigHub(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: sighub SIGNAL")
 	}
-	sigs := map[string]syscall.Signal{"QUIT": syscall.SIGQUIT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL}
+	sigs := map[string]syscall.Signal{"QUIT": syscall.SIGQUIT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL, "STOP": syscall.SIGSTOP}
 	sig, ok := sigs[args[0]]
 	if !ok {
 		ts.Fatalf("sighub: unknown signal %q", args[0])
@@ -230,6 +230,10 @@ func cmdSigHub(ts *testscript.TestScript, neg bool, args []string) {
 	st, err := supervisor.ReadState(ts.Getenv("XDG_STATE_HOME") + "/hub")
 	ts.Check(err)
 	ts.Check(syscall.Kill(st.PID, sig))
+	if sig == syscall.SIGSTOP {
+		ts.Defer(func() { syscall.Kill(st.PID, syscall.SIGCONT) }) // never leave it stopped
+		return
+	}
 	if !waitExit(st.PID, 10e9) {
 		ts.Fatalf("sighub: pid %d survived SIG%s", st.PID, args[0])
 	}

@@ -46,6 +46,11 @@ func stopCommand() *cli.Command {
 					return
 				}
 				syscall.Kill(st.PID, sig)
+				if sig == syscall.SIGTERM {
+					// a stopped hub (a suspended terminal, a debugger) acts
+					// on it only once it runs: wake it to stop gracefully
+					syscall.Kill(st.PID, syscall.SIGCONT)
+				}
 			}
 			// Gone means no longer a hub holding the lock: a hub releases
 			// it only as it exits.
