@@ -59,13 +59,22 @@ func (r *RotatingFile) open() error {
 		f.Close()
 		return err
 	}
+	if err := r.install(f); err != nil {
+		return err
+	}
+	r.size = fi.Size()
+	return nil
+}
+
+// install makes f the file written to, the redirected descriptors too.
+func (r *RotatingFile) install(f *os.File) error {
 	for _, fd := range r.Redirect {
 		if err := syscall.Dup3(int(f.Fd()), fd, 0); err != nil {
 			f.Close()
 			return fmt.Errorf("redirecting fd %d to %s: %w", fd, r.Path, err)
 		}
 	}
-	r.f, r.size = f, fi.Size()
+	r.f, r.size = f, 0
 	return nil
 }
 
@@ -88,12 +97,35 @@ func (r *RotatingFile) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// rotate moves the current file to .1 (the older ones on) and starts a
+// new one. The path never goes missing meanwhile, for `hub logs` and
+// anyone else reading it: the current file is linked as .1 and a fresh
+// file renamed over the path.
 func (r *RotatingFile) rotate() error {
-	if err := RotateFiles(r.Path, r.Keep); err != nil {
+	for i := r.Keep - 1; i >= 1; i-- {
+		if err := os.Rename(fmt.Sprintf("%s.%d", r.Path, i), fmt.Sprintf("%s.%d", r.Path, i+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	fresh := r.Path + ".new"
+	os.Remove(fresh)
+	f, err := OpenPrivate(fresh, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600, false)
+	if err != nil {
+		return err
+	}
+	os.Remove(r.Path + ".1") // keep == 1: the oldest goes
+	if err := os.Link(r.Path, r.Path+".1"); err != nil {
+		f.Close()
+		os.Remove(fresh)
+		return err
+	}
+	if err := os.Rename(fresh, r.Path); err != nil {
+		f.Close()
+		os.Remove(fresh)
 		return err
 	}
 	old := r.f
-	if err := r.open(); err != nil {
+	if err := r.install(f); err != nil {
 		r.f = old
 		return err
 	}

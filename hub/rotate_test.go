@@ -97,3 +97,50 @@ func TestRotateFilesKeepsN(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+// A reader never finds the log missing while it rotates (`hub logs`, a
+// test checking its size): the current file is linked as .1 and a fresh
+// one renamed over the path, and only Keep old files stay.
+func TestRotatingFileNeverMissing(t *testing.T) {
+	for _, keep := range []int{1, 2} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "hub.log")
+		r, err := OpenRotating(path, 100, keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		missing := make(chan error, 1)
+		go func() {
+			for {
+				select {
+				case <-stop:
+					missing <- nil
+					return
+				default:
+				}
+				if _, err := os.Stat(path); err != nil {
+					missing <- err
+					return
+				}
+			}
+		}()
+		for i := range 2000 {
+			fmt.Fprintf(r, "line %04d of forty bytes, give or take\n", i)
+		}
+		close(stop)
+		if err := <-missing; err != nil {
+			t.Fatalf("keep %d: the log went missing while rotating: %v", keep, err)
+		}
+		r.Close()
+		entries, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		want := map[int]string{1: "hub.log hub.log.1", 2: "hub.log hub.log.1 hub.log.2"}[keep]
+		if got := strings.Join(names, " "); got != want {
+			t.Fatalf("keep %d: files %s, want %s", keep, got, want)
+		}
+	}
+}
