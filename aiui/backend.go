@@ -183,16 +183,33 @@ func (b *backend) reload() map[string]any {
 // shared record: a prompt delivered there reaches a face here within it.
 const RecordCheckInterval = time.Second
 
-// followRecord runs Outbox.Sync every interval until ctx ends.
+// followRecord runs Outbox.Sync every interval while a face or following
+// shell is attached, until ctx ends.
 func (b *backend) followRecord(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
+	followWhileWatched(ctx, every, b.outbox.Watched, b.outbox.Sync)
+}
+
+// followWhileWatched calls sync every interval from the moment watched()
+// is closed until sync reports nobody watches, then waits for watched()
+// again, with no timer: a ticker that ran for as long as the backend did
+// woke an idle hub every second to do nothing.
+func followWhileWatched(ctx context.Context, every time.Duration, watched func() <-chan struct{}, sync func() bool) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
-			b.outbox.Sync()
+		case <-watched():
 		}
+		t := time.NewTicker(every)
+		for watching := true; watching; {
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+				watching = sync()
+			}
+		}
+		t.Stop()
 	}
 }

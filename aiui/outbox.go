@@ -87,7 +87,10 @@ type Outbox struct {
 	thin      hub.LogThinner // a prompt flood with no face costs log2(n) warnings, not n
 	faces     map[string]*face
 	followers map[*follower]struct{}
-	closed    bool
+	// watch is closed while a face or following shell is attached, so the
+	// record follower ticks only then (see Watched).
+	watch  chan struct{}
+	closed bool
 	// seen is the newest seq this outbox has handed on; a later one in the
 	// record was appended by another backend sharing it (see catchUp).
 	seen int64
@@ -105,7 +108,7 @@ func openOutbox(d hub.Dirs, limit int, log *slog.Logger) (*Outbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Outbox{path: path, j: j, log: log, faces: map[string]*face{}, followers: map[*follower]struct{}{}}
+	o := &Outbox{path: path, j: j, log: log, faces: map[string]*face{}, followers: map[*follower]struct{}{}, watch: make(chan struct{})}
 	if es := j.Entries(); len(es) > 0 {
 		o.seen = es[len(es)-1].Seq // older prompts reach faces when they attach
 	}
@@ -185,16 +188,41 @@ func (o *Outbox) takers() []*follower {
 
 // Sync looks for prompts another backend appended to the shared record
 // and hands them on (catchUp). The backend calls it every
-// RecordCheckInterval; it costs a lock and a stat, and nothing at all
-// while no face or following shell is attached.
-func (o *Outbox) Sync() {
+// RecordCheckInterval while Watched is closed; it costs a lock and a
+// stat. It reports whether a face or following shell is still attached.
+func (o *Outbox) Sync() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed || len(o.faces) == 0 && len(o.followers) == 0 {
-		return
+		return false
 	}
 	o.begin()
 	o.end()
+	return true
+}
+
+// Watched returns a channel that is closed while a face or following shell
+// is attached: an idle backend then has no timer to wake it every second.
+func (o *Outbox) Watched() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.watch
+}
+
+// watchChanged closes watch when the first face or follower attaches and
+// replaces it when the last one leaves. Caller holds mu.
+func (o *Outbox) watchChanged() {
+	watched := len(o.faces)+len(o.followers) > 0
+	select {
+	case <-o.watch:
+		if !watched {
+			o.watch = make(chan struct{})
+		}
+	default:
+		if watched {
+			close(o.watch)
+		}
+	}
 }
 
 func (o *Outbox) end() {
@@ -350,6 +378,7 @@ func (o *Outbox) Attach(id, cwd string) *face {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.faces[id] = f
+	o.watchChanged()
 	o.begin()
 	defer o.end()
 	for _, e := range o.j.Entries() {
@@ -367,6 +396,7 @@ func (o *Outbox) Detach(f *face, unconfirmed []int64) {
 	defer o.mu.Unlock()
 	if o.faces[f.id] == f {
 		delete(o.faces, f.id)
+		o.watchChanged()
 	}
 	if len(unconfirmed) == 0 {
 		return
@@ -415,6 +445,7 @@ func (o *Outbox) Follow(follow bool) ([]promptRef, *follower) {
 	}
 	f := &follower{ch: make(chan promptRef, 256)}
 	o.followers[f] = struct{}{}
+	o.watchChanged()
 	return snap, f
 }
 
@@ -422,6 +453,7 @@ func (o *Outbox) Follow(follow bool) ([]promptRef, *follower) {
 func (o *Outbox) Unfollow(f *follower) {
 	o.mu.Lock()
 	delete(o.followers, f)
+	o.watchChanged()
 	o.mu.Unlock()
 	for {
 		select {
