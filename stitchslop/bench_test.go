@@ -35,6 +35,10 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.Run(face+"/c"+itoa(conc), func(b *testing.B) {
 				br := startBridge(b, nil)
 				p, _ := br.attach(map[string]any{"token": testToken})
+				// A real tab announces its tools: the MCP faces forward
+				// them, and only a forwarded tool takes their fast path.
+				p.send(map[string]any{"tools": []map[string]any{{"name": "scene.describe"}}})
+				adaptertest.WaitFor(b, "the tab's tools", func() bool { ts, _ := br.S.Tools(); return len(ts) == 1 })
 				p.serve(func(cmd string, _ map[string]any) map[string]any {
 					return map[string]any{"ok": true, "say": "ok", "objects": 3}
 				})
