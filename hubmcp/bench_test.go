@@ -104,11 +104,20 @@ func BenchmarkToolsCall(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64((cpuTime()-before).Microseconds())/float64(b.N), "cpu-µs/call")
+			b.ReportMetric(peakRSSMiB(), "peak-rss-MiB")
 			slices.Sort(lat)
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 		})
 	}
+}
+
+// peakRSSMiB is the process's peak resident set so far: client, hub mcp,
+// hub and page together.
+func peakRSSMiB() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Maxrss) / 1024 // Linux reports KiB
 }
 
 // cpuTime is the process's user+system CPU time so far.

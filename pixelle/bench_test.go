@@ -13,7 +13,8 @@ import (
 
 // BenchmarkRoundTrip measures agent command → relay → browser → relay →
 // agent over real loopback WebSockets, with 1 and 16 agents sending
-// concurrently to one session's browser.
+// concurrently to one session's browser. Every side runs in this process,
+// so process-cpu-µs/op is the round trip's whole CPU.
 func BenchmarkRoundTrip(b *testing.B) {
 	for _, conc := range []int{1, 16} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) { benchRoundTrip(b, conc) })
@@ -59,7 +60,7 @@ func benchRoundTrip(b *testing.B, conc int) {
 		agents[i] = a
 	}
 	lat := make([][]time.Duration, conc)
-	b.ResetTimer()
+	measured := adaptertest.MeasureProcess(b)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, a := range agents {
@@ -86,7 +87,7 @@ func benchRoundTrip(b *testing.B, conc int) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	b.StopTimer()
+	measured()
 	all := slices.Concat(lat...)
 	slices.Sort(all)
 	if len(all) > 0 {
