@@ -38,13 +38,13 @@ const (
 
 // e2eHub is a supervisor serving one bridge and geturl.
 type e2eHub struct {
-	t    *testing.T
+	t    testing.TB
 	dirs hub.Dirs
 	sup  *supervisor.Supervisor
 	http *http.Client
 }
 
-func startE2EHub(t *testing.T, bridge string) *e2eHub {
+func startE2EHub(t testing.TB, bridge string) *e2eHub {
 	t.Helper()
 	dirs := adaptertest.TempDirs(t)
 	if err := os.MkdirAll(filepath.Join(dirs.Home, "proj"), 0o700); err != nil {
@@ -246,11 +246,11 @@ func (c call) query(plugin, control string) string {
 // one mutation, and what else only it does.
 type scenario struct {
 	bridge   string
-	attach   func(t *testing.T, h *e2eHub, r, m string) *scriptedPage
+	attach   func(t testing.TB, h *e2eHub, r, m string) *scriptedPage
 	read     call
 	readWant string // in the read's result
 	mutation call
-	extra    func(t *testing.T, h *e2eHub, p *scriptedPage, r, m string)
+	extra    func(t testing.TB, h *e2eHub, p *scriptedPage, r, m string)
 }
 
 // Every bridge as a plugin, through GETs only: listed offline before its
@@ -350,7 +350,7 @@ func TestBridgesAsGeturlPlugins(t *testing.T) {
 func stitchslopScenario() scenario {
 	return scenario{
 		bridge: "stitchslop",
-		attach: func(t *testing.T, h *e2eHub, _, _ string) *scriptedPage {
+		attach: func(t testing.TB, h *e2eHub, _, _ string) *scriptedPage {
 			port := h.port("stitchslop")
 			rem, err := stitchslop.OpenRemote(context.Background(), filepath.Join(h.dirs.Home, ".stitchslop"), port)
 			if err != nil {
@@ -402,7 +402,7 @@ func stitchslopScenario() scenario {
 		read:     call{"scene.describe", `{}`},
 		readWant: `"objects":2`,
 		mutation: call{"stitch.add", `{"kind":"satin","at":[1,2]}`},
-		extra: func(t *testing.T, h *e2eHub, p *scriptedPage, r, m string) {
+		extra: func(t testing.TB, h *e2eHub, p *scriptedPage, r, m string) {
 			if a := h.get(m + "/k?plugin=stitchslop&tool=fail&wait=1500&raw={}"); a.ErrorCode != "unknown_stitch" || a.State != "failed" ||
 				!strings.Contains(a.ErrorDetail, "does not exist") {
 				t.Fatalf("page error: %s", a.raw)
@@ -420,7 +420,7 @@ func stitchslopScenario() scenario {
 func pixelleScenario() scenario {
 	return scenario{
 		bridge: "pixelle",
-		attach: func(t *testing.T, h *e2eHub, r, m string) *scriptedPage {
+		attach: func(t testing.TB, h *e2eHub, r, m string) *scriptedPage {
 			port := h.port("pixelle")
 			req, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/api/sessions", port), nil)
 			req.Header.Set("Origin", pxWebsite)
@@ -496,7 +496,7 @@ func pixelleScenario() scenario {
 		read:     call{"state.read", `{}`},
 		readWant: `"title":"Example"`,
 		mutation: call{"nodes.upsert", `{"expectedRevision":4,"params":{"nodes":[{"id":"concept","kind":"note","title":"Concept","content":"Hello"}]}}`},
-		extra: func(t *testing.T, h *e2eHub, p *scriptedPage, r, m string) {
+		extra: func(t testing.TB, h *e2eHub, p *scriptedPage, r, m string) {
 			var cmd struct {
 				ExpectedRevision int    `json:"expectedRevision"`
 				OperationID      string `json:"operationId"`
@@ -517,7 +517,7 @@ func pixelleScenario() scenario {
 func aiuiScenario() scenario {
 	return scenario{
 		bridge: "aiui",
-		attach: func(t *testing.T, h *e2eHub, _, _ string) *scriptedPage {
+		attach: func(t testing.TB, h *e2eHub, _, _ string) *scriptedPage {
 			var pages []*scriptedPage
 			for _, reg := range []string{
 				`{"v":1,"type":"register","ns":"morpho","url":"http://localhost:5173/","tools":[{"name":"get-state","description":"the sim state"},{"name":"set-params","inputSchema":{"type":"object"}}]}`,
@@ -565,7 +565,7 @@ func aiuiScenario() scenario {
 		read:     call{"morpho/get-state", `{}`},
 		readWant: `"ns":"morpho"`,
 		mutation: call{"set-params", `{"speed":2}`},
-		extra: func(t *testing.T, h *e2eHub, _ *scriptedPage, r, _ string) {
+		extra: func(t testing.TB, h *e2eHub, _ *scriptedPage, r, _ string) {
 			a := h.get(r + "/k?plugin=aiui&tool=get-state&raw={}")
 			if a.ErrorCode != "ambiguous_tool" || !strings.Contains(a.RepairHint, "tool=morpho/get-state, tool=aztec/get-state") || !strings.Contains(a.ErrorDetail, "localhost:5174") {
 				t.Fatalf("ambiguous: %s", a.raw)
