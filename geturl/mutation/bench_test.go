@@ -2,6 +2,7 @@ package mutation
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/geturl/internal/benchdata"
+	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -38,7 +40,12 @@ func benchTree() map[string]string {
 // serverCPU fetches, from a child process, urls(i) for warm-up and then
 // for i in 0..b.N-1, in order, each answer required to be ok and finished,
 // and reports this process's CPU per iteration.
-func serverCPU(b *testing.B, urls func(i int) []string) {
+func serverCPU(b *testing.B, urls func(i int) []string) { serverCPUWith(b, urls, false) }
+
+// serverCPUWith is serverCPU; with commands it also reports the CPU of the
+// processes the server ran and waited for (shell-cpu-µs/op: its waited-for
+// children's CPU less the client's).
+func serverCPUWith(b *testing.B, urls func(i int) []string, commands bool) {
 	b.Helper()
 	var getsPerOp float64
 	write := func(from, n int) string {
@@ -60,22 +67,35 @@ func serverCPU(b *testing.B, urls func(i int) []string) {
 		getsPerOp = float64(gets) / float64(n)
 		return p
 	}
+	var clientCPU time.Duration
 	run := func(file string) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestBenchClientProcess$")
 		cmd.Env = append(os.Environ(), "GETURL_BENCH_URLS="+file, "GOMAXPROCS=1")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("client: %v\n%s", err, out)
 		}
+		clientCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	run(write(1<<30, 4)) // warm-up (an even count: iterations alternate), identities of their own
 	file := write(0, b.N)
 	b.ResetTimer()
-	before := selfCPU()
+	before, kids := selfCPU(), childrenCPU()
 	run(file)
 	d := selfCPU() - before
 	b.StopTimer()
 	b.ReportMetric(float64(d.Nanoseconds())/1e3/float64(b.N), "server-cpu-µs/op")
+	if commands {
+		shells := childrenCPU() - kids - clientCPU
+		b.ReportMetric(float64(shells.Nanoseconds())/1e3/float64(b.N), "shell-cpu-µs/op")
+	}
 	b.ReportMetric(getsPerOp, "GETs/op")
+}
+
+// childrenCPU is the CPU of this process's waited-for children so far.
+func childrenCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func selfCPU() time.Duration {
@@ -172,4 +192,21 @@ func BenchmarkStagedWrite4Chunks(b *testing.B) {
 		}
 		return append(us, e.m+"/w?path=out/"+blob+".txt&blob="+blob+"&count=4&wait=1500")
 	})
+}
+
+// BenchmarkJournaledTerminalTrue is one /x running `true` through the
+// gateway, as an agent runs a command: bind, journal the intent, the
+// guard, a real shell in the project (its own process group, reaped),
+// wait=1500 until it finished, the record. server-cpu-µs/op is the
+// server's; shell-cpu-µs/op the shell's it started.
+func BenchmarkJournaledTerminalTrue(b *testing.B) {
+	e := newEnvWith(b, rw, Options{Terminal: &terminal.Config{}}, benchTree())
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		e.host.Shutdown(ctx)
+	})
+	serverCPUWith(b, func(i int) []string {
+		return []string{e.m + "/x?run=" + strconv.Itoa(i) + "&wait=1500&raw=true"}
+	}, true)
 }
