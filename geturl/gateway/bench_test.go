@@ -138,6 +138,7 @@ func benchServerCPU(b *testing.B, url string) {
 	d := selfCPU() - before
 	b.StopTimer()
 	b.ReportMetric(float64(d.Nanoseconds())/1e3/float64(b.N), "server-cpu-µs/op")
+	b.ReportMetric(cputime.PeakRSSMiB(), "server-peak-rss-MiB")
 }
 
 // TestBenchClientProcess is the child side of the server-CPU benchmark.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/geturl/internal/benchdata"
+	"github.com/hubdev/hub/geturl/internal/cputime"
 	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -84,6 +85,7 @@ func serverCPUWith(b *testing.B, urls func(i int) []string, commands bool) {
 	d := selfCPU() - before
 	b.StopTimer()
 	b.ReportMetric(float64(d.Nanoseconds())/1e3/float64(b.N), "server-cpu-µs/op")
+	b.ReportMetric(cputime.PeakRSSMiB(), "server-peak-rss-MiB")
 	if commands {
 		shells := childrenCPU() - kids - clientCPU
 		b.ReportMetric(float64(shells.Nanoseconds())/1e3/float64(b.N), "shell-cpu-µs/op")

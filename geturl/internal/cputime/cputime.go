@@ -11,7 +11,7 @@ import (
 )
 
 // Start resets the benchmark timer and returns a function to call after the
-// loop; it reports "cpu-µs/op".
+// loop; it reports "cpu-µs/op" and "peak-rss-MiB".
 func Start(b *testing.B) func() {
 	b.Helper()
 	before := used()
@@ -20,7 +20,18 @@ func Start(b *testing.B) func() {
 		b.StopTimer()
 		d := used() - before
 		b.ReportMetric(float64(d.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(PeakRSSMiB(), "peak-rss-MiB")
 	}
+}
+
+// PeakRSSMiB is this process's peak resident set so far (its children's
+// are not counted: a benchmark's client process is not the server).
+func PeakRSSMiB() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024 // Linux reports KiB
 }
 
 func used() time.Duration {
