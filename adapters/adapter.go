@@ -58,6 +58,15 @@ type HubView interface {
 	Bridge(name string) (b ToolBridge, ok bool)
 }
 
+// StateView is a HubView that can tell one adapter's state without a
+// whole Status snapshot, which asks every adapter for its line (reading
+// pairing files, searching PATH): a question asked on every geturl /k call.
+type StateView interface {
+	// State is the named adapter's state; ok is false when the hub has no
+	// adapter of that name.
+	State(name string) (state State, ok bool)
+}
+
 // State is where an adapter is in its life, as shown by `hub status`.
 type State string
 

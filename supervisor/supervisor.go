@@ -330,7 +330,23 @@ func (s *Supervisor) Bridge(name string) (adapters.ToolBridge, bool) {
 	return nil, false
 }
 
-var _ adapters.HubView = (*Supervisor)(nil)
+var (
+	_ adapters.HubView   = (*Supervisor)(nil)
+	_ adapters.StateView = (*Supervisor)(nil)
+)
+
+// State is the named adapter's state, as Status has it, without asking
+// any adapter for its status line.
+func (s *Supervisor) State(name string) (adapters.State, bool) {
+	for _, u := range s.units {
+		if u.name == name {
+			u.mu.Lock()
+			defer u.mu.Unlock()
+			return u.state, true
+		}
+	}
+	return "", false
+}
 
 // Status is a snapshot of every adapter, sorted by name.
 func (s *Supervisor) Status() []adapters.Status {

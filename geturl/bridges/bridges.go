@@ -103,9 +103,18 @@ func (p *Plugin) Present() bool {
 	if v == nil {
 		return false
 	}
+	enabled := func(st adapters.State) bool {
+		return st != adapters.StateDisabled && st != adapters.StateNotImplemented
+	}
+	// Asked on every /k call: a hub that can say one adapter's state is
+	// spared a status snapshot of all of them.
+	if sv, ok := v.(adapters.StateView); ok {
+		st, ok := sv.State(p.name)
+		return ok && enabled(st)
+	}
 	for _, st := range v.Status() {
 		if st.Name == p.name {
-			return st.State != adapters.StateDisabled && st.State != adapters.StateNotImplemented
+			return enabled(st.State)
 		}
 	}
 	return false
