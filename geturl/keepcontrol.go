@@ -20,29 +20,14 @@ var controlCheckInterval = 2 * time.Second
 // telling the user to start one while `hub start` said one was. It
 // returns when ctx is done.
 func keepControlFile(ctx context.Context, d hub.Dirs, cf controlFile, every time.Duration, log *slog.Logger) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	// Something that keeps deleting the file must not cost a line every
-	// interval for as long as the bridge runs.
-	var thin hub.LogThinner
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	hub.KeepFile(ctx, every, log, controlPath(d), func() string {
 		got, err := readControlFile(d)
-		if err == nil && got.PID == cf.PID && got.Port == cf.Port && got.ControlPort == cf.ControlPort && hub.SecretEqual(got.Key, cf.Key) {
-			continue
+		switch {
+		case err != nil:
+			return err.Error()
+		case got.PID != cf.PID || got.Port != cf.Port || got.ControlPort != cf.ControlPort || !hub.SecretEqual(got.Key, cf.Key):
+			return "it names another run"
 		}
-		why := "it names another run"
-		if err != nil {
-			why = err.Error()
-		}
-		if werr := writeControlFile(d, cf); werr != nil {
-			thin.Log(log, slog.LevelError, "control", "cannot rewrite the control file", "path", controlPath(d), "why", why, "err", werr)
-			continue
-		}
-		thin.Warn(log, "control rewritten", "rewrote the control file", "path", controlPath(d), "why", why)
-	}
+		return ""
+	}, func() error { return writeControlFile(d, cf) })
 }

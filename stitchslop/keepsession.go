@@ -28,35 +28,24 @@ type sessionKeeper struct {
 
 // keep checks the file every interval until ctx ends.
 func (k *sessionKeeper) keep(ctx context.Context, every time.Duration, log *slog.Logger) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	var thin hub.LogThinner // something that keeps deleting it costs one line, not one per check
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		path := sessionPath(k.dir, k.sess.Port)
+	path := sessionPath(k.dir, k.sess.Port)
+	hub.KeepFile(ctx, every, log, path, func() string {
 		got, err := readSession(path)
-		if err == nil && got.PID == k.sess.PID && hub.SecretEqual(got.Key, k.sess.Key) {
-			continue
+		switch {
+		case err != nil:
+			return err.Error()
+		case got.PID != k.sess.PID || !hub.SecretEqual(got.Key, k.sess.Key):
+			return "it names another bridge"
 		}
-		why := "it names another bridge"
-		if err != nil {
-			why = err.Error()
-		}
+		return ""
+	}, func() error {
 		k.mu.Lock()
-		if !k.closed {
-			err = writeSession(k.dir, k.sess)
+		defer k.mu.Unlock()
+		if k.closed {
+			return nil
 		}
-		k.mu.Unlock()
-		if err != nil {
-			thin.Log(log, slog.LevelError, "session", "cannot rewrite the session file", "path", path, "why", why, "err", err)
-			continue
-		}
-		thin.Warn(log, "session rewritten", "rewrote the session file", "path", path, "why", why)
-	}
+		return writeSession(k.dir, k.sess)
+	})
 }
 
 // remove deletes the file while it is still this bridge's, and keeps it
