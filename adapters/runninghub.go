@@ -70,27 +70,20 @@ func RunningHubView(ctx context.Context) HubView {
 	if status == nil || bridges == nil {
 		return nil
 	}
-	return &runningHubView{ctx: context.WithoutCancel(ctx), status: status, bridges: bridges, now: time.Now, cached: map[string]cachedBridge{}}
+	return &runningHubView{ctx: context.WithoutCancel(ctx), status: status, bridges: bridges, cached: map[string]cachedBridge{}}
 }
 
-// runningHubView asks the hub at most once per statusTTL: one /k listing
-// asks for every bridge's state several times within a few milliseconds,
-// and each answer costs a pidfile check and a loopback request. The TTL
-// is far shorter than starting or stopping a hub takes, so one started or
-// stopped meanwhile is seen by the next request.
+// runningHubView asks the hub for every use, so a hub started or stopped
+// meanwhile is seen at once (asking costs a pidfile read and a loopback
+// request).
 type runningHubView struct {
 	ctx     context.Context
 	status  RunningHub
 	bridges RemoteBridges
-	now     func() time.Time
 
 	mu     sync.Mutex
-	asked  time.Time // when last is from; zero: never
-	last   []Status
 	cached map[string]cachedBridge // by adapter name
 }
-
-const statusTTL = 50 * time.Millisecond
 
 // cachedBridge is a bridge built for one status line, kept while the
 // adapter keeps its ports (its connections are reused).
@@ -101,18 +94,13 @@ type cachedBridge struct {
 
 // Status implements HubView.
 func (v *runningHubView) Status() []Status {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if now := v.now(); v.asked.IsZero() || now.Sub(v.asked) >= statusTTL || now.Before(v.asked) {
-		ctx, cancel := context.WithTimeout(v.ctx, hubLookupTimeout)
-		all, err := v.status(ctx)
-		cancel()
-		if err != nil {
-			all = nil
-		}
-		v.asked, v.last = v.now(), all
+	ctx, cancel := context.WithTimeout(v.ctx, hubLookupTimeout)
+	defer cancel()
+	all, err := v.status(ctx)
+	if err != nil {
+		return nil
 	}
-	return slices.Clone(v.last)
+	return all
 }
 
 // Bridge implements HubView.
