@@ -40,17 +40,7 @@ func TestStatusJSONWhenTheHubDoesNotAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout := os.Stdout
-	os.Stdout = w
-	code := run([]string{"hub", "status", "--json"})
-	os.Stdout = stdout
-	w.Close()
-	out, _ := io.ReadAll(r)
-	r.Close()
+	code, out := runCapturingStdout(t, "hub", "status", "--json")
 
 	if code != hub.ExitFailed {
 		t.Errorf("exit %d, want %d", code, hub.ExitFailed)
@@ -73,17 +63,7 @@ func TestStatusJSONWhenNothingRuns(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", filepath.Join(home, "state"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
 
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout := os.Stdout
-	os.Stdout = w
-	code := run([]string{"hub", "status", "--json"})
-	os.Stdout = stdout
-	w.Close()
-	out, _ := io.ReadAll(r)
-	r.Close()
+	code, out := runCapturingStdout(t, "hub", "status", "--json")
 
 	if code != hub.ExitNotRunning {
 		t.Errorf("exit %d, want %d", code, hub.ExitNotRunning)
@@ -100,4 +80,22 @@ func TestStatusJSONWhenNothingRuns(t *testing.T) {
 			t.Errorf("status --json with no hub has %q: %s", k, out)
 		}
 	}
+}
+
+// runCapturingStdout runs the CLI in-process and returns its exit code and
+// what it wrote on stdout.
+func runCapturingStdout(t *testing.T, args ...string) (int, []byte) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	code := run(args)
+	os.Stdout = stdout
+	w.Close()
+	out, _ := io.ReadAll(r)
+	r.Close()
+	return code, out
 }
