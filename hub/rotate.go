@@ -114,7 +114,8 @@ func (r *RotatingFile) rotate() error {
 		return err
 	}
 	os.Remove(r.Path + ".1") // keep == 1: the oldest goes
-	if err := os.Link(r.Path, r.Path+".1"); err != nil {
+	// A log deleted under us has nothing to keep: the fresh one takes its place.
+	if err := os.Link(r.Path, r.Path+".1"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		f.Close()
 		os.Remove(fresh)
 		return err

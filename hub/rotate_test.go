@@ -144,3 +144,23 @@ func TestRotatingFileNeverMissing(t *testing.T) {
 		}
 	}
 }
+
+// A log deleted while the hub runs comes back at the next rotation.
+func TestRotatingFileRecreatesADeletedLog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hub.log")
+	r, err := OpenRotating(path, 100, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	fmt.Fprintln(r, "before the deletion")
+	os.Remove(path)
+	for i := range 10 {
+		fmt.Fprintf(r, "line %d of forty bytes, give or take it\n", i)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), "line 9") {
+		t.Fatalf("the log did not come back: %q %v", b, err)
+	}
+}
