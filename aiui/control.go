@@ -140,7 +140,19 @@ func (b *backend) controlPrompts(w http.ResponseWriter, r *http.Request) {
 	for {
 		select {
 		case <-r.Context().Done():
-			return
+			// prompts already handed to this shell are its own: they
+			// are written before it goes (EndWritesWhenDone bounds it)
+			for {
+				select {
+				case ref := <-f.ch:
+					if _, err := b.outbox.writeRecord(w, "", ref, ref.to, "\n"); err != nil {
+						return
+					}
+					fl.Flush()
+				default:
+					return
+				}
+			}
 		case ref := <-f.ch:
 			// deliveredTo says who took it: a script following prompts
 			// acts on the shell's, not on those a face took

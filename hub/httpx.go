@@ -24,16 +24,21 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// EndWritesWhenDone makes a streaming handler's blocked write fail once
-// the request's context is done (the server stopping). A reader that
-// stopped reading (a stopped or hung face or shell) would otherwise hold
-// the handler, and the server's shutdown, until http.Server.Shutdown gives
-// up and closes every connection. Call the returned stop before the
-// handler returns.
+// EndWritesWhenDone makes a streaming handler's writes fail StreamDrain
+// after the request's context is done (the server stopping): time enough
+// to write what the stream already holds to a reader that reads, while a
+// reader that stopped reading (a stopped or hung face or shell) would
+// otherwise hold the handler, and the server's shutdown, until
+// http.Server.Shutdown gives up and closes every connection. Call the
+// returned stop before the handler returns.
 func EndWritesWhenDone(w http.ResponseWriter, r *http.Request) (stop func() bool) {
 	rc := http.NewResponseController(w)
-	return context.AfterFunc(r.Context(), func() { rc.SetWriteDeadline(time.Now()) })
+	return context.AfterFunc(r.Context(), func() { rc.SetWriteDeadline(time.Now().Add(StreamDrain)) })
 }
+
+// StreamDrain is how long a stream may go on writing once its server
+// stops (see EndWritesWhenDone): well under ShutdownGrace.
+const StreamDrain = 2 * time.Second
 
 // ReadJSONBody decodes a JSON body of at most limit bytes into v. An empty
 // body decodes as nothing. Under ServeHTTP the body must arrive within the
