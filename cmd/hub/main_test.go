@@ -3,9 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/supervisor"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -37,6 +39,14 @@ func scriptParams(dir string) testscript.Params {
 			env.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
 			env.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
 			env.Setenv("NO_COLOR", "1")
+			// A script that fails between `hub start` and `hub stop`
+			// must not leave its hub running.
+			state := filepath.Join(home, ".local", "state", "hub")
+			env.Defer(func() {
+				if st, err := supervisor.ReadState(state); err == nil && supervisor.VerifyHub(state, st.PID) == nil {
+					syscall.Kill(st.PID, syscall.SIGKILL)
+				}
+			})
 			return nil
 		},
 	}
