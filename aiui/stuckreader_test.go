@@ -10,10 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
-	"github.com/hubdev/hub/hub"
 )
 
 // A following shell that stopped reading (SIGSTOP, a hung terminal) left
@@ -50,16 +48,7 @@ func TestStopDoesNotWaitForAFollowerThatStoppedReading(t *testing.T) {
 	}
 	<-got
 
-	stopped := make(chan error, 1)
-	go func() { stopped <- h.Stop() }()
-	select {
-	case err := <-stopped:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(hub.ShutdownGrace):
-		t.Fatalf("Serve still running %s after cancellation: the stuck stream was only ended by the server's forced close", hub.ShutdownGrace)
-	}
+	adaptertest.StopsBeforeForcedClose(t, h.Stop)
 }
 
 // Every prompt handed to a following shell before the backend stops

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/adapters/adaptertest"
 )
 
 // A face that stopped reading its event stream (SIGSTOP, a hung client)
@@ -45,14 +45,5 @@ func TestStopDoesNotWaitForAFaceThatStoppedReading(t *testing.T) {
 		time.Sleep(time.Millisecond) // let each change be written, not coalesced
 	}
 
-	stopped := make(chan error, 1)
-	go func() { stopped <- b.Stop() }()
-	select {
-	case err := <-stopped:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(hub.ShutdownGrace):
-		t.Fatalf("Serve still running %s after cancellation: the stuck stream was only ended by the server's forced close", hub.ShutdownGrace)
-	}
+	adaptertest.StopsBeforeForcedClose(t, b.Stop)
 }
