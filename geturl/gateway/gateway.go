@@ -123,6 +123,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.cap, rec.sess = kind, sess
 	if p.init {
 		rec.route, rec.status = "init", http.StatusOK
+		if terr := initQuery(target, origin+path); terr != nil {
+			rec.code = terr.Code
+			rec.bytes = writeJSON(w, r, http.StatusOK, terr)
+			return
+		}
 		rec.bytes = writeJSON(w, r, http.StatusOK, g.initContract(origin, sess))
 		return
 	}

@@ -131,3 +131,27 @@ func allowed(rt *kernel.Route, p kernel.Permissions) bool {
 	}
 	return true
 }
+
+// initSpec declares Init's parameters: none. The spec's strict query rules
+// cover Init too, so anything after its ? is refused, not ignored.
+var initSpec = &transport.Spec{Route: "Init"}
+
+// initQuery refuses an Init URL carrying parameters. The correction is
+// always the same deterministic one, the Init URL without its query, so
+// the refusal carries it as the repair even where the parameters
+// themselves have none.
+func initQuery(target, initURL string) *transport.Error {
+	t, terr := transport.ParseTarget(target)
+	if terr == nil {
+		if len(t.Pairs) == 0 && !t.HasRaw {
+			return nil // no query, or a bare ?
+		}
+		_, terr = transport.Bind(t, initSpec, "")
+	}
+	if terr == nil { // cannot happen: nothing binds to a spec with no parameters
+		terr = &transport.Error{Code: transport.CodeUnknownParameter, Detail: "Init takes no parameters"}
+	}
+	terr.Hint = "Init takes no parameters; fetch the Init URL exactly as given"
+	terr.Retryable, terr.Action, terr.Repair = true, transport.ActionFetchRepair, initURL
+	return terr
+}

@@ -80,3 +80,46 @@ func TestInitRulesFollowPermissions(t *testing.T) {
 		}
 	}
 }
+
+// Init declares no parameters, and the spec's query rules are strict:
+// parameters are refused with the bare Init URL as the exact repair, not
+// ignored. A bare ? (or a stray &, as on every route) carries none.
+func TestInitRefusesParameters(t *testing.T) {
+	e := newEnv(t, withMutationStubs)
+	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true}, "A")
+	e.table.Add(s)
+	for _, pre := range []string{"/v0/init/", "/v0/bootstrap/"} {
+		bare := pre + s.Token(CapInit)
+		for _, tc := range []struct{ query, code, detail string }{
+			{"utm_source=x", "unknown_parameter", "utm_source"},
+			{"a=1&b", "unknown_parameter", "a; b"},
+			{"raw=anything", "unknown_parameter", "raw"},
+			{"=1", "unknown_parameter", "a parameter with no name"},
+		} {
+			r := e.get(bare + "?" + tc.query)
+			var got struct {
+				OK        bool   `json:"ok"`
+				Code      string `json:"errorCode"`
+				Detail    string `json:"errorDetail"`
+				Retryable bool   `json:"retryable"`
+				Action    string `json:"agentAction"`
+				Repair    string `json:"repair"`
+			}
+			if err := json.Unmarshal([]byte(r.body), &got); err != nil {
+				t.Fatalf("%s?%s: %v: %s", bare, tc.query, err, r.body)
+			}
+			if r.status != 200 || got.OK || got.Code != tc.code || got.Detail != tc.detail ||
+				!got.Retryable || got.Action != "fetch_repair" || got.Repair != e.origin()+bare {
+				t.Errorf("%s?%s: %d %s", pre, tc.query, r.status, r.body)
+			}
+			if strings.Contains(r.body, `"bases"`) {
+				t.Errorf("%s?%s: the refusal hands out the bases: %s", pre, tc.query, r.body)
+			}
+		}
+		for _, target := range []string{bare, bare + "?", bare + "?&"} {
+			if r := e.get(target); r.status != 200 || !strings.Contains(r.body, `"bases"`) {
+				t.Errorf("%s: %d %s", target, r.status, r.body)
+			}
+		}
+	}
+}
