@@ -26,6 +26,12 @@ var readSpec = &transport.Spec{
 		{Name: "lines", Kind: transport.Int, Min: 1, Max: maxLine, Repeat: files.DefaultLimits.MaxPaths},
 		{Name: "skip", Kind: transport.Int, Min: 0, Max: maxLine, Repeat: files.DefaultLimits.MaxPaths},
 	},
+	// The pairing of ranges with paths is part of binding, so a repair
+	// URL (a typo of start= fixed, say) never leads to a refused range.
+	Validate: func(a *transport.Args) *transport.Error {
+		_, terr := readTargets(a)
+		return terr
+	},
 }
 
 // readAnswer puts the summary before the files, so a reader that cuts the

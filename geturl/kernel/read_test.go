@@ -253,3 +253,27 @@ func TestHeadRecordsNoCoverage(t *testing.T) {
 		t.Fatal("GET did not record coverage")
 	}
 }
+
+// TestReadRepairsAreServed: every repair URL /r offers is served when
+// fetched as returned, line ranges included (a fixed typo of start= must
+// not land on a range the route then refuses).
+func TestReadRepairsAreServed(t *testing.T) {
+	p := newProject(t, map[string]string{"a.txt": numbered("a", 5)})
+	for _, target := range []string{
+		"/r?path=a.txt&start=1&strt=2",          // start twice once repaired
+		"/r?path=a.txt&end=1&lines=1&strt=1",    // end with lines
+		"/r?path=a.txt&start=3&ned=2",           // end before start
+		"/r?path=a.txt&start=2&path=a.txt&ned=", // dropped placeholder: fine
+	} {
+		_, err := p.call(target)
+		if err == nil {
+			t.Fatalf("%s: accepted", target)
+		}
+		if err.Repair == "" {
+			continue
+		}
+		if _, rerr := p.call(strings.TrimPrefix(err.Repair, readBase)); rerr != nil {
+			t.Errorf("%s: repair %s is refused: %v", target, err.Repair, rerr)
+		}
+	}
+}

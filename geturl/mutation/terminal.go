@@ -34,6 +34,18 @@ var terminalSpec = &transport.Spec{
 		callOrRun,
 	},
 	Requires: [][2]string{{"count", "blob"}},
+	Validate: func(a *transport.Args) *transport.Error { return bgWithTimeout(a) },
+}
+
+// bgWithTimeout refuses bg=1 with timeout=: a background launch has no
+// timeout. It is part of binding, so no repair URL leads to it.
+func bgWithTimeout(a *transport.Args) *transport.Error {
+	if bg, _ := a.Bool("bg"); bg && a.Has("timeout") {
+		return &transport.Error{Code: transport.CodeConflictingParams, Detail: "bg=1 and timeout together",
+			Hint: "a background launch has no timeout (its startup is watched, then it runs until stopped); drop timeout=", Retryable: true,
+			Action: transport.ActionCorrectRequest}
+	}
+	return nil
 }
 
 // CodeTerminalUnavailable: no terminal engine is wired.
@@ -65,10 +77,8 @@ func (h *Host) terminal(ctx context.Context, c *kernel.Call) (any, *transport.Er
 		return nil, terr
 	}
 	bg, _ := c.Args.Bool("bg")
-	if bg && c.Args.Has("timeout") {
-		return nil, &transport.Error{Code: transport.CodeConflictingParams, Detail: "bg=1 and timeout together",
-			Hint: "a background launch has no timeout (its startup is watched, then it runs until stopped); drop timeout=", Retryable: true,
-			Action: transport.ActionCorrectRequest}
+	if terr := bgWithTimeout(c.Args); terr != nil {
+		return nil, terr
 	}
 	args := map[string]any{"command": cmd, "cwd": cwd, "bg": bg}
 	req := terminal.Request{Command: cmd, Cwd: cwd}

@@ -270,3 +270,23 @@ func TestTerminalStagedCommandAndGenerationEnd(t *testing.T) {
 		t.Fatal("a background process outlived its session generation")
 	}
 }
+
+// bg=1 with timeout= is refused while binding, so no repair URL (a typo
+// of timeout fixed, a timeout clamped) leads to that refusal, and nothing
+// runs.
+func TestTerminalBackgroundTimeoutHasNoDeadEndRepair(t *testing.T) {
+	e := newTermEnv(t, terminal.Config{}, nil)
+	for _, u := range []string{"/x?bg=1&timout=5&raw=touch+ran", "/x?bg=1&timeout=5000&raw=touch+ran", "/x?raw=touch+ran&bg=1&timeout=5"} {
+		a := e.do(e.m + u)
+		if a.OK {
+			t.Fatalf("%s: accepted: %s", u, a.raw)
+		}
+		if a.Repair != "" {
+			t.Fatalf("%s: repair %s, which answers %s", u, a.Repair, e.do(a.Repair).raw)
+		}
+	}
+	e.fail(e.m+"/x?bg=1&timeout=5&raw=touch+ran", transport.CodeConflictingParams)
+	if !e.missing("ran") {
+		t.Fatal("a refused command ran")
+	}
+}

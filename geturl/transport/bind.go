@@ -191,6 +191,11 @@ func bindOnce(t *Target, s *Spec) (*Args, []issue) {
 		return nil, issues
 	}
 	a.order = occs
+	if s.Validate != nil {
+		if e := s.Validate(a); e != nil {
+			return nil, []issue{{code: e.Code, detail: e.Detail, hint: e.Hint}}
+		}
+	}
 	return a, nil
 }
 

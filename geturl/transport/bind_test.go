@@ -302,3 +302,31 @@ func TestTypoDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestRepairPassesValidate: a repair URL is offered only when the corrected
+// request passes the route's own Validate too, not just the parameter
+// grammar — a repair that the route then refuses is no repair.
+func TestRepairPassesValidate(t *testing.T) {
+	s := &Spec{
+		Route:  "/v",
+		Params: []Param{{Name: "start", Kind: Int, Min: 1, Max: 100, Repeat: 8}, {Name: "bg", Kind: Bool}},
+		Validate: func(a *Args) *Error {
+			if len(a.Texts("start")) > 1 {
+				return &Error{Code: CodeConflictingParams, Detail: "start given twice", Hint: "give start once"}
+			}
+			return nil
+		},
+	}
+	_, err := bind(t, s, "start=1&strt=2")
+	if err == nil || err.Code != CodeUnknownParameter || err.Repair != "" || err.Action != ActionCorrectRequest {
+		t.Fatalf("typo whose repair Validate refuses: %+v", err)
+	}
+	_, err = bind(t, s, "start=1&start=2")
+	if err == nil || err.Code != CodeConflictingParams || err.Hint != "give start once" || !err.Retryable {
+		t.Fatalf("Validate's refusal: %+v", err)
+	}
+	_, err = bind(t, s, "strt=2")
+	if err == nil || err.Repair != base+"/v?start=2" {
+		t.Fatalf("a repair Validate accepts: %+v", err)
+	}
+}

@@ -59,6 +59,12 @@ type Spec struct {
 	Groups     []Group
 	// Requires lists {a, b} pairs: a present needs b present.
 	Requires [][2]string
+	// Validate checks what only the route can judge about parameters that
+	// bound cleanly (a line range paired with its path, bg=1 with
+	// timeout=). Binding runs it too, so a repair URL is only offered when
+	// the corrected request passes it: a repair that the route would then
+	// refuse is no repair. It returns nil when the arguments are fine.
+	Validate func(*Args) *Error
 
 	once    sync.Once
 	control map[string]bool // names that are misplaced when found after raw=
