@@ -3,6 +3,7 @@ package mutation
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,7 +90,9 @@ func (h *Host) terminal(ctx context.Context, c *kernel.Call) (any, *transport.Er
 	runner := st.runner(mgr, sc)
 	foreground := ""
 	if bg {
-		foreground = c.Bases.Mutation + withoutParam(origin(c), "bg")
+		// Without call= too: the foreground form is another intent, and
+		// an explicit id already names this one (call_conflict).
+		foreground = c.Bases.Mutation + withoutParams(origin(c), "bg", "call")
 	}
 	return h.journaled(ctx, c, st, journal.Intent{
 		Tool: toolTerminal, Args: args,
@@ -161,13 +164,13 @@ func terminalErr(err error) *transport.Error {
 	return &transport.Error{Code: terminal.CodeSpawnFailed, Detail: "the command could not run", Retryable: true, Action: transport.ActionRetryLater}
 }
 
-// withoutParam removes every name= parameter from a request written from
-// its route on, keeping the rest byte for byte.
-func withoutParam(o, name string) string {
+// withoutParams removes every parameter called one of names from a
+// request written from its route on, keeping the rest byte for byte.
+func withoutParams(o string, names ...string) string {
 	route, query, _ := strings.Cut(o, "?")
 	t, err := transport.ParseTarget(route + "?" + query)
 	if err != nil {
 		return o
 	}
-	return t.Rewrite(route, func(key string) bool { return key == name }, "")
+	return t.Rewrite(route, func(key string) bool { return slices.Contains(names, key) }, "")
 }

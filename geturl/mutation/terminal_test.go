@@ -220,6 +220,15 @@ func TestTerminalBackground(t *testing.T) {
 	if fr := result(t, e.settle(e.ok(f.Repair))); fr.ExitCode != 3 || fr.Output != "boom\n" {
 		t.Fatalf("%+v", fr)
 	}
+	// Launched under an explicit call= id, the foreground form leaves it
+	// out: that id names the failed launch, so keeping it is call_conflict.
+	f = e.settle(e.do(e.m + "/x?bg=1&call=launch.1&wait=1500&raw=echo+bang;+exit+4"))
+	if f.ErrorCode != terminal.CodeBackgroundStartFailed || f.Repair != e.m+"/x?wait=1500&raw=echo+bang;+exit+4" {
+		t.Fatalf("%s", f.raw)
+	}
+	if fr := result(t, e.settle(e.ok(f.Repair))); fr.ExitCode != 4 || fr.Output != "bang\n" {
+		t.Fatalf("%+v", fr)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
