@@ -48,11 +48,16 @@ func (k *Kernel) grep(ctx context.Context, c *Call) (any, *transport.Error) {
 	if err != nil {
 		var re *search.RegexError
 		if errors.As(err, &re) {
-			return nil, &transport.Error{
+			e := &transport.Error{
 				Code: CodeInvalidRegex, Detail: re.Msg, Retryable: true, Action: transport.ActionFetchRepair,
 				Hint:   "the repair URL searches for the same text literally; escape the pattern to keep it a regex",
 				Repair: c.URL("/g", literalGrep(c, via, pattern)),
 			}
+			if !transport.Fits(e.Repair) { // the pattern re-encoded is longer than the agent wrote it
+				e.Repair, e.Action = "", transport.ActionCorrectRequest
+				e.Hint = "escape the pattern to keep it a regex, or leave regex= out to search for it literally"
+			}
+			return nil, e
 		}
 		return nil, k.searchFailure(c, req.Path, err)
 	}

@@ -206,3 +206,19 @@ func TestCorpusThroughGrep(t *testing.T) {
 		}
 	})
 }
+
+// A pattern that Encode makes longer than the agent wrote it ([ is %5B)
+// can give a literal search URL over the transport's limits: then no
+// repair is offered, since fetched as returned it would be refused.
+func TestGrepBadRegexRepairFitsTheTransport(t *testing.T) {
+	p := newProject(t, searchTree)
+	long := strings.Repeat("[", 4000)
+	e := p.fail("/g?regex=1&raw="+long, CodeInvalidRegex)
+	if e.Repair != "" || e.Action != transport.ActionCorrectRequest {
+		t.Fatalf("repair of %d bytes offered (%s)", len(e.Repair), e.Action)
+	}
+	short := strings.Repeat("[", 100)
+	if e := p.fail("/g?regex=1&raw="+short, CodeInvalidRegex); e.Repair == "" || !transport.Fits(e.Repair) {
+		t.Fatalf("no repair for a short pattern: %+v", e)
+	}
+}

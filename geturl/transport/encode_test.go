@@ -126,3 +126,20 @@ func TestQueryBuildsExactURLs(t *testing.T) {
 		t.Fatal("empty query must not add ?")
 	}
 }
+
+func TestFits(t *testing.T) {
+	for _, c := range []struct {
+		u    string
+		want bool
+	}{
+		{"https://h.example/v0/tok/r?path=a", true},
+		{"/v0/tok/x?raw=" + strings.Repeat("a", MaxRaw), true},
+		{"/v0/tok/x?raw=" + strings.Repeat("a", MaxRaw+1), false},
+		{"http://h/v0/tok/r?path=" + strings.Repeat("a", MaxTarget), false},
+		{"http://h", false},
+	} {
+		if got := Fits(c.u); got != c.want {
+			t.Errorf("Fits(%.60q) = %v", c.u, got)
+		}
+	}
+}

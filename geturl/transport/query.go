@@ -55,3 +55,22 @@ func URL(base, route string, q *Query) string {
 	}
 	return s
 }
+
+// Fits reports whether an exact URL (scheme://host/path?query, or a bare
+// request-target) is one the transport accepts: its request-target within
+// MaxTarget and its raw tail within MaxRaw as written. Encode can make a
+// value longer than the agent wrote it (a [ becomes %5B), so a recovery URL
+// built from agent text must be checked before it is offered: one the
+// transport refuses is no recovery.
+func Fits(u string) bool {
+	target := u
+	if _, rest, ok := strings.Cut(u, "://"); ok {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			return false
+		}
+		target = rest[i:]
+	}
+	_, err := ParseTarget(target)
+	return err == nil
+}
