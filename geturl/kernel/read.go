@@ -138,6 +138,7 @@ func (k *Kernel) read(_ context.Context, c *Call) (any, *transport.Error) {
 // lineRange is one path's range parameters as written.
 type lineRange struct {
 	start, end, lines, skip int
+	given                   uint8 // which were written (skip=0 is a value too)
 }
 
 // readTargets pairs each line-range parameter with the path= written before
@@ -171,7 +172,7 @@ func readTargets(args *transport.Args) ([]files.Target, *transport.Error) {
 		return nil, bad
 	}
 	for _, name := range []string{"start", "end", "lines", "skip"} {
-		if v := get(pending, name); v != 0 && !setRange(&ranges[0], name, v) {
+		if pending.has(name) && !setRange(&ranges[0], name, get(pending, name)) {
 			return nil, rangeConflict(name, 1)
 		}
 	}
@@ -197,12 +198,26 @@ func readTargets(args *transport.Args) ([]files.Target, *transport.Error) {
 }
 
 func setRange(r *lineRange, name string, n int) bool {
-	f := r.field(name)
-	if *f != 0 {
+	if r.has(name) {
 		return false
 	}
-	*f = n
+	r.given |= rangeBit(name)
+	*r.field(name) = n
 	return true
+}
+
+func (r *lineRange) has(name string) bool { return r.given&rangeBit(name) != 0 }
+
+func rangeBit(name string) uint8 {
+	switch name {
+	case "start":
+		return 1
+	case "end":
+		return 2
+	case "lines":
+		return 4
+	}
+	return 8 // skip
 }
 
 func get(r lineRange, name string) int { return *r.field(name) }

@@ -177,6 +177,8 @@ func TestReadLineRanges(t *testing.T) {
 	p.fail("/r?path=a.txt&end=5&lines=3", transport.CodeAmbiguousRange)
 	p.fail("/r?path=a.txt&start=5&start=6", transport.CodeConflictingParams)
 	p.fail("/r?start=1&path=a.txt&start=2", transport.CodeConflictingParams)
+	p.fail("/r?path=a.txt&skip=0&skip=3", transport.CodeConflictingParams) // 0 is a value too
+	p.fail("/r?skip=0&path=a.txt&skip=2", transport.CodeConflictingParams)
 	p.fail("/r?path=a.txt&start=9&end=3", transport.CodeInvalidParameter)
 	p.fail("/r?path=a.txt&start=0", transport.CodeValueOutOfRange)
 	var r readResult
