@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hubdev/hub/geturl/journal"
@@ -200,8 +201,10 @@ func arguments(c *kernel.Call) (json.RawMessage, *transport.Error) {
 }
 
 // wrongBase refuses a call on the base its classification does not
-// belong to, with the exact same request on the right base as the repair.
-// A session with no mutation base gets no URL at all.
+// belong to, with the exact same request on the right base as the repair
+// (a read without the wait=, run= or call= it would ignore, which it
+// refuses on the read base too). A session with no mutation base gets no
+// URL at all.
 func wrongBase(c *kernel.Call, mut bool) *transport.Error {
 	switch {
 	case mut && c.On == kernel.ReadBase:
@@ -215,9 +218,38 @@ func wrongBase(c *kernel.Call, mut bool) *transport.Error {
 	case !mut && c.On == kernel.MutationBase:
 		return &transport.Error{Code: transport.CodeWrongCapabilityBase, Detail: "this call only reads: it is served on the read (bases.r) base",
 			Hint: "fetch the repair URL: the same call on the read base", Retryable: true, Action: transport.ActionFetchRepair,
-			Repair: c.Bases.Read + mutation.Origin(c)}
+			Repair: c.Bases.Read + readCall(c)}
+	case !mut:
+		if given := intentControls(c); len(given) > 0 {
+			return &transport.Error{Code: transport.CodeInvalidParameter,
+				Detail: strings.Join(given, ", ") + " on a call that only reads: nothing is journaled for it to steer",
+				Hint:   "fetch the repair URL: the same call without them", Retryable: true, Action: transport.ActionFetchRepair,
+				Repair: c.Bases.Read + readCall(c)}
+		}
 	}
 	return nil
+}
+
+// intentControls are the parameters that steer a journaled intent (wait,
+// run, call) given on this call. A read is not journaled, so strict
+// binding refuses them rather than ignore them.
+func intentControls(c *kernel.Call) []string {
+	var given []string
+	for _, n := range []string{"wait", "run", "call"} {
+		if c.Args.Has(n) {
+			given = append(given, n+"=")
+		}
+	}
+	return given
+}
+
+// readCall is the request as written from its route on, without the
+// intent controls a read has no use for.
+func readCall(c *kernel.Call) string {
+	if c.Target == nil {
+		return mutation.Origin(c)
+	}
+	return c.Target.Rewrite(c.Route.Path, func(key string) bool { return key == "wait" || key == "run" || key == "call" }, "")
 }
 
 // call runs the plugin under auth and redacts the project's host path

@@ -427,3 +427,25 @@ func TestJournaledCallReplaysWhilePluginIsAway(t *testing.T) {
 		t.Fatalf("%d calls reached the page", pg.calls)
 	}
 }
+
+// A read is not journaled: wait=, run= and call= on it would be ignored,
+// so they are refused with the same call without them as the repair, on
+// either base (a read on the mutation base needs one repair, not two).
+func TestReadCallRefusesIntentControls(t *testing.T) {
+	e := newEnv(t)
+	r, m := e.session(kernel.Permissions{Write: true}, "A")
+	for _, base := range []string{r, m} {
+		for _, q := range []string{`run=2&`, `call=mine&`, `wait=1000&`, `wait=1000&run=x.1&`} {
+			a := e.get(base + `/k?plugin=counter&tool=peek&` + q + `raw={}`)
+			if a.OK || a.Repair != r+`/k?plugin=counter&tool=peek&raw={}` {
+				t.Fatalf("%s on %s: %s", q, base, a.raw)
+			}
+		}
+	}
+	if e.p.count() != 0 {
+		t.Fatal("a refused read ran")
+	}
+	if a := e.get(r + `/k?plugin=counter&tool=peek&raw={}`); !a.OK || e.p.count() != 1 {
+		t.Fatal(a.raw)
+	}
+}
