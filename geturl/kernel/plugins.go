@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/hubdev/hub/geturl/staging"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -71,8 +72,8 @@ var pluginSpec = &transport.Spec{
 	Params: []transport.Param{
 		{Name: "plugin", MaxLen: 128},
 		{Name: "tool", MaxLen: 128},
-		{Name: "blob", MaxLen: 64},
-		{Name: "count", Kind: transport.Int, Min: 1, Max: 64},
+		{Name: "blob", MaxLen: 64, Check: staging.CheckName}, // as on /w /e /a /x
+		{Name: "count", Kind: transport.Int, Min: 1, Max: staging.MaxChunks},
 		transport.WaitParam(), transport.RunParam(), transport.CallParam(),
 	},
 	Raw:        true,

@@ -41,6 +41,8 @@ func TestPluginDiscovery(t *testing.T) {
 	}
 	p.fail("/k?raw={}", transport.CodeMissingParameter)
 	p.fail("/k?plugin=x&tool=y&wait=5000", transport.CodeValueOutOfRange)
+	// A blob name no /s can stage is refused as the native routes refuse it.
+	p.fail("/k?plugin=hub-status&tool=status&blob=a/b", transport.CodeInvalidParameter)
 	// The journal's controls mean something only for a call: on a listing
 	// or a schema they are refused, not silently ignored.
 	for _, q := range []string{"/k?wait=1000", "/k?plugin=hub-status&run=2", "/k?plugin=hub-status&call=c1"} {
