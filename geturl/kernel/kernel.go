@@ -121,10 +121,12 @@ type Call struct {
 
 // StoresAnswer reports whether the call's JSON answer goes into the
 // session's replay store and becomes what /z?last=1 reads: not for HEAD
-// (the agent saw no body), and not for /z itself, whose answers, errors
-// included, never replace the last pointer.
+// (the agent saw no body), not for /z itself, whose answers, errors
+// included, never replace the last pointer, and not for a route that does
+// not exist (Route nil): a mistyped /Z?last=1 must not replace the answer
+// it meant to recover with its own short unknown_route.
 func (c *Call) StoresAnswer() bool {
-	return !c.Head && c.Session.Replay() != nil && (c.Route == nil || c.Route.Path != rangeSpec.Route)
+	return !c.Head && c.Session.Replay() != nil && c.Route != nil && c.Route.Path != rangeSpec.Route
 }
 
 // Base is the exact base the call arrived on.

@@ -61,3 +61,24 @@ func TestUnknownRouteListsWhatTheBaseServes(t *testing.T) {
 		t.Fatalf("%+v", e)
 	}
 }
+
+// What /z?last=1 recovers is replaced by answers of real routes only: not
+// by HEAD, /z itself, or a route that does not exist (a mistyped /Z).
+func TestStoresAnswer(t *testing.T) {
+	p := newProject(t, nil)
+	k := New(Options{})
+	rt := func(path string) *Route { r, _ := k.Route(path); return r }
+	for _, c := range []struct {
+		call Call
+		want bool
+	}{
+		{Call{Session: p.s, Route: rt("/r")}, true},
+		{Call{Session: p.s, Route: rt("/r"), Head: true}, false},
+		{Call{Session: p.s, Route: rt("/z")}, false},
+		{Call{Session: p.s}, false}, // no such route
+	} {
+		if got := c.call.StoresAnswer(); got != c.want {
+			t.Errorf("%+v: StoresAnswer %v", c.call.Route, got)
+		}
+	}
+}
