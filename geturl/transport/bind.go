@@ -95,12 +95,19 @@ func bindOnce(t *Target, s *Spec) (*Args, []issue) {
 		prm := &s.Params[idx]
 		if p.Value == "" && !prm.AllowEmpty {
 			i := i
-			add(issue{
+			is := issue{
 				code:   CodeEmptyParameter,
 				detail: p.Key + " has no value",
 				hint:   "omit optional parameters you have no value for",
 				fix:    func(d *draft) { d.pairs[i].drop = true },
-			})
+			}
+			if prm.Kind == Bool && !p.HasEq {
+				// A bare flag (bg, regex) means "on" to many command
+				// lines: dropping it would turn it off, so it is no
+				// placeholder to drop but a boolean without its value.
+				is = issue{code: CodeInvalidParameter, detail: p.Key + " has no value", hint: describe(prm)}
+			}
+			add(is)
 			continue
 		}
 		v := Decode(p.Value)

@@ -155,6 +155,11 @@ func TestBindRefuses(t *testing.T) {
 		{"missing required", readSpec, "start=1", CodeMissingParameter, ""},
 		{"empty placeholder dropped", readSpec, "path=a&start=", CodeEmptyParameter, "path=a"},
 		{"bare key dropped", readSpec, "path=a&start", CodeEmptyParameter, "path=a"},
+		// A bare flag means "on" to many command lines: dropping it (bg off,
+		// regex off) would invert it, so it is a boolean without its value.
+		{"bare boolean is not dropped", termSpec, "bg&raw=npm+run+dev", CodeInvalidParameter, ""},
+		{"bare regex is not dropped", grepSpec, "regex&raw=a.b", CodeInvalidParameter, ""},
+		{"empty boolean placeholder dropped", termSpec, "bg=&raw=ls", CodeEmptyParameter, "raw=ls"},
 		{"empty required is not repaired", readSpec, "path=", CodeEmptyParameter, ""},
 		{"not an integer", readSpec, "path=a&start=ten", CodeInvalidParameter, ""},
 		{"int with plus sign is a space", readSpec, "path=a&start=+5", CodeInvalidParameter, ""},
