@@ -43,6 +43,7 @@ type Server struct {
 	pairings      *pairingStore
 	configDir     string
 	running       bool
+	stopping      <-chan struct{} // closed when the current run is told to stop
 	port          int
 	key           string
 	armed         string // the one-time token currently armed, if any
@@ -152,7 +153,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 
 	s.mu.Lock()
 	s.log, s.env, s.pairings, s.configDir = log, env, store, dir
-	s.port, s.key, s.running = port, key, true
+	s.port, s.key, s.running, s.stopping = port, key, true, ctx.Done()
 	sockets := &hub.Sockets{}
 	s.pages = s.pageEndpoint(sockets, env)
 	s.mu.Unlock()

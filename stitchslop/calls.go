@@ -54,6 +54,9 @@ func (s *Server) Call(ctx context.Context, command string, args json.RawMessage)
 	select {
 	case s.callTurn <- struct{}{}:
 	case <-ctx.Done():
+		if s.isStopping() {
+			return notSent(command, "the bridge is stopping"), nil
+		}
 		return nil, fmt.Errorf("the caller gave up before the command was sent: %w", ctx.Err())
 	}
 	defer func() { <-s.callTurn }()
@@ -96,7 +99,28 @@ func (s *Server) Call(ctx context.Context, command string, args json.RawMessage)
 		return uncertain(command, fmt.Sprintf("%s (%s)", errTimeout, timeout)), nil
 	case <-ctx.Done():
 		s.forget(id)
+		if s.isStopping() {
+			return uncertain(command, "the bridge stopped before it came"), nil
+		}
 		return uncertain(command, "the caller gave up: "+ctx.Err().Error()), nil
+	}
+}
+
+// isStopping says whether the current run was told to stop. A control-plane
+// request's context ends with the run, so without this a shell whose call
+// the stop cut short would read that it gave up.
+func (s *Server) isStopping() bool {
+	s.mu.Lock()
+	stopping := s.stopping
+	s.mu.Unlock()
+	if stopping == nil {
+		return false
+	}
+	select {
+	case <-stopping:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -104,6 +128,17 @@ func (s *Server) forget(id int64) {
 	s.mu.Lock()
 	delete(s.pending, id)
 	s.mu.Unlock()
+}
+
+// notSent is the ok:false envelope for a call that never reached the tab,
+// so retrying it is safe.
+func notSent(command, why string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"ok":      false,
+		"error":   "stopping",
+		"message": fmt.Sprintf("%s: the command %q was not sent to the Stitch Slop tab; retry it once a bridge runs.", why, clip(command, 64)),
+	})
+	return b
 }
 
 // uncertain is the ok:false envelope for a call whose fate is unknown.
