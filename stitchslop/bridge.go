@@ -125,7 +125,10 @@ func envelopeAnswer(out []byte) (json.RawMessage, error) {
 	return json.Marshal(env)
 }
 
-const hintUncertain = "the command may or may not have run: describe the scene (scene.describe) before retrying"
+const (
+	hintUncertain = "the command may or may not have run: describe the scene (scene.describe) before retrying"
+	hintStopping  = "the command was not sent (the bridge was stopping): retry it once the bridge runs again"
+)
 
 // envelopeError is an ok:false envelope as a ToolError.
 func envelopeError(env map[string]json.RawMessage) error {
@@ -140,9 +143,13 @@ func envelopeError(env map[string]json.RawMessage) error {
 		msg = string(b)
 	}
 	te := &adapters.ToolError{Code: code, Message: msg}
-	if code == "uncertain" {
+	switch code {
+	case "uncertain":
 		te.Retryable = true
 		te.Hint = hintUncertain
+	case "stopping": // never sent: nothing ran
+		te.Retryable = true
+		te.Hint = hintStopping
 	}
 	return te
 }

@@ -1,8 +1,10 @@
 package stitchslop
 
 import (
+	"errors"
 	"testing"
 
+	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/adapters/adaptertest"
 )
 
@@ -28,5 +30,15 @@ func TestCallsPendingWhenTheBridgeStopsSaySo(t *testing.T) {
 	env = mustJSON(t, q.Body)
 	if q.Status != 200 || env["ok"] != false || env["error"] != "stopping" || !contains(env["message"].(string), "not sent") {
 		t.Errorf("the queued call: %d %s; want 200, error stopping, saying it was not sent", q.Status, q.Body)
+	}
+}
+
+// Through a ToolBridge (geturl's /k, hub mcp) the queued call's answer is
+// a retryable refusal: it was never sent, so nothing ran.
+func TestStoppingEnvelopeIsRetryable(t *testing.T) {
+	_, err := envelopeAnswer([]byte(`{"ok":false,"error":"stopping","message":"the bridge is stopping: not sent"}`))
+	var te *adapters.ToolError
+	if !errors.As(err, &te) || te.Code != "stopping" || !te.Retryable || te.Hint != hintStopping {
+		t.Fatalf("%#v", err)
 	}
 }
