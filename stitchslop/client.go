@@ -114,7 +114,9 @@ func (c *shellClient) do(method, path string, body any, timeout time.Duration) (
 	if json.Valid(out) {
 		return out, nil // an ok:false envelope; the caller prints it and exits 1
 	}
-	return nil, hub.Exit(hub.ExitFailed, fmt.Sprintf("the bridge answered HTTP %d", resp.StatusCode))
+	// A bridge answers every status with JSON; a 404 or 405 page is a web
+	// server on a stale file's port, which §4.4 makes exit 3, not 1.
+	return nil, hub.Exit(hub.ExitNotRunning, fmt.Sprintf("the process on port %d is not a bridge that speaks this control plane (it answered HTTP %d, not JSON)", s.Port, resp.StatusCode))
 }
 
 // emit prints the envelope on stdout and maps ok to the exit code.

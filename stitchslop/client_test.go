@@ -30,6 +30,9 @@ func TestClientStaleSessionFile(t *testing.T) {
 		w.Write([]byte("<html>hello</html>"))
 	}))
 	defer web.Close()
+	// A web server whose routes are not these: 404 and 405 pages.
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	defer notFound.Close()
 	cases := []struct {
 		name string
 		sess func(dir string) int // writes a session file, returns its port
@@ -51,6 +54,11 @@ func TestClientStaleSessionFile(t *testing.T) {
 		}, "is not a bridge"},
 		{"not a bridge, answers 200", func(dir string) int {
 			p := portOf(t, web.URL)
+			writeSession(dir, sessionFile{Port: p, Key: "k", PID: os.Getpid(), Protocol: 1})
+			return p
+		}, "is not a bridge"},
+		{"not a bridge, answers 404", func(dir string) int {
+			p := portOf(t, notFound.URL)
 			writeSession(dir, sessionFile{Port: p, Key: "k", PID: os.Getpid(), Protocol: 1})
 			return p
 		}, "is not a bridge"},
