@@ -241,6 +241,9 @@ func TestVerifyWorkspace(t *testing.T) {
 		{"array", `[1]`, "ws-1", "WORKSPACE_MARKER_INVALID"},
 		{"huge", `{"version":1,"workspaceId":"ws-1","pad":"` + strings.Repeat("a", 70<<10) + `"}`, "ws-1", "WORKSPACE_MARKER_INVALID"},
 		{"no expect", `{"version":1,"workspaceId":"ws-1"}`, "", "USAGE"},
+		// The page reads marker.version and marker.workspaceId: exact keys.
+		{"keys in other case", `{"Version":1,"WORKSPACEID":"ws-1"}`, "ws-1", "WORKSPACE_MARKER_INVALID"},
+		{"exact key beside another case", `{"version":1,"workspaceId":"ws-1","WorkspaceId":"ws-2"}`, "ws-1", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -56,13 +56,13 @@ func VerifyWorkspace(dir, expect string) (Workspace, error) {
 	if len(data) > maxMarkerBytes {
 		return Workspace{}, failErr("WORKSPACE_MARKER_INVALID", "%s is larger than %d bytes; it is not a Pixelle marker", path, maxMarkerBytes)
 	}
-	var m struct {
-		Version     json.RawMessage `json:"version"`
-		WorkspaceID json.RawMessage `json:"workspaceId"`
+	// A map, not a struct: encoding/json matches struct keys in any case,
+	// and the page reads exactly marker.version and marker.workspaceId.
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return Workspace{}, failErr("WORKSPACE_MARKER_INVALID", "%s is not a JSON object: %v", path, err)
 	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return Workspace{}, failErr("WORKSPACE_MARKER_INVALID", "%s is not valid JSON: %v", path, err)
-	}
+	m := struct{ Version, WorkspaceID json.RawMessage }{fields["version"], fields["workspaceId"]}
 	// A JSON number equal to 1, as the page's `version === 1` reads it
 	// (1.0 and 1e0 too); the string "1" is not.
 	var version float64
