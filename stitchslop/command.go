@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -235,10 +236,17 @@ func runClient(c *cli.Context, kind string) error {
 		if strings.TrimSpace(ca.pos[0]) == "" {
 			return usageErr("call: the command name is empty")
 		}
+		// Encoding would turn bad bytes into U+FFFD: a command never named.
+		if !utf8.ValidString(ca.pos[0]) {
+			return usageErr("call: the command name is not valid UTF-8")
+		}
 		args := json.RawMessage(`{}`)
 		if len(ca.pos) == 2 {
 			if !json.Valid([]byte(ca.pos[1])) {
 				return usageErr("call: JSON-ARGS is not valid JSON: %s", clip(ca.pos[1], 80))
+			}
+			if !utf8.ValidString(ca.pos[1]) {
+				return usageErr("call: JSON-ARGS is not valid UTF-8")
 			}
 			if !isJSONObject(json.RawMessage(ca.pos[1])) {
 				return usageErr("call: JSON-ARGS must be a JSON object, like '{\"limit\":5}'")
