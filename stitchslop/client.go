@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -89,6 +90,11 @@ func (c *shellClient) do(method, path string, body any, timeout time.Duration) (
 	if err != nil {
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, hub.Exit(hub.ExitNotRunning, fmt.Sprintf("stale session file for port %d: nothing is listening (the bridge, pid %d, was probably killed)", s.Port, s.PID))
+		}
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			// Connected, then no answer in time: for a call queued behind
+			// slow ones, or a slow page, the command may have been sent.
+			return nil, hub.Exit(hub.ExitFailed, fmt.Sprintf("the bridge on port %d did not answer within %s; a command may or may not have run: describe the scene before retrying", s.Port, timeout))
 		}
 		return nil, hub.Exit(hub.ExitFailed, fmt.Sprintf("cannot reach the bridge on port %d: %v", s.Port, err))
 	}

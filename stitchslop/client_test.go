@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -98,4 +99,23 @@ func portOf(t testing.TB, rawURL string) int {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// A bridge that took the request and did not answer in time may have sent
+// the command: the client says so instead of "cannot reach the bridge".
+func TestClientTimeoutSaysTheCommandMayHaveRun(t *testing.T) {
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+	}))
+	defer slow.Close()
+	defer close(release) // first: Close waits for the handler
+	dir := t.TempDir()
+	writeSession(dir, sessionFile{Port: portOf(t, slow.URL), Key: "k", PID: os.Getpid(), Protocol: 1})
+	c := &shellClient{ConfigDir: dir, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
+	_, err := c.do("POST", "/call", map[string]any{"command": "x"}, 50*time.Millisecond)
+	var ec cli.ExitCoder
+	if !errors.As(err, &ec) || ec.ExitCode() != hub.ExitFailed || !strings.Contains(err.Error(), "may or may not have run") {
+		t.Fatalf("err = %v", err)
+	}
 }
