@@ -14,14 +14,19 @@ type proc struct {
 	dead                     bool // a zombie: it runs nothing
 }
 
-// readStat parses /proc/PID/stat: "pid (comm) state ppid pgrp session ...",
-// where comm may hold spaces and parentheses, so fields count from the last
-// ')'.
+// readStat reads /proc/PID/stat.
 func readStat(pid int) (proc, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return proc{}, false
 	}
+	return parseStat(pid, b)
+}
+
+// parseStat parses a stat line: "pid (comm) state ppid pgrp session ...",
+// where comm is whatever name the process gave itself (spaces,
+// parentheses, newlines), so fields count from the last ')'.
+func parseStat(pid int, b []byte) (proc, bool) {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
