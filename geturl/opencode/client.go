@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // Connection states, as Status reports them.
@@ -345,10 +346,21 @@ func decodeAPIError(status int, b []byte) error {
 	if out.Message == "" {
 		out.Message = e.Message
 	}
-	if len(out.Message) > 300 {
-		out.Message = out.Message[:300]
-	}
+	// Whatever serves the port chose these (up to maxBody); the agent
+	// gets a short detail, cut between characters.
+	out.Name, out.Message = clipText(out.Name, 100), clipText(out.Message, 300)
 	return out
+}
+
+// clipText cuts s to at most n bytes at a character boundary.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 func pathOnly(p string) string {
