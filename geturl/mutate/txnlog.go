@@ -121,7 +121,12 @@ func validStep(s txnStep) bool {
 	}
 	switch s.Kind {
 	case "replace", "delete":
-		return clean(s.Bak) && path.Dir(s.Bak) == path.Dir(s.Rel) && ownName.MatchString(path.Base(s.Bak))
+		// Undoing renames the backup to Rel. A checkout never makes an
+		// entry named .git, so one the log would make came with the log:
+		// a gitdir pointer whose config runs commands at the next git
+		// status there.
+		return clean(s.Bak) && path.Dir(s.Bak) == path.Dir(s.Rel) && ownName.MatchString(path.Base(s.Bak)) &&
+			!strings.EqualFold(path.Base(s.Rel), ".git")
 	case "create":
 		for _, d := range s.Dirs {
 			if !clean(d) || !strings.HasPrefix(s.Rel, d+"/") {

@@ -1,0 +1,39 @@
+package mutate
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hubdev/hub/geturl/internal/treetest"
+)
+
+// A log is a file in the project, so a cloned repository can ship one,
+// with a "backup" beside it. Followed, it renames that file to a .git a
+// checkout can never make: a gitdir pointer to a directory the repository
+// also ships, whose config runs a command (core.fsmonitor) at the next git
+// status in that directory. A step that would rename a file to .git is
+// never followed. (Inside an existing .git a clone cannot plant a backup,
+// and a patch may touch files there, so those steps still are.)
+func TestRecoveryRefusesAGitPath(t *testing.T) {
+	for name, tc := range map[string]struct{ log, bak string }{
+		"a .git file":     {`{"v":1,"steps":[{"kind":"delete","rel":"sub/.git","bak":"sub/.geturl-bak-0123456789abcdef"}]}`, "sub/.geturl-bak-0123456789abcdef"},
+		"at the root":     {`{"v":1,"steps":[{"kind":"replace","rel":".git","bak":".geturl-bak-0123456789abcdef"}]}`, ".geturl-bak-0123456789abcdef"},
+		"in another case": {`{"v":1,"steps":[{"kind":"delete","rel":"sub/.Git","bak":"sub/.geturl-bak-0123456789abcdef"}]}`, "sub/.geturl-bak-0123456789abcdef"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			for rel, data := range map[string]string{txnLogName: tc.log, tc.bak: "gitdir: ../evil\n", "evil/HEAD": "ref: refs/heads/main\n"} {
+				os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o755)
+				if err := os.WriteFile(filepath.Join(root, rel), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := treetest.Snapshot(t, root)
+			if _, err := Recover(root); err == nil {
+				t.Fatal("a log naming a .git path was followed")
+			}
+			treetest.Same(t, "tree", before, treetest.Snapshot(t, root))
+		})
+	}
+}
