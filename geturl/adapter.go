@@ -51,6 +51,7 @@ type Server struct {
 	catalog  *pluginhost.Host // /k: what it lists and runs
 	tunnel   *tunnel.Manager
 	activity *activityLog
+	logs     *mutate.LogKey // signs crash logs; its key is loaded by Serve
 
 	// FollowOutside (the hub's adapter) follows a geturl started outside
 	// the hub that holds the state directory instead of failing
@@ -78,8 +79,8 @@ func New(cfg *Config) *Server {
 
 // newServer builds the bridge with extra plugins (tests add their own).
 func newServer(cfg *Config, extra ...plugin.Plugin) (*Server, error) {
-	s := &Server{cfg: cfg, tunnel: &tunnel.Manager{}, activity: newActivityLog()}
-	s.host = mutation.NewHost(mutation.Options{Gate: &mutate.Gate{}, Terminal: &terminal.Config{}})
+	s := &Server{cfg: cfg, tunnel: &tunnel.Manager{}, activity: newActivityLog(), logs: &mutate.LogKey{}}
+	s.host = mutation.NewHost(mutation.Options{Gate: &mutate.Gate{}, Logs: s.logs, Terminal: &terminal.Config{}})
 	// The hub's bridges are plugins too; each is listed only while geturl
 	// runs under a hub that has it enabled.
 	plugins := append([]plugin.Plugin{hubstatus.New(s.hubView)}, bridges.All(s.hubView)...)
@@ -106,9 +107,9 @@ func (s *Server) hubView() adapters.HubView {
 
 // recoverPatches rolls back, in every project, a patch the last run was
 // cut short in (a crash, kill -9), before any agent reads the project.
-func recoverPatches(projects []session.ProjectView, log *slog.Logger) {
+func recoverPatches(projects []session.ProjectView, key *mutate.LogKey, log *slog.Logger) {
 	for _, p := range projects {
-		restored, err := mutate.Recover(p.Root)
+		restored, err := mutate.Recover(p.Root, key)
 		switch {
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
 			log.Error("a patch interrupted by a crash could not be rolled back; the project's mutations are refused until it is", "project", p.Name, "err", err)
@@ -170,7 +171,14 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	if err != nil {
 		return err
 	}
-	recoverPatches(mgr.Projects(), env.Log)
+	// The key of the crash logs outlives the process: a patch the last
+	// run was cut short in is recovered by this one.
+	logKey, err := mutate.LoadLogKey(filepath.Join(StateDir(env.Dirs), "crashlog.key"))
+	if err != nil {
+		return fmt.Errorf("the crash-log key: %w", err)
+	}
+	s.logs.Set(logKey)
+	recoverPatches(mgr.Projects(), s.logs, env.Log)
 	dataLn, dataPort, err := hub.Listen([]int{s.cfg.Port})
 	if err != nil {
 		return fmt.Errorf("data plane: %w", err)

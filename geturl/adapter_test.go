@@ -454,3 +454,40 @@ func TestStatusNoteJoinsRemarks(t *testing.T) {
 		t.Fatalf("note %q, want %q", got, want)
 	}
 }
+
+// geturl recovers an interrupted patch at start only from a log signed
+// with its own key, kept in its private state directory across restarts.
+// A log the project brought (a cloned repository can ship one, with the
+// "backup" it names) is not followed: the user's file stays as it is.
+func TestStartFollowsOnlyItsOwnCrashLog(t *testing.T) {
+	root := t.TempDir()
+	tune := func(c *Config) { c.Projects = []ProjectConfig{{Name: "p", Root: root, Write: true}} }
+	b := startBridge(t, tune)
+	keyPath := filepath.Join(StateDir(b.Dirs), "crashlog.key")
+	key, err := hub.ReadPrivateFile(keyPath, 64)
+	if err != nil || len(key) != 32 {
+		t.Fatalf("the key file: %d bytes, %v", len(key), err)
+	}
+	if err := b.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for rel, data := range map[string]string{
+		".env":                         "SECRET=mine\n",
+		".geturl-bak-0123456789abcdef": "SECRET=theirs\n",
+		".geturl-txn.json":             `{"v":1,"steps":[{"kind":"replace","rel":".env","bak":".geturl-bak-0123456789abcdef"}]}`,
+	} {
+		if err := os.WriteFile(filepath.Join(root, rel), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h2 := adaptertest.Start(t, b.s, adaptertest.Options{Dirs: &b.Dirs})
+	if got, _ := os.ReadFile(filepath.Join(root, ".env")); string(got) != "SECRET=mine\n" {
+		t.Fatalf(".env after the start: %q", got)
+	}
+	if !strings.Contains(h2.Logs(), "not signed with its key") {
+		t.Fatalf("the refused log is not reported:\n%s", h2.Logs())
+	}
+	if again, _ := hub.ReadPrivateFile(keyPath, 64); string(again) != string(key) {
+		t.Fatal("the key changed across a restart: a log written before it would be refused")
+	}
+}

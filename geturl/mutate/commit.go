@@ -188,7 +188,7 @@ func (tx *txn) finish() {
 // logged is the log of the changes before any is made: each one's
 // backup name, and what a create will make.
 func (tx *txn) logged(changes []change) *txnLog {
-	l := &txnLog{V: 1}
+	l := &txnLog{}
 	for _, c := range changes {
 		rel := c.v.t.rel
 		s := txnStep{Rel: rel, Bak: tx.baks[len(l.Steps)]}

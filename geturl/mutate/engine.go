@@ -24,6 +24,10 @@ type Engine struct {
 	// Gate serialises mutations per project root across sessions; share
 	// one per process. nil: a package-wide gate.
 	Gate *Gate
+	// Logs signs the crash logs of multi-file patches and checks the one
+	// a crash left before it is followed; share one per process. nil: a
+	// key made for this process, so a log is recovered only by it.
+	Logs *LogKey
 	// Edits watches for serial /e loops (nil: no hint).
 	Edits *EditTracker
 	// Limits bound the engine; zero fields take DefaultLimits.
@@ -44,7 +48,7 @@ func (e *Engine) begin(ctx context.Context) (*fsys, func(), *transport.Error) {
 	if err != nil {
 		return nil, nil, refusal(CodeProjectBusy, "another mutation of this project is still running", "retry the same URL", transport.ActionRetryLater, true)
 	}
-	f, err := openFS(e.Scope, e.hook)
+	f, err := openFS(e.Scope, e.Logs, e.hook)
 	if err != nil {
 		unlock()
 		return nil, nil, refusal(CodeWriteFailed, "the project root cannot be opened", "", transport.ActionRetryLater, true)

@@ -23,6 +23,8 @@ type fsys struct {
 	// hook, when set (tests), runs before each step of a write and can make
 	// it fail, to prove what a failure at that point leaves behind.
 	hook func(op, rel string) error
+	// key signs and checks the crash log (nil: the process's key).
+	key *LogKey
 }
 
 // Internal failures the callers turn into agent-facing codes.
@@ -32,12 +34,12 @@ var (
 	errTooLarge   = errors.New("file too large")
 )
 
-func openFS(scope *sandbox.Scope, hook func(op, rel string) error) (*fsys, error) {
+func openFS(scope *sandbox.Scope, key *LogKey, hook func(op, rel string) error) (*fsys, error) {
 	r, err := os.OpenRoot(scope.Root())
 	if err != nil {
 		return nil, err
 	}
-	return &fsys{root: r, hook: hook}, nil
+	return &fsys{root: r, key: key, hook: hook}, nil
 }
 
 func (f *fsys) close() { f.root.Close() }

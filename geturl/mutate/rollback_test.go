@@ -2,6 +2,7 @@ package mutate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -315,7 +316,7 @@ func TestRecoveryAfterACrashAtEveryStep(t *testing.T) {
 				}()
 				p.eng.hook = nil
 				if via == "Recover" {
-					if _, err := Recover(p.root); err != nil {
+					if _, err := Recover(p.root, nil); err != nil {
 						t.Fatal(err)
 					}
 				} else {
@@ -334,17 +335,25 @@ func TestRecoveryAfterACrashAtEveryStep(t *testing.T) {
 // damaged) is never followed: mutations are refused until it is moved
 // aside, and nothing in the project moves.
 func TestRecoveryRefusesAForeignLog(t *testing.T) {
+	// What a cloned repository can ship: a well-formed log, with the
+	// "backup" it names beside it, that would put the repository's bytes
+	// over the user's own a.txt.
+	const replaceA = `[{"kind":"replace","rel":"a.txt","bak":".geturl-bak-0123456789abcdef"}]`
 	for name, log := range map[string]string{
-		"not JSON":           "{",
-		"another version":    `{"v":2,"steps":[]}`,
-		"a backup elsewhere": `{"v":1,"steps":[{"kind":"replace","rel":"a.txt","bak":"b.txt"}]}`,
-		"outside the root":   `{"v":1,"steps":[{"kind":"delete","rel":"../x","bak":"../.geturl-bak-0123456789abcdef"}]}`,
+		"not JSON":                 "{",
+		"another version":          `{"v":3,"mac":"","steps":[]}`,
+		"unsigned (the v1 format)": `{"v":1,"steps":` + replaceA + `}`,
+		"no valid MAC":             `{"v":2,"mac":"` + strings.Repeat("0", 64) + `","steps":` + replaceA + `}`,
+		"signed with another key":  signedLog(&LogKey{}, replaceA),
+		"a backup elsewhere":       signedLog(nil, `[{"kind":"replace","rel":"a.txt","bak":"b.txt"}]`),
+		"outside the root":         signedLog(nil, `[{"kind":"delete","rel":"../x","bak":"../.geturl-bak-0123456789abcdef"}]`),
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := newProject(t, rollbackTree)
+			os.WriteFile(filepath.Join(p.root, ".geturl-bak-0123456789abcdef"), []byte("the repository's a.txt"), 0o644)
 			os.WriteFile(filepath.Join(p.root, txnLogName), []byte(log), 0o600)
 			before := treetest.Snapshot(t, p.root)
-			if _, err := Recover(p.root); err == nil {
+			if _, err := Recover(p.root, nil); err == nil {
 				t.Fatal("a foreign log was followed")
 			}
 			_, err := p.eng.Write(context.Background(), "new.txt", "n")
@@ -354,4 +363,14 @@ func TestRecoveryRefusesAForeignLog(t *testing.T) {
 			treetest.Same(t, "tree", before, treetest.Snapshot(t, p.root))
 		})
 	}
+}
+
+// signedLog is a stored log of steps (JSON) signed with key (nil: the
+// process's, which engines built without one use).
+func signedLog(key *LogKey, steps string) string {
+	b, err := json.Marshal(txnLogFile{V: txnLogVersion, MAC: key.sign([]byte(steps)), Steps: json.RawMessage(steps)})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

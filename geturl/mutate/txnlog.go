@@ -26,6 +26,10 @@ import (
 //     (one rename and a directory fsync, not a second write);
 //   - once the backups are gone: removed.
 //
+// The log carries a MAC of its steps under the process's LogKey, and
+// recovery follows no log without a valid one: a log is a file in the
+// project, so the project itself (a cloned repository) can bring one.
+//
 // Recovery of a log undoes each step that left a trace, newest first: a
 // backup is put back, a created file whose bytes are the logged ones is
 // removed, with its directories when empty. A done log only loses its
@@ -42,8 +46,17 @@ const (
 const maxTxnLog = 16 << 20
 
 type txnLog struct {
-	V     int       `json:"v"`
-	Steps []txnStep `json:"steps"`
+	Steps []txnStep
+}
+
+// txnLogVersion is the format of signed logs (1 was unsigned: refused).
+const txnLogVersion = 2
+
+// txnLogFile is a log as stored: its steps exactly as signed.
+type txnLogFile struct {
+	V     int             `json:"v"`
+	MAC   string          `json:"mac"`
+	Steps json.RawMessage `json:"steps"`
 }
 
 type txnStep struct {
@@ -58,9 +71,13 @@ type txnStep struct {
 // place: a fixed name, so what a crash leaves of it is found and removed.
 const txnLogTemp = txnLogName + ".tmp"
 
-// writeLog puts l at the project root atomically and durably.
+// writeLog puts l, signed, at the project root atomically and durably.
 func (f *fsys) writeLog(l *txnLog) error {
-	b, err := json.Marshal(l)
+	steps, err := json.Marshal(l.Steps)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(txnLogFile{V: txnLogVersion, MAC: f.key.sign(steps), Steps: steps})
 	if err != nil {
 		return err
 	}
@@ -156,9 +173,11 @@ func (f *fsys) recoverLog() (restored []string, err error) {
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	var lf txnLogFile
 	var l txnLog
-	if err := json.Unmarshal(data, &l); err != nil || l.V != 1 {
-		return nil, fmt.Errorf("%s is not a log this geturl wrote; move it aside", name)
+	if json.Unmarshal(data, &lf) != nil || lf.V != txnLogVersion || !f.key.verify(lf.Steps, lf.MAC) ||
+		json.Unmarshal(lf.Steps, &l.Steps) != nil {
+		return nil, fmt.Errorf("%s is not a log this geturl wrote (it was not signed with its key); move it aside", name)
 	}
 	for _, s := range l.Steps {
 		if !validStep(s) {
@@ -247,14 +266,14 @@ func (f *fsys) sweepTemps(steps []txnStep) {
 }
 
 // Recover rolls back a patch a crash cut short in the project at root, if
-// one was (see txnLog); geturl calls it for every project when it starts.
-// It returns the root-relative paths it restored.
-func Recover(root string) ([]string, error) {
+// one was (see txnLog) and key signed its log; geturl calls it for every
+// project when it starts. It returns the root-relative paths it restored.
+func Recover(root string, key *LogKey) ([]string, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, err
 	}
-	f := &fsys{root: r}
+	f := &fsys{root: r, key: key}
 	defer f.close()
 	return f.recoverLog()
 }

@@ -13,13 +13,13 @@ import (
 // checkout can never make: a gitdir pointer to a directory the repository
 // also ships, whose config runs a command (core.fsmonitor) at the next git
 // status in that directory. A step that would rename a file to .git is
-// never followed. (Inside an existing .git a clone cannot plant a backup,
+// never followed, even signed. (Inside an existing .git a clone cannot plant a backup,
 // and a patch may touch files there, so those steps still are.)
 func TestRecoveryRefusesAGitPath(t *testing.T) {
 	for name, tc := range map[string]struct{ log, bak string }{
-		"a .git file":     {`{"v":1,"steps":[{"kind":"delete","rel":"sub/.git","bak":"sub/.geturl-bak-0123456789abcdef"}]}`, "sub/.geturl-bak-0123456789abcdef"},
-		"at the root":     {`{"v":1,"steps":[{"kind":"replace","rel":".git","bak":".geturl-bak-0123456789abcdef"}]}`, ".geturl-bak-0123456789abcdef"},
-		"in another case": {`{"v":1,"steps":[{"kind":"delete","rel":"sub/.Git","bak":"sub/.geturl-bak-0123456789abcdef"}]}`, "sub/.geturl-bak-0123456789abcdef"},
+		"a .git file":     {signedLog(nil, `[{"kind":"delete","rel":"sub/.git","bak":"sub/.geturl-bak-0123456789abcdef"}]`), "sub/.geturl-bak-0123456789abcdef"},
+		"at the root":     {signedLog(nil, `[{"kind":"replace","rel":".git","bak":".geturl-bak-0123456789abcdef"}]`), ".geturl-bak-0123456789abcdef"},
+		"in another case": {signedLog(nil, `[{"kind":"delete","rel":"sub/.Git","bak":"sub/.geturl-bak-0123456789abcdef"}]`), "sub/.geturl-bak-0123456789abcdef"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
@@ -30,7 +30,7 @@ func TestRecoveryRefusesAGitPath(t *testing.T) {
 				}
 			}
 			before := treetest.Snapshot(t, root)
-			if _, err := Recover(root); err == nil {
+			if _, err := Recover(root, nil); err == nil {
 				t.Fatal("a log naming a .git path was followed")
 			}
 			treetest.Same(t, "tree", before, treetest.Snapshot(t, root))

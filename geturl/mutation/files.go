@@ -71,7 +71,7 @@ var patchSpec = &transport.Spec{
 // engine is the file engine for one call: the session's scope, ledger and
 // edit tracker, the process's project gate.
 func (h *Host) engine(c *kernel.Call, st *State) *mutate.Engine {
-	return &mutate.Engine{Scope: c.Session.Scope(), Ledger: st.Ledger, Gate: h.gate, Edits: st.Edits}
+	return &mutate.Engine{Scope: c.Session.Scope(), Ledger: st.Ledger, Gate: h.gate, Logs: h.logs, Edits: st.Edits}
 }
 
 // engineErr passes the engine's structured errors on.

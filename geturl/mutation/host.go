@@ -16,6 +16,9 @@ type Options struct {
 	// Gate serialises file mutations per project across sessions; share
 	// one per process (nil: the Host makes its own).
 	Gate *mutate.Gate
+	// Logs signs and checks the crash logs of multi-file patches; share
+	// one per process (nil: a key made for this process).
+	Logs *mutate.LogKey
 	// Terminal configures the /x engine; nil leaves the terminal out
 	// (/x answers terminal_unavailable). One terminal.Manager serves every
 	// session (its foreground gate is machine-wide) for one Run.
@@ -31,6 +34,7 @@ type Options struct {
 // per process; each session generation brings its own State.
 type Host struct {
 	gate     *mutate.Gate
+	logs     *mutate.LogKey
 	termCfg  *terminal.Config
 	pollWait int
 	ver      versions
@@ -43,7 +47,7 @@ type Host struct {
 
 // NewHost builds the host.
 func NewHost(o Options) *Host {
-	h := &Host{gate: o.Gate, termCfg: o.Terminal, pollWait: o.PollWait, life: context.Background()}
+	h := &Host{gate: o.Gate, logs: o.Logs, termCfg: o.Terminal, pollWait: o.PollWait, life: context.Background()}
 	if h.gate == nil {
 		h.gate = &mutate.Gate{}
 	}
