@@ -124,6 +124,36 @@ func (s *rtSession) Commit(segment int) error {
 	return nil
 }
 
+// rtWriteTimeout bounds one write to the upstream: one that stopped
+// reading fails the session loudly (each pending segment gets its failed
+// final) instead of holding its writer forever. rtCloseWait bounds what
+// Close waits for a write in progress and for its close frame.
+const (
+	rtWriteTimeout = 10 * time.Second
+	rtCloseWait    = time.Second
+)
+
+// write sends one message within rtWriteTimeout. After Close it writes
+// nothing and reports errSessionClosed, so a write Close cut short is not
+// taken for an upstream failure.
+func (s *rtSession) write(conn *gws.Conn, b []byte) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errSessionClosed
+	}
+	conn.SetWriteDeadline(time.Now().Add(rtWriteTimeout))
+	s.mu.Unlock()
+	err := conn.WriteMessage(gws.OpcodeText, b)
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return errSessionClosed
+	}
+	return err
+}
+
 // errSessionClosed ends segments still waiting for their transcript when
 // the session closes.
 var errSessionClosed = errors.New("realtime session closed before the transcript arrived")
@@ -142,6 +172,11 @@ func (s *rtSession) Close() error {
 	c, raw := s.conn, s.raw
 	s.mu.Unlock()
 	if c != nil {
+		// A writer blocked on an upstream that stopped reading holds the
+		// socket's write lock: the deadline ends its write (run sees closed
+		// and writes nothing more), so the close frame, bounded the same
+		// way, can go out and Close returns.
+		c.SetWriteDeadline(time.Now().Add(rtCloseWait))
 		c.WriteClose(1000, nil)
 		c.NetConn().Close()
 	} else if raw != nil {
@@ -233,8 +268,10 @@ func (s *rtSession) run(ctx context.Context, url, key, model, delay string) {
 			"turn_detection": nil,
 		}},
 	}})
-	if err := conn.WriteMessage(gws.OpcodeText, update); err != nil {
-		s.fail(fmt.Errorf("realtime session.update failed: %v", err))
+	if err := s.write(conn, update); err != nil {
+		if err != errSessionClosed {
+			s.fail(fmt.Errorf("realtime session.update failed: %v", err))
+		}
 		return
 	}
 	for {
@@ -246,8 +283,10 @@ func (s *rtSession) run(ctx context.Context, url, key, model, delay string) {
 			if !ok {
 				return
 			}
-			if err := conn.WriteMessage(gws.OpcodeText, b); err != nil {
-				s.fail(fmt.Errorf("realtime upstream write failed: %v", err))
+			if err := s.write(conn, b); err != nil {
+				if err != errSessionClosed {
+					s.fail(fmt.Errorf("realtime upstream write failed: %v", err))
+				}
 				return
 			}
 		}
