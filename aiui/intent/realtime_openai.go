@@ -19,7 +19,14 @@ import (
 
 // realtimeQueue bounds the audio queued while the upstream handshake runs
 // (at 24 kHz PCM16 a browser frame is ~10–100 ms; 4096 frames is minutes).
-const realtimeQueue = 4096
+// realtimeQueueBytes bounds the same queue in bytes (base64 JSON): a frame
+// may be as large as a /ws frame, and a page sending faster than the
+// upstream reads would otherwise hold the whole turn's audio in memory,
+// a third again as large. 4 MiB is over a minute of 24 kHz PCM16.
+const (
+	realtimeQueue      = 4096
+	realtimeQueueBytes = 4 << 20
+)
 
 // RealtimeURL derives the GA realtime transcription endpoint from a REST
 // base: https://api.openai.com/v1 → wss://api.openai.com/v1/realtime?intent=transcription.
@@ -69,6 +76,7 @@ type rtSession struct {
 	pending map[int]bool   // committed, final not yet delivered
 	early   map[int]string // finals that arrived before their commit
 	last    int
+	queued  int // bytes in out (realtimeQueueBytes)
 }
 
 func (s *rtSession) enqueue(v any) error {
@@ -81,12 +89,23 @@ func (s *rtSession) enqueue(v any) error {
 	if s.closed {
 		return errors.New("realtime session closed")
 	}
+	if s.queued+len(b) > realtimeQueueBytes {
+		return fmt.Errorf("realtime upstream is not keeping up (more than %d bytes of audio queued)", realtimeQueueBytes)
+	}
 	select {
 	case s.out <- b:
+		s.queued += len(b)
 		return nil
 	default:
 		return errors.New("realtime upstream is not keeping up (audio queue full)")
 	}
+}
+
+// dequeued gives back the queue bytes of a message taken from out.
+func (s *rtSession) dequeued(b []byte) {
+	s.mu.Lock()
+	s.queued -= len(b)
+	s.mu.Unlock()
 }
 
 func (s *rtSession) Append(segment int, pcm []byte) error {
@@ -283,6 +302,7 @@ func (s *rtSession) run(ctx context.Context, url, key, model, delay string) {
 			if !ok {
 				return
 			}
+			s.dequeued(b)
 			if err := s.write(conn, b); err != nil {
 				if err != errSessionClosed {
 					s.fail(fmt.Errorf("realtime upstream write failed: %v", err))

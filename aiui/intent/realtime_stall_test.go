@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -82,5 +83,36 @@ func TestRealtimeCloseWithStalledUpstream(t *testing.T) {
 	case <-rs.done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the session's goroutine is still blocked writing to the upstream")
+	}
+}
+
+// TestRealtimeQueueBoundedInBytes: audio a page sends faster than the
+// upstream takes it waits in the session's queue; the queue is bounded in
+// bytes, not only in frames (a frame may be megabytes), so a turn cannot
+// hold its whole audio in memory: past the bound Append fails, which the
+// processor turns into the loud degraded transcript.
+func TestRealtimeQueueBoundedInBytes(t *testing.T) {
+	sess, err := OpenAIRealtime(stalledUpstream(t))(context.Background(), "sk-rt", "m", "", RealtimeEvents{
+		Final: func(int, string, error) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	rs := sess.(*rtSession)
+	pcm := make([]byte, 1<<20)
+	var appendErr error
+	for range 256 { // 256 MiB of audio, far more than socket buffers take
+		if appendErr = sess.Append(1, pcm); appendErr != nil {
+			break
+		}
+		rs.mu.Lock()
+		queued := rs.queued
+		rs.mu.Unlock()
+		if queued > realtimeQueueBytes {
+			t.Fatalf("%d bytes queued for the upstream, bound %d", queued, realtimeQueueBytes)
+		}
+	}
+	if appendErr == nil || !strings.Contains(appendErr.Error(), "not keeping up") {
+		t.Fatalf("256 MiB appended to a stalled upstream; last error %v", appendErr)
 	}
 }
