@@ -46,25 +46,31 @@ func (o *OpenAI) noKey() error {
 	return fmt.Errorf("%w: %s is empty", ErrNoKey, env)
 }
 
-// Transcribe uploads one audio segment and returns its transcript.
-func (o *OpenAI) Transcribe(ctx context.Context, model, filename string, audio []byte) (string, error) {
+// Transcribe uploads one audio segment (size bytes read from audio) and
+// returns its transcript. The form streams: only its small head and tail
+// are built in memory, so a segment in flight costs no copy of its bytes
+// however slow the upstream is.
+func (o *OpenAI) Transcribe(ctx context.Context, model, filename string, audio io.Reader, size int64) (string, error) {
 	if o.Key == "" {
 		return "", o.noKey()
 	}
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
+	var head bytes.Buffer
+	mw := multipart.NewWriter(&head)
 	mw.WriteField("model", model)
 	mw.WriteField("response_format", "json")
-	fw, err := mw.CreateFormFile("file", filename)
-	if err != nil {
+	if _, err := mw.CreateFormFile("file", filename); err != nil {
 		return "", err
 	}
-	fw.Write(audio)
+	// the file's bytes go between what CreateFormFile and Close write
+	cut := head.Len()
 	mw.Close()
+	form := head.Bytes()
+	body := io.MultiReader(bytes.NewReader(form[:cut]), io.LimitReader(audio, size), bytes.NewReader(form[cut:]))
+	n := int64(len(form)) + size
 	var out struct {
 		Text string `json:"text"`
 	}
-	if err := o.post(ctx, "/audio/transcriptions", mw.FormDataContentType(), &body, &out); err != nil {
+	if err := o.post(ctx, "/audio/transcriptions", mw.FormDataContentType(), body, n, &out); err != nil {
 		return "", err
 	}
 	return out.Text, nil
@@ -102,7 +108,7 @@ func (o *OpenAI) Correct(ctx context.Context, model, doc, original, instruction 
 			} `json:"message"`
 		} `json:"choices"`
 	}
-	if err := o.post(ctx, "/chat/completions", "application/json", bytes.NewReader(b), &out); err != nil {
+	if err := o.post(ctx, "/chat/completions", "application/json", bytes.NewReader(b), int64(len(b)), &out); err != nil {
 		return "", err
 	}
 	if len(out.Choices) == 0 {
@@ -111,11 +117,13 @@ func (o *OpenAI) Correct(ctx context.Context, model, doc, original, instruction 
 	return strings.TrimSpace(out.Choices[0].Message.Content), nil
 }
 
-func (o *OpenAI) post(ctx context.Context, path, ctype string, body io.Reader, out any) error {
+// post sends body (size bytes) and decodes the JSON answer into out.
+func (o *OpenAI) post(ctx context.Context, path, ctype string, body io.Reader, size int64, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(o.BaseURL, "/")+path, body)
 	if err != nil {
 		return err
 	}
+	req.ContentLength = size
 	req.Header.Set("Content-Type", ctype)
 	req.Header.Set("Authorization", "Bearer "+o.Key)
 	resp, err := o.client().Do(req)

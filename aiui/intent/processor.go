@@ -285,7 +285,7 @@ func (p *Processor) attachment(c *frame.ChunkDescriptor, b []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	if err := writeBlob(path, b); err != nil {
 		return fmt.Errorf("saving %s: %v", c.ID, err)
 	}
 	n, _ := strconv.Atoi(m[2])
@@ -309,9 +309,30 @@ func (p *Processor) attachment(c *frame.ChunkDescriptor, b []byte) error {
 	}
 	p.condition(c.ID, path, PassSilenceTrim)
 	if p.cfg.Transcriber == TranscriberOpenAI {
-		p.transcribe(n, c.ID+"."+ExtForMime(c.Mime), append([]byte(nil), b...))
+		p.transcribe(n, c.ID+"."+ExtForMime(c.Mime), path)
 	}
 	return nil
+}
+
+// writeBlob stores an attachment by renaming a new file over path, so a
+// re-sent id never changes the bytes an upload of the earlier one is
+// reading from its open file.
+func writeBlob(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".blob-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // condition runs a condition pass on arrival (identity today).
@@ -540,9 +561,11 @@ func (p *Processor) transcribeModel() string {
 	return p.deps.TranscribeModel
 }
 
-// transcribe runs the REST transcription of one segment in the background;
-// a keyless or failing call degrades loudly to an empty final with a note.
-func (p *Processor) transcribe(seg int, filename string, audio []byte) {
+// transcribe runs the REST transcription of one segment in the background,
+// uploading it from the file stored on arrival (not from a copy in memory:
+// a slow upstream would hold every segment of a turn twice over); a
+// keyless or failing call degrades loudly to an empty final with a note.
+func (p *Processor) transcribe(seg int, filename, path string) {
 	model := p.transcribeModel()
 	p.inflight.Add(1)
 	p.deps.Guard.Go("intent transcription", func() {
@@ -551,7 +574,7 @@ func (p *Processor) transcribe(seg int, filename string, audio []byte) {
 		var text string
 		err := errors.New("no transcription client configured")
 		if p.oa != nil {
-			text, err = p.oa.Transcribe(p.seamCtx, model, filename, audio)
+			text, err = p.upload(model, filename, path)
 		}
 		e := Event{At: nowMS(), Type: TypeTranscriptFinal, Segment: seg, Text: StrPtr(text), Model: model,
 			LatencyMS: float64(time.Since(start).Microseconds()) / 1000}
@@ -562,6 +585,23 @@ func (p *Processor) transcribe(seg int, filename string, audio []byte) {
 		}
 		p.pushLowered(e, -1)
 	})
+}
+
+// upload transcribes the segment stored at path.
+func (p *Processor) upload(model, filename, path string) (string, error) {
+	if p.oa.Key == "" {
+		return p.oa.Transcribe(p.seamCtx, model, filename, nil, 0) // the keyless note
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("reading the stored segment: %v", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("reading the stored segment: %v", err)
+	}
+	return p.oa.Transcribe(p.seamCtx, model, filename, f, st.Size())
 }
 
 // correct runs the server-side correction diff for the request at index i.
