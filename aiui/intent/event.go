@@ -1,7 +1,9 @@
 package intent
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -75,18 +77,55 @@ type Batch struct {
 	Events []Event `json:"events"`
 }
 
-// ParseBatch decodes an events chunk.
-func ParseBatch(b []byte) ([]Event, error) {
-	var batch Batch
+// ParseBatch decodes an events chunk of at most MaxEventsPerTurn events.
+func ParseBatch(b []byte) ([]Event, error) { return ParseBatchMax(b, MaxEventsPerTurn) }
+
+// ParseBatchMax decodes an events chunk, refusing one of more than max
+// events as soon as it gets there: a 16 MiB batch of the smallest events
+// is over a million of them, and decoding it whole before counting took
+// more than a gigabyte.
+func ParseBatchMax(b []byte, max int) ([]Event, error) {
+	batch := struct {
+		Events cappedEvents `json:"events"`
+	}{Events: cappedEvents{max: max}}
 	if err := json.Unmarshal(b, &batch); err != nil {
 		return nil, fmt.Errorf("events chunk is not { events: IntentEvent[] }: %v", err)
 	}
-	for i, e := range batch.Events {
+	for i, e := range batch.Events.list {
 		if e.Type == "" {
 			return nil, fmt.Errorf("events[%d] has no type", i)
 		}
 	}
-	return batch.Events, nil
+	return batch.Events.list, nil
+}
+
+// cappedEvents decodes an events array one event at a time, up to max.
+type cappedEvents struct {
+	max  int
+	list []Event
+}
+
+func (c *cappedEvents) UnmarshalJSON(b []byte) error {
+	c.list = nil // a repeated key replaces, as for a slice
+	if string(b) == "null" {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return errors.New("events must be an array")
+	}
+	for dec.More() {
+		if len(c.list) >= c.max {
+			return fmt.Errorf("a turn holds at most %d events", MaxEventsPerTurn)
+		}
+		var e Event
+		if err := dec.Decode(&e); err != nil {
+			return err
+		}
+		c.list = append(c.list, e)
+	}
+	_, err := dec.Token() // the closing ]
+	return err
 }
 
 // StrPtr returns a pointer to s (for Text fields).

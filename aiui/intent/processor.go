@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/hubdev/hub/aiui/channel"
 	"github.com/hubdev/hub/aiui/frame"
@@ -152,12 +153,15 @@ func (p *Processor) chunk(c *frame.ChunkDescriptor, b []byte) error {
 		if limit := p.deps.maxEventBytes(); p.evBytes+int64(len(b)) > limit {
 			return fmt.Errorf("turn exceeds %d bytes of events", limit)
 		}
-		ev, err := ParseBatch(b)
+		p.mu.Lock()
+		room := MaxEventsPerTurn - len(p.events)
+		p.mu.Unlock()
+		ev, err := ParseBatchMax(b, room)
 		if err != nil {
 			return err
 		}
 		if p.ctx.Hold != nil {
-			if err := p.ctx.Hold(int64(len(b))); err != nil {
+			if err := p.ctx.Hold(heldEventBytes(b, ev)); err != nil {
 				return err
 			}
 		}
@@ -187,6 +191,18 @@ func (p *Processor) chunk(c *frame.ChunkDescriptor, b []byte) error {
 	return fmt.Errorf("unknown chunk kind %q", c.Kind)
 }
 
+// eventSize is what one parsed event costs in memory beyond its wire
+// bytes: the Event struct itself, several times a small event's JSON.
+const eventSize = int64(unsafe.Sizeof(Event{}))
+
+// heldEventBytes is what a parsed batch holds against the connection's
+// budget: its wire bytes (the strings decoded from them) and the events.
+// Counting the wire bytes alone let a connection's threads hold some 60
+// times the budget as parsed events.
+func heldEventBytes(wire []byte, ev []Event) int64 {
+	return int64(len(wire)) + int64(len(ev))*eventSize
+}
+
 // selectionText accepts a string or an object with a text field.
 func selectionText(raw json.RawMessage) string {
 	var s string
@@ -208,6 +224,7 @@ func (p *Processor) addEvents(ev []Event) error {
 	}
 	var requests []int
 	var talkEnds []int
+	p.events = slices.Grow(p.events, len(ev)) // one allocation, not a growth per event
 	for _, e := range ev {
 		if k, _ := json.Marshal(e); p.pushed[string(k)] {
 			continue // the client echoed an event this server produced
