@@ -107,6 +107,9 @@ type Processor struct {
 	rt        RealtimeSession
 	rtErr     error
 	done      bool
+	// corrections counts the correction diffs requested upstream
+	// (MaxCorrectionRequests).
+	corrections int
 }
 
 func newProcessor(ctx *channel.ThreadContext, d *Deps) *Processor {
@@ -222,7 +225,7 @@ func (p *Processor) addEvents(ev []Event) error {
 		p.mu.Unlock()
 		return fmt.Errorf("turn exceeds %d events", MaxEventsPerTurn)
 	}
-	var requests []int
+	var requests, refused []int
 	var talkEnds []int
 	p.events = slices.Grow(p.events, len(ev)) // one allocation, not a growth per event
 	for _, e := range ev {
@@ -237,7 +240,12 @@ func (p *Processor) addEvents(ev []Event) error {
 		}
 		p.events = append(p.events, e)
 		if e.Type == TypeCorrection && e.Patch == "" && p.cfg.Corrector == "openai" {
-			requests = append(requests, len(p.events)-1)
+			if p.corrections < MaxCorrectionRequests {
+				p.corrections++
+				requests = append(requests, len(p.events)-1)
+			} else {
+				refused = append(refused, len(p.events)-1)
+			}
 		}
 		if e.Type == TypeTalkEnd && p.cfg.Transcriber == TranscriberRealtime {
 			talkEnds = append(talkEnds, e.Segment)
@@ -249,10 +257,47 @@ func (p *Processor) addEvents(ev []Event) error {
 	for _, i := range requests {
 		p.correct(i)
 	}
+	p.refuseCorrections(refused)
 	for _, seg := range talkEnds {
 		p.commitRealtime(seg)
 	}
 	return nil
+}
+
+// MaxCorrectionRequests bounds the server-side correction diffs one turn
+// asks for. Each is a paid upstream call and composes the log before it:
+// a batch of 20,000 bare correction requests kept a connection busy for
+// minutes of CPU. A person corrects a dictation a handful of times.
+const MaxCorrectionRequests = 64
+
+// refuseCorrections pushes back the correction requests past
+// MaxCorrectionRequests without a patch, in one lowered message, as a
+// failed diff is: the client falls back to plain replacement, and the
+// note says why.
+func (p *Processor) refuseCorrections(idx []int) {
+	if len(idx) == 0 {
+		return
+	}
+	note := fmt.Sprintf("correction diff not run: this turn asked for more than %d", MaxCorrectionRequests)
+	p.mu.Lock()
+	if p.done {
+		p.mu.Unlock()
+		return
+	}
+	out := make([]Event, len(idx))
+	for n, i := range idx {
+		e := p.events[i]
+		e.Note = note
+		p.events[i] = e
+		k, _ := json.Marshal(e)
+		p.pushed[string(k)] = true
+		out[n] = e
+	}
+	p.mutations++
+	p.speculate()
+	p.mu.Unlock()
+	p.ctx.Trace("merged events", fmt.Sprintf("%d correction requests past %d, not diffed", len(idx), MaxCorrectionRequests))
+	p.ctx.Push(map[string]any{"kind": "lowered", "threadId": p.ctx.ThreadID, "events": out})
 }
 
 // maxSpeculateEvents bounds speculative composition: past it a batch only
