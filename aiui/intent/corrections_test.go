@@ -1,8 +1,11 @@
 package intent
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/hubdev/hub/aiui/frame"
 )
 
 // TestCorrectionRequestsBounded: a turn asks the upstream for at most
@@ -39,5 +42,29 @@ func TestCorrectionRequestsBounded(t *testing.T) {
 	}
 	if refused != n-MaxCorrectionRequests {
 		t.Fatalf("%d corrections pushed back as not diffed, want %d", refused, n-MaxCorrectionRequests)
+	}
+}
+
+// TestCorrectionEventsBounded: composing applies every correction to the
+// whole transcript, so a turn holds at most MaxCorrectionsPerTurn of them.
+// The batch that would pass it is refused whole (an error reply; the
+// turn goes on), and echoes of corrections the server pushed do not count.
+func TestCorrectionEventsBounded(t *testing.T) {
+	c, _ := setup(t, `{"corrector":"mock"}`, nil)
+	fix := func(n int) []Event {
+		ev := make([]Event, n)
+		for i := range ev {
+			ev[i] = Event{Type: TypeCorrection, Original: "world", Instruction: "there", Patch: "p"}
+		}
+		return ev
+	}
+	events(t, c, append([]Event{{Type: TypeTranscriptFinal, Segment: 1, Text: StrPtr("hello world")}}, fix(MaxCorrectionsPerTurn-1)...)...)
+	b, _ := json.Marshal(Batch{Events: fix(2)})
+	if r := send(t, c, &frame.ChunkDescriptor{Kind: "events"}, b, false); r.OK || !strings.Contains(r.Error, "corrections") {
+		t.Fatalf("a batch past the cap: %+v", r)
+	}
+	events(t, c, fix(1)...) // still room for one: the refused batch took none
+	if r := send(t, c, nil, nil, true); !r.OK {
+		t.Fatalf("fin: %+v", r)
 	}
 }
