@@ -68,3 +68,39 @@ func TestCorrectionEventsBounded(t *testing.T) {
 		t.Fatalf("fin: %+v", r)
 	}
 }
+
+// TestSpeculationBoundedByWork: with corrections a compose costs events ×
+// corrections, so speculation stops at a work budget, not only at an
+// event count: a full set of corrections and then many one-event batches
+// compose speculatively a bounded number of times, and fin still composes
+// the whole turn.
+func TestSpeculationBoundedByWork(t *testing.T) {
+	c, h := setup(t, `{"corrector":"mock"}`, nil)
+	fixes := make([]Event, MaxCorrectionsPerTurn)
+	for i := range fixes {
+		fixes[i] = Event{Type: TypeCorrection, Original: "word", Instruction: "w", Patch: "p"}
+	}
+	events(t, c, fixes...)
+	const batches = 2000
+	for i := range batches {
+		events(t, c, Event{Type: TypeTranscriptFinal, Segment: i + 1, Text: StrPtr("a word")})
+	}
+	if r := send(t, c, nil, nil, true); !r.OK {
+		t.Fatalf("fin: %+v", r)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	spec := 0
+	for _, s := range h.stages {
+		if s == "speculative compose" {
+			spec++
+		}
+	}
+	// Σ n·(1+256) over the composes stays within the budget: n ≤ ~310.
+	if spec == 0 || spec > 400 {
+		t.Fatalf("%d speculative composes over %d batches", spec, batches+1)
+	}
+	if len(h.prompts) != 1 {
+		t.Fatalf("%d prompts delivered", len(h.prompts))
+	}
+}

@@ -111,6 +111,7 @@ type Processor struct {
 	// (MaxCorrectionRequests), fixes the correction events of the turn
 	// (MaxCorrectionsPerTurn).
 	corrections, fixes int
+	specWork           int // maxSpeculateWork spent
 }
 
 func newProcessor(ctx *channel.ThreadContext, d *Deps) *Processor {
@@ -336,12 +337,22 @@ func (p *Processor) refuseCorrections(idx []int) {
 // turns are tens to a few thousand events.
 const maxSpeculateEvents = 5000
 
+// maxSpeculateWork bounds the work of all a turn's speculative composes,
+// in events composed times (1 + corrections): each correction is applied
+// to the whole transcript, so with corrections a compose is no longer
+// linear and many tiny batches under maxSpeculateEvents alone could cost
+// minutes. The bound is what maxSpeculateEvents allows a turn without
+// corrections (one compose per one-event batch).
+const maxSpeculateWork = maxSpeculateEvents * maxSpeculateEvents / 2
+
 // speculate recomposes eagerly (pure, cheap) and caches the result keyed
 // by the mutation counter. Caller holds mu.
 func (p *Processor) speculate() {
-	if len(p.events) > maxSpeculateEvents {
+	work := len(p.events) * (1 + p.fixes)
+	if len(p.events) > maxSpeculateEvents || p.specWork+work > maxSpeculateWork {
 		return
 	}
+	p.specWork += work
 	p.cache, p.cacheAt = Compose(p.events, p.cfg.Policy()), p.mutations
 	p.ctx.Trace("speculative compose", p.cache)
 }
