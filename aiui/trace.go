@@ -332,6 +332,9 @@ func (b *backend) blobDir(ctx *channel.ThreadContext) (string, error) {
 		if n := pruneTraces(traces, ctx.TraceID, keepTraceDirs, keepTraceBytes); n > 0 {
 			b.env.Log.Info("removed old trace directories", "dir", traces, "count", n)
 		}
+		if n := pruneAllTraces(filepath.Dir(filepath.Dir(traces)), dir, keepAllTraceDirs, keepAllTraceBytes); n > 0 {
+			b.env.Log.Info("removed old trace directories of every project", "count", n)
+		}
 	}
 	return dir, nil
 }

@@ -21,22 +21,61 @@ const (
 	keepTraceBytes int64 = 2 << 30
 )
 
+// Across projects: the project is named by the source root a page's
+// hello gives, so a page naming a new root for each turn would get a
+// fresh per-project budget every time. These bound every project's
+// history together.
+const (
+	keepAllTraceDirs        = 2000
+	keepAllTraceBytes int64 = 4 << 30
+)
+
+// traceDir is one trace directory found on disk.
+type traceDir struct {
+	path string
+	mod  time.Time
+	size int64
+}
+
 // pruneTraces removes the oldest trace directories in tracesDir (by last
 // change) beyond maxDirs, or once the newer ones hold maxBytes; current,
 // the trace being written, is never removed. Anything that is not a
 // directory is left alone, and so are errors: the history is best kept,
 // not a reason to fail a turn.
 func pruneTraces(tracesDir, current string, maxDirs int, maxBytes int64) (removed int) {
-	entries, err := os.ReadDir(tracesDir)
-	if err != nil || len(entries) <= 1 {
+	return prune(listTraces(tracesDir, nil), filepath.Join(tracesDir, current), maxDirs, maxBytes)
+}
+
+// pruneAllTraces applies the same rule to the traces of every project
+// under projectsDir (…/aiui/projects) together, then removes the project
+// directories that are left empty. current is the trace's full path.
+func pruneAllTraces(projectsDir, current string, maxDirs int, maxBytes int64) (removed int) {
+	projects, err := os.ReadDir(projectsDir)
+	if err != nil {
 		return 0
 	}
-	type traceDir struct {
-		name string
-		mod  time.Time
-		size int64
+	var all []traceDir
+	for _, p := range projects {
+		if p.IsDir() {
+			all = listTraces(filepath.Join(projectsDir, p.Name(), "traces"), all)
+		}
 	}
-	dirs := make([]traceDir, 0, len(entries))
+	if removed = prune(all, current, maxDirs, maxBytes); removed > 0 {
+		for _, p := range projects {
+			// Remove only removes an empty directory: anything else stays.
+			os.Remove(filepath.Join(projectsDir, p.Name(), "traces"))
+			os.Remove(filepath.Join(projectsDir, p.Name()))
+		}
+	}
+	return removed
+}
+
+// listTraces appends the directories directly in tracesDir to dirs.
+func listTraces(tracesDir string, dirs []traceDir) []traceDir {
+	entries, err := os.ReadDir(tracesDir)
+	if err != nil {
+		return dirs
+	}
 	for _, e := range entries {
 		if !e.IsDir() { // a symlink is not followed, only kept
 			continue
@@ -45,29 +84,39 @@ func pruneTraces(tracesDir, current string, maxDirs int, maxBytes int64) (remove
 		if err != nil {
 			continue
 		}
-		dirs = append(dirs, traceDir{e.Name(), fi.ModTime(), dirSize(filepath.Join(tracesDir, e.Name()))})
+		p := filepath.Join(tracesDir, e.Name())
+		dirs = append(dirs, traceDir{p, fi.ModTime(), dirSize(p)})
+	}
+	return dirs
+}
+
+// prune keeps current and then the newest dirs while within maxDirs and
+// maxBytes; from the first that does not fit, every older one goes.
+func prune(dirs []traceDir, current string, maxDirs int, maxBytes int64) (removed int) {
+	if len(dirs) <= 1 {
+		return 0
 	}
 	// current first, then newest first
 	slices.SortFunc(dirs, func(a, b traceDir) int {
-		if (a.name == current) != (b.name == current) {
-			if a.name == current {
+		if (a.path == current) != (b.path == current) {
+			if a.path == current {
 				return -1
 			}
 			return 1
 		}
-		return cmp.Or(b.mod.Compare(a.mod), cmp.Compare(a.name, b.name))
+		return cmp.Or(b.mod.Compare(a.mod), cmp.Compare(a.path, b.path))
 	})
 	var kept int
 	var bytes int64
 	full := false // once one goes, every older one goes too
 	for _, d := range dirs {
-		full = full || (d.name != current && (kept >= maxDirs || bytes+d.size > maxBytes))
+		full = full || (d.path != current && (kept >= maxDirs || bytes+d.size > maxBytes))
 		if !full {
 			kept++
 			bytes += d.size
 			continue
 		}
-		if os.RemoveAll(filepath.Join(tracesDir, d.name)) == nil {
+		if os.RemoveAll(d.path) == nil {
 			removed++
 		}
 	}

@@ -70,3 +70,43 @@ func TestPruneTraces(t *testing.T) {
 		})
 	}
 }
+
+// A page names the project (its hello's source root), so one naming a new
+// root every turn would get a fresh per-project budget each time: every
+// project's traces share one budget too, oldest first across projects,
+// and a project left with no traces goes, unless it holds anything else.
+func TestPruneAllTraces(t *testing.T) {
+	projects := t.TempDir()
+	base := time.Now()
+	mk := func(project, trace string, age time.Duration, size int) string {
+		p := filepath.Join(projects, project, "traces", trace)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "seg_1.webm"), make([]byte, size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		at := base.Add(-age * time.Minute)
+		os.Chtimes(p, at, at)
+		return p
+	}
+	mk("a-1", "t1", 5, 40)
+	mk("b-2", "t2", 4, 40)
+	mk("c-3", "t3", 3, 40)
+	if err := os.WriteFile(filepath.Join(projects, "c-3", "keep"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mk("d-4", "t4", 2, 40)
+	cur := mk("e-5", "t5", 1, 40)
+	if n := pruneAllTraces(projects, cur, 10, 100); n != 3 {
+		t.Fatalf("removed %d traces, want 3 (only t5 and t4 fit in 100 bytes)", n)
+	}
+	entries, _ := os.ReadDir(projects)
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if want := []string{"c-3", "d-4", "e-5"}; !slices.Equal(got, want) {
+		t.Fatalf("projects left %v, want %v (c-3 holds another file)", got, want)
+	}
+}
