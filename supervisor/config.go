@@ -134,7 +134,7 @@ func LoadConfig(path string, reg *adapters.Registry) (*Config, error) {
 // the file, the line when known, and the key.
 func ParseConfig(data []byte, name string, reg *adapters.Registry) (*Config, error) {
 	fc := defaultConfig()
-	if len(bytes.TrimSpace(data)) > 0 {
+	if hasDocument(data) {
 		if err := yaml.Load(data, &fc, yaml.WithKnownFields(), yaml.WithUniqueKeys()); err != nil {
 			return nil, yamlError(name, data, "", err)
 		}
@@ -414,4 +414,16 @@ func keyAtLine(n *yaml.Node, line int, path string) string {
 		}
 	}
 	return ""
+}
+
+// hasDocument reports whether data holds a YAML document at all. A file of
+// comments only (a config commented out) holds none and is as empty as an
+// empty file; loading it was an error, "no documents in stream".
+func hasDocument(data []byte) bool {
+	l, err := yaml.NewLoader(bytes.NewReader(data))
+	if err != nil {
+		return true // let the real load report it
+	}
+	var n yaml.Node
+	return l.Load(&n) != io.EOF
 }

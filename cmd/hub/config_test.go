@@ -70,6 +70,21 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+// A config with every line commented out is an empty one, as an empty
+// file is: it was refused with "yaml: no documents in stream".
+func TestConfigOnlyComments(t *testing.T) {
+	for _, doc := range []string{"", "\n", "# log:\n#   level: debug\n", "---\n", "# nothing here\n---\n# nor here\n"} {
+		cfg, err := supervisor.ParseConfig([]byte(doc), "hub.yaml", realRegistry())
+		if err != nil {
+			t.Errorf("%q: %v", doc, err)
+			continue
+		}
+		if cfg.Lifecycle.NoPageMinutes != 30 {
+			t.Errorf("%q: defaults not applied: %+v", doc, cfg.Lifecycle)
+		}
+	}
+}
+
 func TestConfigOverlaysDefaults(t *testing.T) {
 	cfg, err := supervisor.ParseConfig([]byte("adapters:\n  pixelle:\n    website: https://pixelle.example\n  aiui:\n    enabled: false\n"), "f", realRegistry())
 	if err != nil {
