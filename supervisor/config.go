@@ -270,7 +270,7 @@ func fieldLine(n *yaml.Node, key string) int {
 
 var (
 	notFound    = regexp.MustCompile(`field (\S+) not found in type \S.*`)
-	duplicate   = regexp.MustCompile(`^mapping key ".*" already defined at line (\d+)$`)
+	duplicate   = regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
 	cannotBuild = regexp.MustCompile("^cannot construct !!(\\w+) (`.*` )?into (\\S+)$")
 )
 
@@ -310,7 +310,7 @@ func friendlyMessage(msg, keyPrefix string) string {
 		return fmt.Sprintf("wrong type: want %s, got %s", wantKind(m[3]), got)
 	}
 	if m := duplicate.FindStringSubmatch(msg); m != nil {
-		return "duplicate key (first defined at line " + m[1] + ")"
+		return "duplicate key (first defined at line " + m[2] + ")"
 	}
 	return notFound.ReplaceAllString(msg, "unknown key "+`"`+keyPrefix+`$1"`)
 }
@@ -330,6 +330,8 @@ func yamlError(name string, data []byte, keyPrefix string, err error) error {
 			if key := keyNamedAtLine(&root, e.Mark.Line, m[1], ""); key != "" {
 				msg = `unknown key "` + key + `"`
 			}
+		} else if key := duplicateAt(&root, e); key != "" {
+			msg = key + ": " + msg
 		} else if key := keyAtLine(&root, e.Mark.Line, ""); key != "" {
 			msg = key + ": " + msg
 		}
@@ -346,6 +348,16 @@ func yamlError(name string, data []byte, keyPrefix string, err error) error {
 		return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	return errors.New(strings.Join(lines, "\n"))
+}
+
+// duplicateAt is the path of the repeated key a duplicate-key error is
+// about, or "". The error's line is the key's own: a section's value (a
+// mapping) starts on the next line, where keyAtLine would look.
+func duplicateAt(root *yaml.Node, e *yaml.LoadError) string {
+	if m := duplicate.FindStringSubmatch(e.Message); m != nil {
+		return keyNamedAtLine(root, e.Mark.Line, m[1], "")
+	}
+	return ""
 }
 
 // keyNamedAtLine returns the dotted path of the mapping key name written

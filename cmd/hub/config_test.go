@@ -33,6 +33,9 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown nested adapter key", "adapters:\n  geturl:\n    opencode:\n      bogus: 1\n", `hub.yaml:4: unknown key "adapters.geturl.opencode.bogus"`},
 		{"unknown adapter key", "adapters:\n  pixelle:\n    port: 4317\n    websit: https://a.example\n", `hub.yaml:4: unknown key "adapters.pixelle.websit"`},
 		{"duplicate key", "adapters:\n  aiui:\n    port: 1\n    port: 2\n", "hub.yaml:4: adapters.aiui.port: duplicate key (first defined at line 3)"},
+		// A key whose value is a mapping is named too, not only a leaf.
+		{"duplicate section", "adapters:\n  aiui:\n    port: 1\n  aiui:\n    port: 2\n", "hub.yaml:4: adapters.aiui: duplicate key (first defined at line 2)"},
+		{"duplicate top-level section", "log:\n  level: info\nlog:\n  level: debug\n", "hub.yaml:3: log: duplicate key (first defined at line 1)"},
 		{"wrong type", "adapters:\n  aiui:\n    port: lots\n", "hub.yaml:3: adapters.aiui.port: wrong type: want a whole number, got a string `lots`"},
 		{"fraction for minutes", "lifecycle:\n  no_page_minutes: 0.1\n", "hub.yaml:2: lifecycle.no_page_minutes: wrong type: want a whole number, got a number `0.1`"},
 		{"scalar for a section", "adapters:\n  aiui: 5\n", "hub.yaml:2: adapters.aiui: wrong type: want a mapping of keys, got a number `5`"},
