@@ -41,3 +41,15 @@ func TestCoreCommandsRefuseArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestStopRefusesNegativeTimeout: `hub stop --timeout -1s` skipped the
+// graceful stop and sent SIGTERM at once; a negative wait is a usage error.
+func TestStopRefusesNegativeTimeout(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	if got := run([]string{"hub", "stop", "--timeout", "-1s"}); got != hub.ExitUsage {
+		t.Errorf("hub stop --timeout -1s exited %d, want %d", got, hub.ExitUsage)
+	}
+}

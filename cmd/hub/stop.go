@@ -23,6 +23,9 @@ func stopCommand() *cli.Command {
 		Flags: []cli.Flag{&cli.DurationFlag{Name: "timeout", Value: 15 * time.Second, Usage: "how long to wait for a graceful stop before SIGTERM",
 			DefaultText: "15s, or the hub's lifecycle.shutdown_seconds + 5s when longer"}},
 		Action: func(c *cli.Context) error {
+			if c.Duration("timeout") < 0 {
+				return hub.Exit(hub.ExitUsage, "hub: --timeout must be 0 or more")
+			}
 			dirs, err := hub.DirsFromEnv()
 			if err != nil {
 				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
