@@ -41,11 +41,17 @@ func startCommand() *cli.Command {
 			case supervisor.Running:
 				return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub: already running (pid %d)", st.PID))
 			case supervisor.Stale:
+				if supervisor.LockHeld(dirs.State) {
+					return alreadyRunning(dirs.State)
+				}
 				fmt.Fprintf(c.App.ErrWriter, "hub: %s; starting a new hub\n", msg)
 			case supervisor.Unsafe:
 				return hub.Exit(hub.ExitFailed, "hub: "+msg)
 			}
 			msgOK, logPath, err := startDetached(c.String("config"), dirs, c.Int64("log-max"))
+			if errors.Is(err, supervisor.ErrAlreadyRunning) {
+				return alreadyRunning(dirs.State)
+			}
 			if errors.Is(err, errSpawn) {
 				fmt.Fprintf(c.App.ErrWriter, "hub: %v\n", err)
 				if tail := tailLines(logPath, 20); tail != "" {
@@ -62,6 +68,17 @@ func startCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// alreadyRunning is hub start's answer when another hub holds the state
+// dir's lock: one running, or one still starting (the winner of two
+// racing starts) whose state file is not written yet. Its log is not this
+// start's to show.
+func alreadyRunning(dir string) error {
+	if st, live, _ := supervisor.Probe(dir); live == supervisor.Running {
+		return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub: already running (pid %d)", st.PID))
+	}
+	return hub.Exit(hub.ExitFailed, "hub: already running (another hub is starting or stopping; see hub status)")
 }
 
 // errSpawn marks a start that failed after the config was valid: the log
@@ -160,6 +177,10 @@ func spawnDetached(cfgPath, logPath string, logMax int64, home string) (*readyMs
 		}
 		if !m.OK {
 			<-exited
+			if strings.HasPrefix(m.Error, supervisor.ErrAlreadyRunning.Error()) {
+				// another start won the lock since this one probed
+				return nil, supervisor.ErrAlreadyRunning
+			}
 			return nil, errors.New(m.Error)
 		}
 		return &m, nil
