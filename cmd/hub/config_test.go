@@ -194,7 +194,11 @@ func FuzzParseConfig(f *testing.F) {
 func TestRedact(t *testing.T) {
 	doc := "a:\n  api_key: sk-123\n  api_key_env: OPENAI_API_KEY\n  token: tok_x\n  empty_secret: \"\"\n" +
 		"  base_url: https://user:hunter2@example.com/v1\n  list: [{client_secret: s3}]\n  port: 1\n" +
-		"  other_url: https://example.com/v1?api_key=qs-secret&model=m\n"
+		"  other_url: https://example.com/v1?api_key=qs-secret&model=m\n" +
+		// Credential names common in query strings but not as config keys.
+		"  google_url: https://example.com/v1?key=qs-key&alt=json\n" +
+		"  azure_url: https://example.com/v1?api-key=qs-dash&api-version=2024\n" +
+		"  signed_url: https://example.com/o?X-Amz-Signature=qs-sig&sig=qs-sig2\n"
 	var n yaml.Node
 	if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
 		t.Fatal(err)
@@ -202,12 +206,12 @@ func TestRedact(t *testing.T) {
 	redact(&n)
 	out, _ := yaml.Marshal(&n)
 	got := string(out)
-	for _, leaked := range []string{"sk-123", "tok_x", "hunter2", "s3", "qs-secret"} {
+	for _, leaked := range []string{"sk-123", "tok_x", "hunter2", "s3", "qs-secret", "qs-key", "qs-dash", "qs-sig"} {
 		if strings.Contains(got, leaked) {
 			t.Errorf("%q not redacted:\n%s", leaked, got)
 		}
 	}
-	for _, kept := range []string{"api_key_env: OPENAI_API_KEY", "port: 1", "https://user:redacted@example.com/v1", `empty_secret: ""`, "model=m"} {
+	for _, kept := range []string{"api_key_env: OPENAI_API_KEY", "port: 1", "https://user:redacted@example.com/v1", `empty_secret: ""`, "model=m", "alt=json", "api-version=2024"} {
 		if !strings.Contains(got, kept) {
 			t.Errorf("%q missing:\n%s", kept, got)
 		}

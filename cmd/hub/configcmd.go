@@ -73,6 +73,13 @@ func isSecretKey(k string) bool {
 	return secretKey.MatchString(k) && !strings.HasSuffix(strings.ToLower(k), "_env")
 }
 
+// secretParam matches the query parameters that carry credentials beyond
+// what secretKey names: Google's ?key=, Azure's ?api-key=, signed URLs'
+// signatures.
+var secretParam = regexp.MustCompile(`(?i)^(key|api-key|sig|signature|auth|x-amz-signature|x-goog-signature|credential|x-amz-credential)$`)
+
+func isSecretParam(k string) bool { return isSecretKey(k) || secretParam.MatchString(k) }
+
 // effectiveYAML renders cfg as YAML with every credential-like value
 // replaced by "<redacted>".
 func effectiveYAML(cfg *supervisor.Config) ([]byte, error) {
@@ -120,7 +127,7 @@ func redact(n *yaml.Node) {
 		// its own config key.
 		if q := u.Query(); len(q) > 0 {
 			for k := range q {
-				if isSecretKey(k) {
+				if isSecretParam(k) {
 					q.Set(k, "redacted")
 					changed = true
 				}
