@@ -133,6 +133,31 @@ func (r *RotatingFile) rotate() error {
 	return old.Close()
 }
 
+// Heal reopens the log at Path when Path no longer names the file being
+// written (it was deleted, or moved aside by hand): what the hub logs from
+// then on, and a crash's stack trace, land where `hub logs` reads. A link
+// or unsafe file in its place is refused (OpenPrivate), and writing goes
+// on to the old file.
+func (r *RotatingFile) Heal() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return nil
+	}
+	held, err := r.f.Stat()
+	if err != nil {
+		return err
+	}
+	if cur, err := os.Lstat(r.Path); err == nil && os.SameFile(held, cur) {
+		return nil
+	}
+	old := r.f
+	if err := r.open(); err != nil {
+		return err
+	}
+	return old.Close()
+}
+
 // Close closes the current file (the redirected descriptors stay open).
 func (r *RotatingFile) Close() error {
 	r.mu.Lock()

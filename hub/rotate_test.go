@@ -164,3 +164,46 @@ func TestRotatingFileRecreatesADeletedLog(t *testing.T) {
 		t.Fatalf("the log did not come back: %q %v", b, err)
 	}
 }
+
+// A log deleted while the hub runs comes back at the next Heal (the
+// running hub calls it every few seconds), not only at the next rotation,
+// which at 10 MiB may be days away: until then `hub logs` said there was
+// no log while the hub wrote on into the deleted file.
+func TestRotatingFileHealRecreatesADeletedLog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hub.log")
+	stderr, err := os.CreateTemp(dir, "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	r, err := OpenRotating(path, 10<<20, 2, int(stderr.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	fmt.Fprintln(r, "before the deletion")
+	if err := r.Heal(); err != nil { // nothing to do
+		t.Fatal(err)
+	}
+	os.Remove(path)
+	if err := r.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(r, "after the deletion")
+	fmt.Fprintln(stderr, "a stack trace")
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != "after the deletion\na stack trace\n" {
+		t.Fatalf("the log did not come back: %q %v", b, err)
+	}
+	// A link planted in its place is not followed: the hub writes on
+	// where it did.
+	os.Remove(path)
+	os.Symlink(filepath.Join(dir, "victim"), path)
+	if err := r.Heal(); err == nil {
+		t.Fatal("Heal followed a planted link")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "victim")); err == nil {
+		t.Fatal("the link's target was created")
+	}
+}

@@ -112,6 +112,10 @@ func runHub(c *cli.Context) error {
 			return fail(fmt.Errorf("log file: %w", err))
 		}
 		defer rf.Close()
+		logCtx, stopLog := context.WithCancel(context.Background())
+		logKept := make(chan struct{})
+		go func() { defer close(logKept); keepLog(logCtx, rf, c.Duration("state-check")) }()
+		defer func() { stopLog(); <-logKept }() // before rf.Close
 		logOut = rf
 	}
 	log, err := hub.NewLogger(logOut, logOpts)
