@@ -17,6 +17,7 @@ const (
 	CodeNotWorker        = "not_a_worker"
 	CodeForbidden        = "authority_required"
 	CodeWorkerLimit      = "worker_limit"
+	CodeWorkerBusy       = "worker_busy"
 	CodeDisabled         = "opencode_disabled"
 	CodeNotLoopback      = "opencode_not_loopback"
 	CodeOffline          = "opencode_offline"

@@ -25,12 +25,14 @@ type flakyOC struct {
 	messages map[string]bool
 	prompts  int
 	creates  int
+	// busy are the sessions /session/status reports as running a turn.
+	busy map[string]bool
 	// cut decides per request: "after" applies then drops, "before" drops.
 	cut func(method, path string, n int) string
 }
 
 func newFlakyOC(t *testing.T, dir string) *flakyOC {
-	f := &flakyOC{dir: dir, messages: map[string]bool{}}
+	f := &flakyOC{dir: dir, messages: map[string]bool{}, busy: map[string]bool{}}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
 	return f
@@ -105,7 +107,31 @@ func (f *flakyOC) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	case r.Method == "GET" && p == "/session/status":
-		out = map[string]any{}
+		st := map[string]any{}
+		for id := range f.busy {
+			st[id] = map[string]any{"type": "busy"}
+		}
+		out = st
+	case r.Method == "PATCH" && strings.HasPrefix(p, "/session/ses_"):
+		// OpenCode appends permission rules and replaces metadata.
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		for _, s := range f.sessions {
+			if s["id"] == strings.TrimPrefix(p, "/session/") {
+				if rules, ok := body["permission"].([]any); ok {
+					old, _ := s["permission"].([]any)
+					s["permission"] = append(old, rules...)
+				}
+				if m, ok := body["metadata"]; ok {
+					s["metadata"] = m
+				}
+				out = s
+			}
+		}
+		if out == nil {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
 	case r.Method == "GET" && strings.HasPrefix(p, "/session/ses_"):
 		for _, s := range f.sessions {
 			if s["id"] == strings.TrimPrefix(p, "/session/") {

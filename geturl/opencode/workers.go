@@ -120,12 +120,46 @@ func (c *call) listWorkers(ctx context.Context) ([]ocSession, []string, []meta, 
 // is durable before it is used, and a worker never runs for a caller with
 // more than that caller's authority.
 func (c *call) recordTurn(ctx context.Context, s ocSession, mid string) (ocSession, error) {
+	ceiling := Ceiling(c.auth, c.p.cfg.AllowNested)
+	if err := c.refuseBusyNarrowing(ctx, s, ceiling); err != nil {
+		return ocSession{}, err
+	}
 	m, _ := sessionMeta(s)
 	m.Turns = append(m.Turns, mid)
-	body := map[string]any{"metadata": withMeta(s, m), "permission": Ceiling(c.auth, c.p.cfg.AllowNested)}
+	body := map[string]any{"metadata": withMeta(s, m), "permission": ceiling}
 	var out ocSession
 	err := c.client().do(ctx, http.MethodPatch, query("/session/"+s.ID, "directory", s.Directory), body, &out)
 	return out, err
+}
+
+// refuseBusyNarrowing keeps a caller with less than write and terminal
+// from queueing a prompt behind a running turn. OpenCode reads a session's
+// rules when its prompt loop starts and runs every prompt queued meanwhile
+// under them, so the ceiling this call re-applies would not bind that
+// prompt: a write-only caller's "run this in bash" would run with the
+// terminal authority of whoever started the turn. The ceiling is applied
+// first, so a loop that starts after the check carries it, and a running
+// loop means refusal (retryable: the turn ends). A caller with both write
+// and terminal has the widest ceiling a worker can have: nothing it queues
+// can run with more.
+func (c *call) refuseBusyNarrowing(ctx context.Context, s ocSession, ceiling []Rule) error {
+	if c.auth.Write && c.auth.Terminal {
+		return nil
+	}
+	body := map[string]any{"permission": ceiling}
+	if err := c.client().do(ctx, http.MethodPatch, query("/session/"+s.ID, "directory", s.Directory), body, nil); err != nil {
+		return err
+	}
+	busy, err := c.busy(ctx, s)
+	if err != nil {
+		return err
+	}
+	if busy {
+		return &plugin.Error{Code: CodeWorkerBusy, Retryable: true,
+			Detail: "worker " + s.ID + " is running a turn started with more authority than this project has; a prompt queued behind it would run with that authority",
+			Hint:   "wait for the turn to end (opencode_worker wait), then send the prompt again"}
+	}
+	return nil
 }
 
 // startedWorker is one worker admission.
