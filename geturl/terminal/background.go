@@ -166,6 +166,7 @@ func (r *Runner) launch(ctx context.Context, pr prepared, job *Job[*Launched]) (
 	r.bg[b] = struct{}{}
 	m.wg.Add(1) // Shutdown waits for this job, so wg cannot be at zero here
 	m.mu.Unlock()
+	p.hold = true
 	p.onDone = func() {
 		m.mu.Lock()
 		delete(m.bg, b)
@@ -185,7 +186,7 @@ watch:
 	for {
 		select {
 		case <-p.exited:
-			<-p.done
+			p.settled()
 			break watch
 		case <-window:
 			break watch
@@ -205,7 +206,7 @@ watch:
 	running := true
 	select {
 	case <-p.exited:
-		<-p.done
+		p.settled()
 		running = false
 	default:
 	}
@@ -235,6 +236,16 @@ watch:
 		}
 	}
 	return res, nil
+}
+
+// settled waits, once the shell has exited, until the process is gone or
+// holds only what left its session (held until the session ends): not for
+// done alone, which a held daemon keeps open.
+func (p *proc) settled() {
+	select {
+	case <-p.done:
+	case <-p.holding:
+	}
 }
 
 // Background lists this session's background processes that are still

@@ -195,3 +195,67 @@ func (f *fixture) runOnceStarted(command string) *Result {
 	}
 	return res
 }
+
+// detachThenExit detaches a daemon, waits until it runs in its own session,
+// prints a port and exits 0: a background launch of a daemonising server
+// (`exec setsid server`, `redis-server --daemonize yes`).
+const detachThenExit = proctest.Detach + `while [ ! -s detached.pid ]; do sleep 0.01; done; echo "port 4000"`
+
+// TestLaunchDetachedHeldUntilClose: what a background command detached is
+// still that session's background process: it is not left to init when the
+// shell exits, and the session's end kills it.
+func TestLaunchDetachedHeldUntilClose(t *testing.T) {
+	proctest.NeedSetsid(t)
+	f := newFixture(t, Config{KillGrace: 100 * time.Millisecond})
+	l := f.launch(Request{Command: detachThenExit})
+	pid := f.waitPidFile("detached.pid")
+	if l.Running || l.Failed || l.ExitCode == nil || *l.ExitCode != 0 {
+		t.Fatalf("%+v", l)
+	}
+	if !alive(pid) {
+		t.Fatal("the detached process was killed when the shell exited")
+	}
+	if n := len(f.r.Background()); n != 1 {
+		t.Fatalf("%d background processes tracked, want the held one", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), generous)
+	defer cancel()
+	if err := f.r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitDead(t, pid)
+	if n := len(f.r.Background()); n != 0 {
+		t.Fatalf("%d background processes still tracked", n)
+	}
+}
+
+// TestLaunchDetachedShutdown: an adapter shutdown ends a held daemon too.
+func TestLaunchDetachedShutdown(t *testing.T) {
+	proctest.NeedSetsid(t)
+	f := newFixture(t, Config{KillGrace: 100 * time.Millisecond})
+	f.launch(Request{Command: detachThenExit})
+	pid := f.waitPidFile("detached.pid")
+	ctx, cancel := context.WithTimeout(context.Background(), generous)
+	defer cancel()
+	if err := f.m.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitDead(t, pid)
+}
+
+// TestLaunchDetachedExitFrees: a held daemon that ends on its own stops
+// counting against the session's background limit.
+func TestLaunchDetachedExitFrees(t *testing.T) {
+	proctest.NeedSetsid(t)
+	f := newFixture(t, Config{KillGrace: 100 * time.Millisecond})
+	f.launch(Request{Command: detachThenExit})
+	pid := f.waitPidFile("detached.pid")
+	killPid(pid)
+	deadline := time.Now().Add(generous)
+	for len(f.r.Background()) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the exited daemon is still tracked")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -29,7 +29,8 @@ import (
 // what it left in the reaper's session ended the same way (a foreground
 // command's background jobs, a background server's children); what
 // deliberately left the session (a daemon that called setsid) is released
-// and lives on. When the hub dies, the reaper sees its command pipe close
+// and lives on after a foreground command, and is held until the session's
+// end after a background one (hold). When the hub dies, the reaper sees its command pipe close
 // and kills the tree; when the reaper stops answering, forceEnd does.
 type proc struct {
 	clock Clock
@@ -62,6 +63,12 @@ type proc struct {
 	onDone    func()
 	startedAt time.Time
 	exitedAt  time.Time
+	// hold, set before supervise starts, keeps what a background shell
+	// left outside its session until a stop (holdDetached); holding is
+	// closed once something is held (done follows otherwise).
+	hold    bool
+	holding chan struct{}
+	statusR *os.File
 
 	// Set before exited is closed.
 	ws      syscall.WaitStatus
@@ -130,6 +137,8 @@ func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) 
 		exited:     make(chan struct{}),
 		stopCh:     make(chan struct{}),
 		done:       make(chan struct{}),
+		holding:    make(chan struct{}),
+		statusR:    statusR,
 	}
 	go func() {
 		p.reaperWS, _ = reaper.AwaitExit(cmd.Process.Pid)
@@ -148,7 +157,7 @@ func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) 
 	statusR.SetReadDeadline(time.Time{})
 	p.startedAt = clock.Now()
 	go p.read()
-	go p.waitShell(statusR)
+	go p.waitShell()
 	return p, nil
 }
 
@@ -185,8 +194,7 @@ func (p *proc) read() {
 // waitShell reads the shell's status from the reaper. If the reaper dies
 // without saying it (someone killed it), the shell counts as exited with
 // an unknown status.
-func (p *proc) waitShell(statusR *os.File) {
-	defer statusR.Close()
+func (p *proc) waitShell() {
 	p.ws, p.wsKnown = reaper.ReadExit(p.status)
 	p.exitedAt = p.clock.Now()
 	close(p.exited)
@@ -219,9 +227,13 @@ func (p *proc) supervise(deadline <-chan time.Time) {
 			p.terminate()
 		}
 	}
-	if p.timedOut || p.stopped {
+	switch {
+	case p.timedOut || p.stopped:
 		p.sweep(reaper.TermTree, reaper.KillTree, reaper.KillTree)
-	} else {
+	case p.hold:
+		p.sweep(reaper.TermSession, reaper.KillSession, reaper.Hold)
+		p.holdDetached()
+	default:
 		p.sweep(reaper.TermSession, reaper.KillSession, reaper.Release)
 	}
 	select {
@@ -234,11 +246,47 @@ func (p *proc) supervise(deadline <-chan time.Time) {
 	}
 	_ = p.cmd.Wait() // the reaper, reaped only now
 	p.ctl.Close()
+	p.statusR.Close()
 	p.closeOut.Do(func() { p.out.Close() })
 	if p.onDone != nil {
 		p.onDone()
 	}
 	close(p.done)
+}
+
+// holdDetached waits, after a background shell exited on its own, until
+// what it left outside its session (a daemon that called setsid, a server
+// started with `exec setsid`) has exited too, or until a stop: the reaper
+// keeps those in its tree (reaper.Hold), so the session's end or a
+// shutdown still ends them instead of leaving them to init.
+func (p *proc) holdDetached() {
+	held := make(chan bool, 1)
+	go func() {
+		line, err := p.status.ReadString('\n')
+		held <- err == nil && line == "hold\n"
+	}()
+	select {
+	case h := <-held:
+		if !h {
+			return // nothing was held: the reaper exits
+		}
+	case <-p.clock.After(reaperAnswerWait):
+		return // a stuck reaper: supervise's forceEnd takes over
+	}
+	close(p.holding)
+	select {
+	case <-p.reaperGone:
+		return
+	case <-p.stopCh:
+	}
+	p.stopped = true
+	p.tell(reaper.TermTree)
+	select {
+	case <-p.reaperGone:
+		return
+	case <-p.clock.After(p.grace):
+	}
+	p.tell(reaper.KillTree)
 }
 
 // terminate ends the shell and every process below it: SIGTERM (with

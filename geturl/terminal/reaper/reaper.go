@@ -38,6 +38,13 @@ const (
 	TermTree    = 'T' // SIGTERM and SIGCONT to every descendant
 	KillTree    = 'K' // SIGKILL every descendant until none is left, then exit
 	Release     = 'R' // reap the shell and exit: what left the session lives on
+	// Hold reaps the shell and keeps what left the session (a daemon that
+	// called setsid) in the tree until it has all exited, then exits; a
+	// later KillTree, or the hub's going away, still ends it. It writes
+	// the line "hold" when something is held, and exits at once when
+	// nothing is. For background commands, which must not outlive their
+	// session.
+	Hold = 'H'
 )
 
 // killBound bounds how long the reaper keeps killing and reaping: a
@@ -128,11 +135,15 @@ func run(argv []string) int {
 	}
 	events := make([]syscall.EpollEvent, 2)
 	cmds := make([]byte, 64)
+	holding := false
 	for {
 		n, err := syscall.EpollWait(ep, events, wait)
 		if err != nil && err != syscall.EINTR {
 			r.killTree()
 			return 1
+		}
+		if holding && !r.reapAll() {
+			return 0 // the last held process has exited
 		}
 		r.reapOrphans()
 		if !r.reported {
@@ -178,6 +189,15 @@ func run(argv []string) int {
 					syscall.Wait4(r.shell, &ws, 0, nil)
 					r.reapAll()
 					return 0
+				case Hold:
+					var ws syscall.WaitStatus
+					syscall.Wait4(r.shell, &ws, 0, nil)
+					r.reaped = true
+					if !r.reapAll() {
+						return 0
+					}
+					r.line("hold") // before this, the hub cannot tell
+					holding = true
 				}
 			}
 		}
