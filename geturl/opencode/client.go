@@ -30,6 +30,16 @@ const (
 // maxBody bounds what is read from OpenCode per answer.
 const maxBody = 8 << 20
 
+// Every exchange with OpenCode is bounded: a server that accepts and never
+// answers (stopped, wedged) must not hold a plugin intent running for ever,
+// nor the connection lock that every call and /k's status listing take.
+// Nothing the plugin asks OpenCode takes long (prompts are admitted
+// asynchronously; waits poll), so the bounds are generous.
+const (
+	probeTimeout   = 5 * time.Second  // /global/health, under the lock
+	requestTimeout = 30 * time.Second // any other request
+)
+
 // client is the pinned, lazily connected HTTP client of one OpenCode
 // origin. Safe for concurrent use.
 type client struct {
@@ -50,6 +60,8 @@ type client struct {
 	deviceToken string
 	bootstrap   string // dropped once pairing succeeded
 	paired      bool
+	// probeTimeout and requestTimeout (the constants; tests shorten them).
+	probeTimeout, requestTimeout time.Duration
 }
 
 func newClient(cfg Config, owner ProcessOwner) (*client, error) {
@@ -65,6 +77,7 @@ func newClient(cfg Config, owner ProcessOwner) (*client, error) {
 	c := &client{
 		origin: origin, host: u.Hostname(), port: port, username: cfg.Username, owner: owner,
 		deviceToken: cfg.DeviceToken, bootstrap: cfg.BootstrapPassword,
+		probeTimeout: probeTimeout, requestTimeout: requestTimeout,
 	}
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
 	tr := &http.Transport{
@@ -123,7 +136,9 @@ func (c *client) connect(ctx context.Context) error {
 	}
 	// The probe carries no credential: it learns whether the server wants
 	// one and who it is before the secret is offered.
-	resp, body, err := c.raw(ctx, http.MethodGet, "/global/health", nil, "", "")
+	pctx, cancel := context.WithTimeout(ctx, c.probeTimeout)
+	defer cancel()
+	resp, body, err := c.raw(pctx, http.MethodGet, "/global/health", nil, "", "")
 	if err != nil {
 		if errors.Is(err, ErrInstanceChanged) {
 			c.state = StateChanged
@@ -166,7 +181,7 @@ func (c *client) connect(ctx context.Context) error {
 		c.state = StateOffline
 		return fmt.Errorf("opencode health probe answered HTTP %d", resp.StatusCode)
 	}
-	return c.authenticate(ctx)
+	return c.authenticate(pctx)
 }
 
 // authenticate tries the configured credential on an authenticated route.
@@ -223,6 +238,8 @@ func (c *client) raw(ctx context.Context, method, path string, body []byte, expe
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
+	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout)
+	defer cancel() // after the body is read
 	req, err := http.NewRequestWithContext(ctx, method, c.origin+path, rd)
 	if err != nil {
 		return nil, nil, err
