@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/supervisor"
 )
 
 // While no hub runs the face looks again every Retry; a look that finds
@@ -56,4 +57,40 @@ func TestHubStatusSaysOnceWhyStartingFailed(t *testing.T) {
 	if n := strings.Count(rep.Hub.Message, "starting one failed"); n != 1 {
 		t.Fatalf("hub message says it %d times: %s", n, rep.Hub.Message)
 	}
+}
+
+// A hub that stops removes its state file before it lets go of its lock,
+// so for a moment the face sees "a hub is starting", and a look later "no
+// hub is running": the reason changes, the tools (none of the bridges')
+// do not, and the client must not be sent to tools/list for it (it was,
+// about a second after every `hub stop`).
+func TestNoListChangedWhenOnlyTheReasonChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dirs := adaptertest.TempDirs(t)
+		s := runFace(t, Options{Dirs: dirs, Retry: time.Second})
+		time.Sleep(2 * time.Second) // the first look's changes are out
+		synctest.Wait()
+		s.DropNotes()
+		lock, err := supervisor.AcquireLock(dirs.State) // a hub stopping: lock, no state file
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if st := s.tool("hub_status", nil).Text; !strings.Contains(st, startingWhy) {
+			t.Fatalf("hub_status while the lock is held:\n%s", st)
+		}
+		lock.Release()
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if m, err := s.Note("notifications/tools/list_changed", 0); err == nil {
+			t.Fatalf("list_changed though no tool changed: %v", m)
+		}
+		if got := s.tools(); got != "hub_status" {
+			t.Fatalf("tools = %s, want hub_status only", got)
+		}
+		if st := s.tool("stitchslop_wait_for_connection", nil).Text; !strings.Contains(st, "no hub is running") {
+			t.Fatalf("the stitchslop reason did not follow:\n%s", st)
+		}
+	})
 }

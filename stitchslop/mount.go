@@ -79,9 +79,13 @@ func (m *Mount) Follow(ctx context.Context, r *Remote, face string, ready func()
 }
 
 // Absent says why no bridge is behind the mount (disabled, not running),
-// and withdraws its tools.
+// and withdraws its tools. With none behind it already only the reason
+// changes: no tool does, so no list_changed goes out (§3.3's "announce
+// every detach" is for a bridge that goes, and none did).
 func (m *Mount) Absent(why string) {
-	m.sb.set(nil, why, nil)
+	if !m.sb.explain(why) {
+		m.sb.set(nil, why, nil)
+	}
 	m.waitFw.Clear(context.Background())
 }
 

@@ -71,6 +71,18 @@ func (b *switchBridge) set(cur bridgeFace, why string, face *FaceReport) {
 	b.fire()
 }
 
+// explain replaces the reason there is no bridge, telling no subscriber:
+// nothing they follow changed. False when there is a bridge (set it).
+func (b *switchBridge) explain(why string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cur != nil {
+		return false
+	}
+	b.why, b.face = why, nil
+	return true
+}
+
 func (b *switchBridge) current() (bridgeFace, string, <-chan struct{}) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
