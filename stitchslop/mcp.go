@@ -176,7 +176,7 @@ func (f *face) bridgeTool(name string) mcp.ToolHandler {
 func (f *face) pageTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	env, err := f.b.Call(ctx, name, args)
 	if err != nil {
-		return f.callFailed(err).sdk(), nil
+		return f.callFailed(name, err).sdk(), nil
 	}
 	return envelopeSDK(env), nil
 }

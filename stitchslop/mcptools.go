@@ -69,15 +69,21 @@ func (f *face) callTool(ctx context.Context, name string, args json.RawMessage) 
 func (f *face) pageCall(ctx context.Context, name string, args json.RawMessage) toolResult {
 	env, err := f.b.Call(ctx, name, args)
 	if err != nil {
-		return f.callFailed(err)
+		return f.callFailed(name, err)
 	}
 	return envelopeResult(env)
 }
 
-// callFailed says why a page call did not happen.
-func (f *face) callFailed(err error) toolResult {
-	if errors.Is(err, ErrNoPage) {
+// callFailed says why a page call did not happen, or, for a bridge lost
+// once it had the call (killed or crashed mid-call), that the tab may
+// have run it: the bridge's own "uncertain", so no agent retries a
+// command that ran.
+func (f *face) callFailed(command string, err error) toolResult {
+	switch {
+	case errors.Is(err, ErrNoPage):
 		return textResult(noPageText(f.b.Port(), f.waitName()), true)
+	case errors.Is(err, ErrBridgeGone) && !unsent(err):
+		return envelopeResult(uncertain(command, "the bridge went away before it answered ("+err.Error()+")"))
 	}
 	return textResult("The call was not sent: "+err.Error(), true)
 }
