@@ -223,9 +223,13 @@ func toolError(code, msg string) error {
 	if code == "" {
 		return &adapters.ToolError{Code: codePageError, Message: msg}
 	}
-	return &adapters.ToolError{Code: code, Message: msg, Retryable: true,
-		Hint: map[string]string{tools.Busy: "the page has too many calls in flight; retry shortly",
-			tools.OutcomeUnknown: "the page may or may not have run it: check the page's state before retrying"}[code]}
+	return &adapters.ToolError{Code: code, Message: msg, Retryable: true, Hint: fateHint(code)}
+}
+
+// fateHint says what to do about a call the page did not answer.
+func fateHint(code string) string {
+	return map[string]string{tools.Busy: "the page has too many calls in flight; retry shortly",
+		tools.OutcomeUnknown: "the page may or may not have run it: check the page's state before retrying"}[code]
 }
 
 // routeError turns a directory RouteError into the agent's: no page,

@@ -106,6 +106,11 @@ var (
 				in.Args = nil
 			}
 			res, err := cl.Call(ctx, tools.CallRequest{Name: in.Name, Args: in.Args, NS: in.NS, ClientID: in.ClientID})
+			if err != nil && !unsent(err) && ctx.Err() == nil {
+				// The backend had the call and went away (killed, crashed)
+				// before it answered: the page may have run it.
+				res, err = CallResult{Code: tools.OutcomeUnknown, Error: "the aiui backend went away before it answered: " + lastCause(err).Error()}, nil
+			}
 			if err != nil {
 				return errResult(err.Error())
 			}
@@ -182,8 +187,34 @@ func HubTools(cl func() (*Client, error)) ([]*mcp.Tool, mcpface.CallFunc) {
 }
 
 // callErrorText renders a failed call; a routing error's text already
-// lists the candidates.
-func callErrorText(res CallResult) string { return res.Error }
+// lists the candidates. A call the page did not answer says its fate
+// (its code) and what to do about it, as the bridge's ToolError does.
+func callErrorText(res CallResult) string {
+	if res.Code == "" {
+		return res.Error
+	}
+	return res.Code + ": " + res.Error + " — " + fateHint(res.Code)
+}
+
+// lastCause is the innermost of the errors err joins (ErrNoBackend, then
+// what the request met): the rest says "no backend", which is not so.
+func lastCause(err error) error {
+	for {
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			if errs := u.Unwrap(); len(errs) > 0 {
+				err = errs[len(errs)-1]
+				continue
+			}
+		case interface{ Unwrap() error }:
+			if next := u.Unwrap(); next != nil {
+				err = next
+				continue
+			}
+		}
+		return err
+	}
+}
 
 // RunFace serves the MCP face on t until the client goes away or ctx is
 // done. Once the client may take notifications it attaches to the
