@@ -101,6 +101,14 @@ func (f *face) waitTool(ctx context.Context, args json.RawMessage) toolResult {
 	deadline := time.Now().Add(time.Duration(secs * float64(time.Second)))
 	_, already := f.b.Tools()
 	if !f.b.waitAttached(ctx, time.Until(deadline)) {
+		if sb, ok := f.b.(*switchBridge); ok {
+			if cur, why, _ := sb.current(); cur == nil {
+				// The bridge went during the wait (its hub stopped) and none
+				// came back: no tab could attach, so the browser is not why.
+				return textResult(fmt.Sprintf("No Stitch Slop tab attached in %gs: there is no bridge for it to attach to now (%s). "+
+					"Call %s again once a bridge runs.", secs, why, f.waitName()), true)
+			}
+		}
 		r := f.b.Report()
 		text := fmt.Sprintf("Still waiting: no Stitch Slop tab has attached to this bridge (port %d) in %gs. "+
 			"The page polls and attaches on its own, so call %s again. ", r.Port, secs, f.waitName())
