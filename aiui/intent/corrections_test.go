@@ -104,3 +104,23 @@ func TestSpeculationBoundedByWork(t *testing.T) {
 		t.Fatalf("%d prompts delivered", len(h.prompts))
 	}
 }
+
+// TestRefusedBatchHoldsNothing: a batch refused for the corrections cap is
+// dropped, so it must not keep its bytes reserved against the connection's
+// budget: the turn goes on, and refusals must not starve it until a batch
+// of a few events is refused for memory it does not hold.
+func TestRefusedBatchHoldsNothing(t *testing.T) {
+	c, _ := setup(t, `{"corrector":"mock"}`, nil)
+	c.MaxHeldBytes = 1 << 20
+	fix := make([]Event, MaxCorrectionsPerTurn+1)
+	for i := range fix {
+		fix[i] = Event{Type: TypeCorrection, Original: "world", Instruction: "there", Patch: "p"}
+	}
+	b, _ := json.Marshal(Batch{Events: fix})
+	for range 32 {
+		if r := send(t, c, &frame.ChunkDescriptor{Kind: "events"}, b, false); r.OK || !strings.Contains(r.Error, "corrections") {
+			t.Fatalf("a batch past the corrections cap: %+v", r)
+		}
+	}
+	events(t, c, Event{Type: TypeTranscriptFinal, Segment: 1, Text: StrPtr("hello world")})
+}

@@ -165,12 +165,7 @@ func (p *Processor) chunk(c *frame.ChunkDescriptor, b []byte) error {
 		if err != nil {
 			return err
 		}
-		if p.ctx.Hold != nil {
-			if err := p.ctx.Hold(heldEventBytes(b, ev)); err != nil {
-				return err
-			}
-		}
-		if err := p.addEvents(ev); err != nil {
+		if err := p.addEvents(ev, heldEventBytes(b, ev)); err != nil {
 			return err
 		}
 		p.evBytes += int64(len(b))
@@ -221,7 +216,10 @@ func selectionText(raw json.RawMessage) string {
 	return o.Text
 }
 
-func (p *Processor) addEvents(ev []Event) error {
+// addEvents adds a parsed batch, reserving held bytes of the connection's
+// budget for it once it passes the turn's caps: a refused batch is
+// dropped, so it holds nothing.
+func (p *Processor) addEvents(ev []Event, held int64) error {
 	p.mu.Lock()
 	if len(p.events)+len(ev) > MaxEventsPerTurn {
 		p.mu.Unlock()
@@ -231,6 +229,12 @@ func (p *Processor) addEvents(ev []Event) error {
 	if p.fixes+fixes > MaxCorrectionsPerTurn {
 		p.mu.Unlock()
 		return fmt.Errorf("turn exceeds %d corrections", MaxCorrectionsPerTurn)
+	}
+	if p.ctx.Hold != nil {
+		if err := p.ctx.Hold(held); err != nil {
+			p.mu.Unlock()
+			return err
+		}
 	}
 	p.fixes += fixes
 	var requests, refused []int
