@@ -77,10 +77,7 @@ func (h *Host) terminal(ctx context.Context, c *kernel.Call) (any, *transport.Er
 	if terr != nil {
 		return nil, terr
 	}
-	bg, _ := c.Args.Bool("bg")
-	if terr := bgWithTimeout(c.Args); terr != nil {
-		return nil, terr
-	}
+	bg, _ := c.Args.Bool("bg") // bg=1 with timeout= never binds (bgWithTimeout)
 	args := map[string]any{"command": cmd, "cwd": cwd, "bg": bg}
 	req := terminal.Request{Command: cmd, Cwd: cwd}
 	if n, ok := c.Args.Int("timeout"); ok {
