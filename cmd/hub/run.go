@@ -98,6 +98,7 @@ func runHub(c *cli.Context) error {
 	}
 	logOpts := hub.LogOptions{Level: cfg.Log.Level, Format: cfg.Log.Format}
 	var logOut io.Writer = os.Stderr
+	var rf *hub.RotatingFile
 	if c.Bool("detached") {
 		logOpts.Format = "json"
 		// The detached hub rotates its own log by size while it runs.
@@ -107,15 +108,11 @@ func runHub(c *cli.Context) error {
 		if err := hub.EnsurePrivateDir(dirs.State); err != nil {
 			return fail(err)
 		}
-		rf, err := hub.OpenRotating(filepath.Join(dirs.State, supervisor.LogFileName), c.Int64("log-max"), hub.DefaultLogKeep, 1, 2)
+		rf, err = hub.OpenRotating(filepath.Join(dirs.State, supervisor.LogFileName), c.Int64("log-max"), hub.DefaultLogKeep, 1, 2)
 		if err != nil {
 			return fail(fmt.Errorf("log file: %w", err))
 		}
 		defer rf.Close()
-		logCtx, stopLog := context.WithCancel(context.Background())
-		logKept := make(chan struct{})
-		go func() { defer close(logKept); keepLog(logCtx, rf, c.Duration("state-check")) }()
-		defer func() { stopLog(); <-logKept }() // before rf.Close
 		logOut = rf
 	}
 	log, err := hub.NewLogger(logOut, logOpts)
@@ -127,6 +124,14 @@ func runHub(c *cli.Context) error {
 		return fail(err)
 	}
 	defer lock.Release()
+	if rf != nil {
+		// Only the hub holding the lock keeps hub.log in place: one that
+		// lost the race must not recreate the winner's log.
+		logCtx, stopLog := context.WithCancel(context.Background())
+		logKept := make(chan struct{})
+		go func() { defer close(logKept); keepLog(logCtx, rf, c.Duration("state-check")) }()
+		defer func() { stopLog(); <-logKept }() // before rf.Close
+	}
 
 	sup, err := supervisor.New(supervisor.Options{Config: cfg, Dirs: dirs, Log: log})
 	if err != nil {
