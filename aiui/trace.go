@@ -119,6 +119,20 @@ func (s *traceStore) open(threadID, format string, hello *frame.HelloMeta) *trac
 }
 
 // bump records a change of t. Caller holds mu.
+// openIDs are the traces of this backend whose turn is still open: their
+// directories may still get blobs, so pruning leaves them alone.
+func (s *traceStore) openIDs() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := map[string]bool{}
+	for _, t := range s.traces {
+		if t.State == stateOpen {
+			ids[t.ID] = true
+		}
+	}
+	return ids
+}
+
 func (s *traceStore) bump(t *trace) {
 	s.version++
 	t.Rev = s.version
@@ -329,10 +343,12 @@ func (b *backend) blobDir(ctx *channel.ThreadContext) (string, error) {
 	}
 	if fresh {
 		// once per trace, on its first attachment
-		if n := pruneTraces(traces, ctx.TraceID, keepTraceDirs, keepTraceBytes); n > 0 {
+		open := b.traces.openIDs()
+		open[ctx.TraceID] = true
+		if n := pruneTraces(traces, open, keepTraceDirs, keepTraceBytes); n > 0 {
 			b.env.Log.Info("removed old trace directories", "dir", traces, "count", n)
 		}
-		if n := pruneAllTraces(filepath.Dir(filepath.Dir(traces)), dir, keepAllTraceDirs, keepAllTraceBytes); n > 0 {
+		if n := pruneAllTraces(filepath.Dir(filepath.Dir(traces)), open, keepAllTraceDirs, keepAllTraceBytes); n > 0 {
 			b.env.Log.Info("removed old trace directories of every project", "count", n)
 		}
 	}

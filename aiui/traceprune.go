@@ -38,18 +38,19 @@ type traceDir struct {
 }
 
 // pruneTraces removes the oldest trace directories in tracesDir (by last
-// change) beyond maxDirs, or once the newer ones hold maxBytes; current,
-// the trace being written, is never removed. Anything that is not a
+// change) beyond maxDirs, or once the newer ones hold maxBytes; the
+// traces named in open (by id: the one being written, and every turn of
+// this backend still open) are never removed. Anything that is not a
 // directory is left alone, and so are errors: the history is best kept,
 // not a reason to fail a turn.
-func pruneTraces(tracesDir, current string, maxDirs int, maxBytes int64) (removed int) {
-	return prune(listTraces(tracesDir, nil), filepath.Join(tracesDir, current), maxDirs, maxBytes)
+func pruneTraces(tracesDir string, open map[string]bool, maxDirs int, maxBytes int64) (removed int) {
+	return prune(listTraces(tracesDir, nil), open, maxDirs, maxBytes)
 }
 
 // pruneAllTraces applies the same rule to the traces of every project
 // under projectsDir (…/aiui/projects) together, then removes the project
-// directories that are left empty. current is the trace's full path.
-func pruneAllTraces(projectsDir, current string, maxDirs int, maxBytes int64) (removed int) {
+// directories that are left empty.
+func pruneAllTraces(projectsDir string, open map[string]bool, maxDirs int, maxBytes int64) (removed int) {
 	projects, err := os.ReadDir(projectsDir)
 	if err != nil {
 		return 0
@@ -60,7 +61,7 @@ func pruneAllTraces(projectsDir, current string, maxDirs int, maxBytes int64) (r
 			all = listTraces(filepath.Join(projectsDir, p.Name(), "traces"), all)
 		}
 	}
-	if removed = prune(all, current, maxDirs, maxBytes); removed > 0 {
+	if removed = prune(all, open, maxDirs, maxBytes); removed > 0 {
 		for _, p := range projects {
 			// Remove only removes an empty directory: anything else stays.
 			os.Remove(filepath.Join(projectsDir, p.Name(), "traces"))
@@ -90,16 +91,18 @@ func listTraces(tracesDir string, dirs []traceDir) []traceDir {
 	return dirs
 }
 
-// prune keeps current and then the newest dirs while within maxDirs and
-// maxBytes; from the first that does not fit, every older one goes.
-func prune(dirs []traceDir, current string, maxDirs int, maxBytes int64) (removed int) {
+// prune keeps the open traces and then the newest dirs while within
+// maxDirs and maxBytes; from the first that does not fit, every older one
+// goes.
+func prune(dirs []traceDir, open map[string]bool, maxDirs int, maxBytes int64) (removed int) {
 	if len(dirs) <= 1 {
 		return 0
 	}
-	// current first, then newest first
+	isOpen := func(d traceDir) bool { return open[filepath.Base(d.path)] }
+	// open ones first, then newest first
 	slices.SortFunc(dirs, func(a, b traceDir) int {
-		if (a.path == current) != (b.path == current) {
-			if a.path == current {
+		if isOpen(a) != isOpen(b) {
+			if isOpen(a) {
 				return -1
 			}
 			return 1
@@ -110,7 +113,12 @@ func prune(dirs []traceDir, current string, maxDirs int, maxBytes int64) (remove
 	var bytes int64
 	full := false // once one goes, every older one goes too
 	for _, d := range dirs {
-		full = full || (d.path != current && (kept >= maxDirs || bytes+d.size > maxBytes))
+		if isOpen(d) {
+			kept++
+			bytes += d.size
+			continue
+		}
+		full = full || kept >= maxDirs || bytes+d.size > maxBytes
 		if !full {
 			kept++
 			bytes += d.size

@@ -50,7 +50,7 @@ func TestPruneTraces(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(traces, "note"), nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			pruneTraces(traces, tc.current, tc.maxDirs, tc.maxBytes)
+			pruneTraces(traces, map[string]bool{tc.current: true}, tc.maxDirs, tc.maxBytes)
 			entries, err := os.ReadDir(traces)
 			if err != nil {
 				t.Fatal(err)
@@ -97,8 +97,8 @@ func TestPruneAllTraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk("d-4", "t4", 2, 40)
-	cur := mk("e-5", "t5", 1, 40)
-	if n := pruneAllTraces(projects, cur, 10, 100); n != 3 {
+	mk("e-5", "t5", 1, 40)
+	if n := pruneAllTraces(projects, map[string]bool{"t5": true}, 10, 100); n != 3 {
 		t.Fatalf("removed %d traces, want 3 (only t5 and t4 fit in 100 bytes)", n)
 	}
 	entries, _ := os.ReadDir(projects)
@@ -108,5 +108,31 @@ func TestPruneAllTraces(t *testing.T) {
 	}
 	if want := []string{"c-3", "d-4", "e-5"}; !slices.Equal(got, want) {
 		t.Fatalf("projects left %v, want %v (c-3 holds another file)", got, want)
+	}
+}
+
+// Another turn of this backend still open (another connection's, maybe in
+// another project) keeps its directory however old and large: its shots
+// are still to be delivered by path. Only closed traces make room.
+func TestPruneKeepsOpenTraces(t *testing.T) {
+	projects := t.TempDir()
+	base := time.Now()
+	for _, d := range []struct {
+		project, trace string
+		age            time.Duration
+	}{{"a-1", "old-open", 9}, {"a-1", "old-closed", 8}, {"b-2", "new-closed", 2}, {"c-3", "current", 1}} {
+		p := filepath.Join(projects, d.project, "traces", d.trace)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(p, "shot_1.png"), make([]byte, 40), 0o600)
+		at := base.Add(-d.age * time.Minute)
+		os.Chtimes(p, at, at)
+	}
+	pruneAllTraces(projects, map[string]bool{"current": true, "old-open": true}, 10, 100)
+	for trace, want := range map[string]bool{"a-1/traces/old-open": true, "a-1/traces/old-closed": false, "b-2/traces/new-closed": false, "c-3/traces/current": true} {
+		if _, err := os.Stat(filepath.Join(projects, trace)); (err == nil) != want {
+			t.Errorf("%s: kept %v, want %v", trace, err == nil, want)
+		}
 	}
 }
