@@ -88,14 +88,9 @@ func TestSpeculationBoundedByWork(t *testing.T) {
 	if r := send(t, c, nil, nil, true); !r.OK {
 		t.Fatalf("fin: %+v", r)
 	}
+	spec := h.stageCount("speculative compose")
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	spec := 0
-	for _, s := range h.stages {
-		if s == "speculative compose" {
-			spec++
-		}
-	}
 	// Σ n·(1+256) over the composes stays within the budget: n ≤ ~310.
 	if spec == 0 || spec > 400 {
 		t.Fatalf("%d speculative composes over %d batches", spec, batches+1)

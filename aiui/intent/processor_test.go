@@ -52,6 +52,19 @@ func (h *host) NewThread(ctx *channel.ThreadContext) {
 	ctx.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
+// stageCount is how many times the trace recorded stage name.
+func (h *host) stageCount(name string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, s := range h.stages {
+		if s == name {
+			n++
+		}
+	}
+	return n
+}
+
 func setup(t *testing.T, intentCfg string, oa *OpenAI) (*channel.Conn, *host) {
 	h := &host{t: t, dir: t.TempDir()}
 	deps := &Deps{
@@ -624,14 +637,9 @@ func TestSpeculationIsBounded(t *testing.T) {
 	if r := send(t, c, nil, nil, true); !r.OK || !r.Closed {
 		t.Fatalf("fin: %+v", r)
 	}
+	spec := h.stageCount("speculative compose")
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	spec := 0
-	for _, s := range h.stages {
-		if s == "speculative compose" {
-			spec++
-		}
-	}
 	if spec != maxSpeculateEvents/per {
 		t.Fatalf("%d speculative composes over %d batches, want %d", spec, batches, maxSpeculateEvents/per)
 	}
