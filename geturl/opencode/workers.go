@@ -121,14 +121,18 @@ func (c *call) listWorkers(ctx context.Context) ([]ocSession, []string, []meta, 
 // more than that caller's authority.
 func (c *call) recordTurn(ctx context.Context, s ocSession, mid string) (ocSession, error) {
 	ceiling := Ceiling(c.auth, c.p.cfg.AllowNested)
-	if err := c.refuseBusyNarrowing(ctx, s, ceiling); err != nil {
+	narrowed, err := c.refuseBusyNarrowing(ctx, s, ceiling)
+	if err != nil {
 		return ocSession{}, err
 	}
 	m, _ := sessionMeta(s)
 	m.Turns = append(m.Turns, mid)
-	body := map[string]any{"metadata": withMeta(s, m), "permission": ceiling}
+	body := map[string]any{"metadata": withMeta(s, m)}
+	if !narrowed { // rules are appended: once per turn is enough
+		body["permission"] = ceiling
+	}
 	var out ocSession
-	err := c.client().do(ctx, http.MethodPatch, query("/session/"+s.ID, "directory", s.Directory), body, &out)
+	err = c.client().do(ctx, http.MethodPatch, query("/session/"+s.ID, "directory", s.Directory), body, &out)
 	return out, err
 }
 
@@ -142,24 +146,24 @@ func (c *call) recordTurn(ctx context.Context, s ocSession, mid string) (ocSessi
 // loop means refusal (retryable: the turn ends). A caller with both write
 // and terminal has the widest ceiling a worker can have: nothing it queues
 // can run with more.
-func (c *call) refuseBusyNarrowing(ctx context.Context, s ocSession, ceiling []Rule) error {
+func (c *call) refuseBusyNarrowing(ctx context.Context, s ocSession, ceiling []Rule) (narrowed bool, err error) {
 	if c.auth.Write && c.auth.Terminal {
-		return nil
+		return false, nil
 	}
 	body := map[string]any{"permission": ceiling}
 	if err := c.client().do(ctx, http.MethodPatch, query("/session/"+s.ID, "directory", s.Directory), body, nil); err != nil {
-		return err
+		return false, err
 	}
 	busy, err := c.busy(ctx, s)
 	if err != nil {
-		return err
+		return true, err
 	}
 	if busy {
-		return &plugin.Error{Code: CodeWorkerBusy, Retryable: true,
+		return true, &plugin.Error{Code: CodeWorkerBusy, Retryable: true,
 			Detail: "worker " + s.ID + " is running a turn started with more authority than this project has; a prompt queued behind it would run with that authority",
 			Hint:   "wait for the turn to end (opencode_worker wait), then send the prompt again"}
 	}
-	return nil
+	return true, nil
 }
 
 // startedWorker is one worker admission.
