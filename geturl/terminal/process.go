@@ -279,27 +279,29 @@ func (p *proc) holdDetached() {
 		return
 	case <-p.stopCh:
 	}
-	p.stopped = true
-	p.tell(reaper.TermTree)
-	select {
-	case <-p.reaperGone:
-		return
-	case <-p.clock.After(p.grace):
-	}
-	p.tell(reaper.KillTree)
+	p.termThenKill(p.reaperGone)
 }
 
-// terminate ends the shell and every process below it: SIGTERM (with
-// SIGCONT, so a stopped process can act on it), then SIGKILL after the
-// grace period.
-func (p *proc) terminate() {
+// termThenKill sends the tree SIGTERM (with SIGCONT, so a stopped process
+// can act on it), then SIGKILL if gone is not closed within the grace
+// period; it reports whether it had to.
+func (p *proc) termThenKill(gone <-chan struct{}) (killed bool) {
 	p.tell(reaper.TermTree)
 	select {
-	case <-p.exited:
-		return
+	case <-gone:
+		return false
 	case <-p.clock.After(p.grace):
 	}
 	p.tell(reaper.KillTree)
+	return true
+}
+
+// terminate ends the shell and every process below it (termThenKill),
+// and the reaper itself if it does not act on the kill.
+func (p *proc) terminate() {
+	if !p.termThenKill(p.exited) {
+		return
+	}
 	select {
 	case <-p.exited:
 	case <-p.clock.After(reaperAnswerWait):
