@@ -323,12 +323,12 @@ exec sleep 300
 	b := startBridge(t, nil)
 	b.project(t, t.TempDir(), "p", false)
 	b.newSession(t, "p")
-	cookie := b.uiLogin(t)
+	sess := b.uiLogin(t)
 	own := "http://127.0.0.1:" + strconv.Itoa(b.Ports[1])
 	post := func(path string) {
 		req, _ := http.NewRequest("POST", b.controlURL(path), strings.NewReader("{}"))
 		req.Header.Set("Origin", own)
-		req.AddCookie(cookie)
+		req.Header.Set(SessionHeader, sess)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("POST %s: %v %v", path, resp, err)
@@ -374,13 +374,13 @@ exec sleep 300
 	}
 	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
 	b := startBridge(t, nil)
-	cookie := b.uiLogin(t)
+	sess := b.uiLogin(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	// No body: the server notices a client gone only once it has read the
 	// whole body (a page's fetch sends none).
 	req, _ := http.NewRequestWithContext(ctx, "POST", b.controlURL("/ui/api/tunnel/start"), nil)
 	req.Header.Set("Origin", "http://127.0.0.1:"+strconv.Itoa(b.Ports[1]))
-	req.AddCookie(cookie)
+	req.Header.Set(SessionHeader, sess)
 	left := make(chan error, 1)
 	go func() {
 		resp, err := http.DefaultClient.Do(req)
@@ -403,28 +403,6 @@ exec sleep 300
 	adaptertest.WaitFor(t, "the tunnel to run", func() bool {
 		return strings.Contains(b.s.Status().Note, "tunnel: https://slow-tunnel.trycloudflare.com")
 	})
-}
-
-// uiLogin logs in to the control page and returns its cookie.
-func (b *bridge) uiLogin(t *testing.T) *http.Cookie {
-	t.Helper()
-	var login struct{ URL string }
-	b.call(t, "POST", "/api/login", nil, &login)
-	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get(login.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("login link answered %d, want a 303 to the page", resp.StatusCode)
-	}
-	for _, c := range resp.Cookies() {
-		if c.Name == cookieName {
-			return c
-		}
-	}
-	t.Fatal("no cookie from the login link")
-	return nil
 }
 
 // The longest project name still keeps a mutation-enabled Init within the

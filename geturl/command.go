@@ -464,7 +464,7 @@ func sessionOpCommand(op, usage string) *cli.Command {
 func openCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "open",
-		Usage: "print a one-time login URL for the control page (it sets the page's cookie; it works once, for two minutes)",
+		Usage: "print a one-time login URL for the control page (it logs in the browser tab that opens it; it works once, for two minutes)",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "browser", Usage: "also open it in the default browser ($BROWSER, else xdg-open)"}, jsonFlag},
 		Action: func(c *cli.Context) error {
 			if _, err := args(c, 0, "open [--browser]"); err != nil {

@@ -35,7 +35,8 @@ type control struct {
 }
 
 // handler is the whole control plane: the keyed operator API under /api/
-// (the CLI) and the control page with its cookie-authenticated API.
+// (the CLI) and the control page with its API under /ui/api/, which takes
+// the page's session secret in SessionHeader.
 func (c *control) handler() http.Handler {
 	api := http.NewServeMux()
 	api.HandleFunc("GET /api/status", c.status)
@@ -84,10 +85,12 @@ func (c *control) listSessions(w http.ResponseWriter, r *http.Request) {
 	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "sessions": out})
 }
 
-// login mints a one-time URL that sets the control page's cookie, so the
-// operator never copies a secret by hand (`hub geturl open`).
+// login mints a one-time login URL for the control page, so the operator
+// never copies a secret by hand (`hub geturl open`). The token is in the
+// fragment: the browser sends it to no server; the page's script redeems
+// it (uiLogin).
 func (c *control) login(w http.ResponseWriter, r *http.Request) {
-	u := "http://" + hub.LoopbackHost + ":" + strconv.Itoa(c.ctrlPort) + "/login?token=" + c.ui.newLogin()
+	u := "http://" + hub.LoopbackHost + ":" + strconv.Itoa(c.ctrlPort) + "/#login=" + c.ui.newLogin()
 	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "url": u, "expiresIn": int(loginTTL / time.Second)})
 }
 

@@ -17,7 +17,7 @@ func TestOpenBrowserKeepsTheLoginOutOfArgv(t *testing.T) {
 	browser := filepath.Join(t.TempDir(), "browser")
 	os.WriteFile(browser, []byte("#!/bin/sh\nprintf '%s' \"$*\" > '"+argv+".tmp' && mv '"+argv+".tmp' '"+argv+"'\n"), 0o755)
 	t.Setenv("BROWSER", browser)
-	const url = "http://127.0.0.1:1/login?token=SeCrEt&x=<1>"
+	const url = "http://127.0.0.1:1/#login=SeCrEt&x=<1>"
 	if err := openBrowser(dir, url); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestOpenBrowserKeepsTheLoginOutOfArgv(t *testing.T) {
 		t.Fatalf("the browser got %q (%v, %v), want a private file in %s", got, fi, err, dir)
 	}
 	page, _ := os.ReadFile(string(got))
-	if !strings.Contains(string(page), `url=http://127.0.0.1:1/login?token=SeCrEt&amp;x=&lt;1&gt;`) {
+	if !strings.Contains(string(page), `url=http://127.0.0.1:1/#login=SeCrEt&amp;x=&lt;1&gt;`) {
 		t.Fatalf("redirect page: %s", page)
 	}
 }

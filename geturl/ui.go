@@ -6,7 +6,6 @@ import (
 	"embed"
 	"encoding/hex"
 	"errors"
-	"html/template"
 	"io/fs"
 	"net/http"
 	"os"
@@ -26,33 +25,60 @@ import (
 //go:embed ui
 var uiFiles embed.FS
 
-var pageTmpl = template.Must(template.ParseFS(uiFiles, "ui/index.html"))
+// SessionHeader carries the control page's session secret on every call of
+// the page's API. A custom header, so any request from another origin
+// needs a CORS preflight, which the control plane never grants.
+const SessionHeader = "X-Geturl-Session"
 
-// Login and cookie lifetimes.
+// Login and session lifetimes and bounds.
 const (
 	loginTTL     = 2 * time.Minute // a `hub geturl open` URL works once, briefly
-	cookieTTL    = 12 * time.Hour
-	cookieName   = "geturl_ui"
-	maxUISession = 32
+	sessionTTL   = 12 * time.Hour  // from the login, not extended by use
+	maxUISession = 32              // live page sessions; the oldest goes first
+	maxLogins    = 32              // unspent login tokens; the oldest goes first
+	maxLoginBody = 1 << 10
+	// legacyCookie is the cookie earlier versions kept the page's session
+	// in. Nothing reads it; the page only tells the browser to drop it.
+	legacyCookie = "geturl_ui"
 )
 
-// uiAuth holds the control page's one-time login tokens and its cookie
-// sessions, both only as hashes and only in memory.
+// uiAuth holds the control page's one-time login tokens and its sessions,
+// both only as hashes and only in memory: a session dies with the run
+// that minted it.
 type uiAuth struct {
 	now func() time.Time
 
-	mu      sync.Mutex
-	logins  map[string]time.Time // hash of a login token → expiry
-	cookies map[string]time.Time // hash of a cookie value → expiry
+	mu       sync.Mutex
+	logins   map[string]time.Time // hash of a login token → expiry
+	sessions map[string]time.Time // hash of a session secret → expiry
 }
 
 func newUIAuth(now func() time.Time) *uiAuth {
-	return &uiAuth{now: now, logins: map[string]time.Time{}, cookies: map[string]time.Time{}}
+	return &uiAuth{now: now, logins: map[string]time.Time{}, sessions: map[string]time.Time{}}
 }
 
 func hashOf(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
+}
+
+// prune forgets expired entries of m, then the soonest to expire until
+// there is room for one more under max.
+func prune(m map[string]time.Time, now time.Time, max int) {
+	for h, exp := range m {
+		if !now.Before(exp) {
+			delete(m, h)
+		}
+	}
+	for len(m) >= max {
+		var oldest string
+		for h, exp := range m {
+			if oldest == "" || exp.Before(m[oldest]) {
+				oldest = h
+			}
+		}
+		delete(m, oldest)
+	}
 }
 
 // newLogin mints a one-time login token.
@@ -61,74 +87,85 @@ func (a *uiAuth) newLogin() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
-	for h, exp := range a.logins {
-		if now.After(exp) {
-			delete(a.logins, h)
-		}
-	}
+	prune(a.logins, now, maxLogins)
 	a.logins[hashOf(tok)] = now.Add(loginTTL)
 	return tok
 }
 
-// redeem spends a login token and returns a new cookie value.
+// redeem spends a login token and returns a new session secret.
 func (a *uiAuth) redeem(tok string) (string, bool) {
+	if tok == "" {
+		return "", false
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	now := a.now()
 	h := hashOf(tok)
 	exp, ok := a.logins[h]
 	delete(a.logins, h)
-	if !ok || a.now().After(exp) || tok == "" {
+	if !ok || !now.Before(exp) {
 		return "", false
 	}
-	now := a.now()
-	for ch, exp := range a.cookies {
-		if now.After(exp) {
-			delete(a.cookies, ch)
-		}
-	}
-	for len(a.cookies) >= maxUISession { // forget the oldest
-		var oldest string
-		for ch, exp := range a.cookies {
-			if oldest == "" || exp.Before(a.cookies[oldest]) {
-				oldest = ch
-			}
-		}
-		delete(a.cookies, oldest)
-	}
-	cookie := hub.RandomToken(32)
-	a.cookies[hashOf(cookie)] = now.Add(cookieTTL)
-	return cookie, true
+	prune(a.sessions, now, maxUISession)
+	secret := hub.RandomToken(32)
+	a.sessions[hashOf(secret)] = now.Add(sessionTTL)
+	return secret, true
 }
 
-// valid reports whether r carries a live cookie. The map is keyed by hash,
-// so no comparison over secret bytes depends on how much of a guess matched.
-func (a *uiAuth) valid(r *http.Request) bool {
-	c, err := r.Cookie(cookieName)
-	if err != nil || c.Value == "" {
+// valid reports whether secret is a live session. The map is keyed by
+// hash, so no comparison over secret bytes depends on how much of a guess
+// matched.
+func (a *uiAuth) valid(secret string) bool {
+	if secret == "" {
 		return false
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	exp, ok := a.cookies[hashOf(c.Value)]
+	exp, ok := a.sessions[hashOf(secret)]
 	return ok && a.now().Before(exp)
 }
 
-// uiGate is the page's authentication: the Host must be this loopback
-// port (DNS rebinding); reads and writes need the cookie; writes also need
-// an Origin equal to the page's own origin, and fail closed without one.
+// logout ends a session.
+func (a *uiAuth) logout(secret string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.sessions, hashOf(secret))
+}
+
+// sessionOf is the session secret r carries: exactly one SessionHeader.
+// Cookies are never looked at.
+func sessionOf(r *http.Request) string {
+	if v := r.Header.Values(SessionHeader); len(v) == 1 {
+		return v[0]
+	}
+	return ""
+}
+
+// uiAllowed is the page's request check before any session: the Host must
+// be this loopback port (DNS rebinding), and a write needs an Origin equal
+// to the page's own origin and fails closed without one.
+func (c *control) uiAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if !hub.HostAllowed(r, c.ctrlPort) {
+		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "forbidden_host", "message": "Host must be 127.0.0.1 or localhost with this port"})
+		return false
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if o := r.Header.Values("Origin"); len(o) != 1 || o[0] != "http://"+r.Host {
+			hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "forbidden_origin", "message": "changes are accepted only from the control page itself"})
+			return false
+		}
+	}
+	return true
+}
+
+// uiGate is the page's authentication: uiAllowed, then a live session in
+// SessionHeader, for reads and writes alike.
 func (c *control) uiGate(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !hub.HostAllowed(r, c.ctrlPort) {
-			hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "forbidden_host", "message": "Host must be 127.0.0.1 or localhost with this port"})
+		if !c.uiAllowed(w, r) {
 			return
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if o := r.Header.Values("Origin"); len(o) != 1 || o[0] != "http://"+r.Host {
-				hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "forbidden_origin", "message": "changes are accepted only from the control page itself"})
-				return
-			}
-		}
-		if !c.ui.valid(r) {
+		if !c.ui.valid(sessionOf(r)) {
 			hub.WriteJSON(w, http.StatusUnauthorized, map[string]any{"ok": false, "error": "login_required", "message": "run `hub geturl open` for a login URL"})
 			return
 		}
@@ -137,32 +174,36 @@ func (c *control) uiGate(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // pageHeaders keep the page from being framed, sniffed or cached, and let
-// it run only its own script.
+// it run only its own script, which may not write markup from strings
+// (Trusted Types): the session secret is in the page's script, so script
+// injection is what would reach it.
 func pageHeaders(w http.ResponseWriter) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "+
+		"frame-ancestors 'none'; base-uri 'none'; form-action 'none'; require-trusted-types-for 'script'; trusted-types 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
 }
 
-// uiRoutes adds the page, its assets, the login and the page's API.
+// uiRoutes adds the page, its assets, the login and the page's API. The
+// page and its assets hold no secret and are the same for everyone; the
+// page's script logs in and keeps the session (see the README).
 func (c *control) uiRoutes(mux *http.ServeMux) {
+	static, _ := fs.Sub(uiFiles, "ui")
+	files := http.FileServerFS(static)
+	index, _ := uiFiles.ReadFile("ui/index.html")
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		if !hub.HostAllowed(r, c.ctrlPort) {
 			http.Error(w, "forbidden Host", http.StatusForbidden)
 			return
 		}
 		pageHeaders(w)
+		http.SetCookie(w, &http.Cookie{Name: legacyCookie, Path: "/", MaxAge: -1})
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if !c.ui.valid(r) {
-			w.WriteHeader(http.StatusUnauthorized)
-		}
-		pageTmpl.Execute(w, map[string]any{"LoggedIn": c.ui.valid(r)})
+		w.Write(index)
 	})
-	static, _ := fs.Sub(uiFiles, "ui")
-	files := http.FileServerFS(static)
 	mux.HandleFunc("GET /ui/{file}", func(w http.ResponseWriter, r *http.Request) {
 		if !hub.HostAllowed(r, c.ctrlPort) || !slices.Contains([]string{"app.js", "app.css"}, r.PathValue("file")) {
 			http.NotFound(w, r)
@@ -173,22 +214,11 @@ func (c *control) uiRoutes(mux *http.ServeMux) {
 		r2.URL.Path = "/" + r.PathValue("file")
 		files.ServeHTTP(w, r2)
 	})
-	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
-		if !hub.HostAllowed(r, c.ctrlPort) {
-			http.Error(w, "forbidden Host", http.StatusForbidden)
-			return
-		}
-		cookie, ok := c.ui.redeem(r.URL.Query().Get("token"))
-		if !ok {
-			pageHeaders(w)
-			http.Error(w, "this login link was used already or has expired; run `hub geturl open` for a new one", http.StatusUnauthorized)
-			return
-		}
-		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: cookie, Path: "/", HttpOnly: true,
-			SameSite: http.SameSiteStrictMode, MaxAge: int(cookieTTL / time.Second)})
-		pageHeaders(w)
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-	})
+	mux.HandleFunc("POST /ui/api/login", c.uiLogin)
+	mux.HandleFunc("POST /ui/api/logout", c.uiGate(func(w http.ResponseWriter, r *http.Request) {
+		c.ui.logout(sessionOf(r))
+		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
+	}))
 	mux.HandleFunc("GET /ui/api/state", c.uiGate(c.uiState))
 	mux.HandleFunc("GET /ui/api/browse", c.uiGate(c.browse))
 	mux.HandleFunc("POST /ui/api/projects", c.uiGate(c.addProject))
@@ -197,6 +227,29 @@ func (c *control) uiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /ui/api/sessions", c.uiGate(c.newSession))
 	mux.HandleFunc("POST /ui/api/sessions/{id}/{op}", c.uiGate(c.sessionOp))
 	mux.HandleFunc("POST /ui/api/tunnel/{op}", c.uiGate(c.tunnelOp))
+}
+
+// uiLogin redeems the one-time token of a login URL (the page's script
+// reads it from the URL's fragment, which no server ever sees) for a
+// session secret the script keeps in the tab's sessionStorage.
+func (c *control) uiLogin(w http.ResponseWriter, r *http.Request) {
+	if !c.uiAllowed(w, r) {
+		return
+	}
+	var req struct {
+		Token string `json:"token"`
+	}
+	if err := hub.ReadJSONBody(r, maxLoginBody, &req); err != nil {
+		badRequest(w, err)
+		return
+	}
+	secret, ok := c.ui.redeem(req.Token)
+	if !ok {
+		hub.WriteJSON(w, http.StatusUnauthorized, map[string]any{"ok": false, "error": "login_expired",
+			"message": "this login link was used already or has expired; run `hub geturl open` for a new one"})
+		return
+	}
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "session": secret, "expiresIn": int(sessionTTL / time.Second)})
 }
 
 // uiState is everything the page shows, in one answer.
@@ -218,7 +271,7 @@ func (c *control) uiState(w http.ResponseWriter, r *http.Request) {
 }
 
 // browse lists the subdirectories of a directory, for the project picker.
-// It is operator-only (cookie), shows host paths on purpose, and never
+// It is operator-only (the page's session), shows host paths on purpose, and never
 // lists files.
 func (c *control) browse(w http.ResponseWriter, r *http.Request) {
 	dir := r.URL.Query().Get("path")

@@ -1,7 +1,20 @@
 // The geturl control page. Plain JS, no build step. Everything shown is
 // built with textContent, never innerHTML: session labels and paths are
 // data, not markup.
+//
+// The login: `hub geturl open` prints /#login=<one-time token>. The token
+// is in the fragment, which the browser sends to no server; this script
+// redeems it (POST /ui/api/login) for a session secret, keeps that only in
+// this tab's sessionStorage (one origin: scheme, host and port, so a page
+// on another port cannot read it), and sends it as the X-Geturl-Session
+// header on every API call. No cookie carries anything.
 "use strict";
+
+const SESSION_KEY = "geturl.session";
+const SESSION_HEADER = "X-Geturl-Session";
+let session = null;
+let poller = null;
+let wired = false;
 
 const $ = (id) => document.getElementById(id);
 
@@ -23,8 +36,10 @@ function say(text, bad) {
   s.className = bad ? "bad" : "";
 }
 
-async function api(method, path, body) {
-  const opts = { method, credentials: "same-origin", headers: {} };
+// send sends a request of the page's API and answers its JSON; no
+// cookies go along (credentials: "omit").
+async function send(method, path, body, headers) {
+  const opts = { method, credentials: "omit", cache: "no-store", headers: Object.assign({}, headers) };
   if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
@@ -32,8 +47,26 @@ async function api(method, path, body) {
   const resp = await fetch(path, opts);
   let data = {};
   try { data = await resp.json(); } catch (e) { data = { ok: false, message: "HTTP " + resp.status }; }
+  return [resp.status, data];
+}
+
+async function api(method, path, body) {
+  if (!session) throw new Error("not logged in");
+  let status, data;
+  try {
+    [status, data] = await send(method, path, body, { [SESSION_HEADER]: session });
+  } catch (e) {
+    // Unreachable means this run of the control plane ended, and its
+    // sessions with it: a new run never knows this one.
+    loggedOut("The control plane is not reachable; when it runs again, log in with a new `hub geturl open`.");
+    throw e;
+  }
+  if (status === 401) {
+    loggedOut(data.message || "This tab's login has ended.");
+    throw new Error(data.error || "login_required");
+  }
   if (!data.ok) {
-    say(data.message || data.error || ("HTTP " + resp.status), true);
+    say(data.message || data.error || ("HTTP " + status), true);
     throw new Error(data.message || data.error);
   }
   return data;
@@ -194,8 +227,67 @@ function wire() {
   $("add-project").addEventListener("toggle", () => { if ($("add-project").open && !$("browse-path").textContent) browse(""); });
 }
 
-if (document.body.dataset.loggedIn === "yes") {
-  wire();
-  refresh();
-  setInterval(refresh, 3000);
+// loggedOut forgets this tab's session and shows how to log in.
+function loggedOut(why) {
+  session = null;
+  sessionStorage.removeItem(SESSION_KEY);
+  clearInterval(poller);
+  poller = null;
+  $("app").hidden = true;
+  $("logout").hidden = true;
+  $("login").hidden = false;
+  document.body.dataset.loggedIn = "no";
+  delete document.body.dataset.ready;
+  if (why) say(why, true);
 }
+
+function loggedIn() {
+  $("login").hidden = true;
+  $("app").hidden = false;
+  $("logout").hidden = false;
+  document.body.dataset.loggedIn = "yes";
+  if (!wired) {
+    wire();
+    $("logout").addEventListener("click", async () => {
+      try { await api("POST", "/ui/api/logout"); } catch (e) { /* ended already */ }
+      loggedOut();
+      say("logged out");
+    });
+    wired = true;
+  }
+  if (!poller) poller = setInterval(refresh, 3000);
+  refresh();
+}
+
+// redeemFragment spends a one-time login token from the URL's fragment,
+// after taking it out of the address bar and the tab's history. A failed
+// login leaves a session this tab already has in place.
+async function redeemFragment() {
+  const m = /^#login=([A-Za-z0-9_-]{1,200})$/.exec(location.hash);
+  if (!m) return;
+  history.replaceState(null, "", location.pathname);
+  try {
+    const [, data] = await send("POST", "/ui/api/login", { token: m[1] });
+    if (!data.ok) {
+      say(data.message || data.error, true);
+      return;
+    }
+    session = data.session;
+    sessionStorage.setItem(SESSION_KEY, session);
+    say("logged in");
+  } catch (e) {
+    say("the control plane is not reachable", true);
+  }
+}
+
+async function start() {
+  await redeemFragment();
+  session = sessionStorage.getItem(SESSION_KEY);
+  if (session) loggedIn();
+  else loggedOut();
+}
+
+// A login link opened in a tab already on this page changes only the
+// fragment: no reload, so listen for it.
+window.addEventListener("hashchange", start);
+start();
