@@ -26,12 +26,26 @@ type Info struct {
 
 // Stat describes path. A symlink inside the scope is described as a link
 // even when it points outside; its target is then not revealed.
+//
+// The entry and a link's target are looked at through a descriptor of the
+// project root (os.Root), never by host path: resolution approves a path,
+// and a directory on it swapped for a symlink to outside after that must
+// not make the lstat follow the link out (os.Root refuses to).
 func (r *Reader) Stat(path string) (Info, error) {
 	p, err := r.Scope.ResolveLink(path)
 	if err != nil {
 		return Info{}, statError(err)
 	}
-	fi, err := os.Lstat(p.Host)
+	rel, ok := r.Scope.Rel(p.Host)
+	if !ok {
+		return Info{}, statError(&sandbox.Error{Kind: sandbox.ErrOutsideScope, Code: "path_outside_scope"})
+	}
+	root, err := os.OpenRoot(r.Scope.Root())
+	if err != nil {
+		return Info{}, statError(err)
+	}
+	defer root.Close()
+	fi, err := root.Lstat(rel)
 	if err != nil {
 		return Info{}, statError(err)
 	}
@@ -50,10 +64,12 @@ func (r *Reader) Stat(path string) (Info, error) {
 		info.TargetKind = "missing"
 	default:
 		info.Target = r.Scope.Virtual(t.Host)
-		if ti, err := os.Stat(t.Host); err == nil {
-			info.TargetKind, info.Size, info.ModTime = kindOf(ti.Mode()), ti.Size(), mtime(ti)
-			if ti.IsDir() {
-				info.Size = 0
+		if trel, ok := r.Scope.Rel(t.Host); ok {
+			if ti, err := root.Stat(trel); err == nil {
+				info.TargetKind, info.Size, info.ModTime = kindOf(ti.Mode()), ti.Size(), mtime(ti)
+				if ti.IsDir() {
+					info.Size = 0
+				}
 			}
 		}
 	}

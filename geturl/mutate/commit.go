@@ -58,8 +58,9 @@ func (pl *planner) changes() []change {
 type txn struct {
 	f       *fsys
 	undo    []undoStep
-	backups []string
-	dirs    map[string]bool // directories whose entries changed, to fsync
+	backups []backupFile
+	dirs    map[string]*dir // every directory a change was made in, held open (see dir)
+	synced  map[string]bool // directories whose entries changed, to fsync
 	written int
 	baks    []string // the backup name of each change, chosen before the first
 }
@@ -69,10 +70,35 @@ type undoStep struct {
 	run     func() error
 }
 
-func (tx *txn) touch(rel string) { tx.dirs[path.Dir(rel)] = true }
+// backupFile is a backup name in the directory holding it.
+type backupFile struct {
+	d    *dir
+	name string
+}
+
+// dir is the directory of rel, opened once per commit: every step of every
+// change in it, and its undo, goes through the same descriptor.
+func (tx *txn) dir(rel string) *dir {
+	p := path.Dir(rel)
+	d := tx.dirs[p]
+	if d == nil {
+		d = tx.f.dir(p)
+		tx.dirs[p] = d
+	}
+	return d
+}
+
+func (tx *txn) close() {
+	for _, d := range tx.dirs {
+		d.close()
+	}
+}
+
+func (tx *txn) touch(rel string) { tx.synced[path.Dir(rel)] = true }
 
 func (tx *txn) apply(i int, c change) error {
 	v, rel := c.v, c.v.t.rel
+	d, name := tx.dir(rel), path.Base(rel)
 	switch c.kind {
 	case 'c':
 		created, err := tx.f.mkdirs(rel)
@@ -81,27 +107,27 @@ func (tx *txn) apply(i int, c change) error {
 		}
 		if len(created) > 0 {
 			tx.undo = append(tx.undo, undoStep{v.t.virtual, func() error { return tx.f.rmdirs(created) }})
-			for _, d := range created {
-				tx.touch(d)
+			for _, cd := range created {
+				tx.touch(cd)
 			}
 		}
-		if err := tx.f.create(rel, []byte(v.content), v.perm, !v.defaultPerm); err != nil {
+		if err := d.create(name, []byte(v.content), v.perm, !v.defaultPerm); err != nil {
 			return err
 		}
 		tx.undo = append(tx.undo, undoStep{v.t.virtual, func() error {
 			if err := tx.f.step("restore", rel); err != nil {
 				return err
 			}
-			return tx.f.root.Remove(rel)
+			return d.r.Remove(name)
 		}})
 		tx.written += len(v.content)
 	case 'r':
-		bak, err := tx.backup(v, tx.baks[i])
+		bak, err := tx.backup(d, v, path.Base(tx.baks[i]))
 		if err != nil {
 			return err
 		}
-		tx.undo = append(tx.undo, undoStep{v.t.virtual, func() error { return tx.restore(bak, rel) }})
-		if err := tx.f.replace(rel, []byte(v.content), v.perm, !v.defaultPerm); err != nil {
+		tx.undo = append(tx.undo, undoStep{v.t.virtual, func() error { return tx.restore(d, bak, rel) }})
+		if err := d.replace(name, []byte(v.content), v.perm, !v.defaultPerm); err != nil {
 			return err
 		}
 		tx.written += len(v.content)
@@ -109,55 +135,65 @@ func (tx *txn) apply(i int, c change) error {
 		if err := tx.f.step("delete", rel); err != nil {
 			return err
 		}
-		bak := tx.baks[i]
-		if err := tx.f.root.Rename(rel, bak); err != nil {
+		r, err := d.root()
+		if err != nil {
 			return err
 		}
-		tx.backups = append(tx.backups, bak)
-		tx.undo = append(tx.undo, undoStep{v.t.virtual, func() error { return tx.restore(bak, rel) }})
+		bak := path.Base(tx.baks[i])
+		if err := r.Rename(name, bak); err != nil {
+			return err
+		}
+		tx.backups = append(tx.backups, backupFile{d, bak})
+		tx.undo = append(tx.undo, undoStep{v.t.virtual, func() error { return tx.restore(d, bak, rel) }})
 	}
 	tx.touch(rel)
 	return nil
 }
 
-// backup keeps the original of a file about to be replaced, as bak.
-func (tx *txn) backup(v *vfile, bak string) (string, error) {
-	rel := v.t.rel
+// backup keeps the original of a file about to be replaced, as bak in the
+// same directory d.
+func (tx *txn) backup(d *dir, v *vfile, bak string) (string, error) {
+	rel, name := v.t.rel, path.Base(v.t.rel)
 	if err := tx.f.step("backup", rel); err != nil {
 		return "", err
 	}
-	err := tx.f.step("link", rel) // tests: a filesystem without hard links
+	r, err := d.root()
+	if err != nil {
+		return "", err
+	}
+	err = tx.f.step("link", rel) // tests: a filesystem without hard links
 	if err == nil {
-		err = tx.f.root.Link(rel, bak)
+		err = r.Link(name, bak)
 	}
 	if err == nil {
-		tx.backups = append(tx.backups, bak)
+		tx.backups = append(tx.backups, backupFile{d, bak})
 		return bak, nil
 	}
 	data := []byte(v.orig)
 	if !v.loaded {
 		var err error
-		if data, _, err = tx.f.readRegular(rel, 1<<62); err != nil {
+		if data, _, err = d.readRegular(name, 1<<62); err != nil {
 			return "", err
 		}
 	}
-	if err := tx.f.writeAs(bak, data, v.diskPerm, true); err != nil {
+	if err := d.writeAs(bak, data, v.diskPerm, true); err != nil {
 		return "", err
 	}
-	tx.backups = append(tx.backups, bak)
+	tx.backups = append(tx.backups, backupFile{d, bak})
 	return bak, nil
 }
 
-// restore puts a backup back at rel. When the backup is a hard link to the
-// file still at rel, rename does nothing; the backup is then removed.
-func (tx *txn) restore(bak, rel string) error {
+// restore puts the backup bak in d back at rel. When the backup is a hard
+// link to the file still there, rename does nothing; the backup is then
+// removed.
+func (tx *txn) restore(d *dir, bak, rel string) error {
 	if err := tx.f.step("restore", rel); err != nil {
 		return err
 	}
-	if err := tx.f.root.Rename(bak, rel); err != nil {
+	if err := d.r.Rename(bak, path.Base(rel)); err != nil {
 		return err
 	}
-	if err := tx.f.root.Remove(bak); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := d.r.Remove(bak); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -178,10 +214,14 @@ func (tx *txn) rollback() []string {
 // finish drops the backups and makes the renames durable.
 func (tx *txn) finish() {
 	for _, b := range tx.backups {
-		tx.f.root.Remove(b)
+		b.d.r.Remove(b.name)
 	}
-	for d := range tx.dirs {
-		tx.f.syncDir(d)
+	for p := range tx.synced {
+		if d := tx.dirs[p]; d != nil {
+			d.sync()
+		} else {
+			tx.f.syncDir(p)
+		}
 	}
 }
 
@@ -207,7 +247,8 @@ func (tx *txn) logged(changes []change) *txnLog {
 
 // commit performs the changes, or none of them.
 func commit(f *fsys, changes []change) (int, *transport.Error) {
-	tx := &txn{f: f, dirs: make(map[string]bool)}
+	tx := &txn{f: f, dirs: make(map[string]*dir), synced: make(map[string]bool)}
+	defer tx.close()
 	for _, c := range changes {
 		tx.baks = append(tx.baks, tempName(path.Dir(c.v.t.rel), "bak"))
 	}

@@ -50,7 +50,10 @@ func (e *Engine) Edit(ctx context.Context, p, old, new string) (*EditResult, err
 	if !t.exists {
 		return nil, refusal("path_not_found", "path does not exist: "+t.virtual, "check the spelling (/f finds files by name); to create a file use /w", transport.ActionCorrectRequest, true).With("path", t.virtual)
 	}
-	data, fi, err := f.readRegular(t.rel, lim.MaxFileBytes)
+	d := f.dir(path.Dir(t.rel))
+	defer d.close()
+	name := path.Base(t.rel)
+	data, fi, err := d.readRegular(name, lim.MaxFileBytes)
 	if err != nil {
 		return nil, fileFailure(t.virtual, "read", err, lim.MaxFileBytes)
 	}
@@ -94,10 +97,10 @@ func (e *Engine) Edit(ctx context.Context, p, old, new string) (*EditResult, err
 	if int64(len(out)) > lim.MaxFileBytes {
 		return nil, refusal(CodeContentTooLarge, fmt.Sprintf("the edited file would be larger than %s", sizeText(lim.MaxFileBytes)), "", "", false).With("path", t.virtual)
 	}
-	if err := f.replace(t.rel, []byte(out), fi.Mode().Perm(), true); err != nil {
+	if err := d.replace(name, []byte(out), fi.Mode().Perm(), true); err != nil {
 		return nil, ioFailure(t.virtual, "write", err)
 	}
-	f.syncDir(path.Dir(t.rel))
+	d.sync()
 	e.invalidate(t.host)
 	res := &EditResult{
 		Path:                t.virtual,

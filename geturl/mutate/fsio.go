@@ -54,11 +54,16 @@ func (f *fsys) step(op, rel string) error {
 // stat describes what is at rel without following a final symlink.
 func (f *fsys) lstat(rel string) (fs.FileInfo, error) { return f.root.Lstat(rel) }
 
-// readRegular reads the regular file at rel, refusing directories, special
-// files and files over limit bytes. O_NONBLOCK: opening a FIFO must not
-// wait for a writer.
+// readRegular reads the regular file at rel, refusing directories,
+// special files and files over limit bytes.
 func (f *fsys) readRegular(rel string, limit int64) ([]byte, fs.FileInfo, error) {
-	fh, err := f.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return readRegular(f.root, rel, limit)
+}
+
+// readRegular reads the regular file name in r. O_NONBLOCK: opening a
+// FIFO must not wait for a writer.
+func readRegular(r *os.Root, name string, limit int64) ([]byte, fs.FileInfo, error) {
+	fh, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -95,21 +100,72 @@ func tempName(dir, kind string) string {
 	return path.Join(dir, ".geturl-"+kind+"-"+hex.EncodeToString(b[:]))
 }
 
-// writeTemp writes data to a new hidden file beside rel and fsyncs it.
-// keep: give it perm exactly (an existing file's permission bits);
-// otherwise it is created 0666 and the process umask decides, as a shell
-// redirect would.
-func (f *fsys) writeTemp(rel string, data []byte, perm fs.FileMode, keep bool) (string, error) {
+// dir is one directory of the project, opened through the project root on
+// its first use and held from then on: the steps of a write (temporary
+// file, rename or link, removal of the temporary or backup file) all name
+// their files relative to that one descriptor. A path is looked up again
+// for every operation, so a directory swapped for a symlink between two
+// steps would split them: the temporary file made in the directory, its
+// rename or removal refused through the link, the file left behind. The
+// descriptor keeps every step in the directory the first one used,
+// wherever it has been moved since.
+//
+// It is opened on first use rather than at once so that whatever precedes
+// that use (the test hook of the step) happens first.
+type dir struct {
+	f   *fsys
+	rel string // root-relative, "." for the root
+	r   *os.Root
+	err error
+}
+
+// dir returns the directory rel, not opened yet; close it after use.
+func (f *fsys) dir(rel string) *dir { return &dir{f: f, rel: rel} }
+
+func (d *dir) root() (*os.Root, error) {
+	if d.r == nil && d.err == nil {
+		d.r, d.err = d.f.root.OpenRoot(d.rel)
+	}
+	return d.r, d.err
+}
+
+func (d *dir) close() {
+	if d.r != nil {
+		d.r.Close()
+		d.r = nil
+	}
+}
+
+// path is name's root-relative path, for the test hook.
+func (d *dir) path(name string) string { return path.Join(d.rel, name) }
+
+// readRegular is fsys.readRegular of the file name in d.
+func (d *dir) readRegular(name string, limit int64) ([]byte, fs.FileInfo, error) {
+	r, err := d.root()
+	if err != nil {
+		return nil, nil, err
+	}
+	return readRegular(r, name, limit)
+}
+
+// writeTemp writes data to a new hidden file in d and fsyncs it; it
+// returns its name. keep: give it perm exactly (an existing file's
+// permission bits); otherwise it is created 0666 and the process umask
+// decides, as a shell redirect would.
+func (d *dir) writeTemp(data []byte, perm fs.FileMode, keep bool) (string, error) {
+	r, err := d.root()
+	if err != nil {
+		return "", err
+	}
 	create := fs.FileMode(0o666)
 	if keep {
 		create = 0o600 // widened by the Chmod below, never readable by others before
 	}
 	var fh *os.File
 	var tmp string
-	var err error
 	for range 4 {
-		tmp = tempName(path.Dir(rel), "tmp")
-		fh, err = f.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, create)
+		tmp = tempName("", "tmp")
+		fh, err = r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, create)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}
@@ -117,32 +173,44 @@ func (f *fsys) writeTemp(rel string, data []byte, perm fs.FileMode, keep bool) (
 	if err != nil {
 		return "", err
 	}
-	if err := f.fill(fh, tmp, data, perm, keep); err != nil {
+	if err := fill(r, fh, tmp, data, perm, keep); err != nil {
 		return "", err
 	}
 	return tmp, nil
 }
 
 // writeAs is writeTemp to the new file name, chosen by the caller.
+func (d *dir) writeAs(name string, data []byte, perm fs.FileMode, keep bool) error {
+	r, err := d.root()
+	if err != nil {
+		return err
+	}
+	return writeNew(r, name, data, perm, keep)
+}
+
+// writeAs writes the new file name at the project root (the crash log).
 func (f *fsys) writeAs(name string, data []byte, perm fs.FileMode, keep bool) error {
+	return writeNew(f.root, name, data, perm, keep)
+}
+
+func writeNew(r *os.Root, name string, data []byte, perm fs.FileMode, keep bool) error {
 	create := fs.FileMode(0o666)
 	if keep {
 		create = 0o600
 	}
-	fh, err := f.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, create)
+	fh, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, create)
 	if err != nil {
 		return err
 	}
-	return f.fill(fh, name, data, perm, keep)
+	return fill(r, fh, name, data, perm, keep)
 }
 
-// fill writes, fsyncs and closes the new file fh at name, removing it on
-// failure.
-func (f *fsys) fill(fh *os.File, name string, data []byte, perm fs.FileMode, keep bool) error {
-	tmp := name
+// fill writes, fsyncs and closes the new file fh at name in r, removing it
+// on failure.
+func fill(r *os.Root, fh *os.File, name string, data []byte, perm fs.FileMode, keep bool) error {
 	fail := func(err error) error {
 		fh.Close()
-		f.root.Remove(tmp)
+		r.Remove(name)
 		return err
 	}
 	if _, err := fh.Write(data); err != nil {
@@ -157,62 +225,75 @@ func (f *fsys) fill(fh *os.File, name string, data []byte, perm fs.FileMode, kee
 		return fail(err)
 	}
 	if err := fh.Close(); err != nil {
-		f.root.Remove(tmp)
+		r.Remove(name)
 		return err
 	}
 	return nil
 }
 
-// replace atomically replaces (or creates) rel with data: temp file in the
-// same directory, fsync, rename. A reader sees the old bytes or the new,
-// never a mix. The rename replaces whatever name is at rel, never writing
+// replace atomically replaces (or creates) name in d with data: temp file
+// in the same directory, fsync, rename. A reader sees the old bytes or the
+// new, never a mix. The rename replaces whatever is at name, never writing
 // through it, and breaks hard links (the other names keep the old bytes).
-func (f *fsys) replace(rel string, data []byte, perm fs.FileMode, keep bool) error {
-	if err := f.step("write", rel); err != nil {
+func (d *dir) replace(name string, data []byte, perm fs.FileMode, keep bool) error {
+	if err := d.f.step("write", d.path(name)); err != nil {
 		return err
 	}
-	tmp, err := f.writeTemp(rel, data, perm, keep)
+	tmp, err := d.writeTemp(data, perm, keep)
 	if err != nil {
 		return err
 	}
-	if err := f.step("rename", rel); err != nil {
-		f.root.Remove(tmp)
+	if err := d.f.step("rename", d.path(name)); err != nil {
+		d.r.Remove(tmp)
 		return err
 	}
-	if err := f.root.Rename(tmp, rel); err != nil {
-		f.root.Remove(tmp)
+	if err := d.r.Rename(tmp, name); err != nil {
+		d.r.Remove(tmp)
 		return err
 	}
 	return nil
 }
 
-// create makes rel with data only if nothing is there: the finished temp
-// file is hard-linked into place, which fails rather than replaces when a
-// file appeared since the check. Filesystems without hard links fall back
-// to a rename. perm and keep are as for writeTemp.
-func (f *fsys) create(rel string, data []byte, perm fs.FileMode, keep bool) error {
-	if err := f.step("write", rel); err != nil {
+// create makes name in d with data only if nothing is there: the finished
+// temp file is hard-linked into place, which fails rather than replaces
+// when a file appeared since the check. Filesystems without hard links
+// fall back to a rename. perm and keep are as for writeTemp.
+func (d *dir) create(name string, data []byte, perm fs.FileMode, keep bool) error {
+	if err := d.f.step("write", d.path(name)); err != nil {
 		return err
 	}
-	tmp, err := f.writeTemp(rel, data, perm, keep)
+	tmp, err := d.writeTemp(data, perm, keep)
 	if err != nil {
 		return err
 	}
-	defer f.root.Remove(tmp)
-	if err := f.step("rename", rel); err != nil {
+	defer d.r.Remove(tmp)
+	if err := d.f.step("rename", d.path(name)); err != nil {
 		return err
 	}
-	err = f.root.Link(tmp, rel)
+	err = d.r.Link(tmp, name)
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, fs.ErrExist):
 		return err
 	}
-	if _, lerr := f.root.Lstat(rel); lerr == nil {
+	if _, lerr := d.r.Lstat(name); lerr == nil {
 		return fs.ErrExist
 	}
-	return f.root.Rename(tmp, rel)
+	return d.r.Rename(tmp, name)
+}
+
+// sync fsyncs d so the renames in it survive a crash. Some filesystems
+// refuse to fsync a directory; that costs durability only.
+func (d *dir) sync() {
+	r, err := d.root()
+	if err != nil {
+		return
+	}
+	if fh, err := r.Open("."); err == nil {
+		fh.Sync()
+		fh.Close()
+	}
 }
 
 // mkdirs creates the missing directories above rel (0777 less the umask),

@@ -35,8 +35,12 @@ func (e *Engine) Write(ctx context.Context, p, content string) (*WriteResult, er
 		return nil, terr
 	}
 	res := &WriteResult{Path: t.virtual, BytesWritten: len(content), Fingerprint: files.Fingerprint([]byte(content))}
+	name := path.Base(t.rel)
+	var d *dir
 	if t.exists {
-		old, fi, err := f.readRegular(t.rel, lim.MaxFileBytes)
+		d = f.dir(path.Dir(t.rel))
+		defer d.close()
+		old, fi, err := d.readRegular(name, lim.MaxFileBytes)
 		if err != nil {
 			return nil, fileFailure(t.virtual, "read", err, lim.MaxFileBytes)
 		}
@@ -44,7 +48,7 @@ func (e *Engine) Write(ctx context.Context, p, content string) (*WriteResult, er
 		if terr := e.checkCoverage(t, fp); terr != nil {
 			return nil, terr
 		}
-		if err := f.replace(t.rel, []byte(content), fi.Mode().Perm(), true); err != nil {
+		if err := d.replace(name, []byte(content), fi.Mode().Perm(), true); err != nil {
 			return nil, ioFailure(t.virtual, "write", err)
 		}
 		res.PreviousFingerprint = fp
@@ -53,7 +57,9 @@ func (e *Engine) Write(ctx context.Context, p, content string) (*WriteResult, er
 		if err != nil {
 			return nil, ioFailure(t.virtual, "create directories for", err)
 		}
-		if err := f.create(t.rel, []byte(content), 0, false); err != nil {
+		d = f.dir(path.Dir(t.rel))
+		defer d.close()
+		if err := d.create(name, []byte(content), 0, false); err != nil {
 			f.rmdirs(created)
 			if errors.Is(err, fs.ErrExist) {
 				return nil, refusal(CodeFileExists, t.virtual+" appeared while it was being created", "read it, then retry", transport.ActionRereadThenRetry, true).With("path", t.virtual)
@@ -61,12 +67,12 @@ func (e *Engine) Write(ctx context.Context, p, content string) (*WriteResult, er
 			return nil, ioFailure(t.virtual, "write", err)
 		}
 		res.Created = true
-		for _, d := range created {
-			res.CreatedDirs = append(res.CreatedDirs, e.Scope.Virtual(e.Scope.Root()+"/"+d))
-			f.syncDir(path.Dir(d))
+		for _, c := range created {
+			res.CreatedDirs = append(res.CreatedDirs, e.Scope.Virtual(e.Scope.Root()+"/"+c))
+			f.syncDir(path.Dir(c))
 		}
 	}
-	f.syncDir(path.Dir(t.rel))
+	d.sync()
 	e.invalidate(t.host)
 	return res, nil
 }
