@@ -84,13 +84,17 @@ type target struct {
 
 // resolve approves p for a mutation: every symlink on the way, the final
 // component included, is followed and must stay inside the scope (a
-// dangling link is followed to where a create would land). A path ending in
-// "/" names a directory and is refused.
+// dangling link is followed to where a create would land), and neither
+// the path as named nor where it leads may be version-control metadata
+// (sandbox.ResolveMutable). A path ending in "/" names a directory and is
+// refused. Every path a mutation changes passes here: /w's and /e's,
+// and each of a patch's Add, Update, Delete and Move to paths, before the
+// patch changes anything.
 func (e *Engine) resolve(p string) (target, *transport.Error) {
 	if strings.HasSuffix(p, "/") && len(p) > 1 {
 		return target{}, refusal("invalid_path", "a path ending in / names a directory: "+e.Scope.Display(p), "name the file", transport.ActionCorrectRequest, true).With("path", e.Scope.Display(p))
 	}
-	r, err := e.Scope.ResolveNew(p)
+	r, err := e.Scope.ResolveMutable(p)
 	if err != nil {
 		return target{}, pathFailure(e.Scope.Display(p), err)
 	}

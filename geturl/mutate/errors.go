@@ -51,6 +51,10 @@ const (
 	CodeProjectBusy        = "project_busy"
 )
 
+// VCSHint is the repair hint of a vcs_metadata refusal.
+const VCSHint = "the file tools never change version-control metadata (.git, .hg, .svn, .jj, .bzr, a .git file, a git directory under any name): " +
+	"a change there can make the next git command run anything; change the project's own files, and leave repository metadata to the operator"
+
 // refusal builds an agent-facing error.
 func refusal(code, detail, hint, action string, retryable bool) *transport.Error {
 	return &transport.Error{Code: code, Detail: detail, Hint: hint, Action: action, Retryable: retryable}
@@ -70,6 +74,8 @@ func pathFailure(display string, err error) *transport.Error {
 		e.Retryable, e.Action = false, ""
 	case errors.Is(err, sandbox.ErrNotFound):
 		e.Hint = "check the spelling; /f finds files by name"
+	case errors.Is(err, sandbox.ErrVCSMetadata):
+		e.Hint, e.Retryable, e.Action = VCSHint, false, ""
 	}
 	e.With("path", display)
 	return e

@@ -11,6 +11,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/hubdev/hub/geturl/sandbox"
 )
 
 // A patch of several files writes a log of its steps before its first
@@ -138,12 +140,11 @@ func validStep(s txnStep) bool {
 	}
 	switch s.Kind {
 	case "replace", "delete":
-		// Undoing renames the backup to Rel. A checkout never makes an
-		// entry named .git, so one the log would make came with the log:
-		// a gitdir pointer whose config runs commands at the next git
-		// status there.
-		return clean(s.Bak) && path.Dir(s.Bak) == path.Dir(s.Rel) && ownName.MatchString(path.Base(s.Bak)) &&
-			!strings.EqualFold(path.Base(s.Rel), ".git")
+		// Undoing renames the backup to Rel. The engine never changes
+		// version-control metadata, so a step that would came with the
+		// log: a .git whose config runs commands at the next git status.
+		_, vcs := sandbox.VCSComponent(s.Rel)
+		return clean(s.Bak) && path.Dir(s.Bak) == path.Dir(s.Rel) && ownName.MatchString(path.Base(s.Bak)) && !vcs
 	case "create":
 		for _, d := range s.Dirs {
 			if !clean(d) || !strings.HasPrefix(s.Rel, d+"/") {

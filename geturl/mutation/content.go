@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/mutate"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/staging"
 	"github.com/hubdev/hub/geturl/transport"
@@ -46,7 +47,7 @@ func resolvePath(sc *sandbox.Scope, p string) (string, *transport.Error) {
 		return "", &transport.Error{Code: "invalid_path", Detail: "a path ending in / names a directory: " + sc.Display(p),
 			Hint: "name the file", Retryable: true, Action: transport.ActionCorrectRequest}
 	}
-	r, err := sc.ResolveNew(p)
+	r, err := sc.ResolveMutable(p)
 	if err != nil {
 		return "", pathRefusal(sc, p, err)
 	}
@@ -61,9 +62,12 @@ func pathRefusal(sc *sandbox.Scope, p string, err error) *transport.Error {
 		code = "invalid_path"
 	}
 	e := &transport.Error{Code: code, Detail: err.Error() + ": " + sc.Display(p), Retryable: true, Action: transport.ActionCorrectRequest}
-	if errors.Is(err, sandbox.ErrOutsideScope) {
+	switch {
+	case errors.Is(err, sandbox.ErrOutsideScope):
 		e.Hint = "mutations stay inside /project: name a path relative to /project, starting with /project/, or a native absolute path inside the project; symlinks may not lead out"
 		e.Retryable, e.Action = false, ""
+	case errors.Is(err, sandbox.ErrVCSMetadata):
+		e.Hint, e.Retryable, e.Action = mutate.VCSHint, false, ""
 	}
 	return e.With("path", sc.Display(p))
 }

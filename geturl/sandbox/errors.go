@@ -20,6 +20,7 @@ var (
 	ErrSymlinkLoop   = errors.New("too many levels of symlinks")
 	ErrPermission    = errors.New("permission denied")
 	ErrNotDir        = errors.New("project root is not a directory")
+	ErrVCSMetadata   = errors.New("path is version-control metadata (.git, .hg, .svn, .jj, .bzr or a git directory)")
 )
 
 // Error is a path refusal. Its message is one of the sentinel messages above
@@ -56,6 +57,7 @@ var codes = map[error]string{
 	ErrSymlinkLoop:   "symlink_loop",
 	ErrPermission:    "permission_denied",
 	ErrNotDir:        "not_a_directory",
+	ErrVCSMetadata:   "vcs_metadata",
 }
 
 func newErr(kind error) *Error { return &Error{Kind: kind, Code: codes[kind]} }

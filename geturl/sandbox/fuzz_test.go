@@ -15,6 +15,7 @@ func FuzzResolve(f *testing.F) {
 		"dirlink/secret.txt", "chain1/deep/x.txt", "dangling_out", "dangling_in", "loop1/x",
 		`C:\x`, `..\..\x`, "a\x00b", "/etc/passwd", "src//deep/./x.txt", "rel_out/x",
 		"/project/dirlink/../a.txt", "link_abs_in/../../x", "dangling_in_deep/../x",
+		".git/config", ".GIT./hooks/x", "src/../.git", `GIT~1\config`,
 	} {
 		f.Add(s)
 	}
@@ -49,5 +50,12 @@ func FuzzResolve(f *testing.F) {
 		check("ResolveNew", got, err)
 		got, err = fx.scope.ResolveLink(p)
 		check("ResolveLink", got, err)
+		got, err = fx.scope.ResolveMutable(p)
+		check("ResolveMutable", got, err)
+		if rel, _ := fx.scope.Rel(got.Host); err == nil {
+			if _, vcs := VCSComponent(rel); vcs {
+				t.Fatalf("ResolveMutable(%q) = %q: version-control metadata", p, got.Host)
+			}
+		}
 	})
 }

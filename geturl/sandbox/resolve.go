@@ -129,6 +129,59 @@ func (s *Scope) ResolveNew(p string) (Path, error) {
 	return Path{Virtual: s.virtual(host, real, inside), Host: real, Exists: missing == ""}, nil
 }
 
+// ResolveMutable is ResolveNew for a path about to be changed: written,
+// created, deleted, renamed from or renamed to. It also refuses, with
+// ErrVCSMetadata, version-control metadata: a path that, as named or as
+// resolved (every symlink followed), has a component VCSComponent
+// reports, or that lies in a directory git takes for a git directory
+// (HEAD, objects/ and refs/ in it; the root included). Changing such a
+// file can make the next git command in the project run anything (a
+// core.fsmonitor in .git/config runs at every git status, which shell
+// prompts and editors run on their own), so a session that may write
+// files but not run commands would gain the terminal through it.
+//
+// Like every resolution it is a check, not a lock; the callers operate
+// on the result through descriptors (see Open, and the mutation engine).
+func (s *Scope) ResolveMutable(p string) (Path, error) {
+	if host, inside, err := s.candidate(p); err == nil && inside {
+		if rel, ok := s.Rel(host); ok {
+			if _, vcs := VCSComponent(rel); vcs {
+				return Path{}, newErr(ErrVCSMetadata)
+			}
+		}
+	}
+	r, err := s.ResolveNew(p)
+	if err != nil {
+		return Path{}, err
+	}
+	rel, ok := s.Rel(r.Host)
+	if !ok {
+		return Path{}, newErr(ErrOutsideScope)
+	}
+	if _, vcs := VCSComponent(rel); vcs {
+		return Path{}, newErr(ErrVCSMetadata)
+	}
+	// Every existing directory from the root down to the target's parent.
+	dir := s.root
+	for {
+		if gitDirShaped(dir) {
+			return Path{}, newErr(ErrVCSMetadata)
+		}
+		if rel == "." {
+			break
+		}
+		name, rest, more := strings.Cut(rel, "/")
+		if !more {
+			break
+		}
+		dir, rel = filepath.Join(dir, name), rest
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			break
+		}
+	}
+	return r, nil
+}
+
 // lstatFinal begins ResolveExisting and ResolveLink: p's parent must be
 // an existing directory inside the scope, and p's final name is looked at
 // without following it (link is that name under the parent's realpath).
