@@ -1,12 +1,25 @@
 package geturl
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/hubdev/hub/geturl/mutation"
+	"github.com/hubdev/hub/geturl/session"
 )
 
 // maxActivity bounds the recent-activity list the control page shows.
 const maxActivity = 200
+
+// Bounds on the changed paths one activity entry shows.
+const (
+	maxChangedPaths = 8   // more are counted in MorePaths
+	maxPathDisplay  = 160 // bytes of one path, cut with "…"
+)
 
 // activityEntry is one authenticated agent request, as the operator sees
 // it: which tool, how it went, how long it took, whether it was a replay —
@@ -26,6 +39,27 @@ type activityEntry struct {
 	// and ran nothing.
 	Call     string `json:"call,omitempty"`
 	Replayed bool   `json:"replayed,omitempty"`
+	// Paths are the files a file mutation changed, relative to the
+	// project (at most maxChangedPaths, each shown safely: see
+	// displayPath), and MorePaths how many more it changed. They appear
+	// once the mutation has succeeded, on the request that started it,
+	// even when it finished after that request answered.
+	Paths     []string `json:"paths,omitempty"`
+	MorePaths int      `json:"morePaths,omitempty"`
+}
+
+// startedChange reports whether e is the request that starts an intent
+// (not a replay of it, not a poll of it): the entry a change shows on.
+func (e *activityEntry) startedChange() bool {
+	return e.Call != "" && !e.Replayed && e.Route != "/j"
+}
+
+// changeKey names an intent: call ids are per session generation.
+type changeKey struct{ session, call string }
+
+type changedPaths struct {
+	paths []string
+	more  int
 }
 
 // activityLog is a ring of the most recent entries.
@@ -34,16 +68,55 @@ type activityLog struct {
 	ring []activityEntry
 	next int
 	full bool
+	// pending holds changes whose request is still running (its entry is
+	// added when it answers); order is its keys, oldest first, to bound
+	// it.
+	pending map[changeKey]changedPaths
+	order   []changeKey
 }
 
-func newActivityLog() *activityLog { return &activityLog{ring: make([]activityEntry, maxActivity)} }
+func newActivityLog() *activityLog {
+	return &activityLog{ring: make([]activityEntry, maxActivity), pending: make(map[changeKey]changedPaths)}
+}
 
 func (l *activityLog) add(e activityEntry) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e.startedChange() {
+		k := changeKey{e.Session, e.Call}
+		if c, ok := l.pending[k]; ok {
+			e.Paths, e.MorePaths = c.paths, c.more
+			delete(l.pending, k)
+		}
+	}
 	l.ring[l.next] = e
 	l.next = (l.next + 1) % len(l.ring)
 	l.full = l.full || l.next == 0
-	l.mu.Unlock()
+}
+
+// changed records what the intent call of session changed: on its
+// request's entry when that is in the list already (the intent outlived
+// its request's wait), otherwise for the entry to come.
+func (l *activityLog) changed(session, call string, paths []string) {
+	c := changedPaths{more: max(0, len(paths)-maxChangedPaths)}
+	for _, p := range paths[:min(len(paths), maxChangedPaths)] {
+		c.paths = append(c.paths, displayPath(p))
+	}
+	k := changeKey{session, call}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.ring {
+		if e := &l.ring[i]; e.startedChange() && e.Session == session && e.Call == call {
+			e.Paths, e.MorePaths = c.paths, c.more
+			return
+		}
+	}
+	l.pending[k] = c
+	l.order = append(l.order, k)
+	for len(l.order) > maxActivity {
+		delete(l.pending, l.order[0])
+		l.order = l.order[1:]
+	}
 }
 
 // recent returns the entries, newest first.
@@ -59,4 +132,53 @@ func (l *activityLog) recent() []activityEntry {
 		out = append(out, l.ring[(l.next-i+len(l.ring))%len(l.ring)])
 	}
 	return out
+}
+
+// noteChange is the mutation host's Changed: the control page's activity
+// list shows which files each successful mutation changed.
+func (s *Server) noteChange(c mutation.Change) {
+	s.activity.changed(sessionID(c.Session), c.Call, c.Paths)
+}
+
+// sessionID is the session a request's session generation belongs to, ""
+// for anything else.
+func sessionID(sess any) string {
+	if g, ok := sess.(*session.Generation); ok {
+		return g.SessionID()
+	}
+	return ""
+}
+
+// displayPath makes a path the agent chose safe to show the operator as
+// text: every rune that is not plainly visible — control characters, a
+// newline, bidirectional overrides that would show the name reversed,
+// zero-width characters, invalid UTF-8 — is shown as an escape (\u202e),
+// a backslash is doubled so no escape can be forged, and the result is cut
+// at maxPathDisplay bytes with "…".
+func displayPath(p string) string {
+	var b strings.Builder
+	for i, r := range p {
+		if b.Len() >= maxPathDisplay {
+			b.WriteString("…")
+			break
+		}
+		switch {
+		case r == utf8.RuneError && isInvalid(p[i:]):
+			fmt.Fprintf(&b, `\x%02x`, p[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == ' ' || (unicode.IsGraphic(r) && !unicode.IsSpace(r)):
+			b.WriteRune(r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// isInvalid reports whether s starts with an invalid UTF-8 byte (rather
+// than an encoded U+FFFD).
+func isInvalid(s string) bool {
+	_, size := utf8.DecodeRuneInString(s)
+	return size <= 1
 }

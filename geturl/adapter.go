@@ -80,7 +80,7 @@ func New(cfg *Config) *Server {
 // newServer builds the bridge with extra plugins (tests add their own).
 func newServer(cfg *Config, extra ...plugin.Plugin) (*Server, error) {
 	s := &Server{cfg: cfg, tunnel: &tunnel.Manager{}, activity: newActivityLog(), logs: &mutate.LogKey{}}
-	s.host = mutation.NewHost(mutation.Options{Gate: &mutate.Gate{}, Logs: s.logs, Terminal: &terminal.Config{}})
+	s.host = mutation.NewHost(mutation.Options{Gate: &mutate.Gate{}, Logs: s.logs, Terminal: &terminal.Config{}, Changed: s.noteChange})
 	// The hub's bridges are plugins too; each is listed only while geturl
 	// runs under a hub that has it enabled.
 	plugins := append([]plugin.Plugin{hubstatus.New(s.hubView)}, bridges.All(s.hubView)...)

@@ -41,7 +41,8 @@ func (e *Engine) ApplyPatch(ctx context.Context, text string) (*PatchResult, err
 	if terr != nil {
 		return nil, terr
 	}
-	written, terr := commit(f, pl.changes())
+	changes := pl.changes()
+	written, terr := commit(f, changes)
 	if terr != nil {
 		if terr.Code == CodeRollbackIncomplete {
 			for _, v := range pl.order {
@@ -51,6 +52,9 @@ func (e *Engine) ApplyPatch(ctx context.Context, text string) (*PatchResult, err
 		return nil, terr
 	}
 	res := &PatchResult{Files: files, BytesWritten: written}
+	for _, c := range changes {
+		res.changed = append(res.changed, c.v.t.virtual)
+	}
 	for _, fr := range files {
 		res.Hunks += len(fr.Hunks)
 	}

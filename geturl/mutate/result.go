@@ -4,6 +4,30 @@ package mutate
 // are the /r fingerprints of the bytes now on disk (truncated SHA-256 hex),
 // so an agent can tell whether a later read shows what it wrote.
 
+// Changes is implemented by every result: the files the mutation changed
+// (created, replaced or removed), as virtual paths, for the operator's
+// activity view. It is not part of the answer.
+type Changes interface {
+	ChangedPaths() []string
+}
+
+var (
+	_ Changes = (*WriteResult)(nil)
+	_ Changes = (*EditResult)(nil)
+	_ Changes = (*PatchResult)(nil)
+)
+
+// ChangedPaths is the file written.
+func (r *WriteResult) ChangedPaths() []string { return []string{r.Path} }
+
+// ChangedPaths is the file edited.
+func (r *EditResult) ChangedPaths() []string { return []string{r.Path} }
+
+// ChangedPaths are the files whose net change the commit made, in the
+// order the patch first named them: a move is its source and its
+// destination; a file the patch left as it was is not among them.
+func (r *PatchResult) ChangedPaths() []string { return r.changed }
+
 // WriteResult is the outcome of Write.
 type WriteResult struct {
 	Path string `json:"path"`
@@ -42,6 +66,8 @@ type PatchResult struct {
 	// BytesWritten is what the commit wrote to disk (final contents of the
 	// files it created or replaced).
 	BytesWritten int `json:"bytesWritten"`
+
+	changed []string
 }
 
 // PatchFileResult is one file section of a patch.

@@ -8,6 +8,8 @@ import (
 
 	"github.com/hubdev/hub/geturl/journal"
 	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/mutate"
+	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -44,6 +46,7 @@ func (h *Host) journaled(ctx context.Context, c *kernel.Call, st *State, in jour
 		res, err := exec(ctx, run)
 		tag := v0
 		if err == nil {
+			h.noteChange(c.Session, run.Call(), in.Tool, res)
 			// A change made by someone else while this ran counts as a
 			// change since it ran.
 			if v := h.ver.bump(root); v == v0+1 {
@@ -63,6 +66,23 @@ func (h *Host) journaled(ctx context.Context, c *kernel.Call, st *State, in jour
 		h.spawn(st, start)
 	}
 	return h.answer(ctx, c, st, rec, start == nil)
+}
+
+// noteChange tells Options.Changed what a file mutation changed.
+func (h *Host) noteChange(sess kernel.Session, call, tool string, res any) {
+	cp, ok := res.(mutate.Changes)
+	if h.changed == nil || !ok {
+		return
+	}
+	var paths []string
+	for _, v := range cp.ChangedPaths() {
+		if rel, ok := strings.CutPrefix(v, sandbox.VirtualRoot+"/"); ok {
+			paths = append(paths, rel)
+		}
+	}
+	if len(paths) > 0 {
+		h.changed(Change{Session: sess, Call: call, Tool: tool, Paths: paths})
+	}
 }
 
 // answer is the record's answer, after waiting up to wait= for it to

@@ -26,6 +26,23 @@ type Options struct {
 	// PollWait is the wait= a poll URL carries, in milliseconds (default
 	// 1000): each poll holds up to that long for the intent to finish.
 	PollWait int
+	// Changed, when set, is told of every file mutation that succeeded,
+	// once, when it finishes (which may be after its request answered):
+	// the files it changed, for the operator's activity view.
+	Changed func(Change)
+}
+
+// Change is one successful file mutation as the operator may see it:
+// which files, never their content.
+type Change struct {
+	Session kernel.Session
+	// Call is the intent's call id, as the request's kernel.Call.Intent.
+	Call string
+	// Tool is write, edit or apply_patch.
+	Tool string
+	// Paths are the files created, replaced or removed, relative to the
+	// project root ("src/a.go"), in the order the mutation named them.
+	Paths []string
 }
 
 // Host is the process-wide half of the mutation kernel: what sessions
@@ -37,6 +54,7 @@ type Host struct {
 	logs     *mutate.LogKey
 	termCfg  *terminal.Config
 	pollWait int
+	changed  func(Change)
 	ver      versions
 
 	mu   sync.Mutex
@@ -47,7 +65,7 @@ type Host struct {
 
 // NewHost builds the host.
 func NewHost(o Options) *Host {
-	h := &Host{gate: o.Gate, logs: o.Logs, termCfg: o.Terminal, pollWait: o.PollWait, life: context.Background()}
+	h := &Host{gate: o.Gate, logs: o.Logs, termCfg: o.Terminal, pollWait: o.PollWait, changed: o.Changed, life: context.Background()}
 	if h.gate == nil {
 		h.gate = &mutate.Gate{}
 	}

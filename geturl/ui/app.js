@@ -174,9 +174,17 @@ function renderPlugins(list) {
     : [el("li", { class: "muted" }, "No plugins installed.")]));
 }
 
+// changedText is what a file mutation changed, as one line: the paths
+// (the server has bounded and escaped them) and how many more there were.
+function changedText(a) {
+  if (!a.paths || !a.paths.length) return null;
+  return "changed: " + a.paths.join(", ") + (a.morePaths ? " +" + a.morePaths + " more" : "");
+}
+
 function renderActivity(list) {
   $("activity").tBodies[0].replaceChildren(...list.slice(0, 50).map((a) => el("tr", {},
-    el("td", {}, new Date(a.at).toLocaleTimeString()), el("td", {}, a.session || "-"), el("td", {}, a.tool || a.route),
+    el("td", {}, new Date(a.at).toLocaleTimeString()), el("td", {}, a.session || "-"),
+    el("td", {}, a.tool || a.route, changedText(a) && el("div", { class: "muted url changed" }, changedText(a))),
     el("td", {}, a.errorCode ? a.errorCode : String(a.status)), el("td", {}, a.durationMs.toFixed(1)),
     el("td", {}, String(a.bytes)), el("td", {}, a.replayed ? "yes" : ""))));
 }
