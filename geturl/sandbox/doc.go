@@ -12,6 +12,11 @@
 // file there. Errors are typed (errors.Is against ErrOutsideScope,
 // ErrTraversal, ...) and their messages never contain a host path.
 //
+// ResolveMutable is ResolveNew for a path about to change: it also refuses
+// version-control metadata (ErrVCSMetadata), judged by VCSComponent on the
+// path as named and as resolved, and by the shape of a git directory on
+// its ancestors. Reads are not restricted.
+//
 // Resolution is a check, not a lock: a process that can create symlinks in
 // the project between the check and the use could race it, by renaming a
 // directory on the resolved path for a link to outside. The agent has no
