@@ -106,7 +106,17 @@ func (tx *txn) apply(i int, c change) error {
 			return err
 		}
 		if len(created) > 0 {
-			tx.undo = append(tx.undo, undoStep{v.t.virtual, func() error { return tx.f.rmdirs(created) }})
+			tx.undo = append(tx.undo, undoStep{v.t.virtual, func() error {
+				// Later changes, which may hold them open, are undone
+				// already; a directory held open cannot be removed
+				// everywhere.
+				for _, cd := range created {
+					if h := tx.dirs[cd]; h != nil {
+						h.close()
+					}
+				}
+				return tx.f.rmdirs(created)
+			}})
 			for _, cd := range created {
 				tx.touch(cd)
 			}
@@ -118,7 +128,11 @@ func (tx *txn) apply(i int, c change) error {
 			if err := tx.f.step("restore", rel); err != nil {
 				return err
 			}
-			return d.r.Remove(name)
+			r, err := d.root()
+			if err != nil {
+				return err
+			}
+			return r.Remove(name)
 		}})
 		tx.written += len(v.content)
 	case 'r':
@@ -190,10 +204,14 @@ func (tx *txn) restore(d *dir, bak, rel string) error {
 	if err := tx.f.step("restore", rel); err != nil {
 		return err
 	}
-	if err := d.r.Rename(bak, path.Base(rel)); err != nil {
+	r, err := d.root()
+	if err != nil {
 		return err
 	}
-	if err := d.r.Remove(bak); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := r.Rename(bak, path.Base(rel)); err != nil {
+		return err
+	}
+	if err := r.Remove(bak); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -214,7 +232,9 @@ func (tx *txn) rollback() []string {
 // finish drops the backups and makes the renames durable.
 func (tx *txn) finish() {
 	for _, b := range tx.backups {
-		b.d.r.Remove(b.name)
+		if r, err := b.d.root(); err == nil {
+			r.Remove(b.name)
+		}
 	}
 	for p := range tx.synced {
 		if d := tx.dirs[p]; d != nil {

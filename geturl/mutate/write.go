@@ -60,6 +60,7 @@ func (e *Engine) Write(ctx context.Context, p, content string) (*WriteResult, er
 		d = f.dir(path.Dir(t.rel))
 		defer d.close()
 		if err := d.create(name, []byte(content), 0, false); err != nil {
+			d.close() // a directory held open cannot be removed everywhere
 			f.rmdirs(created)
 			if errors.Is(err, fs.ErrExist) {
 				return nil, refusal(CodeFileExists, t.virtual+" appeared while it was being created", "read it, then retry", transport.ActionRereadThenRetry, true).With("path", t.virtual)
