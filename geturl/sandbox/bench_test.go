@@ -33,3 +33,28 @@ func BenchmarkResolveNew(b *testing.B) {
 	}
 	done()
 }
+
+// BenchmarkResolveMutable resolves what a /w of a new file three levels
+// deep resolves: ResolveNew plus the metadata checks (the names, and the
+// git-directory shape of each existing ancestor).
+func BenchmarkResolveMutable(b *testing.B) {
+	f := newFixture(b)
+	b.ReportAllocs()
+	done := cputime.Start(b)
+	for b.Loop() {
+		if _, err := f.scope.ResolveMutable("src/deep/new.txt"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	done()
+}
+
+// BenchmarkVCSComponent judges a typical five-component path.
+func BenchmarkVCSComponent(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := VCSComponent("web/src/components/forms/Field.tsx"); ok {
+			b.Fatal("metadata")
+		}
+	}
+}

@@ -63,7 +63,8 @@ func isVCSName(name string) bool {
 	if i := strings.IndexByte(name, ':'); i >= 0 {
 		name = name[:i]
 	}
-	folded := make([]rune, 0, len(name))
+	var buf [64]rune // a name of more runes grows it on the heap
+	folded := buf[:0]
 	for _, r := range name {
 		if !hfsIgnorable(r) {
 			folded = append(folded, fold(r))
