@@ -131,7 +131,7 @@ func (s *Server) manager(env *adapters.Env) (*session.Manager, error) {
 	}
 	var seed []session.Project
 	for _, p := range s.cfg.Projects {
-		seed = append(seed, session.Project{Name: p.Name, Root: hub.ExpandHome(p.Root, env.Dirs.Home), Write: p.Write, Terminal: p.Terminal})
+		seed = append(seed, session.Project{Name: p.Name, Root: hub.ExpandHome(p.Root, env.Dirs.Home), Write: p.Write, Terminal: p.Terminal, Bridges: p.Bridges})
 	}
 	mgr, err := session.Open(session.Options{Path: filepath.Join(StateDir(env.Dirs), "registry.json"), Seed: seed, Log: env.Log})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/tunnel"
 	"github.com/hubdev/hub/hub"
 )
@@ -298,6 +299,9 @@ func TestConfigValidate(t *testing.T) {
 		"dup name": {func(c *Config) {
 			c.Projects = []ProjectConfig{{Name: "a", Root: "/tmp"}, {Name: "a", Root: "/srv"}}
 		}, "projects[1].name"},
+		"bridges without write": {func(c *Config) {
+			c.Projects = []ProjectConfig{{Name: "a", Root: "/tmp", Write: true, Bridges: true}, {Name: "b", Root: "/tmp", Terminal: true, Bridges: true}}
+		}, "projects[1].bridges: needs write"},
 	} {
 		c := NewConfig()
 		tc.tune(c)
@@ -417,7 +421,7 @@ func TestInitSizeWithLongestName(t *testing.T) {
 	if len(body) > 1638 {
 		t.Fatalf("Init is %d bytes with a 40-character project name, over 1.6 KiB:\n%s", len(body), body)
 	}
-	if _, err := b.s.mgr.AddProject(t.TempDir(), strings.Repeat("n", 41), false, false); err == nil {
+	if _, err := b.s.mgr.AddProject(t.TempDir(), strings.Repeat("n", 41), kernel.Permissions{}); err == nil {
 		t.Fatal("a 41-character name was accepted")
 	}
 }

@@ -80,13 +80,15 @@ func commands() *cli.Command {
 				Subcommands: []*cli.Command{
 					{Name: "add", Usage: "register DIR (its canonical realpath) as a project", ArgsUsage: "DIR",
 						Flags: []cli.Flag{&cli.StringFlag{Name: "name", Usage: "project `NAME` (default: the directory's name)"},
-							&cli.BoolFlag{Name: "write", Usage: "allow file writes"}, &cli.BoolFlag{Name: "terminal", Usage: "allow terminal commands"}, jsonFlag},
+							&cli.BoolFlag{Name: "write", Usage: "allow file writes"}, &cli.BoolFlag{Name: "terminal", Usage: "allow terminal commands"},
+							&cli.BoolFlag{Name: "bridges", Usage: "let sessions reach the hub's bridges (browser pages' tools) as /k plugins; needs --write"}, jsonFlag},
 						Action: projectAdd},
 					{Name: "list", Usage: "list projects", Flags: []cli.Flag{jsonFlag}, Action: projectList},
 					{Name: "remove", Usage: "forget a project no session uses", ArgsUsage: "NAME", Flags: []cli.Flag{jsonFlag}, Action: projectRemove},
 					{Name: "set", Usage: "change a project's permissions or root (rotates its sessions)", ArgsUsage: "NAME",
 						Flags: []cli.Flag{&cli.BoolFlag{Name: "write", Usage: "allow file writes (--write=false to revoke)"},
 							&cli.BoolFlag{Name: "terminal", Usage: "allow terminal commands (--terminal=false to revoke)"},
+							&cli.BoolFlag{Name: "bridges", Usage: "let sessions reach the hub's bridges as /k plugins; needs write (--bridges=false to revoke; --write=false revokes it too)"},
 							&cli.StringFlag{Name: "root", Usage: "move the project to `DIR`"}, jsonFlag},
 						Action: projectSet},
 				},
@@ -185,6 +187,7 @@ type projectOut struct {
 	Root     string `json:"root"`
 	Write    bool   `json:"write"`
 	Terminal bool   `json:"terminal"`
+	Bridges  bool   `json:"bridges"`
 }
 
 type projectAnswer struct {
@@ -203,11 +206,11 @@ func printProject(c *cli.Context, p projectOut) {
 		emitJSON(c.App.Writer, p)
 		return
 	}
-	fmt.Fprintf(c.App.Writer, "project %s: %s (write: %s, terminal: %s)\n", p.Name, p.Root, yesNo(p.Write), yesNo(p.Terminal))
+	fmt.Fprintf(c.App.Writer, "project %s: %s (write: %s, terminal: %s, bridges: %s)\n", p.Name, p.Root, yesNo(p.Write), yesNo(p.Terminal), yesNo(p.Bridges))
 }
 
 func projectAdd(c *cli.Context) error {
-	pos, err := args(c, 1, "project add DIR [--name NAME] [--write] [--terminal]")
+	pos, err := args(c, 1, "project add DIR [--name NAME] [--write] [--terminal] [--bridges]")
 	if err != nil {
 		return err
 	}
@@ -222,7 +225,7 @@ func projectAdd(c *cli.Context) error {
 		return err
 	}
 	var ans projectAnswer
-	req := map[string]any{"dir": dir, "name": c.String("name"), "write": c.Bool("write"), "terminal": c.Bool("terminal")}
+	req := map[string]any{"dir": dir, "name": c.String("name"), "write": c.Bool("write"), "terminal": c.Bool("terminal"), "bridges": c.Bool("bridges")}
 	if err := cl.do(c.Context, http.MethodPost, "/api/projects", req, &ans); err != nil {
 		return refusal(err)
 	}
@@ -256,9 +259,9 @@ func projectList(c *cli.Context) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tWRITE\tTERMINAL\tROOT")
+	fmt.Fprintln(tw, "NAME\tWRITE\tTERMINAL\tBRIDGES\tROOT")
 	for _, p := range ans.Projects {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, yesNo(p.Write), yesNo(p.Terminal), p.Root)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, yesNo(p.Write), yesNo(p.Terminal), yesNo(p.Bridges), p.Root)
 	}
 	return tw.Flush()
 }
@@ -284,12 +287,12 @@ func projectRemove(c *cli.Context) error {
 }
 
 func projectSet(c *cli.Context) error {
-	pos, err := args(c, 1, "project set NAME [--write=BOOL] [--terminal=BOOL] [--root DIR]")
+	pos, err := args(c, 1, "project set NAME [--write=BOOL] [--terminal=BOOL] [--bridges=BOOL] [--root DIR]")
 	if err != nil {
 		return err
 	}
 	req := map[string]any{}
-	for _, f := range []string{"write", "terminal"} {
+	for _, f := range []string{"write", "terminal", "bridges"} {
 		if c.IsSet(f) {
 			req[f] = c.Bool(f)
 		}
@@ -302,7 +305,7 @@ func projectSet(c *cli.Context) error {
 		req["root"] = root
 	}
 	if len(req) == 0 {
-		return hub.Exit(hub.ExitUsage, "hub geturl project set: nothing to change; give --write=BOOL, --terminal=BOOL or --root DIR")
+		return hub.Exit(hub.ExitUsage, "hub geturl project set: nothing to change; give --write=BOOL, --terminal=BOOL, --bridges=BOOL or --root DIR")
 	}
 	cl, err := client()
 	if err != nil {

@@ -45,6 +45,9 @@ type ProjectConfig struct {
 	Root     string `yaml:"root"`
 	Write    bool   `yaml:"write,omitempty"`
 	Terminal bool   `yaml:"terminal,omitempty"`
+	// Bridges lets the project's sessions reach the hub's bridges (the
+	// pages' tools) as /k plugins; it needs Write.
+	Bridges bool `yaml:"bridges,omitempty"`
 }
 
 // NewConfig returns the section's defaults, with the spec's ports.
@@ -101,6 +104,9 @@ func (c *Config) Validate() error {
 		}
 		if !filepath.IsAbs(hub.ExpandHome(p.Root, "/")) && p.Root != "~" {
 			return fmt.Errorf("%s.root: must be an absolute path (or start with ~/), got %q", key, p.Root)
+		}
+		if p.Bridges && !p.Write {
+			return fmt.Errorf("%s.bridges: needs write: true (a page's tool can do anything the page can, so reaching the hub's bridges is at least a write)", key)
 		}
 	}
 	return nil

@@ -150,6 +150,7 @@ type projectRequest struct {
 	Root     *string `json:"root"`
 	Write    *bool   `json:"write"`
 	Terminal *bool   `json:"terminal"`
+	Bridges  *bool   `json:"bridges"`
 }
 
 func (c *control) addProject(w http.ResponseWriter, r *http.Request) {
@@ -162,7 +163,8 @@ func (c *control) addProject(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, errors.New("dir is required"))
 		return
 	}
-	p, err := c.mgr.AddProject(req.Dir, req.Name, req.Write != nil && *req.Write, req.Terminal != nil && *req.Terminal)
+	p, err := c.mgr.AddProject(req.Dir, req.Name, kernel.Permissions{Write: req.Write != nil && *req.Write,
+		Terminal: req.Terminal != nil && *req.Terminal, Bridges: req.Bridges != nil && *req.Bridges})
 	if err != nil {
 		refuse(w, err)
 		return
@@ -176,7 +178,7 @@ func (c *control) setProject(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, err)
 		return
 	}
-	p, err := c.mgr.SetProject(r.PathValue("name"), session.ProjectChange{Root: req.Root, Write: req.Write, Terminal: req.Terminal})
+	p, err := c.mgr.SetProject(r.PathValue("name"), session.ProjectChange{Root: req.Root, Write: req.Write, Terminal: req.Terminal, Bridges: req.Bridges})
 	if err != nil {
 		refuse(w, err)
 		return

@@ -56,7 +56,9 @@ func startE2EHub(t testing.TB, bridge string) *e2eHub {
 	fmt.Fprintf(&b, "  aiui:\n    enabled: %v\n    port: 0\n", bridge == "aiui")
 	fmt.Fprintf(&b, "  pixelle:\n    enabled: %v\n    website: %s\n    port: 0\n", bridge == "pixelle", pxWebsite)
 	b.WriteString("  geturl:\n    port: 0\n    control_port: 0\n    opencode:\n      enabled: false\n" +
-		"    projects:\n      - name: p\n        root: ~/proj\n        write: true\n")
+		"    projects:\n      - name: p\n        root: ~/proj\n        write: true\n        bridges: true\n" +
+		// the same root without the bridges opt-in: read-only, and write
+		"      - name: ro\n        root: ~/proj\n      - name: w\n        root: ~/proj\n        write: true\n        terminal: true\n")
 	path := filepath.Join(t.TempDir(), "hub.yaml")
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
@@ -106,10 +108,21 @@ func (h *e2eHub) port(name string) int {
 	return 0
 }
 
-// session mints a geturl session on the configured project as the
-// operator CLI would (the keyed control API) and returns its read and
-// mutation bases from Init.
+// session mints a geturl session on the configured project p (write,
+// bridges) as the operator CLI would (the keyed control API) and returns
+// its read and mutation bases from Init.
 func (h *e2eHub) session() (r, m string) {
+	h.t.Helper()
+	r, m = h.sessionOn("p")
+	if m == "" {
+		h.t.Fatal("project p has no mutation base")
+	}
+	return r, m
+}
+
+// sessionOn is session on the named project; m is "" when it is
+// read-only.
+func (h *e2eHub) sessionOn(project string) (r, m string) {
 	h.t.Helper()
 	var cf struct {
 		ControlPort int    `json:"controlPort"`
@@ -122,7 +135,7 @@ func (h *e2eHub) session() (r, m string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	req, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/api/sessions", cf.ControlPort), strings.NewReader(`{"project":"p"}`))
+	req, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/api/sessions", cf.ControlPort), strings.NewReader(`{"project":"`+project+`"}`))
 	req.Header.Set(geturl.KeyHeader, cf.Key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := h.http.Do(req)
@@ -137,7 +150,7 @@ func (h *e2eHub) session() (r, m string) {
 	init := h.get(ans.Session.InitURL)
 	var bases struct{ Bases struct{ R, M string } }
 	json.Unmarshal([]byte(init.raw), &bases)
-	if bases.Bases.R == "" || bases.Bases.M == "" {
+	if bases.Bases.R == "" {
 		h.t.Fatal(init.raw)
 	}
 	return bases.Bases.R, bases.Bases.M
@@ -518,49 +531,9 @@ func aiuiScenario() scenario {
 	return scenario{
 		bridge: "aiui",
 		attach: func(t testing.TB, h *e2eHub, _, _ string) *scriptedPage {
-			var pages []*scriptedPage
-			for _, reg := range []string{
+			return attachAiuiPages(t, h,
 				`{"v":1,"type":"register","ns":"morpho","url":"http://localhost:5173/","tools":[{"name":"get-state","description":"the sim state"},{"name":"set-params","inputSchema":{"type":"object"}}]}`,
-				`{"v":1,"type":"register","ns":"aztec","url":"http://localhost:5174/","tools":[{"name":"get-state"}]}`,
-			} {
-				c, err := adaptertest.Dial(fmt.Sprintf("ws://127.0.0.1:%d/tools", h.port("aiui")), adaptertest.DialOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(c.Close)
-				c.SendText(reg)
-				if msg, err := c.Next(frameWait); err != nil || !strings.Contains(msg.Text(), `"registered"`) {
-					t.Fatalf("register: %v %s", err, msg.Text())
-				}
-				p := newScriptedPage(c)
-				p.c = c
-				go func() {
-					for {
-						msg, err := c.Next(time.Hour)
-						if err != nil {
-							return
-						}
-						var f struct {
-							Type, CallID, NS, Name string
-							Args                   json.RawMessage
-						}
-						if json.Unmarshal(msg.Data, &f) != nil || f.Type != "call" {
-							continue
-						}
-						p.saw(f.NS+"/"+f.Name, f.Args)
-						p.saw(f.Name, f.Args)
-						c.SendText(fmt.Sprintf(`{"v":1,"type":"result","callId":%q,"ok":true,"value":{"ns":%q,"state":"running","args":%s}}`, f.CallID, f.NS, f.Args))
-					}
-				}()
-				pages = append(pages, p)
-			}
-			pages[0].close = func() { // both pages leave
-				for _, p := range pages[1:] {
-					p.close()
-				}
-				pages[0].c.Close()
-			}
-			return pages[0]
+				`{"v":1,"type":"register","ns":"aztec","url":"http://localhost:5174/","tools":[{"name":"get-state"}]}`)
 		},
 		read:     call{"morpho/get-state", `{}`},
 		readWant: `"ns":"morpho"`,
@@ -575,4 +548,50 @@ func aiuiScenario() scenario {
 			}
 		},
 	}
+}
+
+// attachAiuiPages dials one scripted /tools page per registration; each
+// answers every call with its namespace and arguments. The first page's
+// close makes every page leave.
+func attachAiuiPages(t testing.TB, h *e2eHub, regs ...string) *scriptedPage {
+	var pages []*scriptedPage
+	for _, reg := range regs {
+		c, err := adaptertest.Dial(fmt.Sprintf("ws://127.0.0.1:%d/tools", h.port("aiui")), adaptertest.DialOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		c.SendText(reg)
+		if msg, err := c.Next(frameWait); err != nil || !strings.Contains(msg.Text(), `"registered"`) {
+			t.Fatalf("register: %v %s", err, msg.Text())
+		}
+		p := newScriptedPage(c)
+		p.c = c
+		go func() {
+			for {
+				msg, err := c.Next(time.Hour)
+				if err != nil {
+					return
+				}
+				var f struct {
+					Type, CallID, NS, Name string
+					Args                   json.RawMessage
+				}
+				if json.Unmarshal(msg.Data, &f) != nil || f.Type != "call" {
+					continue
+				}
+				p.saw(f.NS+"/"+f.Name, f.Args)
+				p.saw(f.Name, f.Args)
+				c.SendText(fmt.Sprintf(`{"v":1,"type":"result","callId":%q,"ok":true,"value":{"ns":%q,"state":"running","args":%s}}`, f.CallID, f.NS, f.Args))
+			}
+		}()
+		pages = append(pages, p)
+	}
+	pages[0].close = func() { // every page leaves
+		for _, p := range pages[1:] {
+			p.close()
+		}
+		pages[0].c.Close()
+	}
+	return pages[0]
 }

@@ -8,6 +8,11 @@
 // base and journals mutations on the mutation base, so fetching the same
 // URL twice never sends the page a command twice.
 //
+// A page's tool can do anything the page can, whatever it says of itself,
+// so only a session whose project opted in to the bridges (which needs
+// write) reaches one (Admit, plugin.Gated): the host lists a bridge to no
+// other session and answers every other use CodeBridgesDisabled.
+//
 // A plugin is listed while its adapter is enabled in the hub (Present);
 // geturl running alone lists those of the hub running beside it
 // (adapters.RunningHubView), none while no hub runs. Its status is "ready"
@@ -26,6 +31,10 @@ import (
 	"github.com/hubdev/hub/geturl/hubstatus"
 	"github.com/hubdev/hub/geturl/plugin"
 )
+
+// CodeBridgesDisabled answers every use of a bridge plugin by a session
+// whose project has not opted in to the hub's bridges.
+const CodeBridgesDisabled = "bridges_disabled"
 
 // Statuses a bridge plugin reports.
 const (
@@ -68,6 +77,7 @@ var (
 	_ plugin.Plugin      = (*Plugin)(nil)
 	_ plugin.Conditional = (*Plugin)(nil)
 	_ plugin.Open        = (*Plugin)(nil)
+	_ plugin.Gated       = (*Plugin)(nil)
 )
 
 // New returns the plugin for the bridge adapter called name.
@@ -118,6 +128,19 @@ func (p *Plugin) Present() bool {
 		}
 	}
 	return false
+}
+
+// Admit implements plugin.Gated: a bridge drives a browser page, whose
+// tools can do anything the page can (its own "read-only" hints
+// included), so only a session whose project opted in to the bridges —
+// which a project can do only with write — reaches it.
+func (p *Plugin) Admit(auth plugin.Authority) error {
+	if auth.Bridges && auth.Write {
+		return nil
+	}
+	return &plugin.Error{Code: CodeBridgesDisabled,
+		Detail: "plugin " + p.name + " is a hub bridge: it calls a browser page's tools, and this session's project does not let its sessions reach the hub's bridges",
+		Hint:   "the operator can allow it with `hub geturl project set <project> --bridges` (the project needs write: a page's tool can do anything the page can)"}
 }
 
 // TakesUnlisted implements plugin.Open: the bridge answers for names it
@@ -176,9 +199,13 @@ func (p *Plugin) Classify(tool string, args json.RawMessage) (bool, error) {
 }
 
 // Call implements plugin.Plugin. A bridge drives a page, not the project:
-// the call needs no authority beyond the capability base the host has
-// already checked (a mutation only runs from a mutation base).
-func (p *Plugin) Call(ctx context.Context, _ plugin.Authority, tool string, args json.RawMessage) (json.RawMessage, error) {
+// beyond the capability base the host has already checked (a mutation
+// only runs from a mutation base), the call needs the bridges opt-in,
+// which it checks again itself (Admit) whoever runs it.
+func (p *Plugin) Call(ctx context.Context, auth plugin.Authority, tool string, args json.RawMessage) (json.RawMessage, error) {
+	if err := p.Admit(auth); err != nil {
+		return nil, err
+	}
 	b, err := p.running()
 	if err != nil {
 		return nil, err

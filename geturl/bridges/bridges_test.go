@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/hubdev/hub/adapters"
@@ -12,7 +13,10 @@ import (
 
 // page is a fake ToolBridge: "look" reads, "poke" mutates, "boom" fails
 // with a structured error, anything else the page does not know.
-type page struct{ attached bool }
+type page struct {
+	attached bool
+	calls    int // BridgeCall's, attached or not
+}
 
 func (p *page) BridgeTools() ([]adapters.BridgeTool, error) {
 	if !p.attached {
@@ -35,6 +39,7 @@ func (p *page) BridgeClassify(tool string, _ json.RawMessage) (bool, error) {
 }
 
 func (p *page) BridgeCall(_ context.Context, tool string, _ json.RawMessage) (json.RawMessage, error) {
+	p.calls++
 	if !p.attached {
 		return nil, adapters.NoPage("no tab", "open it")
 	}
@@ -48,6 +53,10 @@ func (p *page) BridgeCall(_ context.Context, tool string, _ json.RawMessage) (js
 	}
 	return json.RawMessage(`{"tool":"` + tool + `"}`), nil
 }
+
+// optedIn is the authority of a session whose project has write and the
+// bridges opt-in.
+var optedIn = plugin.Authority{Root: "/srv/app", Write: true, Bridges: true}
 
 type hub struct {
 	state adapters.State
@@ -100,7 +109,7 @@ func TestPluginFollowsItsBridge(t *testing.T) {
 			case tc.callCode != "" && (!errors.As(err, &pe) || pe.Code != tc.callCode || !pe.Retryable):
 				t.Fatalf("classify: %v", err)
 			}
-			if _, err := p.Call(context.Background(), plugin.Authority{}, "look", json.RawMessage(`{}`)); tc.callCode != "" && (!errors.As(err, &pe) || pe.Code != tc.callCode) {
+			if _, err := p.Call(context.Background(), optedIn, "look", json.RawMessage(`{}`)); tc.callCode != "" && (!errors.As(err, &pe) || pe.Code != tc.callCode) {
 				t.Fatalf("call: %v", err)
 			}
 		})
@@ -124,20 +133,20 @@ func TestClassifyAndCallThroughTheBridge(t *testing.T) {
 			t.Errorf("%s: %v %v", tc.tool, mut, err)
 		}
 	}
-	if out, err := p.Call(context.Background(), plugin.Authority{}, "poke", json.RawMessage(`{}`)); err != nil || string(out) != `{"tool":"poke"}` {
+	if out, err := p.Call(context.Background(), optedIn, "poke", json.RawMessage(`{}`)); err != nil || string(out) != `{"tool":"poke"}` {
 		t.Fatal(string(out), err)
 	}
-	_, err := p.Call(context.Background(), plugin.Authority{}, "boom", json.RawMessage(`{}`))
+	_, err := p.Call(context.Background(), optedIn, "boom", json.RawMessage(`{}`))
 	var pe *plugin.Error
 	if !errors.As(err, &pe) || *pe != (plugin.Error{Code: "OUTCOME_UNKNOWN", Detail: "gone", Hint: "read first", Retryable: true}) {
 		t.Fatalf("%#v", err)
 	}
-	if _, err := p.Call(context.Background(), plugin.Authority{}, "plain", json.RawMessage(`{}`)); err == nil || err.Error() != "plain failure" {
+	if _, err := p.Call(context.Background(), optedIn, "plain", json.RawMessage(`{}`)); err == nil || err.Error() != "plain failure" {
 		t.Fatal(err)
 	}
 	// The agent may read answers through a tunnel: where the operator
 	// keeps files stays out of them.
-	_, err = p.Call(context.Background(), plugin.Authority{}, "file", json.RawMessage(`{}`))
+	_, err = p.Call(context.Background(), optedIn, "file", json.RawMessage(`{}`))
 	if !errors.As(err, &pe) || pe.Code != adapters.CodeNotRunning || pe.Detail != "the bridge does not answer (… is mode 0644)" {
 		t.Fatalf("%#v", err)
 	}
@@ -152,5 +161,42 @@ func TestAllHasOnePluginPerKnownBridge(t *testing.T) {
 		if p.ID() != Known[i].Name || p.Description() == "" {
 			t.Errorf("%d: %s", i, p.ID())
 		}
+	}
+}
+
+// A bridge drives a page whose tools can do anything the page can: a
+// session reaches it only when its project opted in to the bridges, and
+// only with write. Without that, Admit refuses with the flag to set, and
+// Call refuses by itself too, before the page hears of the call.
+func TestBridgeAdmitsOnlyTheOptIn(t *testing.T) {
+	pg := &page{attached: true}
+	p := New("tab", "a tab", func() adapters.HubView { return &hub{state: adapters.StateRunning, page: pg} })
+	for _, tc := range []struct {
+		name  string
+		auth  plugin.Authority
+		admit bool
+	}{
+		{"read-only", plugin.Authority{Root: "/srv/app"}, false},
+		{"read-only with the flag", plugin.Authority{Root: "/srv/app", Bridges: true}, false},
+		{"terminal with the flag", plugin.Authority{Root: "/srv/app", Terminal: true, Bridges: true}, false},
+		{"write without the flag", plugin.Authority{Root: "/srv/app", Write: true, Terminal: true}, false},
+		{"write with the flag", optedIn, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := p.Admit(tc.auth)
+			var pe *plugin.Error
+			if tc.admit != (err == nil) || err != nil && (!errors.As(err, &pe) || pe.Code != CodeBridgesDisabled || pe.Retryable ||
+				!strings.Contains(pe.Hint, "--bridges")) {
+				t.Fatalf("Admit: %#v", err)
+			}
+			before := pg.calls
+			out, err := p.Call(context.Background(), tc.auth, "look", json.RawMessage(`{}`))
+			if tc.admit != (err == nil) || !tc.admit && (!errors.As(err, &pe) || pe.Code != CodeBridgesDisabled || out != nil) {
+				t.Fatalf("Call: %s %v", out, err)
+			}
+			if heard := pg.calls - before; tc.admit != (heard == 1) {
+				t.Fatalf("the page heard %d calls", heard)
+			}
+		})
 	}
 }

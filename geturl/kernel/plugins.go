@@ -24,8 +24,10 @@ type PluginTool struct {
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 }
 
-// Plugins is the catalog /k discovers. The plugin host implements it, and
-// PluginCaller for calls; without one no plugin is installed.
+// Plugins is the catalog /k discovers: every installed plugin, as the
+// operator sees them (a PluginGate narrows it per session). The plugin
+// host implements it, and PluginCaller for calls; without one no plugin
+// is installed.
 type Plugins interface {
 	List() []PluginSummary
 	Tools(id string) ([]PluginTool, bool)
@@ -57,6 +59,17 @@ type UnlistedCaller interface {
 // lists nothing. Nothing runs and nothing is recorded.
 type PluginReplayer interface {
 	ReplayTool(ctx context.Context, c *Call, plugin, tool string) (res any, held bool, terr *transport.Error)
+}
+
+// PluginGate is implemented by a catalog some of whose plugins only some
+// sessions may reach (a hub bridge needs its project's bridges opt-in).
+// The /k handler lists to a session only what ListFor gives it, and asks
+// Gate before any other use of a plugin — its schemas, a call, a replay —
+// answering Gate's refusal instead; Gate is nil for a plugin the session
+// may reach and for one that does not exist (the handler says so).
+type PluginGate interface {
+	ListFor(s Session) []PluginSummary
+	Gate(s Session, id string) *transport.Error
 }
 
 type noPlugins struct{}
@@ -102,14 +115,25 @@ type pluginSchema struct {
 // plugin answers /k: the installed plugins, one plugin's tool schemas, or
 // a tool call, which the catalog runs when it is a PluginCaller.
 func (k *Kernel) plugin(ctx context.Context, c *Call) (any, *transport.Error) {
+	gate, gated := k.plugins.(PluginGate)
 	if !c.Args.Has("plugin") {
-		list := k.plugins.List()
+		var list []PluginSummary
+		if gated {
+			list = gate.ListFor(c.Session)
+		} else {
+			list = k.plugins.List()
+		}
 		if list == nil {
 			list = []PluginSummary{}
 		}
 		return pluginList{OK: true, Plugins: list}, nil
 	}
 	id := c.Args.Text("plugin")
+	if gated {
+		if terr := gate.Gate(c.Session, id); terr != nil {
+			return nil, terr
+		}
+	}
 	if r, ok := k.plugins.(PluginReplayer); ok && c.On == MutationBase && c.Args.Has("tool") {
 		if res, held, terr := r.ReplayTool(ctx, c, id, c.Args.Text("tool")); held {
 			return res, terr

@@ -5,11 +5,15 @@ import (
 	"github.com/hubdev/hub/geturl/sandbox"
 )
 
-// Permissions are a session generation's mutation rights, inherited from its
-// project.
+// Permissions are a session generation's rights, inherited from its
+// project: the mutation rights, and whether /k reaches the hub's bridges.
 type Permissions struct {
 	Write    bool `json:"write"`
 	Terminal bool `json:"terminal"`
+	// Bridges lets the session reach the hub's bridges (a browser page's
+	// tools) as /k plugins. A project grants it only together with Write:
+	// a page's tool can do anything the page can.
+	Bridges bool `json:"bridges,omitempty"`
 }
 
 // Mutations reports whether the session has a mutation capability at all.

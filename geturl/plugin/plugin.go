@@ -23,6 +23,9 @@ type Authority struct {
 	Root     string
 	Write    bool
 	Terminal bool
+	// Bridges is the project's opt-in to the hub's bridges: a plugin that
+	// drives a browser page (Gated) admits only an authority that has it.
+	Bridges bool
 }
 
 // Narrow returns the authority both a and b allow: the deeper root (when
@@ -30,7 +33,7 @@ type Authority struct {
 // and each permission only when both grant it. A plugin uses it to apply
 // a limit of its own without ever exceeding what the session has.
 func (a Authority) Narrow(b Authority) (Authority, bool) {
-	out := Authority{Write: a.Write && b.Write, Terminal: a.Terminal && b.Terminal}
+	out := Authority{Write: a.Write && b.Write, Terminal: a.Terminal && b.Terminal, Bridges: a.Bridges && b.Bridges}
 	switch {
 	case Contains(a.Root, b.Root):
 		out.Root = b.Root
@@ -88,6 +91,16 @@ type Plugin interface {
 // if it were not installed. Present must be cheap.
 type Conditional interface {
 	Present() bool
+}
+
+// Gated is implemented by a plugin that some sessions may not reach at
+// all, whatever the call: a hub bridge, whose page's tools can do anything
+// the page can, needs the project's bridges opt-in. Admit returns nil when
+// auth may use the plugin, else the *Error every use of it answers; the
+// host neither lists the plugin to, nor classifies or runs a call for, a
+// session it does not admit. Admit must be cheap and must not block.
+type Gated interface {
+	Admit(auth Authority) error
 }
 
 // Open is implemented by a plugin whose tools come and go with a page:

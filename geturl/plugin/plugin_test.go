@@ -16,12 +16,13 @@ func TestNarrowNeverWidens(t *testing.T) {
 		{"sibling", Authority{Root: "/srv/application"}, Authority{}, false},
 		{"elsewhere", Authority{Root: "/etc"}, Authority{}, false},
 		{"read-only", Authority{Root: "/srv/app"}, Authority{Root: "/srv/app"}, true},
+		{"bridges the session lacks", Authority{Root: "/srv/app", Write: true, Bridges: true}, Authority{Root: "/srv/app", Write: true}, true},
 	} {
 		got, ok := session.Narrow(tc.b)
 		if ok != tc.ok || got != tc.want {
 			t.Errorf("%s: Narrow = %+v %v, want %+v %v", tc.name, got, ok, tc.want, tc.ok)
 		}
-		if ok && (got.Write && !session.Write || got.Terminal && !session.Terminal || !Contains(session.Root, got.Root)) {
+		if ok && (got.Write && !session.Write || got.Terminal && !session.Terminal || got.Bridges && !session.Bridges || !Contains(session.Root, got.Root)) {
 			t.Errorf("%s: %+v is wider than the session's %+v", tc.name, got, session)
 		}
 	}

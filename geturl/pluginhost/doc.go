@@ -23,6 +23,9 @@
 // Plugins are shared by every session; authority is not. Every call gets
 // a fresh plugin.Authority — the calling generation's canonical project
 // root and permissions — which the plugin may narrow and can never widen.
+// A plugin.Gated plugin (a hub bridge) may refuse a session outright: the
+// host then leaves it out of that session's /k listing (kernel.PluginGate)
+// and answers its refusal to every use, before Classify or Call.
 // Every answer has the project's host path redacted to /project as a last
 // line of defence.
 package pluginhost

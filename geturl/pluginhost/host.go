@@ -36,6 +36,7 @@ var (
 	_ kernel.Plugins        = (*Host)(nil)
 	_ kernel.UnlistedCaller = (*Host)(nil)
 	_ kernel.PluginReplayer = (*Host)(nil)
+	_ kernel.PluginGate     = (*Host)(nil)
 )
 
 // New builds the catalog of ps, in order; mutation calls are journaled
@@ -70,12 +71,62 @@ func (h *Host) plugin(id string) (plugin.Plugin, bool) {
 	return p, true
 }
 
+// authority is the ceiling of a call by session s: its generation's
+// canonical project root and permissions.
+func authority(s kernel.Session) plugin.Authority {
+	perm := s.Permissions()
+	return plugin.Authority{Root: s.Scope().Root(), Write: perm.Write, Terminal: perm.Terminal, Bridges: perm.Bridges}
+}
+
+// admit is the refusal of a Gated plugin for auth (nil when it admits it,
+// or is not gated).
+func admit(p plugin.Plugin, auth plugin.Authority) error {
+	if g, ok := p.(plugin.Gated); ok {
+		return g.Admit(auth)
+	}
+	return nil
+}
+
 // List implements kernel.Plugins: every present plugin with its status and
-// tool count.
-func (h *Host) List() []kernel.PluginSummary {
+// tool count, as the operator sees them.
+func (h *Host) List() []kernel.PluginSummary { return h.list(nil) }
+
+// ListFor implements kernel.PluginGate: List without the plugins session
+// s may not reach (their status is not even asked).
+func (h *Host) ListFor(s kernel.Session) []kernel.PluginSummary {
+	auth := authority(s)
+	return h.list(&auth)
+}
+
+// Gate implements kernel.PluginGate: the refusal a Gated plugin gives
+// session s, whether or not it is present now (its refusal says what the
+// project lacks, which holds either way).
+func (h *Host) Gate(s kernel.Session, id string) *transport.Error {
+	p, ok := h.byID[id]
+	if !ok {
+		return nil
+	}
+	if err := admit(p, authority(s)); err != nil {
+		return gateError(s, err)
+	}
+	return nil
+}
+
+// gateError is a plugin's refusal to admit a session, as /k serves it.
+func gateError(s kernel.Session, err error) *transport.Error {
+	sc := s.Scope()
+	var pe *plugin.Error
+	if errors.As(err, &pe) {
+		return &transport.Error{Code: pe.Code, Detail: sc.Redact(pe.Detail), Hint: sc.Redact(pe.Hint), Retryable: pe.Retryable}
+	}
+	return &transport.Error{Code: CodePluginFailed, Detail: sc.Redact(err.Error())}
+}
+
+// list is the present plugins, only those auth reaches when it is set.
+func (h *Host) list(auth *plugin.Authority) []kernel.PluginSummary {
 	out := make([]kernel.PluginSummary, 0, len(h.plugins))
 	for _, p := range h.plugins {
-		if !present(p) {
+		if !present(p) || auth != nil && admit(p, *auth) != nil {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
@@ -124,6 +175,12 @@ func (h *Host) CallTool(ctx context.Context, c *kernel.Call, id, tool string) (a
 	if !ok { // it went away since the handler looked
 		return nil, &transport.Error{Code: kernel.CodeUnknownPlugin, Detail: "plugin=" + id, Retryable: true, Action: transport.ActionCorrectRequest}
 	}
+	// The handler asked Gate already; a caller that did not is refused
+	// here all the same, before the plugin classifies anything.
+	auth := authority(c.Session)
+	if err := admit(p, auth); err != nil {
+		return nil, gateError(c.Session, err)
+	}
 	args, terr := arguments(c)
 	if terr != nil {
 		return nil, terr
@@ -135,8 +192,6 @@ func (h *Host) CallTool(ctx context.Context, c *kernel.Call, id, tool string) (a
 	if terr := wrongBase(c, mut); terr != nil {
 		return nil, terr
 	}
-	perm := c.Session.Permissions()
-	auth := plugin.Authority{Root: c.Session.Scope().Root(), Write: perm.Write, Terminal: perm.Terminal}
 	if !mut {
 		res, terr := call(ctx, c, p, auth, tool, args)
 		if terr != nil {
@@ -158,6 +213,9 @@ func (h *Host) CallTool(ctx context.Context, c *kernel.Call, id, tool string) (a
 // call), so the agent learns its outcome instead of being told its URL is
 // wrong.
 func (h *Host) ReplayTool(ctx context.Context, c *kernel.Call, id, tool string) (any, bool, *transport.Error) {
+	if h.Gate(c.Session, id) != nil {
+		return nil, false, nil // the call proper is refused
+	}
 	args, terr := arguments(c)
 	if terr != nil {
 		return nil, false, nil // the call proper says what is wrong

@@ -3,6 +3,7 @@ package pluginhost
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -102,6 +103,7 @@ type env struct {
 	root   string
 	p      *counter
 	srv    *httptest.Server
+	host   *Host
 	table  *gateway.TokenTable
 	origin string
 }
@@ -114,6 +116,7 @@ func newEnv(t *testing.T, extra ...plugin.Plugin) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.host = h
 	k := kernel.New(kernel.Options{Plugins: h, NoRG: true, NoVersions: true})
 	mh.Install(k)
 	e.srv = httptest.NewUnstartedServer(nil)
@@ -447,5 +450,82 @@ func TestReadCallRefusesIntentControls(t *testing.T) {
 	}
 	if a := e.get(r + `/k?plugin=counter&tool=peek&raw={}`); !a.OK || e.p.count() != 1 {
 		t.Fatal(a.raw)
+	}
+}
+
+// gated is a pager only sessions with write and the bridges opt-in may
+// reach (plugin.Gated, as a hub bridge); it counts the statuses asked of
+// it and the authorities its calls carried.
+type gated struct {
+	*pager
+	statuses int
+	auths    []plugin.Authority
+}
+
+func (g *gated) ID() string { return "gated" }
+func (g *gated) Status(ctx context.Context) string {
+	g.mu.Lock()
+	g.statuses++
+	g.mu.Unlock()
+	return g.pager.Status(ctx)
+}
+func (g *gated) Admit(auth plugin.Authority) error {
+	if auth.Write && auth.Bridges {
+		return nil
+	}
+	return &plugin.Error{Code: "bridges_disabled", Detail: "not for " + g.pager.ID() + " at " + auth.Root, Hint: "set --bridges"}
+}
+func (g *gated) Call(ctx context.Context, auth plugin.Authority, tool string, args json.RawMessage) (json.RawMessage, error) {
+	g.mu.Lock()
+	g.auths = append(g.auths, auth)
+	g.mu.Unlock()
+	return g.pager.Call(ctx, auth, tool, args)
+}
+
+// A Gated plugin is invisible to a session it does not admit — not in
+// /k, its status not even asked — and every use of it (schemas, a read, a
+// mutation, an unlisted tool, on either base) answers its refusal, paths
+// redacted, before it classifies or runs anything; an admitted session
+// lists and calls it with the opt-in in its authority.
+func TestGatedPluginOnlyForAdmittedSessions(t *testing.T) {
+	pg := &gated{pager: &pager{present: true, page: true}}
+	e := newEnv(t, pg)
+	ro, _ := e.session(kernel.Permissions{}, "A")
+	wr, wm := e.session(kernel.Permissions{Write: true, Terminal: true}, "B")
+	br, bm := e.session(kernel.Permissions{Write: true, Bridges: true}, "C")
+	for _, base := range []string{ro, wr, wm} {
+		if a := e.get(base + "/k"); !a.OK || strings.Contains(a.raw, `"gated"`) || !strings.Contains(a.raw, `"counter"`) {
+			t.Fatalf("%s: %s", base, a.raw)
+		}
+		for _, q := range []string{"/k?plugin=gated", `/k?plugin=gated&tool=look&raw={}`, `/k?plugin=gated&tool=nope&raw={}`,
+			`/k?plugin=gated&tool=look&wait=1000&raw={"n":1}`} {
+			a := e.get(base + q)
+			if a.ErrorCode != "bridges_disabled" || a.Repair != "" || !strings.Contains(a.raw, "not for pager at /project") {
+				t.Fatalf("%s%s: %s", base, q, a.raw)
+			}
+		}
+	}
+	pg.mu.Lock()
+	statuses, calls := pg.statuses, pg.calls
+	pg.mu.Unlock()
+	if statuses != 0 || calls != 0 {
+		t.Fatalf("refused sessions cost %d statuses and %d calls", statuses, calls)
+	}
+	if a := e.get(br + "/k"); !strings.Contains(a.raw, `{"id":"gated","description":"a page","status":"ready","tools":1}`) {
+		t.Fatal(a.raw)
+	}
+	if a := e.get(br + `/k?plugin=gated&tool=look&raw={}`); !a.OK || !strings.Contains(string(a.Result), `"seen":true`) {
+		t.Fatal(a.raw)
+	}
+	pg.classifyMut = true
+	if a := e.get(bm + `/k?plugin=gated&tool=look&wait=1000&raw={"n":1}`); a.State != "succeeded" {
+		t.Fatal(a.raw)
+	}
+	if len(pg.auths) != 2 || pg.auths[0] != (plugin.Authority{Root: e.root, Write: true, Bridges: true}) {
+		t.Fatalf("%+v", pg.auths)
+	}
+	// The operator's view (the control page) lists every plugin.
+	if list := fmt.Sprint(e.host.List()); !strings.Contains(list, "gated") {
+		t.Fatal(list)
 	}
 }

@@ -39,7 +39,7 @@ var (
 func newGeneration(d Definition, p Project, scope *sandbox.Scope, now func() time.Time) *Generation {
 	g := &Generation{
 		id: d.ID, project: p.Name, scope: scope,
-		perms:  kernel.Permissions{Write: p.Write, Terminal: p.Terminal},
+		perms:  p.permissions(),
 		tokens: map[gateway.Capability]string{gateway.CapInit: newToken(), gateway.CapRead: newToken()},
 		replay: replay.New(now),
 		ledger: &files.Ledger{},

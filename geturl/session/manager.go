@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/geturl/gateway"
+	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/sandbox"
 )
 
@@ -49,6 +50,7 @@ type ProjectView struct {
 	Root     string `json:"root"`
 	Write    bool   `json:"write"`
 	Terminal bool   `json:"terminal"`
+	Bridges  bool   `json:"bridges"`
 	Sessions int    `json:"sessions"`
 }
 
@@ -63,6 +65,7 @@ type SessionView struct {
 	Live      bool      `json:"live"`
 	Write     bool      `json:"write"`
 	Terminal  bool      `json:"terminal"`
+	Bridges   bool      `json:"bridges"`
 	CreatedAt time.Time `json:"createdAt"`
 	Note      string    `json:"note,omitempty"`
 	InitToken string    `json:"-"`
@@ -86,6 +89,9 @@ func Open(o Options) (*Manager, error) {
 	for _, p := range o.Seed {
 		if err := checkName(p.Name); err != nil {
 			return nil, err
+		}
+		if p.Bridges && !p.Write {
+			return nil, errBridgesNeedWrite(p.Name)
 		}
 		scope, err := sandbox.New(p.Root)
 		if err != nil {
@@ -190,9 +196,10 @@ func (m *Manager) defaultNameLocked(root string) string {
 }
 
 // AddProject registers dir (resolved to its canonical realpath; it must be
-// a directory) under name, or a name derived from it. Two names may share
-// one root, e.g. a read-only and a read-write view.
-func (m *Manager) AddProject(dir, name string, write, terminal bool) (ProjectView, error) {
+// a directory) under name, or a name derived from it, granting perm. Two
+// names may share one root, e.g. a read-only and a read-write view.
+// perm.Bridges needs perm.Write (errBridgesNeedWrite).
+func (m *Manager) AddProject(dir, name string, perm kernel.Permissions) (ProjectView, error) {
 	scope, err := sandbox.New(dir)
 	if err != nil {
 		return ProjectView{}, errorf(CodeInvalidProject, "%s is not a usable project root: %v", dir, rootErr(err))
@@ -205,19 +212,22 @@ func (m *Manager) AddProject(dir, name string, write, terminal bool) (ProjectVie
 	if err := checkName(name); err != nil {
 		return ProjectView{}, err
 	}
+	if perm.Bridges && !perm.Write {
+		return ProjectView{}, errBridgesNeedWrite(name)
+	}
 	if _, taken := m.reg.project(name); taken {
 		return ProjectView{}, errorf(CodeProjectExists, "a project named %s exists; choose another --name or change it with `project set`", name)
 	}
 	if len(m.reg.Projects) >= MaxProjects {
 		return ProjectView{}, errorf(CodeInvalidProject, "at most %d projects may be registered", MaxProjects)
 	}
-	p := Project{Name: name, Root: scope.Root(), Write: write, Terminal: terminal}
+	p := Project{Name: name, Root: scope.Root(), Write: perm.Write, Terminal: perm.Terminal, Bridges: perm.Bridges}
 	m.reg.Projects = append(m.reg.Projects, p)
 	if err := m.commitLocked(); err != nil {
 		m.reg.Projects = m.reg.Projects[:len(m.reg.Projects)-1]
 		return ProjectView{}, err
 	}
-	m.opts.Log.Info("project added", "project", name, "write", write, "terminal", terminal)
+	m.opts.Log.Info("project added", "project", name, "write", p.Write, "terminal", p.Terminal, "bridges", p.Bridges)
 	return m.projectViewLocked(p), nil
 }
 
@@ -248,7 +258,8 @@ func (m *Manager) Projects() []ProjectView {
 }
 
 func (m *Manager) projectViewLocked(p Project) ProjectView {
-	v := ProjectView{Name: p.Name, Root: p.Root, Write: p.Write, Terminal: p.Terminal}
+	perm := p.permissions()
+	v := ProjectView{Name: p.Name, Root: p.Root, Write: perm.Write, Terminal: perm.Terminal, Bridges: perm.Bridges}
 	for _, d := range m.reg.Sessions {
 		if d.Project == p.Name {
 			v.Sessions++
@@ -289,11 +300,14 @@ type ProjectChange struct {
 	Root     *string
 	Write    *bool
 	Terminal *bool
+	Bridges  *bool
 }
 
 // SetProject changes a project's root or permissions. Every live session
 // of that project gets a new generation (new tokens); no other session is
-// touched.
+// touched. Revoking write revokes the bridges opt-in with it (it holds
+// only with write); asking for bridges on a project left without write is
+// refused (errBridgesNeedWrite).
 func (m *Manager) SetProject(name string, c ProjectChange) (ProjectView, error) {
 	var root string
 	if c.Root != nil {
@@ -320,6 +334,15 @@ func (m *Manager) SetProject(name string, c ProjectChange) (ProjectView, error) 
 	if c.Terminal != nil {
 		p.Terminal = *c.Terminal
 	}
+	if c.Bridges != nil {
+		p.Bridges = *c.Bridges
+	}
+	if p.Bridges && !p.Write {
+		if c.Bridges != nil {
+			return ProjectView{}, errBridgesNeedWrite(name)
+		}
+		p.Bridges = false // write went: the bridges go with it
+	}
 	if p == old {
 		return m.projectViewLocked(p), nil
 	}
@@ -336,7 +359,7 @@ func (m *Manager) SetProject(name string, c ProjectChange) (ProjectView, error) 
 			rotated++
 		}
 	}
-	m.opts.Log.Info("project changed; its sessions rotated", "project", name, "write", p.Write, "terminal", p.Terminal, "rotated", rotated)
+	m.opts.Log.Info("project changed; its sessions rotated", "project", name, "write", p.Write, "terminal", p.Terminal, "bridges", p.Bridges, "rotated", rotated)
 	return m.projectViewLocked(p), nil
 }
 
@@ -402,7 +425,8 @@ func (m *Manager) Session(id string) (SessionView, error) {
 func (m *Manager) viewLocked(d Definition) SessionView {
 	v := SessionView{ID: d.ID, Project: d.Project, Label: d.Label, Enabled: d.Enabled, CreatedAt: d.CreatedAt}
 	if i, ok := m.reg.project(d.Project); ok {
-		v.Write, v.Terminal = m.reg.Projects[i].Write, m.reg.Projects[i].Terminal
+		perm := m.reg.Projects[i].permissions()
+		v.Write, v.Terminal, v.Bridges = perm.Write, perm.Terminal, perm.Bridges
 	}
 	if g := m.live[d.ID]; g != nil {
 		v.Live, v.InitToken = true, g.Token(gateway.CapInit)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/geturl/gateway"
+	"github.com/hubdev/hub/geturl/kernel"
 )
 
 func open(t *testing.T, seed ...Project) (*Manager, string) {
@@ -30,7 +31,7 @@ func code(err error) string {
 
 func mustProject(t *testing.T, m *Manager, dir, name string, write, terminal bool) ProjectView {
 	t.Helper()
-	p, err := m.AddProject(dir, name, write, terminal)
+	p, err := m.AddProject(dir, name, kernel.Permissions{Write: write, Terminal: terminal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,17 +87,17 @@ func TestProjectsAndPersistence(t *testing.T) {
 	}
 	// Two names may share one root.
 	mustProject(t, m, root, "rw", true, true)
-	if _, err := m.AddProject(root, "rw", false, false); code(err) != CodeProjectExists {
+	if _, err := m.AddProject(root, "rw", kernel.Permissions{}); code(err) != CodeProjectExists {
 		t.Fatalf("duplicate name: %v", err)
 	}
 	file := filepath.Join(root, "f")
 	os.WriteFile(file, nil, 0o600)
 	for _, dir := range []string{file, filepath.Join(root, "missing")} {
-		if _, err := m.AddProject(dir, "x", false, false); code(err) != CodeInvalidProject {
+		if _, err := m.AddProject(dir, "x", kernel.Permissions{}); code(err) != CodeInvalidProject {
 			t.Fatalf("AddProject(%s) = %v, want %s", dir, err, CodeInvalidProject)
 		}
 	}
-	if _, err := m.AddProject(root, "../evil", false, false); code(err) != CodeInvalidName {
+	if _, err := m.AddProject(root, "../evil", kernel.Permissions{}); code(err) != CodeInvalidName {
 		t.Fatalf("bad name: %v", err)
 	}
 	s := mustSession(t, m, "rw")
@@ -295,5 +296,90 @@ func TestRootUnavailable(t *testing.T) {
 	v, _ := m2.Session(s.ID)
 	if v.Live || !v.Enabled || v.Note == "" {
 		t.Fatalf("session of a missing root: %+v", v)
+	}
+}
+
+// The bridges opt-in holds only with write: adding or setting it on a
+// project without write is refused with the reason, revoking write
+// revokes it, and a registry (or config) claiming it without write grants
+// none. A change of it rotates the project's sessions; a generation
+// carries it in its permissions, and it persists.
+func TestBridgesNeedWrite(t *testing.T) {
+	m, path := open(t)
+	root := t.TempDir()
+	for _, perm := range []kernel.Permissions{{Bridges: true}, {Terminal: true, Bridges: true}} {
+		_, err := m.AddProject(root, "p", perm)
+		if code(err) != CodeBridgesNeedWrite || !strings.Contains(err.Error(), "a page's tool can do anything the page can") {
+			t.Fatalf("%+v: %v", perm, err)
+		}
+	}
+	if len(m.Projects()) != 0 {
+		t.Fatal("a refused project was added")
+	}
+	if v := mustProject(t, m, root, "ro", false, false); v.Bridges {
+		t.Fatalf("bridges on by default: %+v", v)
+	}
+	yes, no := true, false
+	if _, err := m.SetProject("ro", ProjectChange{Bridges: &yes}); code(err) != CodeBridgesNeedWrite {
+		t.Fatalf("set bridges on a read-only project: %v", err)
+	}
+	if _, err := m.SetProject("ro", ProjectChange{Terminal: &yes, Bridges: &yes}); code(err) != CodeBridgesNeedWrite {
+		t.Fatalf("set bridges with terminal only: %v", err)
+	}
+	v, err := m.SetProject("ro", ProjectChange{Write: &yes, Bridges: &yes})
+	if err != nil || !v.Bridges || !v.Write {
+		t.Fatalf("write and bridges together: %+v %v", v, err)
+	}
+	s := mustSession(t, m, "ro")
+	if g, _ := m.Live(s.ID); g.Permissions() != (kernel.Permissions{Write: true, Bridges: true}) || !s.Bridges {
+		t.Fatalf("generation %+v, view %+v", g.Permissions(), s)
+	}
+	old := liveTokens(t, m, s.ID)
+	// Revoking write takes the bridges with it (and rotates the session).
+	if v, err := m.SetProject("ro", ProjectChange{Write: &no}); err != nil || v.Write || v.Bridges {
+		t.Fatalf("revoking write: %+v %v", v, err)
+	}
+	if resolves(m, old[gateway.CapRead]) {
+		t.Fatal("the change did not rotate the session")
+	}
+	if g, _ := m.Live(s.ID); g.Permissions().Bridges {
+		t.Fatal("bridges survived write")
+	}
+	if _, err := m.SetProject("ro", ProjectChange{Write: &no, Bridges: &yes}); code(err) != CodeBridgesNeedWrite {
+		t.Fatalf("bridges while revoking write: %v", err)
+	}
+	mustProject(t, m, root, "rwb", true, false)
+	if _, err := m.SetProject("rwb", ProjectChange{Bridges: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := Open(Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m2.Projects() {
+		if p.Bridges != (p.Name == "rwb") {
+			t.Fatalf("reloaded: %+v", p)
+		}
+	}
+	// A config seed cannot claim it without write; a registry edited to
+	// claim it grants none.
+	if _, err := Open(Options{Path: path, Seed: []Project{{Name: "cfg", Root: root, Bridges: true}}}); code(err) != CodeBridgesNeedWrite {
+		t.Fatalf("seed: %v", err)
+	}
+	b, _ := os.ReadFile(path)
+	edited := strings.Replace(string(b), `"name": "ro",`, `"name": "ro", "bridges": true,`, 1)
+	if edited == string(b) {
+		t.Fatalf("no project ro in %s", b)
+	}
+	os.WriteFile(path, []byte(edited), 0o600)
+	m3, err := Open(Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := m3.Live(s.ID); g == nil || g.Permissions().Bridges {
+		t.Fatalf("an edited registry granted bridges without write: %+v", g)
+	}
+	if v, _ := m3.Session(s.ID); v.Bridges {
+		t.Fatalf("view: %+v", v)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/hub"
 )
 
@@ -32,6 +33,14 @@ type Project struct {
 	Root     string `json:"root"` // canonical realpath
 	Write    bool   `json:"write"`
 	Terminal bool   `json:"terminal"`
+	// Bridges is the opt-in to the hub's bridges as /k plugins; it holds
+	// only with Write (a registry saying otherwise grants no bridges).
+	Bridges bool `json:"bridges,omitempty"`
+}
+
+// permissions are what the project grants its sessions.
+func (p Project) permissions() kernel.Permissions {
+	return kernel.Permissions{Write: p.Write, Terminal: p.Terminal, Bridges: p.Bridges && p.Write}
 }
 
 // Definition is one persisted session: which project it serves, whether it
