@@ -39,6 +39,7 @@ type backend struct {
 	pid     int
 	started time.Time
 	key     atomic.Pointer[string] // the control key; replaced when its file was exposed
+	pkey    atomic.Pointer[string] // the prompt key (POST /prompt); replaced with key
 	cwd     string
 
 	gen     atomic.Int64

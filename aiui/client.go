@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hubdev/hub/aiui/frame"
 	"github.com/hubdev/hub/aiui/tools"
 	"github.com/hubdev/hub/hub"
 )
@@ -27,8 +28,10 @@ var ErrNoBackend = errors.New("no aiui backend is running")
 type Client struct {
 	Base string // http://127.0.0.1:<port>
 	Key  string
-	Face string // face id sent with every request, if attached
-	PID  int
+	// PromptKey is the backend's per-start prompt key (POST /prompt).
+	PromptKey string
+	Face      string // face id sent with every request, if attached
+	PID       int
 	// Kind is who started the backend, from the control file (KindHub,
 	// KindServe, KindMCP).
 	Kind       string
@@ -41,7 +44,7 @@ type Client struct {
 	// dirs is where Locate found the control file: a request that fails
 	// because the backend restarted (gone, or a fresh key) re-reads it.
 	dirs *hub.Dirs
-	mu   sync.Mutex // guards Base, Key, PID and Kind once the client is shared
+	mu   sync.Mutex // guards Base, Key, PromptKey, PID and Kind once the client is shared
 }
 
 // Locate reads the control file and checks that the backend answers.
@@ -56,7 +59,7 @@ func Locate(ctx context.Context, d hub.Dirs) (*Client, error) {
 		return nil, fmt.Errorf("%w (unreadable %s)", ErrNoBackend, ControlPath(d))
 	}
 	c := NewClient(cf.Port, cf.Key)
-	c.PID, c.Kind = cf.PID, cf.Kind
+	c.PID, c.Kind, c.PromptKey = cf.PID, cf.Kind, cf.PromptKey
 	c.dirs = &d
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
@@ -96,7 +99,7 @@ func (c *Client) relocate() bool {
 	if base == c.Base && hub.SecretEqual(cf.Key, c.Key) {
 		return false
 	}
-	c.Base, c.Key, c.PID, c.Kind = base, cf.Key, cf.PID, cf.Kind
+	c.Base, c.Key, c.PID, c.Kind, c.PromptKey = base, cf.Key, cf.PID, cf.Kind, cf.PromptKey
 	return true
 }
 
@@ -142,12 +145,17 @@ func (c *Client) req(ctx context.Context, method, path string, body any) (*http.
 	}
 	c.mu.Lock()
 	base, key := c.Base, c.Key
+	if path == promptPath {
+		key = c.PromptKey // the weaker key for the route that takes it
+	}
 	c.mu.Unlock()
 	r, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return nil, err
 	}
-	r.Header.Set("Authorization", "Bearer "+key)
+	if key != "" {
+		r.Header.Set("Authorization", "Bearer "+key)
+	}
 	if c.Face != "" {
 		r.Header.Set(FaceHeader, c.Face)
 	}
@@ -230,6 +238,23 @@ func (c *Client) Call(ctx context.Context, req tools.CallRequest) (CallResult, e
 		hc = &cp
 	}
 	return out, c.doWith(ctx, hc, http.MethodPost, "/control/call", req, &out)
+}
+
+// promptPath is POST /prompt, which the client sends with the prompt key.
+const promptPath = "/prompt"
+
+// Prompt delivers text through POST /prompt with the backend's prompt key,
+// so the agent sees it from a keyed local process (SenderKeyed) rather
+// than an unverified one; meta is the optional client context (tab,
+// source root) that frames it and routes it to a face. It returns the
+// prompt's seq. A refused prompt (a stale key after a restart) is retried
+// once against the relocated backend: it was not delivered.
+func (c *Client) Prompt(ctx context.Context, text string, meta *frame.HelloMeta) (int64, error) {
+	var out struct {
+		Seq int64 `json:"seq"`
+	}
+	err := c.do(ctx, http.MethodPost, promptPath, promptBody{Text: text, Meta: meta}, &out)
+	return out.Seq, err
 }
 
 // Reload triggers a hot reload.

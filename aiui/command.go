@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/aiui/frame"
 	"github.com/hubdev/hub/aiui/tools"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/mcpface"
@@ -30,7 +32,7 @@ func Command() *cli.Command {
 		Name:  "aiui",
 		Usage: "the aiui channel backend and its MCP and shell faces",
 		Subcommands: []*cli.Command{
-			serveCommand(), mcpCommand(), promptsCommand(), toolsCommand(), callCommand(),
+			serveCommand(), mcpCommand(), promptsCommand(), sendCommand(), toolsCommand(), callCommand(),
 		},
 	}
 }
@@ -70,7 +72,7 @@ func serveCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "port", Value: 0, Usage: "port to bind (0 = OS-assigned)"},
 			&cli.StringSliceFlag{Name: "origin", Usage: "extra app origin allowed on /ws, /tools, /prompt, /debug"},
-			logLevelFlag(),
+			requireKeyFlag(), logLevelFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -87,6 +89,7 @@ func serveCommand() *cli.Command {
 			cfg := DefaultConfig()
 			cfg.Port = c.Int("port")
 			cfg.Origins = c.StringSlice("origin")
+			cfg.RequirePromptKey = c.Bool("require-prompt-key")
 			if err := cfg.Validate(); err != nil {
 				return hub.Exit(hub.ExitUsage, "hub aiui serve: "+err.Error())
 			}
@@ -107,7 +110,7 @@ func mcpCommand() *cli.Command {
 		Usage: "an MCP stdio server attached to the running backend (or one it starts in-process); stdout carries only JSON-RPC",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "no-page-tools-notify", Usage: "do not push page-tools changes over the channel"},
-			logLevelFlag(),
+			requireKeyFlag(), logLevelFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -124,7 +127,7 @@ func mcpCommand() *cli.Command {
 			ctx, cancel := signalContext()
 			defer cancel()
 			lc := hub.NewLifecycle(hub.IdleRules{})
-			own := &inProcess{dirs: *dirs, lc: lc, log: log, port: DefaultPort}
+			own := &inProcess{dirs: *dirs, lc: lc, log: log, port: DefaultPort, requireKey: c.Bool("require-prompt-key")}
 			defer own.stop()
 			cl, err := Locate(ctx, *dirs)
 			if err != nil {
@@ -154,6 +157,8 @@ type inProcess struct {
 	lc   *hub.Lifecycle
 	log  *slog.Logger
 	port int // preferred port (any free one when it is taken)
+	// requireKey is require_prompt_key for the backend it starts.
+	requireKey bool
 
 	mu   sync.Mutex
 	halt func() // set once one runs
@@ -173,7 +178,7 @@ func (p *inProcess) startLocked(ctx context.Context) (*Client, error) {
 	if cl := portHolder(ctx, p.dirs, p.port); cl != nil {
 		return cl, nil
 	}
-	cl, halt, err := startInProcess(ctx, p.dirs, p.lc, p.log, p.port)
+	cl, halt, err := startInProcess(ctx, p.dirs, p.lc, p.log, p.port, p.requireKey)
 	if err != nil {
 		return nil, err
 	}
@@ -210,9 +215,10 @@ func (p *inProcess) stop() {
 
 // startInProcess runs a backend inside the MCP process (port, or any free
 // port when it is taken) and returns a client for it.
-func startInProcess(ctx context.Context, dirs hub.Dirs, lc *hub.Lifecycle, log *slog.Logger, port int) (*Client, func(), error) {
+func startInProcess(ctx context.Context, dirs hub.Dirs, lc *hub.Lifecycle, log *slog.Logger, port int, requireKey bool) (*Client, func(), error) {
 	cfg := DefaultConfig()
 	cfg.Port = port
+	cfg.RequirePromptKey = requireKey
 	s := New(cfg, KindMCP)
 	s.FallbackAnyPort = true
 	run, err := adapters.Standalone{Name: "aiui", Adapter: s, Log: log, Dirs: &dirs, Lifecycle: lc, ReadyTimeout: 10 * time.Second}.Start(ctx)
@@ -226,6 +232,13 @@ func startInProcess(ctx context.Context, dirs hub.Dirs, lc *hub.Lifecycle, log *
 		return nil, nil, err
 	}
 	return cl, stop, nil
+}
+
+// requireKeyFlag is --require-prompt-key (adapters.aiui.require_prompt_key)
+// for a backend the command runs.
+func requireKeyFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "require-prompt-key",
+		Usage: "the backend this starts takes POST /prompt only with its per-start prompt key (the control file's promptKey; `hub aiui send` sends it), refusing the spec's unauthenticated posts any local user can make"}
 }
 
 // locate finds the backend for a shell face or exits 3.
@@ -293,6 +306,68 @@ func promptsCommand() *cli.Command {
 				// backend's end from its own
 				return hub.Exit(hub.ExitNotRunning, "hub aiui prompts --follow: the backend stopped")
 			}
+			return nil
+		},
+	}
+}
+
+// maxSendInput bounds the prompt `send` reads from stdin; the backend
+// refuses more than its max_message_bytes anyway.
+const maxSendInput = 64 << 20
+
+func sendCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "send",
+		Usage:     "deliver a prompt to the agent through POST /prompt with the backend's prompt key (TEXT, or stdin when it is absent or -); prints {\"ok\":true,\"seq\":N}; exit 0 ok, 1 refused, 3 no backend, 64 usage",
+		ArgsUsage: "[TEXT|-]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "root", Usage: "the source root `DIR` the prompt is about (routes it to the face working there)"},
+		},
+		Action: func(c *cli.Context) error {
+			pos, err := hub.Interspersed(c)
+			if err != nil {
+				return err
+			}
+			if len(pos) > 1 {
+				return hub.Exit(hub.ExitUsage, "hub aiui send: want one TEXT argument (quote it), or the prompt on stdin")
+			}
+			var text string
+			if len(pos) == 1 && pos[0] != "-" {
+				text = pos[0]
+			} else {
+				b, err := io.ReadAll(io.LimitReader(c.App.Reader, maxSendInput+1))
+				if err != nil {
+					return hub.Exit(hub.ExitFailed, "hub aiui send: reading stdin: "+err.Error())
+				}
+				if len(b) > maxSendInput {
+					return hub.Exit(hub.ExitUsage, fmt.Sprintf("hub aiui send: the prompt is longer than %d bytes", maxSendInput))
+				}
+				text = string(b)
+			}
+			if strings.TrimSpace(text) == "" {
+				return hub.Exit(hub.ExitUsage, "hub aiui send: the prompt is empty")
+			}
+			var meta *frame.HelloMeta
+			if root := c.String("root"); root != "" {
+				abs, err := filepath.Abs(root)
+				if err != nil {
+					return hub.Exit(hub.ExitUsage, "hub aiui send: --root: "+err.Error())
+				}
+				meta = &frame.HelloMeta{Source: &frame.SourceInfo{Root: abs}}
+			}
+			cl, err := locate(c)
+			if err != nil {
+				return err
+			}
+			seq, err := cl.Prompt(c.Context, text, meta)
+			var se *statusError
+			switch {
+			case errors.As(err, &se):
+				return hub.Exit(hub.ExitFailed, "hub aiui send: "+err.Error())
+			case err != nil:
+				return hub.Exit(hub.ExitNotRunning, "hub aiui send: "+err.Error())
+			}
+			fmt.Fprintf(c.App.Writer, "{\"ok\":true,\"seq\":%d}\n", seq)
 			return nil
 		},
 	}

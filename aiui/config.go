@@ -40,6 +40,12 @@ type Config struct {
 	// APIKeyEnv names the environment variable holding the API key. The
 	// key itself is never in the config file.
 	APIKeyEnv string `yaml:"api_key_env"`
+	// RequirePromptKey makes POST /prompt take only requests carrying the
+	// backend's per-start prompt key (Authorization: Bearer, from the
+	// control file), refusing the spec's unauthenticated posts: any local
+	// user could otherwise speak to the agent. Pages speak /ws, which it
+	// does not change.
+	RequirePromptKey bool `yaml:"require_prompt_key"`
 }
 
 // Defaults (kept identical to configs/default.yaml).

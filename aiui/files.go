@@ -96,6 +96,11 @@ type ControlFile struct {
 	Key       string    `json:"key"`
 	StartedAt time.Time `json:"startedAt"`
 	Kind      string    `json:"kind"`
+	// PromptKey is the per-start key POST /prompt takes (Authorization:
+	// Bearer): a weaker key than Key (it only speaks to the agent), fresh
+	// with it. Required when the backend runs with require_prompt_key;
+	// otherwise it marks its prompts as keyed.
+	PromptKey string `json:"promptKey,omitempty"`
 }
 
 // maxControlFile bounds what a reader of the control file loads.
@@ -115,13 +120,14 @@ func (b *backend) writeControlFile() error {
 	return b.newControlKey()
 }
 
-// newControlKey writes the control file with a fresh key.
+// newControlKey writes the control file with a fresh key and prompt key.
 func (b *backend) newControlKey() error {
-	key := hub.RandomToken(32)
+	key, pkey := hub.RandomToken(32), hub.RandomToken(32)
 	if err := hub.EnsurePrivateDir(StateDir(b.env.Dirs)); err != nil {
 		return err
 	}
-	data, _ := json.MarshalIndent(ControlFile{Schema: 1, PID: b.pid, Port: b.port, Key: key, StartedAt: b.started, Kind: b.s.kind}, "", "  ")
+	data, _ := json.MarshalIndent(ControlFile{Schema: 1, PID: b.pid, Port: b.port, Key: key, StartedAt: b.started, Kind: b.s.kind,
+		PromptKey: pkey}, "", "  ")
 	data = append(data, '\n')
 	if err := hub.WriteFileAtomic(b.controlPath, data, 0o600); err != nil {
 		return err
@@ -130,6 +136,7 @@ func (b *backend) newControlKey() error {
 	b.controlData = data
 	b.mu.Unlock()
 	b.key.Store(&key)
+	b.pkey.Store(&pkey)
 	return nil
 }
 
@@ -138,6 +145,15 @@ func (b *backend) controlFileData() []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.controlData
+}
+
+// promptKey is the key POST /prompt takes ("" before the control file is
+// written, which no request matches).
+func (b *backend) promptKey() string {
+	if k := b.pkey.Load(); k != nil {
+		return *k
+	}
+	return ""
 }
 
 // controlKey is the key the control routes want ("" before the file is

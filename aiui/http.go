@@ -15,7 +15,7 @@ import (
 func (b *backend) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", b.health)
-	mux.HandleFunc("/prompt", b.browser(b.prompt))
+	mux.HandleFunc("/prompt", b.promptRoute)
 	mux.HandleFunc("GET /ws", b.browser(b.upgradeWS))
 	mux.HandleFunc("GET /tools", b.browser(b.upgradeTools))
 	mux.HandleFunc("GET /debug", b.browser(b.debugPage))
@@ -69,7 +69,30 @@ type promptBody struct {
 	Meta *frame.HelloMeta `json:"meta,omitempty"`
 }
 
-func (b *backend) prompt(w http.ResponseWriter, r *http.Request) {
+// promptRoute is POST /prompt, keyed or not. A request carrying
+// Authorization, and with require_prompt_key every request, must carry
+// this backend's per-start prompt key (Bearer), checked like a control
+// route (hub.KeyGate: any Origin 403 first, a missing or wrong key 401)
+// before its body is read; its prompt is from SenderKeyed. Otherwise it is
+// a browser route (the spec's unauthenticated mode): its prompt is from
+// the page its allowed Origin names, or from an unverified local process.
+func (b *backend) promptRoute(w http.ResponseWriter, r *http.Request) {
+	if b.cfg.RequirePromptKey || len(r.Header.Values("Authorization")) > 0 {
+		b.promptGate().Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b.prompt(w, r, Sender{Kind: SenderKeyed})
+		})).ServeHTTP(w, r)
+		return
+	}
+	b.browser(func(w http.ResponseWriter, r *http.Request) { b.prompt(w, r, senderOf(r.Header)) })(w, r)
+}
+
+// promptGate checks the prompt key.
+func (b *backend) promptGate() *hub.KeyGate {
+	return &hub.KeyGate{Header: "Authorization", Key: b.promptKey, Port: func() int { return b.port },
+		Hint: "(POST /prompt here wants `Authorization: Bearer <promptKey>`, the promptKey of the backend's control file; `hub aiui send` sends it)"}
+}
+
+func (b *backend) prompt(w http.ResponseWriter, r *http.Request, from Sender) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST, OPTIONS")
 		hub.WriteJSON(w, http.StatusMethodNotAllowed, map[string]any{"ok": false, "error": "use POST"})
@@ -94,6 +117,7 @@ func (b *backend) prompt(w http.ResponseWriter, r *http.Request) {
 	}
 	p := channel.Prompt{Text: channel.Preamble(body.Meta, "") + body.Text, Meta: channel.MetaAttributes(body.Meta)}
 	p.Meta["source"] = "http"
+	from.stamp(p.Meta)
 	if body.Meta != nil && body.Meta.Source != nil {
 		p.Root = body.Meta.Source.Root
 	}
@@ -115,7 +139,7 @@ func (b *backend) info() map[string]any {
 		"ok": true, "pid": b.pid, "port": b.port, "generation": b.gen.Load(), "kind": b.s.kind,
 		"startedAt": b.started, "formats": b.formats.Load().Names(), "pageTools": b.dir.Summary(),
 		"faces": b.outbox.FaceCount(), "followers": b.outbox.FollowerCount(), "pendingPrompts": b.outbox.Pending(), "cwd": b.cwd,
-		"callTimeoutMs": b.callTimeout().Milliseconds(),
+		"callTimeoutMs": b.callTimeout().Milliseconds(), "promptKeyRequired": b.cfg.RequirePromptKey,
 	}
 }
 

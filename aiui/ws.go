@@ -44,6 +44,7 @@ func (s *wsConn) NewThread(ctx *channel.ThreadContext) {
 			p.Meta = map[string]string{}
 		}
 		p.Meta["format"] = ctx.Format
+		stampSocket(p.Meta, s.c.Header())
 		if _, err := s.b.outbox.Deliver(p); err != nil {
 			return err
 		}
