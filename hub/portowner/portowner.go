@@ -1,0 +1,226 @@
+// Package portowner says who holds a loopback TCP port: the uid the
+// kernel's socket table gives the socket, and the process holding it when
+// this process may see it.
+//
+// Another local user can bind a loopback port before us and serve whatever
+// dials it. Two questions follow, and this package answers both from one
+// reading of the socket table: who holds a port we could not bind
+// (Listener), and who holds the far end of a connection we just dialled
+// (Peer), which names the process that will read what we write, with no
+// window between the check and the connection.
+//
+// The OS seam is two functions per platform, in their own files:
+// scanTables (every row of the TCP socket table) and findProcess (the pid
+// and command holding a socket inode). table_linux.go reads /proc/net/tcp
+// and /proc/net/tcp6 and /proc/<pid>/fd; table_other.go answers ErrUnknown,
+// so callers decide what an unknown owner means for them. The parser and
+// the matching are portable and tested everywhere.
+package portowner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/user"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+var (
+	// ErrUnknown means this system offers no socket table we can read,
+	// so no owner can be known.
+	ErrUnknown = errors.New("the owner of a socket cannot be read on this system")
+	// ErrNotFound means the table was read and holds no such socket.
+	ErrNotFound = errors.New("no such socket in the socket table")
+	// ErrNotAccepted means the far end of a connection is still waiting
+	// in its listener's queue with no owner the table can show (older
+	// kernels), and nobody accepted it in time.
+	ErrNotAccepted = errors.New("the server side of the connection was not accepted in time, so its owner is unknown")
+)
+
+// Owner is who holds a socket.
+type Owner struct {
+	// UID owns the socket (see Socket.UID).
+	UID int
+	// Inode is the socket's inode, 0 when no process holds it.
+	Inode uint64
+	// User is UID's login name, PID and Command the process holding the
+	// socket: set by Resolve, when known and visible to this process.
+	User    string
+	PID     int
+	Command string
+}
+
+// Mine reports whether the socket belongs to this process's user.
+func (o Owner) Mine() bool { return o.UID == os.Getuid() }
+
+// String names the owner for a message: "uid 65534 (nobody)",
+// "uid 65534 (nobody), pid 1234 (python3)", "pid 1234 (node), yours".
+func (o Owner) String() string {
+	proc := ""
+	if o.PID > 0 {
+		proc = "pid " + strconv.Itoa(o.PID)
+		if o.Command != "" {
+			proc += " (" + o.Command + ")"
+		}
+	}
+	uid := "uid " + strconv.Itoa(o.UID)
+	if o.User != "" {
+		uid += " (" + o.User + ")"
+	}
+	switch {
+	case o.Mine() && proc != "":
+		return proc + ", yours"
+	case o.Mine():
+		return uid + ", yours"
+	case proc != "":
+		return uid + ", " + proc
+	}
+	return uid
+}
+
+// Resolve fills in o's user name and, when this process may see it, the
+// process holding the socket. It reads the user database and scans every
+// process's descriptors: it is for messages, not for hot paths.
+func Resolve(o Owner) Owner {
+	if u, err := user.LookupId(strconv.Itoa(o.UID)); err == nil {
+		o.User = u.Username
+	}
+	if o.Inode != 0 {
+		o.PID, o.Command = findProcess(o.Inode)
+	}
+	return o
+}
+
+// Listener returns the owner of the socket listening on port at addr, or
+// at a wildcard address that overlaps it (0.0.0.0 or :: for 127.0.0.1, ::
+// for ::1): the sockets that refuse our bind, or answer our dial, of
+// addr:port. An invalid (zero) addr matches any address. When several
+// sockets match, another user's is returned first. The result is not
+// resolved (see Resolve).
+func Listener(addr netip.Addr, port int) (Owner, error) {
+	return listener(scanTables, addr, port)
+}
+
+// Peer returns the owner of the server side of the TCP connection c: the
+// socket whose local address is c's remote one and whose remote address
+// is c's local one. That is the socket the bytes written on c reach, so
+// checking it leaves no window between the check and the connection. A
+// server side not yet accepted is waited for (up to about a quarter
+// second, or until ctx ends) when the table cannot show its owner before.
+// The result is not resolved (see Resolve).
+func Peer(ctx context.Context, c net.Conn) (Owner, error) {
+	la, lok := c.LocalAddr().(*net.TCPAddr)
+	ra, rok := c.RemoteAddr().(*net.TCPAddr)
+	if !lok || !rok {
+		return Owner{}, fmt.Errorf("not a TCP connection: %T", c)
+	}
+	return peer(ctx, scanTables, unmapped(la.AddrPort()), unmapped(ra.AddrPort()))
+}
+
+// peerWaits are the pauses before each new look at a server side that is
+// still in its listener's queue: about a quarter second in all. A server
+// accepts at once; one that does not gets nothing from us anyway.
+var peerWaits = []time.Duration{time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond,
+	8 * time.Millisecond, 16 * time.Millisecond, 32 * time.Millisecond, 64 * time.Millisecond, 128 * time.Millisecond}
+
+// scanner calls visit for every row of the system's TCP socket tables
+// until visit returns false (scanTables, or a recorded table in tests).
+type scanner func(visit func(Socket) bool) error
+
+func listener(scan scanner, addr netip.Addr, port int) (Owner, error) {
+	addr = addr.Unmap()
+	var found []Owner
+	err := scan(func(s Socket) bool {
+		if s.State == StateListen && int(s.Local.Port()) == port && overlaps(s.Local.Addr(), addr) {
+			found = append(found, Owner{UID: s.UID, Inode: s.Inode})
+		}
+		return true
+	})
+	if err != nil {
+		return Owner{}, err
+	}
+	if len(found) == 0 {
+		return Owner{}, ErrNotFound
+	}
+	for _, o := range found {
+		if !o.Mine() {
+			return o, nil
+		}
+	}
+	return found[0], nil
+}
+
+// overlaps reports whether a socket bound to local conflicts with addr
+// (see Listener).
+func overlaps(local, addr netip.Addr) bool {
+	switch {
+	case !addr.IsValid() || local == addr:
+		return true
+	case local == netip.IPv6Unspecified():
+		return true // a dual-stack wildcard takes IPv4 too, unless IPV6_V6ONLY: the table cannot say
+	case local == netip.IPv4Unspecified():
+		return addr.Is4()
+	}
+	return false
+}
+
+func peer(ctx context.Context, scan scanner, local, remote netip.AddrPort) (Owner, error) {
+	for i := 0; ; i++ {
+		var row *Socket
+		err := scan(func(s Socket) bool {
+			if (s.State == StateEstablished || s.State == StateSynRecv) && s.Local == remote && s.Remote == local {
+				row = &s
+				return false
+			}
+			return true
+		})
+		switch {
+		case err != nil:
+			return Owner{}, err
+		case row == nil:
+			// Gone already, or a SYN cookie's socket not built yet.
+		case row.Inode != 0 || row.UID != 0:
+			// Held by a process, or a kernel that gives an unaccepted
+			// socket its listener's uid (older ones write 0).
+			return Owner{UID: row.UID, Inode: row.Inode}, nil
+		}
+		if i == len(peerWaits) {
+			if row == nil {
+				return Owner{}, ErrNotFound
+			}
+			return Owner{}, ErrNotAccepted
+		}
+		t := time.NewTimer(peerWaits[i])
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return Owner{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// printable keeps a process name fit for a message: whoever started the
+// process chose it. The kernel keeps at most 15 bytes of it.
+func printable(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return '?'
+	}, s)
+}
+
+func unmapped(ap netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
+}

@@ -1,0 +1,245 @@
+// Package portownertest runs a loopback listener as another local user
+// (nobody), for tests of what the hub does when someone else holds a port.
+//
+// The squatter is the test binary itself, re-executed through setpriv with
+// the uid and gid of nobody: a package that uses Start calls Main first in
+// its TestMain. It serves HTTP and records every request it receives,
+// with the Authorization header it carried, so a test can show that no
+// credential reached it; it answers 401 with a Basic challenge to a
+// request without one, to ask for it. Start skips the test when the test
+// does not run as root or setpriv or the user nobody is missing.
+package portownertest
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// envListen carries the squatter's listen address into the re-executed
+// test binary.
+const envListen = "PORTOWNERTEST_SQUAT_ADDR"
+
+// Main runs the squatter and exits when this process was started as one
+// (by Start); otherwise it returns at once. Call it first in TestMain.
+func Main() {
+	addr, ok := os.LookupEnv(envListen)
+	if !ok {
+		return
+	}
+	if err := serve(addr); err != nil {
+		fmt.Fprintln(os.Stderr, "squatter:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Request is what the squatter saw of one request.
+type Request struct {
+	Method        string `json:"method"`
+	Path          string `json:"path"`
+	Authorization string `json:"authorization,omitempty"`
+}
+
+// hello is the squatter's first line: where it listens, as whom.
+type hello struct {
+	Port int `json:"port"`
+	UID  int `json:"uid"`
+}
+
+// serve listens on addr, prints hello, then one JSON Request per request
+// on stdout, until stdin closes.
+func serve(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	out := json.NewEncoder(os.Stdout)
+	emit := func(v any) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = out.Encode(v)
+	}
+	emit(hello{Port: ln.Addr().(*net.TCPAddr).Port, UID: os.Getuid()})
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		emit(Request{Method: r.Method, Path: r.URL.Path, Authorization: auth})
+		if auth == "" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="squatter"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"healthy":true,"version":"squatter"}`)
+	})}
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin) // the test closes it to stop us
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Squatter is a listener held by the user nobody.
+type Squatter struct {
+	// Port is the port it listens on (on 127.0.0.1 unless Start was
+	// given another address).
+	Port int
+	// UID is nobody's uid, as the squatter itself reported it.
+	UID int
+
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines *bufio.Scanner
+	done  chan struct{}
+
+	mu   sync.Mutex
+	seen []Request
+	once sync.Once
+}
+
+// Start runs a squatter listening on addr ("127.0.0.1:0" for any port,
+// "0.0.0.0:8787", "[::]:0", …) as the user nobody, and stops it when the
+// test ends. It skips the test when it cannot run one.
+func Start(t testing.TB, addr string) *Squatter {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs a second uid: run as root to start a listener as nobody through setpriv")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("needs setpriv (util-linux) to start a listener as nobody")
+	}
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skip("needs the user nobody")
+	}
+	bin := exposedCopy(t)
+	cmd := exec.Command(setpriv, "--reuid="+nobody.Uid, "--regid="+nobody.Gid, "--clear-groups", "--", bin)
+	cmd.Env = append(os.Environ(), envListen+"="+addr)
+	cmd.Stderr = &prefixWriter{t: t}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the squatter: %v", err)
+	}
+	s := &Squatter{cmd: cmd, stdin: stdin, lines: bufio.NewScanner(stdout)}
+	t.Cleanup(func() { s.Stop() })
+	var h hello
+	if !s.lines.Scan() || json.Unmarshal(s.lines.Bytes(), &h) != nil {
+		s.Stop()
+		t.Fatalf("the squatter did not start (%v)", s.lines.Err())
+	}
+	s.Port, s.UID = h.Port, h.UID
+	if want, _ := strconv.Atoi(nobody.Uid); h.UID != want || h.UID == 0 {
+		t.Fatalf("the squatter runs as uid %d, want nobody (%s)", h.UID, nobody.Uid)
+	}
+	s.done = make(chan struct{})
+	go s.read()
+	return s
+}
+
+func (s *Squatter) read() {
+	defer close(s.done)
+	for s.lines.Scan() {
+		var r Request
+		if json.Unmarshal(s.lines.Bytes(), &r) == nil {
+			s.mu.Lock()
+			s.seen = append(s.seen, r)
+			s.mu.Unlock()
+		}
+	}
+}
+
+// Stop ends the squatter and returns every request it received. Safe to
+// call more than once.
+func (s *Squatter) Stop() []Request {
+	s.once.Do(func() {
+		s.stdin.Close()
+		exited := make(chan struct{})
+		go func() {
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				_ = s.cmd.Process.Kill() // wedged: do not hang the test
+			}
+		}()
+		if s.done != nil {
+			select {
+			case <-s.done:
+			case <-time.After(10 * time.Second):
+			}
+		}
+		_ = s.cmd.Wait()
+		close(exited)
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.seen...)
+}
+
+// exposedCopy copies the running test binary where nobody may execute it:
+// the go tool keeps it in a 0700 directory of ours.
+func exposedCopy(t testing.TB) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "portownertest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "squatter")
+	src, err := os.Open(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// prefixWriter logs the squatter's stderr into the test's log.
+type prefixWriter struct{ t testing.TB }
+
+func (w *prefixWriter) Write(p []byte) (int, error) {
+	w.t.Logf("squatter: %s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
