@@ -2,9 +2,11 @@ package stitchslop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,6 +61,7 @@ type Server struct {
 	faces         int           // follower faces attached to GET /events
 	outside       *sessionFile  // the bridge started elsewhere this one follows (followOutside)
 	outsideBridge *RemoteBridge // and its tab's tools, for geturl's plugin=stitchslop
+	skipped       []hub.Skipped // ports of the list in use when this run bound its own
 	rev           uint64        // bumped on every attach, tool-list revision and detach
 	lastActivity  time.Time
 }
@@ -130,9 +133,9 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 			return nil // stopped while waiting: bind nothing
 		}
 	}
-	ln, port, err := hub.Listen(s.opts.Ports)
+	ln, port, skipped, err := hub.Walk(s.opts.Ports)
 	if err != nil {
-		return err
+		return s.walkError(err)
 	}
 	key := hub.RandomToken(32)
 	sess := sessionFile{Port: port, Key: key, Origin: s.origin, PID: os.Getpid(), Protocol: ProtocolVersion, StartedAt: time.Now().UTC()}
@@ -154,6 +157,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	s.mu.Lock()
 	s.log, s.env, s.pairings, s.configDir = log, env, store, dir
 	s.port, s.key, s.running, s.stopping = port, key, true, ctx.Done()
+	s.skipped = skipped
 	sockets := &hub.Sockets{}
 	s.pages = s.pageEndpoint(sockets, env)
 	s.mu.Unlock()
@@ -216,13 +220,33 @@ func (s *Server) noteLocked() string {
 	if o := s.outside; o != nil {
 		return fmt.Sprintf("following the bridge on port %d (pid %d) started outside the hub, which serves this origin's tab; the hub takes over when it stops", o.Port, o.PID)
 	}
-	if s.armed != "" || s.pairings == nil {
-		return ""
+	var notes []string
+	if s.running && len(s.skipped) > 0 {
+		// The tab dials the list in order (§2.1): whatever holds an
+		// earlier port answers it first.
+		why := make([]string, len(s.skipped))
+		for i, sk := range s.skipped {
+			why[i] = sk.String()
+		}
+		notes = append(notes, fmt.Sprintf("took port %d because %s; the tab dials those first", s.port, strings.Join(why, ", ")))
 	}
-	if s.pairings.Paired(s.origin) {
-		return ""
+	if s.armed == "" && s.pairings != nil && !s.pairings.Paired(s.origin) {
+		notes = append(notes, "needs a token: run 'hub stitchslop pair' (token from STITCHSLOP_TOKEN or stdin)")
 	}
-	return "needs a token: run 'hub stitchslop pair' (token from STITCHSLOP_TOKEN or stdin)"
+	return strings.Join(notes, "; ")
+}
+
+// walkError adds to a refused port walk what the user can do. A port held
+// by another user stops the walk (hub.Walk): the tab dials 8787 first and
+// walks on in order, so a bridge on a later port would leave the tab
+// handing that user its credential before ever reaching ours.
+func (s *Server) walkError(err error) error {
+	var held *hub.HeldError
+	if !errors.As(err, &held) || len(s.opts.Ports) < 2 {
+		return err
+	}
+	return fmt.Errorf("%w; the Stitch Slop tab dials %s in that order and would reach it first, so the bridge will not take a later port: free it and start again, or pin a port with --port (adapters.stitchslop.ports under the hub)",
+		err, hub.FormatPorts(s.opts.Ports))
 }
 
 // agentActivity records agent activity for status and the lifecycle.

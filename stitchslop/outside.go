@@ -3,10 +3,12 @@ package stitchslop
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/portowner"
 )
 
 // outsideCheck is how often a bridge following one started outside the
@@ -80,10 +82,11 @@ var outsideSettle = 3 * time.Second
 var outsidePoll = 50 * time.Millisecond
 
 // awaitStarting returns the bridge for origin starting on ports[0] in dir;
-// nil when that port is free (or comes free), or nothing shows up there
-// within outsideSettle.
+// nil when that port is free (or comes free), another user holds it (no
+// bridge of ours will show up there; binding then says who), or nothing
+// shows up there within outsideSettle.
 func awaitStarting(ctx context.Context, log *slog.Logger, dir, origin string, ports []int) *Remote {
-	if len(ports) == 0 || ports[0] == 0 || portFree(ports[0]) {
+	if len(ports) == 0 || ports[0] == 0 || portFree(ports[0]) || heldByOther(ports[0]) {
 		return nil
 	}
 	first := ports[0]
@@ -97,6 +100,12 @@ func awaitStarting(ctx context.Context, log *slog.Logger, dir, origin string, po
 		return portFree(first)
 	})
 	return found
+}
+
+// heldByOther reports whether another user's socket listens on port.
+func heldByOther(port int) bool {
+	o, err := portowner.Listener(netip.MustParseAddr(hub.LoopbackHost), port)
+	return err == nil && !o.Mine()
 }
 
 // portFree reports whether port can be bound now.

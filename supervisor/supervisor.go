@@ -113,8 +113,12 @@ func (s *Supervisor) Lifecycle() *hub.Lifecycle { return s.opts.Lifecycle }
 // Serve starts every runnable adapter, waits until each is ready, calls
 // ready, and then runs until ctx is done or an idle rule fires. A failure of
 // any adapter before its first Ready stops everything and is returned, so a
-// hub is never half-started. Serve returns nil after a requested shutdown,
-// an *hub.IdleError after an idle exit.
+// hub is never half-started, with one exception: a port held by another
+// user (hub.ErrPortHeld). That user could otherwise keep the whole hub from
+// starting by holding one port; the hub serves without that adapter, marked
+// failed with the error naming the port and its holder for `hub status`.
+// Serve returns nil after a requested shutdown, an *hub.IdleError after an
+// idle exit.
 func (s *Supervisor) Serve(ctx context.Context, ready func([]adapters.Status)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -176,6 +180,10 @@ func (s *Supervisor) awaitStart(ctx context.Context, units []*unit) error {
 			u.mu.Lock()
 			err := u.firstErr
 			u.mu.Unlock()
+			if errors.Is(err, hub.ErrPortHeld) {
+				u.log.Error("adapter not started: another user holds its port; the hub runs without it", "err", err)
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("adapter %s: %w", u.name, err)
 			}

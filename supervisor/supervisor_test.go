@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/portowner"
 )
 
 // fakeAdapter is a test adapter whose Serve is a script.
@@ -188,6 +190,38 @@ func TestFailureBeforeReadyStopsEverything(t *testing.T) {
 		}
 		if bad.runs.Load() != 1 {
 			t.Fatal("a startup failure was retried")
+		}
+	})
+}
+
+// A port held by another user is the one failure before Ready that does
+// not stop the hub: the others serve, and status says what holds the port.
+func TestPortHeldBeforeReadyLeavesTheRestRunning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		held := &hub.HeldError{Port: 8787, Owner: &portowner.Owner{UID: 65534, User: "nobody"}}
+		blocked := &fakeAdapter{name: "blocked", serve: func(context.Context, *adapters.Env, int) error {
+			return fmt.Errorf("%w; the tab dials it first", held)
+		}}
+		s := newSupervisor(t, nil, &fakeAdapter{name: "good", serve: healthy}, blocked)
+		cancel, errc, ready := serveInBackground(s)
+		select {
+		case <-ready:
+		case err := <-errc:
+			t.Fatalf("the hub did not start: %v", err)
+		}
+		st := statusOf(s, "blocked")
+		if st.State != adapters.StateFailed || !strings.Contains(st.LastError, "127.0.0.1:8787 is held by another user (uid 65534 (nobody))") {
+			t.Fatalf("blocked = %+v", st)
+		}
+		if st := statusOf(s, "good"); st.State != adapters.StateRunning {
+			t.Fatalf("good = %+v", st)
+		}
+		if blocked.runs.Load() != 1 {
+			t.Fatal("a startup failure was retried")
+		}
+		cancel()
+		if err := <-errc; err != nil {
+			t.Fatalf("Serve = %v", err)
 		}
 	})
 }
