@@ -112,8 +112,9 @@ func Listener(addr netip.Addr, port int) (Owner, error) {
 // is c's local one. That is the socket the bytes written on c reach, so
 // checking it leaves no window between the check and the connection. A
 // server side not yet accepted is waited for (up to about a quarter
-// second, or until ctx ends) when the table cannot show its owner before.
-// The result is not resolved (see Resolve).
+// second, or until ctx ends) when the table cannot show its owner before
+// (uid 0 and no inode: older kernels). The result is not resolved (see
+// Resolve).
 func Peer(ctx context.Context, c net.Conn) (Owner, error) {
 	la, lok := c.LocalAddr().(*net.TCPAddr)
 	ra, rok := c.RemoteAddr().(*net.TCPAddr)
@@ -185,9 +186,13 @@ func peer(ctx context.Context, scan scanner, local, remote netip.AddrPort) (Owne
 			return Owner{}, err
 		case row == nil:
 			// Gone already, or a SYN cookie's socket not built yet.
-		case row.Inode != 0 || row.UID != 0:
-			// Held by a process, or a kernel that gives an unaccepted
-			// socket its listener's uid (older ones write 0).
+		case row.State == StateSynRecv || row.Inode != 0 || row.UID != 0:
+			// A request socket (the handshake not complete, or held back
+			// by TCP_DEFER_ACCEPT until data comes) is written with its
+			// listener's uid by every kernel; an accepted socket has an
+			// inode and its acceptor's uid; an established one waiting
+			// to be accepted has its listener's uid on kernels that keep
+			// one (sk_uid), and 0 on older ones.
 			return Owner{UID: row.UID, Inode: row.Inode}, nil
 		}
 		if i == len(peerWaits) {

@@ -200,6 +200,13 @@ func TestPeerMatches(t *testing.T) {
 	if o, err := peer(ctx, recorded(tcp4, tcp6), ap("127.0.0.1:8788"), ap("127.0.0.1:52924")); err != nil || o.UID != 1000 || o.Inode != 74163 {
 		t.Fatalf("reverse = %+v %v", o, err)
 	}
+	// A request socket (state 03: handshake incomplete, or a server using
+	// TCP_DEFER_ACCEPT waiting for our first byte) carries its listener's
+	// uid on every kernel, 0 included: root's own listener.
+	synRecv := strings.Replace(tcp6, ":E1C8 01 ", ":E1C8 03 ", 1)
+	if o, err := peer(ctx, recorded(synRecv), ap("[::1]:57800"), ap("[::1]:8789")); err != nil || o.UID != 0 || o.Inode != 0 {
+		t.Fatalf("request socket = %+v %v, want uid 0", o, err)
+	}
 	// No such connection.
 	if _, err := peer(ctx, recorded(tcp4, tcp6), ap("127.0.0.1:1"), ap("127.0.0.1:8788")); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing = %v", err)
