@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hubdev/hub/hub/portowner"
 )
 
 // Connection states, as Status reports them.
@@ -25,6 +27,16 @@ const (
 	StateOffline  = "offline"
 	StateChanged  = "instance-changed"
 	StateDisabled = "disabled"
+	// StateForeign: another user's process holds the configured port; it
+	// is sent nothing.
+	StateForeign = "foreign-listener"
+	// StateOwnerUnknown: who holds the port cannot be verified, so the
+	// credential is not sent.
+	StateOwnerUnknown = "owner-unknown"
+	// StateNotVerified (the /k listing only): the server asks for a
+	// credential and one is configured, but no call has tried it yet; a
+	// listing never sends it.
+	StateNotVerified = "not-verified"
 )
 
 // maxBody bounds what is read from OpenCode per answer.
@@ -42,13 +54,23 @@ const (
 
 // client is the pinned, lazily connected HTTP client of one OpenCode
 // origin. Safe for concurrent use.
+//
+// Every connection it dials is checked before a byte is written: the far
+// end must be a socket of this user's (PeerOwner, the kernel's socket
+// table), or nothing is sent on it. Requests carrying the credential use
+// their own transport (authed), whose connections must pass that check;
+// credential-free ones (hc) may also go where this system cannot tell the
+// owner (portowner.ErrUnknown), as they always could. Pooled connections
+// were checked when dialled and stay with the socket they were checked on.
 type client struct {
 	origin   string
 	host     string
 	port     int
 	username string
 	owner    ProcessOwner
-	hc       *http.Client
+	peer     PeerOwner
+	hc       *http.Client // credential-free requests
+	authed   *http.Client // requests carrying the Authorization header
 
 	mu    sync.Mutex
 	state string // "" until the first probe
@@ -64,7 +86,7 @@ type client struct {
 	probeTimeout, requestTimeout time.Duration
 }
 
-func newClient(cfg Config, owner ProcessOwner) (*client, error) {
+func newClient(cfg Config, owner ProcessOwner, peer PeerOwner) (*client, error) {
 	origin, err := ParseOrigin(cfg.URL)
 	if err != nil {
 		return nil, err
@@ -74,34 +96,64 @@ func newClient(cfg Config, owner ProcessOwner) (*client, error) {
 	if owner == nil {
 		owner = procListenerOwner
 	}
+	if peer == nil {
+		peer = portowner.Peer
+	}
 	c := &client{
-		origin: origin, host: u.Hostname(), port: port, username: cfg.Username, owner: owner,
+		origin: origin, host: u.Hostname(), port: port, username: cfg.Username, owner: owner, peer: peer,
 		deviceToken: cfg.DeviceToken, bootstrap: cfg.BootstrapPassword,
 		probeTimeout: probeTimeout, requestTimeout: requestTimeout,
 	}
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
-	tr := &http.Transport{
-		Proxy:               nil, // loopback only: never via a proxy
-		DialContext:         c.pinnedDial(dialer),
-		MaxIdleConnsPerHost: 8,
-		IdleConnTimeout:     30 * time.Second,
-		ForceAttemptHTTP2:   false,
-	}
-	c.hc = &http.Client{
-		Transport: tr,
+	c.hc = c.httpClient(c.checkedDial(dialer, false))
+	c.authed = c.httpClient(c.checkedDial(dialer, true))
+	return c, nil
+}
+
+func (c *client) httpClient(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:               nil, // loopback only: never via a proxy
+			DialContext:         dial,
+			MaxIdleConnsPerHost: 8,
+			IdleConnTimeout:     30 * time.Second,
+			ForceAttemptHTTP2:   false,
+		},
 		// A redirect could carry the Basic header elsewhere; OpenCode's API
 		// never redirects.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return c, nil
 }
 
-// pinnedDial checks every new connection against a "process" pin before
-// any byte (so no credential) is written to it.
-func (c *client) pinnedDial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+// closeIdle drops every pooled connection, so the next request dials (and
+// checks) a new one.
+func (c *client) closeIdle() {
+	c.hc.CloseIdleConnections()
+	c.authed.CloseIdleConnections()
+}
+
+// ErrForeignListener is the refusal to talk to a port another user's
+// process holds: whatever it is, it is not this user's OpenCode, and it
+// would read the credential and every prompt.
+var ErrForeignListener = errors.New("another user's process holds the OpenCode port")
+
+// ErrOwnerUnknown is the refusal of a connection whose far end's owner
+// cannot be verified: always for a request carrying the credential, and
+// for any request where the socket table can be read but does not show it.
+var ErrOwnerUnknown = errors.New("cannot verify that the OpenCode port is held by this user, so nothing is sent to it")
+
+// checkedDial dials, then checks the connection before any byte is
+// written to it: the far end must be this user's socket (for a
+// credential-free transport, unless this system cannot say), and the
+// process a "process" pin names.
+func (c *client) checkedDial(d *net.Dialer, credentialed bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := d.DialContext(ctx, network, addr)
 		if err != nil {
+			return nil, err
+		}
+		if err := c.checkPeer(ctx, conn, credentialed); err != nil {
+			conn.Close()
 			return nil, err
 		}
 		if id := c.pin.Load(); id != nil && id.Kind == "process" {
@@ -113,6 +165,24 @@ func (c *client) pinnedDial(d *net.Dialer) func(ctx context.Context, network, ad
 		}
 		return conn, nil
 	}
+}
+
+// checkPeer verifies who holds the far end of conn: the socket table's
+// owner of the very connection, so no other process can slip in between
+// the check and the write.
+func (c *client) checkPeer(ctx context.Context, conn net.Conn, credentialed bool) error {
+	o, err := c.peer(ctx, conn)
+	switch {
+	case err == nil && o.Mine():
+		return nil
+	case err == nil:
+		return fmt.Errorf("%w: %s is held by %s", ErrForeignListener, conn.RemoteAddr(), portowner.Resolve(o))
+	case errors.Is(err, portowner.ErrUnknown) && !credentialed:
+		return nil // nothing secret rides on it; this system cannot say more
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return fmt.Errorf("%w (%s: %w)", ErrOwnerUnknown, conn.RemoteAddr(), err)
 }
 
 // connect probes and pins on first use, and re-probes while offline or
@@ -140,11 +210,7 @@ func (c *client) connect(ctx context.Context) error {
 	defer cancel()
 	resp, body, err := c.raw(pctx, http.MethodGet, "/global/health", nil, "", "")
 	if err != nil {
-		if errors.Is(err, ErrInstanceChanged) {
-			c.state = StateChanged
-			return err
-		}
-		c.state = StateOffline
+		c.state = failedState(err)
 		return err
 	}
 	if !pinned {
@@ -198,11 +264,7 @@ func (c *client) authenticate(ctx context.Context) error {
 	header := "Basic " + base64.StdEncoding.EncodeToString([]byte(c.username+":"+secret))
 	resp, body, err := c.raw(ctx, http.MethodGet, "/global/health", nil, "", header)
 	if err != nil {
-		if errors.Is(err, ErrInstanceChanged) {
-			c.state = StateChanged
-		} else {
-			c.state = StateOffline
-		}
+		c.state = failedState(err)
 		return err
 	}
 	if err := c.pin.Load().checkResponse(resp); err != nil {
@@ -231,6 +293,19 @@ func (c *client) authenticate(ctx context.Context) error {
 
 var errNeedsAuth = errors.New("opencode requires authentication and no valid device token or bootstrap password is configured")
 
+// failedState is the connection state after a request failed with err.
+func failedState(err error) string {
+	switch {
+	case errors.Is(err, ErrInstanceChanged):
+		return StateChanged
+	case errors.Is(err, ErrForeignListener):
+		return StateForeign
+	case errors.Is(err, ErrOwnerUnknown):
+		return StateOwnerUnknown
+	}
+	return StateOffline
+}
+
 // raw sends one request. expect and auth are the pin and credential
 // headers (empty: none).
 func (c *client) raw(ctx context.Context, method, path string, body []byte, expect, auth string) (*http.Response, []byte, error) {
@@ -251,13 +326,22 @@ func (c *client) raw(ctx context.Context, method, path string, body []byte, expe
 	if expect != "" {
 		req.Header.Set(HeaderExpectInstance, expect)
 	}
+	hc := c.hc
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
+		hc = c.authed // only to a connection verified as this user's
 	}
-	resp, err := c.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		if errors.Is(err, ErrInstanceChanged) {
 			return nil, nil, ErrInstanceChanged
+		}
+		if errors.Is(err, ErrForeignListener) || errors.Is(err, ErrOwnerUnknown) {
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return nil, nil, err
 		}
 		// url.Error names the URL, which holds no secret; keep only the
 		// cause's text to stay short.
@@ -311,11 +395,7 @@ func (c *client) do(ctx context.Context, method, path string, in, out any) error
 	id := *c.pin.Load()
 	resp, b, err := c.raw(ctx, method, path, body, id.Value, auth)
 	if err != nil {
-		if errors.Is(err, ErrInstanceChanged) {
-			c.fail(StateChanged)
-		} else {
-			c.fail(StateOffline)
-		}
+		c.fail(failedState(err))
 		return err
 	}
 	if err := id.checkResponse(resp); err != nil {
@@ -385,6 +465,43 @@ func pathOnly(p string) string {
 		return p[:i]
 	}
 	return p
+}
+
+// listingState is the state /k's plugin listing shows. It never sends the
+// credential: every session may list plugins, read-only ones too, and a
+// listing must not be what hands the secret to whatever holds the port.
+// After a call has connected it is that call's state; before, a
+// credential-free probe tells offline, foreign-listener, owner-unknown,
+// ready (no credential needed), needs-auth (one is needed, none is
+// configured) or not-verified (one is configured and untried: the first
+// call tries it). The probe changes nothing: it pins nothing.
+func (c *client) listingState(ctx context.Context) string {
+	c.mu.Lock()
+	st := c.state
+	hasSecret := c.deviceToken != "" || c.bootstrap != ""
+	c.mu.Unlock()
+	switch st {
+	case StateReady, StateChanged, StateNeedAuth:
+		return st
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.probeTimeout)
+	defer cancel()
+	resp, _, err := c.raw(ctx, http.MethodGet, "/global/health", nil, "", "")
+	if err != nil {
+		return failedState(err)
+	}
+	if id := c.pin.Load(); id != nil && id.checkResponse(resp) != nil {
+		return StateChanged
+	}
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		return StateReady
+	case resp.StatusCode == http.StatusUnauthorized && hasSecret:
+		return StateNotVerified
+	case resp.StatusCode == http.StatusUnauthorized:
+		return StateNeedAuth
+	}
+	return StateOffline
 }
 
 // snapshot is the client's state for status answers.

@@ -11,5 +11,10 @@
 // call checks that the configured origin is loopback HTTP, identifies the
 // process behind the port before any credential is sent, and pins that
 // identity for every later connection, so a different process that takes
-// the port over fails closed instead of receiving the password.
+// the port over fails closed instead of receiving the password. Every
+// connection is also checked, after connecting and before a byte is
+// written, to reach a socket of this user's (the kernel's socket table,
+// package hub/portowner): another user's listener on the port is sent
+// nothing, and where the owner cannot be known the credential is not sent.
+// The /k plugin listing (Status) never sends the credential.
 package opencode

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/hubdev/hub/geturl/plugin"
+	"github.com/hubdev/hub/hub/portowner"
 )
 
 // Error codes of the plugin's structured refusals.
@@ -23,6 +24,8 @@ const (
 	CodeOffline          = "opencode_offline"
 	CodeNeedsAuth        = "opencode_needs_auth"
 	CodeInstanceChanged  = "opencode_instance_changed"
+	CodeForeignListener  = "opencode_foreign_listener"
+	CodeOwnerUnknown     = "opencode_owner_unknown"
 	CodeUpstream         = "opencode_error"
 	CodeAmbiguous        = "opencode_ambiguous"
 )
@@ -42,6 +45,16 @@ func toolError(err error) error {
 	case errors.Is(err, ErrInstanceChanged):
 		return &plugin.Error{Code: CodeInstanceChanged, Detail: err.Error(),
 			Hint: "the plugin fails closed; the operator restarts the hub after checking which process serves the OpenCode port"}
+	case errors.Is(err, ErrForeignListener):
+		return &plugin.Error{Code: CodeForeignListener, Detail: err.Error(),
+			Hint: "the plugin sends nothing to another user's process; the operator stops it or points GETMCP_OPENCODE_URL at their own `opencode serve`"}
+	case errors.Is(err, ErrOwnerUnknown):
+		if errors.Is(err, portowner.ErrUnknown) {
+			return &plugin.Error{Code: CodeOwnerUnknown, Detail: err.Error(),
+				Hint: "the credential goes only to a listener verified to be this user's, which this system cannot check yet (Linux reads its socket table); an OpenCode that needs no credential still works"}
+		}
+		return &plugin.Error{Code: CodeOwnerUnknown, Detail: err.Error(), Retryable: true,
+			Hint: "retry; if it persists, the operator checks what serves the OpenCode port (ss -ltnp)"}
 	case errors.Is(err, errNeedsAuth):
 		return &plugin.Error{Code: CodeNeedsAuth, Detail: err.Error(),
 			Hint: "the operator sets GETMCP_OPENCODE_DEVICE_TOKEN or GETMCP_OPENCODE_BOOTSTRAP_PASSWORD"}

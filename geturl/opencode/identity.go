@@ -1,11 +1,15 @@
 package opencode
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
+
+	"github.com/hubdev/hub/hub/portowner"
 )
 
 // The instance pinning headers of the spec. A server that knows them
@@ -66,5 +70,9 @@ func (id Identity) checkResponse(resp *http.Response) error {
 // port: its pid and a value that changes when that pid is reused (the
 // process start time). Stubbed in tests.
 type ProcessOwner func(host string, port int) (pid int, start string, err error)
+
+// PeerOwner finds who holds the far end of a dialled connection
+// (portowner.Peer by default; stubbed in tests).
+type PeerOwner func(ctx context.Context, c net.Conn) (portowner.Owner, error)
 
 func processValue(pid int, start string) string { return fmt.Sprintf("pid:%d start:%s", pid, start) }

@@ -162,7 +162,7 @@ func TestPinProcess(t *testing.T) {
 	// The pid was reused by another process (new start time): the next
 	// connection is refused before a byte is written.
 	o.set(100, "7777")
-	p.client.hc.CloseIdleConnections()
+	p.client.closeIdle()
 	if e := callErr(t, p, auth, ToolInfo, `{"action":"agents"}`); e.Code != CodeInstanceChanged {
 		t.Fatalf("after change = %v", e)
 	}

@@ -25,6 +25,9 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Owner finds the process behind the port (Linux /proc by default).
 	Owner ProcessOwner
+	// Peer finds who holds the far end of each connection (the kernel's
+	// socket table by default).
+	Peer PeerOwner
 	// PollInterval is the wait/turn poll period (default 300ms).
 	PollInterval time.Duration
 }
@@ -64,7 +67,7 @@ func New(cfg Config, o Options) *Plugin {
 		p.poll = 300 * time.Millisecond
 	}
 	p.ids = &idGen{now: p.now}
-	p.client, p.urlErr = newClient(cfg, o.Owner)
+	p.client, p.urlErr = newClient(cfg, o.Owner, o.Peer)
 	return p
 }
 
@@ -96,8 +99,9 @@ func (p *Plugin) Classify(tool string, raw json.RawMessage) (bool, error) {
 	return mutation, err
 }
 
-// Status implements plugin.Plugin. It connects when nothing has yet, with
-// a short deadline, so /k shows needs-auth or offline truthfully.
+// Status implements plugin.Plugin for /k's plugin listing: the state of
+// the last call's connection, or before any, what a credential-free probe
+// shows (with a short deadline). It never sends the credential.
 func (p *Plugin) Status(ctx context.Context) string {
 	if !p.cfg.Enabled {
 		return StateDisabled
@@ -107,8 +111,7 @@ func (p *Plugin) Status(ctx context.Context) string {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	_ = p.client.connect(ctx)
-	return p.client.snapshot().State
+	return p.client.listingState(ctx)
 }
 
 // Call implements plugin.Plugin.

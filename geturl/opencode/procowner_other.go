@@ -2,8 +2,6 @@
 
 package opencode
 
-import "errors"
-
-var errNoOwner = errors.New("listener owners are only visible on linux")
-
-func procListenerOwner(string, int) (int, string, error) { return 0, "", errNoOwner }
+// procStart has no process start time to read here yet, so no process
+// pin is made (the pin is "none").
+func procStart(int) (string, error) { return "", errNoOwner }
