@@ -2,14 +2,12 @@ package portowner
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/netip"
-	"strconv"
-	"strings"
 )
 
 // TCP states as the kernel's socket table writes them (include/net/tcp_states.h).
@@ -63,14 +61,15 @@ func parseTable(r io.Reader, order binary.ByteOrder, limit int, visit func(Socke
 		}
 		return errors.New("socket table: empty (no header)")
 	}
-	if !strings.Contains(sc.Text(), "local_address") {
+	if !bytes.Contains(sc.Bytes(), []byte("local_address")) {
 		return errors.New("socket table: the first line is not the header")
 	}
+	little := order.Uint32([]byte{1, 0, 0, 0}) == 1
 	for rows := 1; sc.Scan(); rows++ {
 		if rows > limit {
 			return fmt.Errorf("%w: more than %d rows", ErrTableTooLarge, limit)
 		}
-		s, err := parseRow(sc.Text(), order)
+		s, err := parseRow(sc.Bytes(), little)
 		if err != nil {
 			return fmt.Errorf("socket table row %d: %w", rows, err)
 		}
@@ -94,67 +93,132 @@ func tableErr(err error) error {
 // parseRow parses one row:
 //
 //	sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode …
-func parseRow(line string, order binary.ByteOrder) (Socket, error) {
-	f := strings.Fields(line)
-	if len(f) < 10 || !strings.HasSuffix(f[0], ":") {
+//
+// It allocates nothing: a busy machine's table has tens of thousands of
+// rows, and a connection check may read them all.
+func parseRow(line []byte, little bool) (Socket, error) {
+	var f [10][]byte
+	n := 0
+	for i := 0; i < len(line) && n < len(f); {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		j := i
+		for j < len(line) && line[j] != ' ' && line[j] != '\t' {
+			j++
+		}
+		if j > i {
+			f[n] = line[i:j]
+			n++
+		}
+		i = j
+	}
+	if n < len(f) || f[0][len(f[0])-1] != ':' {
 		return Socket{}, errors.New("too few fields")
 	}
 	var s Socket
 	var err error
-	if s.Local, err = parseAddrPort(f[1], order); err != nil {
+	if s.Local, err = parseAddrPort(f[1], little); err != nil {
 		return Socket{}, fmt.Errorf("local address: %w", err)
 	}
-	if s.Remote, err = parseAddrPort(f[2], order); err != nil {
+	if s.Remote, err = parseAddrPort(f[2], little); err != nil {
 		return Socket{}, fmt.Errorf("remote address: %w", err)
 	}
-	if len(f[3]) != 2 {
-		return Socket{}, errors.New("bad state")
-	}
-	st, err := strconv.ParseUint(f[3], 16, 8)
-	if err != nil {
+	st, ok := parseHex(f[3], 2)
+	if !ok {
 		return Socket{}, errors.New("bad state")
 	}
 	s.State = uint8(st)
-	uid, err := strconv.ParseUint(f[7], 10, 32)
-	if err != nil {
+	uid, ok := parseDec(f[7], 1<<32-1)
+	if !ok {
 		return Socket{}, errors.New("bad uid")
 	}
 	s.UID = int(uid)
-	if s.Inode, err = strconv.ParseUint(f[9], 10, 64); err != nil {
+	if s.Inode, ok = parseDec(f[9], 1<<64-1); !ok {
 		return Socket{}, errors.New("bad inode")
 	}
 	return s, nil
 }
 
 // parseAddrPort parses "0100007F:1F90": the address as 8 (IPv4) or 32
-// (IPv6) hex digits of 32-bit words in order, a colon, the port as 4 hex
-// digits.
-func parseAddrPort(s string, order binary.ByteOrder) (netip.AddrPort, error) {
-	a, p, ok := strings.Cut(s, ":")
-	if !ok || len(p) != 4 || (len(a) != 8 && len(a) != 32) {
+// (IPv6) hex digits of 32-bit words in the kernel's byte order (little or
+// big endian), a colon, the port as 4 hex digits.
+func parseAddrPort(s []byte, little bool) (netip.AddrPort, error) {
+	i := bytes.IndexByte(s, ':')
+	if i < 0 || len(s)-i-1 != 4 || (i != 8 && i != 32) {
 		return netip.AddrPort{}, fmt.Errorf("%q is not ADDR:PORT in hex", clip(s))
 	}
-	port, err := strconv.ParseUint(p, 16, 16)
-	if err != nil {
+	port, ok := parseHex(s[i+1:], 4)
+	if !ok {
 		return netip.AddrPort{}, fmt.Errorf("%q: bad port", clip(s))
 	}
-	raw, err := hex.DecodeString(a)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%q: bad address", clip(s))
-	}
-	b := make([]byte, len(raw))
-	for i := 0; i < len(raw); i += 4 {
+	var b [16]byte
+	for w := 0; w < i/8; w++ {
+		word, ok := parseHex(s[w*8:w*8+8], 8)
+		if !ok {
+			return netip.AddrPort{}, fmt.Errorf("%q: bad address", clip(s))
+		}
 		// The kernel printed each word as a number in its own order;
 		// the word's bytes in memory are the address's bytes.
-		order.PutUint32(b[i:], binary.BigEndian.Uint32(raw[i:]))
+		if little {
+			binary.LittleEndian.PutUint32(b[w*4:], uint32(word))
+		} else {
+			binary.BigEndian.PutUint32(b[w*4:], uint32(word))
+		}
 	}
-	addr, _ := netip.AddrFromSlice(b)
-	return netip.AddrPortFrom(addr.Unmap(), uint16(port)), nil
+	var addr netip.Addr
+	if i == 8 {
+		addr = netip.AddrFrom4([4]byte(b[:4]))
+	} else {
+		addr = netip.AddrFrom16(b).Unmap()
+	}
+	return netip.AddrPortFrom(addr, uint16(port)), nil
 }
 
-func clip(s string) string {
-	if len(s) > 48 {
-		return s[:48] + "…"
+// parseHex parses exactly n hex digits (n <= 16).
+func parseHex(s []byte, n int) (uint64, bool) {
+	if len(s) != n {
+		return 0, false
 	}
-	return s
+	var v uint64
+	for _, c := range s {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint64(c)
+	}
+	return v, true
+}
+
+// parseDec parses a decimal number of at most max.
+func parseDec(s []byte, max uint64) (uint64, bool) {
+	if len(s) == 0 || len(s) > 20 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (max-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
+}
+
+func clip(s []byte) string {
+	if len(s) > 48 {
+		return string(s[:48]) + "…"
+	}
+	return string(s)
 }

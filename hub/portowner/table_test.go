@@ -79,7 +79,7 @@ func TestParseRows(t *testing.T) {
 
 // TestParseBigEndian decodes the words as a big-endian kernel prints them.
 func TestParseBigEndian(t *testing.T) {
-	s, err := parseRow("0: 7F000001:1000 00000000:0000 0A 0:0 0:0 0 7 0 9", binary.BigEndian)
+	s, err := parseRow([]byte("0: 7F000001:1000 00000000:0000 0A 0:0 0:0 0 7 0 9"), false)
 	if err != nil || s.Local != netip.MustParseAddrPort("127.0.0.1:4096") || s.UID != 7 || s.Inode != 9 {
 		t.Fatalf("got %+v, %v", s, err)
 	}
