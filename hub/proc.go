@@ -3,6 +3,7 @@ package hub
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -88,13 +89,24 @@ func sameDevIno(got, want string) bool {
 // ProcessCommand returns pid's executable (without the " (deleted)" the
 // kernel appends once the file was replaced, as by a reinstall) and its
 // argv.
+//
+// The kernel shows the executable only to whoever may ptrace the process,
+// so a hub, undumpable since MakeUndumpable, hides it from its own user's
+// other processes (root still sees it). For a process of our own user
+// that hides it, exe is "" and err nil: the argv, which /proc shows of
+// every process, is all there is to judge it by. A process of another
+// user that hides it is an error, as is any other failure.
 func ProcessCommand(pid int) (exe string, argv []string, err error) {
 	dir := "/proc/" + strconv.Itoa(pid)
 	exe, err = os.Readlink(dir + "/exe")
-	if err != nil {
+	switch {
+	case err == nil:
+		exe = strings.TrimSuffix(exe, " (deleted)")
+	case errors.Is(err, fs.ErrPermission) && ownUndumpable(dir):
+		exe = ""
+	default:
 		return "", nil, err
 	}
-	exe = strings.TrimSuffix(exe, " (deleted)")
 	b, err := os.ReadFile(dir + "/cmdline")
 	if err != nil {
 		return exe, nil, err
@@ -103,4 +115,19 @@ func ProcessCommand(pid int) (exe string, argv []string, err error) {
 		argv = append(argv, string(a))
 	}
 	return exe, argv, nil
+}
+
+// ownUndumpable reports whether the process whose /proc directory is dir
+// runs as our effective user and is undumpable: the kernel gives the
+// directory the process's owner, but the files inside it root's once the
+// process is undumpable.
+func ownUndumpable(dir string) bool {
+	d, err1 := os.Lstat(dir)
+	l, err2 := os.Lstat(dir + "/exe")
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	ds, ok1 := d.Sys().(*syscall.Stat_t)
+	ls, ok2 := l.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && int(ds.Uid) == os.Geteuid() && ls.Uid != ds.Uid
 }
