@@ -228,11 +228,25 @@ func VerifyHub(dir string, pid int) error {
 	if err != nil {
 		return fmt.Errorf("cannot inspect pid %d: %v", pid, err)
 	}
-	if self, err := os.Executable(); err == nil && exe == self {
+	self, _ := os.Executable()
+	if runsHub(exe, argv, self) {
 		return nil
 	}
-	if len(argv) >= 2 && filepath.Base(argv[0]) == "hub" && argv[1] == "run" {
-		return nil
+	if exe == "" && len(argv) > 0 {
+		exe = argv[0]
 	}
 	return fmt.Errorf("pid %d runs %s, not hub", pid, exe)
+}
+
+// runsHub judges what hub.ProcessCommand showed of a process: it runs
+// self, this executable, or is a `hub run`. A hub is undumpable, so to its
+// user's other processes its executable is hidden (exe is ""): then its
+// argv names it, the way `hub start` starts it (self's path) or a user
+// types it.
+func runsHub(exe string, argv []string, self string) bool {
+	if exe != "" && exe == self {
+		return true
+	}
+	return len(argv) >= 2 && argv[1] == "run" && (filepath.Base(argv[0]) == "hub" ||
+		exe == "" && self != "" && filepath.Base(argv[0]) == filepath.Base(self))
 }
