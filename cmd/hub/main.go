@@ -29,7 +29,20 @@ func registry() *adapters.Registry {
 	)
 }
 
-func main() { os.Exit(run(os.Args)) }
+func main() { os.Exit(hubMain(os.Args)) }
+
+// hubMain is the process's entry point: before anything reads or makes a
+// secret, the process becomes undumpable, so that no other process of the
+// user, the commands its terminal runs included, can read its memory or
+// environment; then it runs the CLI. Every command does this, as any of
+// them may hold secrets (a hub, a bridge, an MCP face, the key of the
+// control endpoint it calls).
+func hubMain(args []string) int {
+	if err := hub.MakeUndumpable(); err != nil {
+		fmt.Fprintln(os.Stderr, "hub: warning: other processes of this user can read this one's memory:", err)
+	}
+	return run(args)
+}
 
 // run executes the CLI and returns the process exit code.
 func run(args []string) int {

@@ -15,7 +15,7 @@ import (
 // testscript scripts, so scripts run the real CLI end to end.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"hub": func() { os.Exit(run(os.Args)) },
+		"hub": func() { os.Exit(hubMain(os.Args)) },
 	})
 }
 
