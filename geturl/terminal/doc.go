@@ -14,6 +14,11 @@
 // machine-level catastrophes (Catastrophic), the stripping of
 // secret-looking environment variables (IsSecret), bounded time and
 // output — none of which stops a deliberately constructed command.
+// The hub's own environment stays out of reach even of such a command
+// (not the user's other processes'): a command's parent is its reaper, started
+// with the stripped environment, and the reaper's parent is the hub, which
+// the binary makes undumpable at startup (hub.MakeUndumpable, on Linux),
+// so /proc shows a command neither the hub's environment nor its memory.
 //
 // # Use
 //
