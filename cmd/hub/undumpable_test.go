@@ -111,9 +111,14 @@ func TestTerminalCannotReadTheHub(t *testing.T) {
 		t.Fatalf("hub start exited %d", code)
 	}
 	pid, _ := strconv.Atoi(m[1])
+	// hub stop returns once the hub let go of its lock; the directory is
+	// removed only after the process is gone, which may still write to it.
 	t.Cleanup(func() {
 		if hub.PIDAlive(pid) {
 			hubCmd("stop", "--timeout", "5s") // it checks the pid is the hub
+		}
+		for deadline := time.Now().Add(15 * time.Second); hub.PIDAlive(pid) && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
 		}
 	})
 	state := filepath.Join(home, ".local", "state", "hub")
