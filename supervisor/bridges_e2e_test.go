@@ -158,16 +158,19 @@ func (h *e2eHub) sessionOn(project string) (r, m string) {
 
 // answer is a data-plane answer, the fields the tests look at.
 type answer struct {
-	OK          bool            `json:"ok"`
-	ErrorCode   string          `json:"errorCode"`
-	ErrorDetail string          `json:"errorDetail"`
-	RepairHint  string          `json:"repairHint"`
-	Retryable   bool            `json:"retryable"`
-	Repair      string          `json:"repair"`
-	State       string          `json:"state"`
-	Replayed    bool            `json:"replayed"`
-	Result      json.RawMessage `json:"result"`
-	Plugins     []struct {
+	OK          bool   `json:"ok"`
+	ErrorCode   string `json:"errorCode"`
+	ErrorDetail string `json:"errorDetail"`
+	RepairHint  string `json:"repairHint"`
+	Retryable   bool   `json:"retryable"`
+	Repair      string `json:"repair"`
+	// RepairSuffix: what to append to bases.m, for a mutation sent to
+	// the read base (which never names the mutation base).
+	RepairSuffix string          `json:"repairSuffix"`
+	State        string          `json:"state"`
+	Replayed     bool            `json:"replayed"`
+	Result       json.RawMessage `json:"result"`
+	Plugins      []struct {
 		ID     string `json:"id"`
 		Status string `json:"status"`
 		Tools  int    `json:"tools"`
@@ -324,15 +327,15 @@ func TestBridgesAsGeturlPlugins(t *testing.T) {
 				t.Fatalf("the page saw %s %d times", sc.read.tool, n)
 			}
 
-			// A mutation: from the read base, repaired; run once, replayed
-			// after. The offline attempt above journaled nothing, so this
-			// same URL runs now.
+			// A mutation: from the read base, directed to bases.m (never
+			// named there); run once, replayed after. The offline attempt
+			// above journaled nothing, so this same URL runs now.
 			mq := sc.mutation.query(sc.bridge, mutateWait)
 			a := h.get(r + mq)
-			if a.ErrorCode != "wrong_capability_base" || a.Repair != m+mq {
+			if a.ErrorCode != "wrong_capability_base" || a.Repair != "" || a.RepairSuffix != mq || strings.Contains(a.raw, m) {
 				t.Fatalf("mutation on the read base: %s", a.raw)
 			}
-			first := h.get(a.Repair)
+			first := h.get(m + a.RepairSuffix)
 			if !first.OK || first.State != "succeeded" || first.Replayed {
 				t.Fatalf("mutation: %s", first.raw)
 			}

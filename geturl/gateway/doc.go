@@ -8,8 +8,11 @@
 // Unknown or altered tokens all get one identical opaque 404, so the data
 // plane is no oracle for tokens. Authenticated mistakes get structured,
 // self-correcting answers instead (HTTP 200, ok:false): wrong_capability_base
-// with the exact URL on the other base, /s?path= on the read base repaired to
-// /t, unknown_route. Every tool answer is stored in the session's replay
-// store; one larger than a range part starts with a rangeFallback object
-// naming its /z recovery URL. Tokens never reach a log line.
+// (the exact URL on the read base from the mutation base; from the read
+// base, bases.m's key and the suffix to append, since a weaker base never
+// names a stronger one), /s?path= on the read base repaired to /t,
+// unknown_route. Every tool answer is stored in the session's replay store
+// at its base's level (the read base never replays a mutation answer); one
+// larger than a range part starts with a rangeFallback object naming its /z
+// recovery URL. Tokens never reach a log line.
 package gateway

@@ -7,6 +7,7 @@ import (
 	"log"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -170,11 +171,16 @@ func TestMethods(t *testing.T) {
 	if r.status != 200 || r.body != "" || r.header.Get("Content-Type") != "application/json" {
 		t.Fatalf("HEAD: %d %q", r.status, r.body)
 	}
-	if _, ok := s.Replay().Last(); ok {
+	if _, err := s.Replay().Last(replay.MutationLevel); err == nil {
 		t.Fatal("a HEAD answer was stored for /z")
 	}
 }
 
+// TestCapabilityBaseRepairs: a route of the other base is refused with
+// directions to it. On the mutation base that is the exact repair URL on
+// the read base; on the read base it is never a URL (a weaker capability
+// never names a stronger one) but bases.m's key and the suffix to append
+// to it, byte for byte as written.
 func TestCapabilityBaseRepairs(t *testing.T) {
 	e := newEnv(t, withMutationStubs)
 	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true, Terminal: true}, "A")
@@ -183,23 +189,26 @@ func TestCapabilityBaseRepairs(t *testing.T) {
 	e.table.Add(ro)
 	rb, mb := e.origin()+"/v0/"+s.Token(CapRead), e.origin()+"/v0/"+s.Token(CapMutation)
 	for _, c := range []struct {
-		name, target, code, repair string
+		name, target, code, repair, suffix string
 	}{
-		{"mutation route on read base", "/v0/" + s.Token(CapRead) + "/x?wait=1000&raw=npm+test", transport.CodeWrongCapabilityBase, mb + "/x?wait=1000&raw=npm+test"},
-		{"query kept byte for byte", "/v0/" + s.Token(CapRead) + "/w?path=a%20b&raw=x~n&wait=1", transport.CodeWrongCapabilityBase, mb + "/w?path=a%20b&raw=x~n&wait=1"},
-		{"read route on mutation base", "/v0/" + s.Token(CapMutation) + "/k?plugin=x", "", ""},
-		{"/s?path on read base is stat", "/v0/" + s.Token(CapRead) + "/s?path=src/a.ts", transport.CodeWrongCapabilityBase, rb + "/t?path=src/a.ts"},
-		{"/s staging on read base", "/v0/" + s.Token(CapRead) + "/s?blob=b&i=0&count=1&raw=x", transport.CodeWrongCapabilityBase, mb + "/s?blob=b&i=0&count=1&raw=x"},
-		{"mutation route, read-only session", "/v0/" + ro.Token(CapRead) + "/x?raw=ls", kernel.CodeMutationsDisabled, ""},
-		{"unknown route", "/v0/" + s.Token(CapRead) + "/nope", transport.CodeUnknownRoute, ""},
-		{"no route", "/v0/" + s.Token(CapRead), transport.CodeUnknownRoute, ""},
-		{"nested route", "/v0/" + s.Token(CapRead) + "/r/x", transport.CodeUnknownRoute, ""},
-		{"mutation base, unknown route", "/v0/" + s.Token(CapMutation) + "/q", transport.CodeUnknownRoute, ""},
+		{"mutation route on read base", "/v0/" + s.Token(CapRead) + "/x?wait=1000&raw=npm+test", transport.CodeWrongCapabilityBase, "", "/x?wait=1000&raw=npm+test"},
+		{"query kept byte for byte", "/v0/" + s.Token(CapRead) + "/w?path=a%20b&raw=x~n&wait=1", transport.CodeWrongCapabilityBase, "", "/w?path=a%20b&raw=x~n&wait=1"},
+		{"read route on mutation base", "/v0/" + s.Token(CapMutation) + "/k?plugin=x", "", "", ""},
+		{"/s?path on read base is stat", "/v0/" + s.Token(CapRead) + "/s?path=src/a.ts", transport.CodeWrongCapabilityBase, rb + "/t?path=src/a.ts", ""},
+		{"/s staging on read base", "/v0/" + s.Token(CapRead) + "/s?blob=b&i=0&count=1&raw=x", transport.CodeWrongCapabilityBase, "", "/s?blob=b&i=0&count=1&raw=x"},
+		{"mutation route, read-only session", "/v0/" + ro.Token(CapRead) + "/x?raw=ls", kernel.CodeMutationsDisabled, "", ""},
+		{"unknown route", "/v0/" + s.Token(CapRead) + "/nope", transport.CodeUnknownRoute, "", ""},
+		{"no route", "/v0/" + s.Token(CapRead), transport.CodeUnknownRoute, "", ""},
+		{"nested route", "/v0/" + s.Token(CapRead) + "/r/x", transport.CodeUnknownRoute, "", ""},
+		{"mutation base, unknown route", "/v0/" + s.Token(CapMutation) + "/q", transport.CodeUnknownRoute, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := e.get(c.target)
 			if r.status != 200 {
 				t.Fatalf("status %d", r.status)
+			}
+			if strings.Contains(r.body, s.Token(CapMutation)) && !strings.Contains(c.target, s.Token(CapMutation)) {
+				t.Fatalf("the read base named the mutation base: %s", r.body)
 			}
 			m := decodeJSON(t, r.body)
 			if c.code == "" {
@@ -214,21 +223,31 @@ func TestCapabilityBaseRepairs(t *testing.T) {
 			if got, _ := m["repair"].(string); got != c.repair {
 				t.Fatalf("repair %q, want %q", got, c.repair)
 			}
-			if c.repair != "" {
-				// the repair is exact: fetching it reaches the route
-				rr := e.get(strings.TrimPrefix(c.repair, e.origin()))
+			next := strings.TrimPrefix(c.repair, e.origin())
+			if c.suffix != "" {
+				if m[kernel.FieldRepairBase] != "m" || m[kernel.FieldRepairSuffix] != c.suffix || m["agentAction"] != transport.ActionCorrectRequest {
+					t.Fatalf("directions to bases.m: %s", r.body)
+				}
+				next = strings.TrimPrefix(mb, e.origin()) + c.suffix
+			} else if _, ok := m[kernel.FieldRepairSuffix]; ok {
+				t.Fatalf("a suffix beside a repair URL: %s", r.body)
+			}
+			if next != "" {
+				// the directions are exact: following them reaches the route
+				rr := e.get(next)
 				if rm := decodeJSON(t, rr.body); rm["errorCode"] == transport.CodeWrongCapabilityBase {
 					t.Fatalf("repair loops: %s", rr.body)
 				}
 			}
 		})
 	}
-	// read routes on the mutation base repair to the read base
+	// read routes on the mutation base repair to the read base, with the
+	// exact URL: the read base is the weaker one
 	k := e.k
 	k.Handle("/r", &transport.Spec{Route: "/r", Params: []transport.Param{{Name: "path"}}},
 		func(context.Context, *kernel.Call) (any, *transport.Error) { return map[string]bool{"ok": true}, nil })
 	r := e.get("/v0/" + s.Token(CapMutation) + "/r?path=a~nb")
-	if m := decodeJSON(t, r.body); m["errorCode"] != transport.CodeWrongCapabilityBase || m["repair"] != rb+"/r?path=a~nb" {
+	if m := decodeJSON(t, r.body); m["errorCode"] != transport.CodeWrongCapabilityBase || m["repair"] != rb+"/r?path=a~nb" || m["agentAction"] != transport.ActionFetchRepair {
 		t.Fatalf("%s", r.body)
 	}
 }
@@ -457,6 +476,50 @@ func TestObserve(t *testing.T) {
 		ev := events[i]
 		if ev.Route != w.route || ev.Tool != w.tool || ev.ErrorCode != w.code || ev.Status != 200 || ev.Session != s || ev.Bytes == 0 {
 			t.Fatalf("event %d: %+v", i, ev)
+		}
+	}
+}
+
+// TestRangeFallbackLevels: /z replays an answer only on the base it was
+// answered on or a stronger one. The read base refuses the mutation
+// base's answers (they name bases.m) with directions to bases.m, and never
+// falls back to an older read answer for last=1 — the agent would take it
+// for the one it lost.
+func TestRangeFallbackLevels(t *testing.T) {
+	e := newEnv(t, withMutationStubs)
+	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true}, "A")
+	e.table.Add(s)
+	rb, mb := "/v0/"+s.Token(CapRead), "/v0/"+s.Token(CapMutation)
+	readAnswer := e.get(rb + "/k").body
+	mutAnswer := e.get(mb + "/w?path=a").body
+	chunk := func(base, q string) (string, map[string]any) {
+		t.Helper()
+		r := e.get(base + q)
+		if _, c, err := replay.Parse([]byte(r.body)); err == nil {
+			return string(c), nil
+		}
+		return "", decodeJSON(t, r.body)
+	}
+	if c, _ := chunk(mb, "/z?last=1&part=0"); c != mutAnswer {
+		t.Fatalf("mutation base, last=1: %q", c)
+	}
+	c, m := chunk(rb, "/z?last=1&part=0")
+	if c != "" || m["errorCode"] != transport.CodeWrongCapabilityBase || m[kernel.FieldRepairSuffix] != "/z?last=1&part=0" || m["repair"] != nil {
+		t.Fatalf("read base, last=1 after a mutation answer: %q %v", c, m)
+	}
+	mid := regexp.MustCompile(`"id":"(z[0-9a-f]+)"`).FindStringSubmatch(e.get(mb + "/z?last=1").body)[1]
+	if _, m := chunk(rb, "/z?id="+mid+"&offset=0&length=5"); m["errorCode"] != transport.CodeWrongCapabilityBase ||
+		m[kernel.FieldRepairSuffix] != "/z?id="+mid+"&offset=0&length=5" {
+		t.Fatalf("read base, id of a mutation answer: %v", m)
+	}
+	if c, _ := chunk(mb, "/z?id="+mid); c != mutAnswer {
+		t.Fatalf("mutation base, id: %q", c)
+	}
+	// A read answer is the last again: both bases replay it.
+	e.get(rb + "/k")
+	for _, b := range []string{rb, mb} {
+		if c, _ := chunk(b, "/z?last=1"); c != readAnswer {
+			t.Fatalf("%s: last=1 after a read answer: %q", b, c)
 		}
 	}
 }

@@ -80,7 +80,7 @@ const (
 	ruleRaw   = "raw= goes last: all after it is content. Escapes: ~n newline ~t tab ~h # ~p % ~q + ~s space ~a & ~~ ~ ~uXXXX; + is a space"
 	ruleRead  = "/r: up to 8 path=, each optionally followed by start=&end=; if truncated, fetch next. /o outlines JS/TS/Go. /f?name= finds files (raw= by content). /g is literal; regex=1 for regex"
 	ruleErr   = "errors are HTTP 200 ok:false; fetch repair/next/retry/poll/repeat URLs exactly as returned"
-	ruleCut   = "cut-off answer: bases.r+/z?last=1&part=0"
+	ruleCut   = "cut-off answer: same base+/z?last=1&part=0"
 	ruleKit   = "/k lists plugins; /k?plugin=<id> gives tool schemas"
 	ruleMut   = "one hunk in one file: /e; new or whole file: /w (after a complete read); 2+ edits or files: one /a patch; pending: poll /j"
 	rulePoll  = "pending: poll /j" // ruleMut for a session without the file tools

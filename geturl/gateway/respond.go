@@ -62,8 +62,9 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) int {
 }
 
 // answer writes a tool answer (or tool error) as HTTP 200. JSON answers are
-// stored in the session's replay store, so /z?last=1 can recover any of
-// them; one larger than a range part is served with a rangeFallback object
+// stored in the session's replay store at the level of the base they were
+// answered on, so /z?last=1 on that base (or a stronger one) can recover
+// any of them; one larger than a range part is served with a rangeFallback object
 // as its first key. The stored bytes are the tool's answer itself, which is
 // what /z reconstructs. HEAD answers and /z's own are not stored
 // (Call.StoresAnswer).
@@ -97,7 +98,7 @@ func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, rec *record, c 
 		write(w, http.StatusOK, ctypeJSON, body)
 		return
 	}
-	id := c.Session.Replay().Put(body) // copies: body may be overwritten below
+	id := c.Session.Replay().Put(c.Level(), body) // copies: body may be overwritten below
 	if id == "" || len(body) <= replay.PartSize || len(body) < 2 || body[0] != '{' {
 		write(w, http.StatusOK, ctypeJSON, body)
 		return

@@ -31,7 +31,7 @@ func TestAppendRangeFallback(t *testing.T) {
 	for _, base := range []string{"http://127.0.0.1:47432/v0/AbCd1234", "https://abc.trycloudflare.com/v0/Zz9Yy8Xx"} {
 		c := &kernel.Call{Bases: kernel.Bases{Read: base}, On: kernel.ReadBase}
 		for range 200 {
-			id := s.Put([]byte("{}"))
+			id := s.Put(replay.ReadLevel, []byte("{}"))
 			if transport.Encode(id) != id {
 				t.Fatalf("id %q is not URL-plain", id)
 			}
@@ -82,7 +82,7 @@ func TestConcurrentAnswersKeepTheirBytes(t *testing.T) {
 				}
 				var stored []byte
 				for part := 0; ; part++ {
-					r, err := s.store.Part(a.RangeFallback.ID, part)
+					r, err := s.store.Part(a.RangeFallback.ID, part, replay.ReadLevel)
 					if err != nil {
 						t.Error(err)
 						return
@@ -142,7 +142,7 @@ func TestRangeFallbackLongOrigin(t *testing.T) {
 		}
 		var stored []byte
 		for part := 0; ; part++ {
-			p, err := s.store.Part(a.RangeFallback.ID, part)
+			p, err := s.store.Part(a.RangeFallback.ID, part, replay.ReadLevel)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,8 +9,8 @@ import (
 )
 
 // serveRoute answers an authenticated /v0/<tok>/<route>: the route on its
-// own base goes to the kernel; a route of the other base gets the exact URL
-// on that base; anything else is unknown_route.
+// own base goes to the kernel; a route of the other base is refused with
+// directions to it (kernel.WrongBase); anything else is unknown_route.
 func (g *Gateway) serveRoute(w http.ResponseWriter, r *http.Request, rec *record, target, origin string, sess Session, kind Capability, route string) {
 	on := kernel.ReadBase
 	if kind == CapMutation {
@@ -68,26 +68,18 @@ func (g *Gateway) otherBase(c *kernel.Call, rt *kernel.Route, t *transport.Targe
 	if !rt.Served() {
 		return g.opts.Kernel.UnknownRoute(rt.Path, c.On)
 	}
-	base := c.Bases.Of(other)
-	if base == "" {
+	if c.Bases.Of(other) == "" {
 		return &transport.Error{
 			Code: kernel.CodeMutationsDisabled, Detail: rt.Path + " needs the mutation capability",
 			Hint: "this session is read-only; the operator can enable file writes or terminal for the project",
 		}
 	}
-	repair := base + rt.Path
+	suffix := rt.Path
 	if query != "" {
-		repair += "?" + query
+		suffix += "?" + query
 	}
 	name := map[kernel.BaseKind]string{kernel.ReadBase: "read (bases.r)", kernel.MutationBase: "mutation (bases.m)"}
-	return &transport.Error{
-		Code:      transport.CodeWrongCapabilityBase,
-		Detail:    rt.Path + " is served on the " + name[other] + " base",
-		Hint:      "fetch the repair URL: the same request on the right base",
-		Retryable: true,
-		Action:    transport.ActionFetchRepair,
-		Repair:    repair,
-	}
+	return kernel.WrongBase(c, rt.Path+" is served on the "+name[other]+" base", suffix)
 }
 
 // statPath recognises /s?path=<p> used for stat: a path and nothing that

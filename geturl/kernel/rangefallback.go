@@ -27,16 +27,32 @@ var rangeSpec = &transport.Spec{
 	Requires: [][2]string{{"offset", "length"}, {"length", "offset"}},
 }
 
+// Level is the replay level of the call's base: what it may store and
+// read back (replay.Level). An answer from the mutation base is never
+// replayed through the read base.
+func (c *Call) Level() replay.Level {
+	if c.On == MutationBase {
+		return replay.MutationLevel
+	}
+	return replay.ReadLevel
+}
+
 // rangeFallback answers /z with one plain-text piece of a stored response.
 // It never runs anything again and never becomes the "last" response, not
 // even when it answers an error (see Call.StoresAnswer): one mistyped
-// recovery URL must not lose what last=1 recovers.
+// recovery URL must not lose what last=1 recovers. A response the
+// mutation base answered is refused on the read base (kernel.WrongBase:
+// the agent is sent to bases.m without this answer naming it).
 func (k *Kernel) rangeFallback(_ context.Context, c *Call) (any, *transport.Error) {
 	store := c.Session.Replay()
+	at := c.Level()
 	id := c.Args.Text("id")
 	if c.Args.Has("last") {
-		last, ok := store.Last()
-		if !ok {
+		last, err := store.Last(at)
+		switch {
+		case errors.Is(err, replay.ErrAbove):
+			return nil, k.aboveLevel(c, "the last response was answered on the mutation base")
+		case err != nil:
 			return nil, &transport.Error{Code: CodeUnknownResponse, Detail: "no response stored yet",
 				Hint: "responses are kept 15 minutes after their last use, and not across capability rotation"}
 		}
@@ -50,19 +66,31 @@ func (k *Kernel) rangeFallback(_ context.Context, c *Call) (any, *transport.Erro
 	next.Add("id", id)
 	if off, ok := c.Args.Int("offset"); ok {
 		length, _ := c.Args.Int("length")
-		r, err = store.Range(id, off, length)
+		r, err = store.Range(id, off, length, at)
 		next.Add("offset", strconv.Itoa(r.NextOffset)).Add("length", strconv.Itoa(length))
 	} else {
-		r, err = store.Part(id, c.Args.IntOr("part", 0))
+		r, err = store.Part(id, c.Args.IntOr("part", 0), at)
 		next.Add("part", strconv.Itoa(r.NextPart))
 	}
 	switch {
 	case errors.Is(err, replay.ErrNotFound):
 		return nil, &transport.Error{Code: CodeUnknownResponse, Detail: "id=" + id,
 			Hint: "responses are kept 15 minutes after their last use, and not across capability rotation"}
+	case errors.Is(err, replay.ErrAbove):
+		return nil, k.aboveLevel(c, "response "+id+" was answered on the mutation base")
 	case err != nil:
 		return nil, &transport.Error{Code: CodeRangeOutOfBounds, Detail: err.Error(), Retryable: true,
 			Hint: "start again from " + c.URL("/z", new(transport.Query).Add("id", id).Add("part", "0")), Action: transport.ActionCorrectRequest}
 	}
 	return PlainText(r.Render(c.URL("/z", &next))), nil
+}
+
+// aboveLevel refuses, on the read base, a /z of a response the mutation
+// base answered: the same request belongs on bases.m.
+func (k *Kernel) aboveLevel(c *Call, detail string) *transport.Error {
+	suffix := c.Route.Path
+	if c.Target != nil {
+		suffix = c.Target.Rewrite(c.Route.Path, nil, "")
+	}
+	return WrongBase(c, detail, suffix)
 }

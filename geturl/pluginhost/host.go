@@ -259,10 +259,11 @@ func arguments(c *kernel.Call) (json.RawMessage, *transport.Error) {
 }
 
 // wrongBase refuses a call on the base its classification does not
-// belong to, with the exact same request on the right base as the repair
-// (a read without the wait=, run= or call= it would ignore, which it
-// refuses on the read base too). A session with no mutation base gets no
-// URL at all.
+// belong to (kernel.WrongBase): a read on the mutation base gets the exact
+// same call on the read base as the repair (without the wait=, run= or
+// call= it would ignore, which it refuses on the read base too); a
+// mutation on the read base gets the call to append to bases.m, never
+// the URL. A session with no mutation base is told it has none.
 func wrongBase(c *kernel.Call, mut bool) *transport.Error {
 	switch {
 	case mut && c.On == kernel.ReadBase:
@@ -270,13 +271,9 @@ func wrongBase(c *kernel.Call, mut bool) *transport.Error {
 			return &transport.Error{Code: kernel.CodeMutationsDisabled, Detail: "this call is a mutation and the session is read-only",
 				Hint: "the operator can enable file writes or terminal for the project"}
 		}
-		return &transport.Error{Code: transport.CodeWrongCapabilityBase, Detail: "this call is a mutation: it is served on the mutation (bases.m) base",
-			Hint: "fetch the repair URL: the same call on the mutation base", Retryable: true, Action: transport.ActionFetchRepair,
-			Repair: c.Bases.Mutation + mutation.Origin(c)}
+		return kernel.WrongBase(c, "this call is a mutation: it is served on the mutation (bases.m) base", mutation.Origin(c))
 	case !mut && c.On == kernel.MutationBase:
-		return &transport.Error{Code: transport.CodeWrongCapabilityBase, Detail: "this call only reads: it is served on the read (bases.r) base",
-			Hint: "fetch the repair URL: the same call on the read base", Retryable: true, Action: transport.ActionFetchRepair,
-			Repair: c.Bases.Read + readCall(c)}
+		return kernel.WrongBase(c, "this call only reads: it is served on the read (bases.r) base", readCall(c))
 	case !mut:
 		if given := intentControls(c); len(given) > 0 {
 			return &transport.Error{Code: transport.CodeInvalidParameter,

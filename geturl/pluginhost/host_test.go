@@ -145,15 +145,19 @@ func (e *env) session(perm kernel.Permissions, seed string) (r, m string) {
 }
 
 type answer struct {
-	OK        bool            `json:"ok"`
-	ErrorCode string          `json:"errorCode"`
-	Repair    string          `json:"repair"`
-	Retry     string          `json:"retry"`
-	Call      string          `json:"call"`
-	State     string          `json:"state"`
-	Replayed  bool            `json:"replayed"`
-	Result    json.RawMessage `json:"result"`
-	raw       string
+	OK        bool   `json:"ok"`
+	ErrorCode string `json:"errorCode"`
+	Repair    string `json:"repair"`
+	// RepairBase and RepairSuffix direct a mutation on the read base to
+	// bases.m without naming it.
+	RepairBase   string          `json:"repairBase"`
+	RepairSuffix string          `json:"repairSuffix"`
+	Retry        string          `json:"retry"`
+	Call         string          `json:"call"`
+	State        string          `json:"state"`
+	Replayed     bool            `json:"replayed"`
+	Result       json.RawMessage `json:"result"`
+	raw          string
 }
 
 func (e *env) get(u string) answer {
@@ -189,8 +193,9 @@ func TestDiscovery(t *testing.T) {
 	}
 }
 
-// Reads run on the read base; a read on the mutation base, and a mutation
-// on the read base, are repaired to the exact same call on the other base.
+// Reads run on the read base; a read on the mutation base is repaired to
+// the exact same call on the read base, and a mutation on the read base
+// is directed to the same call on bases.m.
 func TestCapabilityRepairBothWays(t *testing.T) {
 	e := newEnv(t)
 	r, m := e.session(kernel.Permissions{Write: true}, "A")
@@ -207,16 +212,19 @@ func TestCapabilityRepairBothWays(t *testing.T) {
 	e.get(a.Repair)
 	q := `/k?plugin=counter&tool=act&wait=1500&raw={"action":"set","v":1}`
 	a = e.get(r + q)
-	if a.ErrorCode != transport.CodeWrongCapabilityBase || a.Repair != m+q {
+	// The read base never names the mutation base: the answer gives the
+	// call to append to bases.m instead of a URL.
+	if a.ErrorCode != transport.CodeWrongCapabilityBase || a.Repair != "" || a.RepairBase != "m" || a.RepairSuffix != q ||
+		strings.Contains(a.raw, m) {
 		t.Fatal(a.raw)
 	}
 	if e.p.count() != 2 {
 		t.Fatal("a refused mutation ran")
 	}
-	if b := e.get(a.Repair); !b.OK || b.State != "succeeded" || b.Replayed || !strings.HasPrefix(b.Call, "auto:plugin:") {
+	if b := e.get(m + a.RepairSuffix); !b.OK || b.State != "succeeded" || b.Replayed || !strings.HasPrefix(b.Call, "auto:plugin:") {
 		t.Fatal(b.raw)
 	}
-	if b := e.get(a.Repair); !b.Replayed || e.p.count() != 3 {
+	if b := e.get(m + a.RepairSuffix); !b.Replayed || e.p.count() != 3 {
 		t.Fatalf("replay: %s, %d calls", b.raw, e.p.count())
 	}
 }

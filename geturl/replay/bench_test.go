@@ -16,9 +16,9 @@ func BenchmarkPutAndReadParts(b *testing.B) {
 	b.ReportAllocs()
 	done := cputime.Start(b)
 	for b.Loop() {
-		id := s.Put(body)
+		id := s.Put(ReadLevel, body)
 		for n := 0; ; n++ {
-			r, err := s.Part(id, n)
+			r, err := s.Part(id, n, ReadLevel)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -38,12 +38,12 @@ func BenchmarkPutFullStore(b *testing.B) {
 	body := bytes.Repeat([]byte("x"), 4800)
 	s := New(nil)
 	for range MaxEntries {
-		s.Put(body)
+		s.Put(ReadLevel, body)
 	}
 	b.ReportAllocs()
 	done := cputime.Start(b)
 	for b.Loop() {
-		s.Put(body)
+		s.Put(ReadLevel, body)
 	}
 	done()
 }

@@ -17,8 +17,8 @@ func FuzzRange(f *testing.F) {
 	f.Add(bytes.Repeat([]byte("€"), 1000), 1, 2)
 	f.Fuzz(func(t *testing.T, body []byte, offset, length int) {
 		s := New(nil)
-		id := s.Put(body)
-		r, err := s.Range(id, offset, length)
+		id := s.Put(ReadLevel, body)
+		r, err := s.Range(id, offset, length, ReadLevel)
 		if err != nil {
 			return
 		}
@@ -44,7 +44,7 @@ func FuzzRange(f *testing.F) {
 			if steps > len(body) {
 				t.Fatal("no progress")
 			}
-			if r, err = s.Range(id, r.NextOffset, length); err != nil {
+			if r, err = s.Range(id, r.NextOffset, length, ReadLevel); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -53,7 +53,7 @@ func FuzzRange(f *testing.F) {
 		}
 		var parts []byte
 		for n := 0; ; n++ {
-			p, err := s.Part(id, n)
+			p, err := s.Part(id, n, ReadLevel)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,8 +74,8 @@ func FuzzRange(f *testing.F) {
 // FuzzParse checks Parse never panics and accepts only what Render makes.
 func FuzzParse(f *testing.F) {
 	s := New(nil)
-	id := s.Put([]byte("hello world"))
-	r, _ := s.Range(id, 0, 5)
+	id := s.Put(ReadLevel, []byte("hello world"))
+	r, _ := s.Range(id, 0, 5, ReadLevel)
 	f.Add(r.Render("next"))
 	f.Add([]byte("GETMCP_RANGE {\"length\":-1}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -44,10 +44,11 @@ type Range struct {
 	NextOffset int
 }
 
-// Part returns part n (0-based) of response id. The chunk is a copy.
-func (s *Store) Part(id string, n int) (Range, error) {
+// Part returns part n (0-based) of response id, read at level at (see
+// Level). The chunk is a copy.
+func (s *Store) Part(id string, n int, at Level) (Range, error) {
 	var r Range
-	err := s.read(id, func(body []byte) {
+	err := s.read(id, at, func(body []byte) {
 		// Cut here rather than at Put: most stored answers are never read back.
 		start, end, parts := partBounds(body, n)
 		if n < 0 || n >= parts {
@@ -70,13 +71,13 @@ func (s *Store) Part(id string, n int) (Range, error) {
 // inside a multi-byte UTF-8 sequence moves back to its first byte; an end
 // inside one moves back too, unless that would leave nothing, in which case
 // it moves forward so the one straddling character is returned whole. The
-// chunk is a copy.
-func (s *Store) Range(id string, offset, length int) (Range, error) {
+// chunk is a copy. It is read at level at (see Level).
+func (s *Store) Range(id string, offset, length int, at Level) (Range, error) {
 	var (
 		r   Range
 		bad bool
 	)
-	err := s.read(id, func(body []byte) {
+	err := s.read(id, at, func(body []byte) {
 		total := len(body)
 		if length < 1 || length > MaxRangeLength || offset < 0 || offset > total || (offset == total && total > 0) {
 			bad = true

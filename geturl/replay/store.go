@@ -14,12 +14,27 @@ const (
 	TTL        = 15 * time.Minute
 )
 
-// Errors returned by Part and Range.
+// Errors returned by Last, Part and Range.
 var (
 	ErrNotFound   = errors.New("response not found or expired")
 	ErrPartRange  = errors.New("part number out of range")
 	ErrBadRange   = errors.New("offset or length out of range")
 	ErrNoResponse = errors.New("no response stored yet")
+	// ErrAbove: the response was produced on a stronger capability than
+	// the one reading it back.
+	ErrAbove = errors.New("response produced on a stronger capability")
+)
+
+// Level is the capability a response was produced on. A response is read
+// back only at its own level or a stronger one: what the mutation base
+// answered (recovery URLs naming it, command output) never comes back
+// through the read base.
+type Level uint8
+
+// The levels, weakest first.
+const (
+	ReadLevel Level = iota
+	MutationLevel
 )
 
 // Store holds the recent responses of one session. It is safe for
@@ -41,6 +56,7 @@ type Store struct {
 
 type entry struct {
 	id         string
+	level      Level
 	body       []byte // read only under mu: a later Put may reuse it once dropped
 	touched    time.Time
 	prev, next *entry
@@ -58,7 +74,8 @@ func New(now func() time.Time) *Store {
 	return s
 }
 
-// Put stores a copy of body, makes it the last response and returns its id.
+// Put stores a copy of body, produced at level, makes it the last response
+// and returns its id.
 // The least recently used responses are evicted to stay within MaxEntries
 // and MaxBytes. A body larger than MaxBytes on its own is not stored and Put
 // returns "".
@@ -67,7 +84,7 @@ func New(now func() time.Time) *Store {
 // evicted response's memory when it fits: a busy session then stores its
 // answers without allocating. Part and Range copy their chunk out under
 // the lock, so nothing outside the store ever holds a stored body.
-func (s *Store) Put(body []byte) string {
+func (s *Store) Put(level Level, body []byte) string {
 	if len(body) > MaxBytes {
 		return ""
 	}
@@ -91,7 +108,7 @@ func (s *Store) Put(body []byte) string {
 	if e == nil {
 		e = &entry{}
 	}
-	*e = entry{id: id, body: append(e.body[:0], body...), touched: now}
+	*e = entry{id: id, level: level, body: append(e.body[:0], body...), touched: now}
 	s.entries[id] = e
 	s.pushBack(e)
 	s.bytes += len(body)
@@ -103,15 +120,22 @@ func (s *Store) Put(body []byte) string {
 // room, and not so much that a small answer pins a large buffer.
 func fits(c, n int) bool { return c >= n && c <= 2*n+4096 }
 
-// Last returns the id of the most recent Put that is still stored.
-func (s *Store) Last() (string, bool) {
+// Last returns the id of the most recent Put that is still stored:
+// ErrNoResponse when there is none, ErrAbove when it was produced above
+// level at (the last response is never skipped for an older one: a reader
+// would take it for the answer it lost).
+func (s *Store) Last(at Level) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expire(s.now())
-	if _, ok := s.entries[s.last]; !ok {
-		return "", false
+	e, ok := s.entries[s.last]
+	switch {
+	case !ok:
+		return "", ErrNoResponse
+	case e.level > at:
+		return "", ErrAbove
 	}
-	return s.last, true
+	return s.last, nil
 }
 
 // Len reports how many responses and bytes are stored.
@@ -124,8 +148,9 @@ func (s *Store) Len() (entries, bytes int) {
 
 // read calls fn with a live entry's body, under the lock (the body may be
 // reused by a later Put once the lock is released), and refreshes the
-// entry's inactivity timer.
-func (s *Store) read(id string, fn func(body []byte)) error {
+// entry's inactivity timer. An entry above level at is ErrAbove, and not
+// touched.
+func (s *Store) read(id string, at Level, fn func(body []byte)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -133,6 +158,9 @@ func (s *Store) read(id string, fn func(body []byte)) error {
 	e, ok := s.entries[id]
 	if !ok {
 		return ErrNotFound
+	}
+	if e.level > at {
+		return ErrAbove
 	}
 	e.touched = now
 	s.unlink(e)

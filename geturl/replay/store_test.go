@@ -50,7 +50,7 @@ func collectParts(t *testing.T, s *Store, id string) []byte {
 	t.Helper()
 	var out []byte
 	for n := 0; ; n++ {
-		r, err := s.Part(id, n)
+		r, err := s.Part(id, n, ReadLevel)
 		if err != nil {
 			t.Fatalf("part %d: %v", n, err)
 		}
@@ -81,13 +81,13 @@ func TestPartsReconstruct(t *testing.T) {
 	}
 	s := New(newClock().now)
 	for i, body := range bodies {
-		id := s.Put(body)
+		id := s.Put(ReadLevel, body)
 		got := collectParts(t, s, id)
 		if !bytes.Equal(got, body) {
 			t.Fatalf("body %d: reconstruction differs", i)
 		}
 		for n := 0; ; n++ {
-			p, _ := s.Part(id, n)
+			p, _ := s.Part(id, n, ReadLevel)
 			if !utf8.Valid(p.Chunk) {
 				t.Fatalf("body %d part %d splits a rune", i, n)
 			}
@@ -106,11 +106,11 @@ func TestRangeReconstruct(t *testing.T) {
 		if i == 0 {
 			body = straddling()
 		}
-		id := s.Put(body)
+		id := s.Put(ReadLevel, body)
 		length := 1 + r.IntN(3000)
 		var out []byte
 		for off := 0; ; {
-			rg, err := s.Range(id, off, length)
+			rg, err := s.Range(id, off, length, ReadLevel)
 			if err != nil {
 				t.Fatalf("range %d+%d: %v", off, length, err)
 			}
@@ -132,7 +132,7 @@ func TestRangeReconstruct(t *testing.T) {
 func TestRangeCorrection(t *testing.T) {
 	body := []byte("a😀b€c") // a=0, 😀=1..4, b=5, €=6..8, c=9
 	s := New(newClock().now)
-	id := s.Put(body)
+	id := s.Put(ReadLevel, body)
 	cases := []struct {
 		off, n     int
 		start, end int
@@ -148,7 +148,7 @@ func TestRangeCorrection(t *testing.T) {
 		{9, 1, 9, 10, false},
 	}
 	for _, tc := range cases {
-		r, err := s.Range(id, tc.off, tc.n)
+		r, err := s.Range(id, tc.off, tc.n, ReadLevel)
 		if err != nil {
 			t.Fatalf("%d+%d: %v", tc.off, tc.n, err)
 		}
@@ -161,44 +161,84 @@ func TestRangeCorrection(t *testing.T) {
 		}
 	}
 	for _, bad := range [][2]int{{-1, 1}, {0, 0}, {0, -5}, {10, 1}, {11, 1}, {0, MaxRangeLength + 1}} {
-		if _, err := s.Range(id, bad[0], bad[1]); !errors.Is(err, ErrBadRange) {
+		if _, err := s.Range(id, bad[0], bad[1], ReadLevel); !errors.Is(err, ErrBadRange) {
 			t.Errorf("Range(%d, %d): err = %v", bad[0], bad[1], err)
 		}
 	}
-	empty := s.Put(nil)
-	if r, err := s.Range(empty, 0, 10); err != nil || r.Length != 0 || r.HasMore {
+	empty := s.Put(ReadLevel, nil)
+	if r, err := s.Range(empty, 0, 10, ReadLevel); err != nil || r.Length != 0 || r.HasMore {
 		t.Errorf("empty body: %+v, %v", r, err)
 	}
-	if _, err := s.Part(id, 1); !errors.Is(err, ErrPartRange) {
+	if _, err := s.Part(id, 1, ReadLevel); !errors.Is(err, ErrPartRange) {
 		t.Errorf("part past the end: %v", err)
 	}
-	if _, err := s.Part(id, -1); !errors.Is(err, ErrPartRange) {
+	if _, err := s.Part(id, -1, ReadLevel); !errors.Is(err, ErrPartRange) {
 		t.Errorf("negative part: %v", err)
 	}
-	if _, err := s.Part("zzz", 0); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Part("zzz", 0, ReadLevel); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown id: %v", err)
 	}
 }
 
 func TestLastPointer(t *testing.T) {
 	s := New(newClock().now)
-	if _, ok := s.Last(); ok {
+	if _, err := s.Last(ReadLevel); !errors.Is(err, ErrNoResponse) {
 		t.Fatal("empty store has a last response")
 	}
-	a := s.Put([]byte("first"))
-	b := s.Put([]byte("second"))
-	if l, _ := s.Last(); l != b {
+	a := s.Put(ReadLevel, []byte("first"))
+	b := s.Put(ReadLevel, []byte("second"))
+	if l, _ := s.Last(ReadLevel); l != b {
 		t.Fatalf("last = %q, want %q", l, b)
 	}
 	// Range reads of an older response do not move the pointer.
-	if _, err := s.Part(a, 0); err != nil {
+	if _, err := s.Part(a, 0, ReadLevel); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Range(a, 0, 3); err != nil {
+	if _, err := s.Range(a, 0, 3, ReadLevel); err != nil {
 		t.Fatal(err)
 	}
-	if l, _ := s.Last(); l != b {
+	if l, _ := s.Last(ReadLevel); l != b {
 		t.Fatalf("last moved to %q", l)
+	}
+}
+
+// TestLevels: a response is read back at its own level or above, never
+// below; the last pointer is not moved back to an older response a weaker
+// reader may see, and a refused read does not refresh the entry.
+func TestLevels(t *testing.T) {
+	c := newClock()
+	s := New(c.now)
+	r := s.Put(ReadLevel, []byte("read answer"))
+	m := s.Put(MutationLevel, []byte("mutation answer"))
+	if l, err := s.Last(MutationLevel); err != nil || l != m {
+		t.Fatalf("last at mutation level = %q %v, want the mutation answer", l, err)
+	}
+	if l, err := s.Last(ReadLevel); !errors.Is(err, ErrAbove) || l != "" {
+		t.Fatalf("last at read level = %q %v, want ErrAbove", l, err)
+	}
+	if _, err := s.Part(m, 0, ReadLevel); !errors.Is(err, ErrAbove) {
+		t.Fatalf("part of a mutation answer at read level: %v", err)
+	}
+	if _, err := s.Range(m, 0, 3, ReadLevel); !errors.Is(err, ErrAbove) {
+		t.Fatalf("range of a mutation answer at read level: %v", err)
+	}
+	for _, at := range []Level{ReadLevel, MutationLevel} {
+		if p, err := s.Part(r, 0, at); err != nil || string(p.Chunk) != "read answer" {
+			t.Fatalf("read answer at level %d: %q %v", at, p.Chunk, err)
+		}
+	}
+	if p, err := s.Part(m, 0, MutationLevel); err != nil || string(p.Chunk) != "mutation answer" {
+		t.Fatalf("mutation answer at its level: %q %v", p.Chunk, err)
+	}
+	// Reads refused at the read level keep the mutation answer's timer.
+	c.add(TTL - time.Second)
+	s.Part(m, 0, ReadLevel)
+	c.add(2 * time.Second)
+	if _, err := s.Part(m, 0, MutationLevel); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a refused read refreshed the entry: %v", err)
+	}
+	if l := s.Put(ReadLevel, []byte("again")); func() string { v, _ := s.Last(ReadLevel); return v }() != l {
+		t.Fatal("a read answer after a mutation answer is not the last at read level")
 	}
 }
 
@@ -206,33 +246,33 @@ func TestEviction(t *testing.T) {
 	s := New(newClock().now)
 	ids := make([]string, 0, MaxEntries+1)
 	for range MaxEntries + 1 {
-		ids = append(ids, s.Put([]byte("x")))
+		ids = append(ids, s.Put(ReadLevel, []byte("x")))
 	}
-	if _, err := s.Part(ids[0], 0); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Part(ids[0], 0, ReadLevel); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("oldest survived a 97th put: %v", err)
 	}
 	if n, _ := s.Len(); n != MaxEntries {
 		t.Fatalf("entries = %d", n)
 	}
 	big := bytes.Repeat([]byte("b"), 900<<10)
-	x := s.Put(big)
-	y := s.Put(big)
-	z := s.Put(big) // 3 × 900 KiB > 2 MiB: x goes
-	if _, err := s.Part(x, 0); !errors.Is(err, ErrNotFound) {
+	x := s.Put(ReadLevel, big)
+	y := s.Put(ReadLevel, big)
+	z := s.Put(ReadLevel, big) // 3 × 900 KiB > 2 MiB: x goes
+	if _, err := s.Part(x, 0, ReadLevel); !errors.Is(err, ErrNotFound) {
 		t.Fatal("byte bound not enforced")
 	}
 	for _, id := range []string{y, z} {
-		if _, err := s.Part(id, 0); err != nil {
+		if _, err := s.Part(id, 0, ReadLevel); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, b := s.Len(); b > MaxBytes {
 		t.Fatalf("bytes = %d", b)
 	}
-	if id := s.Put(make([]byte, MaxBytes+1)); id != "" {
+	if id := s.Put(ReadLevel, make([]byte, MaxBytes+1)); id != "" {
 		t.Fatal("oversized body stored")
 	}
-	if l, _ := s.Last(); l != z {
+	if l, _ := s.Last(ReadLevel); l != z {
 		t.Fatal("refused put moved the last pointer")
 	}
 }
@@ -244,33 +284,33 @@ func TestEvictionLeastRecentlyUsed(t *testing.T) {
 	s := New(c.now)
 	ids := make([]string, MaxEntries)
 	for i := range ids {
-		ids[i] = s.Put([]byte("x"))
+		ids[i] = s.Put(ReadLevel, []byte("x"))
 		c.add(time.Second)
 	}
-	if _, err := s.Range(ids[0], 0, 1); err != nil { // the oldest put, read again
+	if _, err := s.Range(ids[0], 0, 1, ReadLevel); err != nil { // the oldest put, read again
 		t.Fatal(err)
 	}
-	s.Put([]byte("y"))
-	if _, err := s.Part(ids[0], 0); err != nil {
+	s.Put(ReadLevel, []byte("y"))
+	if _, err := s.Part(ids[0], 0, ReadLevel); err != nil {
 		t.Fatalf("recently read response evicted: %v", err)
 	}
-	if _, err := s.Part(ids[1], 0); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Part(ids[1], 0, ReadLevel); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("least recently used response kept: %v", err)
 	}
 
 	s = New(c.now)
 	big := bytes.Repeat([]byte("b"), 900<<10)
-	x := s.Put(big)
-	y := s.Put(big)
-	if _, err := s.Part(x, 0); err != nil {
+	x := s.Put(ReadLevel, big)
+	y := s.Put(ReadLevel, big)
+	if _, err := s.Part(x, 0, ReadLevel); err != nil {
 		t.Fatal(err)
 	}
-	z := s.Put(big) // over 2 MiB: y, used least recently, goes
-	if _, err := s.Part(y, 0); !errors.Is(err, ErrNotFound) {
+	z := s.Put(ReadLevel, big) // over 2 MiB: y, used least recently, goes
+	if _, err := s.Part(y, 0, ReadLevel); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("y kept: %v", err)
 	}
 	for _, id := range []string{x, z} {
-		if _, err := s.Part(id, 0); err != nil {
+		if _, err := s.Part(id, 0, ReadLevel); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -281,13 +321,13 @@ func TestEvictionLeastRecentlyUsed(t *testing.T) {
 func TestExpiryOrder(t *testing.T) {
 	c := newClock()
 	s := New(c.now)
-	a := s.Put([]byte("a")) // t=0
+	a := s.Put(ReadLevel, []byte("a")) // t=0
 	c.add(time.Minute)
-	b := s.Put([]byte("b")) // t=1m
+	b := s.Put(ReadLevel, []byte("b")) // t=1m
 	c.add(time.Minute)
-	d := s.Put([]byte("d")) // t=2m
+	d := s.Put(ReadLevel, []byte("d")) // t=2m
 	c.add(time.Minute)
-	if _, err := s.Part(a, 0); err != nil { // t=3m: a is now the most recent
+	if _, err := s.Part(a, 0, ReadLevel); err != nil { // t=3m: a is now the most recent
 		t.Fatal(err)
 	}
 	// Len, Last and a miss refresh nothing, so each step below lands just
@@ -296,20 +336,20 @@ func TestExpiryOrder(t *testing.T) {
 	if n, _ := s.Len(); n != 2 {
 		t.Fatalf("t=16m+1s: %d entries, want a and d", n)
 	}
-	if _, err := s.Part(b, 0); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Part(b, 0, ReadLevel); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("b outlived its TTL: %v", err)
 	}
-	if l, ok := s.Last(); !ok || l != d {
-		t.Fatalf("last = %q %v, want d", l, ok)
+	if l, err := s.Last(ReadLevel); err != nil || l != d {
+		t.Fatalf("last = %q %v, want d", l, err)
 	}
 	c.add(time.Minute) // t=17m+1s: d (2m) is over TTL, a (3m) is not
 	if n, _ := s.Len(); n != 1 {
 		t.Fatalf("t=17m+1s: %d entries, want a", n)
 	}
-	if _, ok := s.Last(); ok {
+	if _, err := s.Last(ReadLevel); !errors.Is(err, ErrNoResponse) {
 		t.Fatal("expired last response still reported")
 	}
-	if _, err := s.Part(a, 0); err != nil { // refreshes a at 17m+1s
+	if _, err := s.Part(a, 0, ReadLevel); err != nil { // refreshes a at 17m+1s
 		t.Fatalf("a expired early: %v", err)
 	}
 	c.add(TTL) // exactly TTL since a's last use: still live
@@ -325,20 +365,20 @@ func TestExpiryOrder(t *testing.T) {
 func TestTTL(t *testing.T) {
 	c := newClock()
 	s := New(c.now)
-	a := s.Put([]byte("a"))
-	b := s.Put([]byte("b"))
+	a := s.Put(ReadLevel, []byte("a"))
+	b := s.Put(ReadLevel, []byte("b"))
 	c.add(10 * time.Minute)
-	if _, err := s.Part(a, 0); err != nil { // touching a restarts its timer
+	if _, err := s.Part(a, 0, ReadLevel); err != nil { // touching a restarts its timer
 		t.Fatal(err)
 	}
 	c.add(6 * time.Minute)
-	if _, err := s.Part(b, 0); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Part(b, 0, ReadLevel); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("b outlived its TTL: %v", err)
 	}
-	if _, ok := s.Last(); ok {
+	if _, err := s.Last(ReadLevel); !errors.Is(err, ErrNoResponse) {
 		t.Fatal("expired last response still reported")
 	}
-	if _, err := s.Part(a, 0); err != nil {
+	if _, err := s.Part(a, 0, ReadLevel); err != nil {
 		t.Fatalf("recently read a expired: %v", err)
 	}
 	c.add(TTL + time.Second)
@@ -350,8 +390,8 @@ func TestTTL(t *testing.T) {
 func TestRenderParse(t *testing.T) {
 	s := New(newClock().now)
 	body := []byte(strings.Repeat("héllo ", 1000))
-	id := s.Put(body)
-	r, _ := s.Part(id, 0)
+	id := s.Put(ReadLevel, body)
+	r, _ := s.Part(id, 0, ReadLevel)
 	out := r.Render("https://t.example/v0/AbCdEfGh/z?id=" + id + "&part=1")
 	line, rest, _ := bytes.Cut(out, []byte("\n"))
 	want := `GETMCP_RANGE {"id":"` + id + `","part":0,"parts":4,"offset":0,"length":2304,"total":7000,"hasMore":true,"next":"https://t.example/v0/AbCdEfGh/z?id=` + id + `&part=1"}`
@@ -365,12 +405,12 @@ func TestRenderParse(t *testing.T) {
 	if err != nil || m.ID != id || !bytes.Equal(chunk, r.Chunk) || *m.Part != 0 {
 		t.Fatalf("Parse: %+v %v", m, err)
 	}
-	last, _ := s.Part(id, 3)
+	last, _ := s.Part(id, 3, ReadLevel)
 	line, _, _ = bytes.Cut(last.Render("ignored"), []byte("\n"))
 	if bytes.Contains(line, []byte("next")) {
 		t.Fatalf("final part names a next URL: %s", line)
 	}
-	rg, _ := s.Range(id, 5, 10)
+	rg, _ := s.Range(id, 5, 10, ReadLevel)
 	line, _, _ = bytes.Cut(rg.Render("n"), []byte("\n"))
 	if bytes.Contains(line, []byte(`"part"`)) {
 		t.Fatalf("offset mode reports a part: %s", line)
@@ -388,11 +428,11 @@ func TestConcurrent(t *testing.T) {
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 200 {
-				id := s.Put(bytes.Repeat([]byte{byte('a' + g)}, 100+i))
-				if _, err := s.Range(id, 0, 50); err != nil && !errors.Is(err, ErrNotFound) {
+				id := s.Put(ReadLevel, bytes.Repeat([]byte{byte('a' + g)}, 100+i))
+				if _, err := s.Range(id, 0, 50, ReadLevel); err != nil && !errors.Is(err, ErrNotFound) {
 					t.Error(err)
 				}
-				s.Last()
+				s.Last(ReadLevel)
 			}
 		})
 	}
@@ -415,7 +455,7 @@ func TestRecycledBodiesNeverLeak(t *testing.T) {
 		wg.Go(func() {
 			for i := range 400 {
 				c := byte('a' + (g*400+i)%26)
-				id := s.Put(bytesOf(c, 3000+i%7*10))
+				id := s.Put(ReadLevel, bytesOf(c, 3000+i%7*10))
 				mu.Lock()
 				fill[id] = c
 				ids = append(ids, id)
@@ -433,8 +473,8 @@ func TestRecycledBodiesNeverLeak(t *testing.T) {
 				want := fill[id]
 				mu.Unlock()
 				for _, get := range []func() (Range, error){
-					func() (Range, error) { return s.Part(id, 1) },
-					func() (Range, error) { return s.Range(id, 100, 2000) },
+					func() (Range, error) { return s.Part(id, 1, ReadLevel) },
+					func() (Range, error) { return s.Range(id, 100, 2000, ReadLevel) },
 				} {
 					r, err := get()
 					if errors.Is(err, ErrNotFound) {
