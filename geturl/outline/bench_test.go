@@ -2,8 +2,12 @@ package outline
 
 import (
 	"fmt"
+	"runtime"
+	"runtime/metrics"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hubdev/hub/geturl/internal/cputime"
 )
@@ -56,4 +60,62 @@ func BenchmarkOutlineLargeTS(b *testing.B) {
 		}
 	}
 	done()
+}
+
+// BenchmarkOutline2MiB outlines 2 MiB sources (a generated Go file, a
+// minified bundle, hand-written TypeScript): what one /o of a large file
+// costs. It reports, besides allocations, the peak growth of the heap
+// during one outline (peak-heap-MiB, sampled), which is what concurrent
+// requests add up.
+func BenchmarkOutline2MiB(b *testing.B) {
+	ts := largeTS()
+	ts = append(ts, ts...)
+	for _, c := range []struct {
+		name string
+		src  []byte
+	}{{"generated.go", generatedGo(2 << 20)}, {"bundle.js", bundledJS(2 << 20)}, {"large.ts", ts[:2<<20]}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.src)))
+			b.ReportAllocs()
+			var peak uint64
+			for b.Loop() {
+				peak = max(peak, peakHeap(func() { File(c.name, c.src) }))
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		})
+	}
+}
+
+// peakHeap runs fn and returns the largest growth of the heap's objects
+// seen while it ran (sampled about every 20 µs, from a collected start).
+func peakHeap(fn func()) uint64 {
+	read := func() uint64 {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	runtime.GC()
+	base := read()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(20 * time.Microsecond)
+		defer t.Stop()
+		for {
+			if h := read(); h > base && h-base > peak.Load() {
+				peak.Store(h - base)
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	fn()
+	close(stop)
+	<-done
+	return peak.Load()
 }

@@ -17,6 +17,15 @@
 // types, consts and vars; a file with syntax errors is outlined as far as
 // the parser got.
 //
+// A source larger than MaxParseBytes (256 KiB; generated code, bundles)
+// is not parsed in full — go/parser's tree and the JS token table cost
+// tens of bytes per byte of source. It is outlined by one streaming pass
+// over its tokens instead (go/scanner for Go; for JS/TS the same scanner
+// and statement rules, keeping only one top-level statement's shallow
+// tokens at a time), which finds the same declarations for well-formed
+// source with memory that does not grow with the file, and marks the
+// outline Scanned.
+//
 // Every outline is bounded (MaxSourceBytes scanned, MaxImports, MaxDecls,
 // MaxNameBytes) and says when a bound cut it.
 package outline

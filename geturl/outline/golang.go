@@ -12,13 +12,20 @@ import (
 // ErrNotGo is returned when go/parser finds nothing to outline.
 var ErrNotGo = errors.New("not a Go source file")
 
-// Go outlines Go source with go/parser.
+// Go outlines Go source with go/parser, or, past MaxParseBytes, with the
+// streaming scan (goScan).
 func Go(src []byte) (Outline, error) {
 	o := Outline{Language: "go", Imports: []Import{}, Decls: []Decl{}}
 	if len(src) > MaxSourceBytes {
 		src, o.Truncated = src[:MaxSourceBytes], true
 	}
 	o.Lines = countLines(src)
+	if len(src) > MaxParseBytes {
+		if err := goScan(src, &o); err != nil {
+			return Outline{}, err
+		}
+		return o, nil
+	}
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "src.go", src, parser.SkipObjectResolution)
 	if f == nil || f.Name == nil || f.Name.Name == "" {

@@ -17,6 +17,10 @@ func JS(src []byte, opt Options) Outline {
 		src, o.Truncated = src[:MaxSourceBytes], true
 	}
 	o.Lines = countLines(src)
+	if len(src) > MaxParseBytes {
+		jsScan(src, opt, &o)
+		return o
+	}
 	toks, stopped := lex(src, opt)
 	if stopped {
 		o.Truncated = true
@@ -49,6 +53,11 @@ func (s *jsOutliner) run() {
 		}
 		s.dynamicImport(i)
 	}
+	s.markExported()
+}
+
+// markExported marks the top-level declarations an export list named.
+func (s *jsOutliner) markExported() {
 	for i := range s.o.Decls {
 		d := &s.o.Decls[i]
 		if d.Parent == "" && s.exportedNames[d.Name] {
@@ -575,12 +584,18 @@ func (s *jsOutliner) dynamicImport(i int) {
 	if s.punct(i-1, ".") || s.punct(i-1, "?.") || s.ident(i-1, "function") {
 		return
 	}
+	s.dynamicModule(int(s.toks[i].line), s.ident(i, "import"), s.toks[i+2])
+}
+
+// dynamicModule records the require() (or, with dyn, import()) on line
+// whose argument is token m, when that is a literal module name.
+func (s *jsOutliner) dynamicModule(line int, dyn bool, m tok) {
 	var mod string
-	switch s.kind(i + 2) {
+	switch m.kind {
 	case tString:
-		mod = unquote(s.text(i + 2))
+		mod = unquote(string(s.src[m.start:m.end]))
 	case tTemplate:
-		t := s.text(i + 2)
+		t := string(s.src[m.start:m.end])
 		if strings.Contains(t, "${") || len(t) < 2 {
 			return
 		}
@@ -589,10 +604,10 @@ func (s *jsOutliner) dynamicImport(i int) {
 		return
 	}
 	kind := "require"
-	if s.ident(i, "import") {
+	if dyn {
 		kind = "dynamic"
 	}
-	s.addImport(Import{Line: int(s.toks[i].line), Module: mod, Kind: kind})
+	s.addImport(Import{Line: line, Module: mod, Kind: kind})
 }
 
 // unquote decodes a JS string literal's common escapes; anything it does

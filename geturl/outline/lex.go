@@ -56,16 +56,36 @@ type lexer struct {
 	nesting   int
 	stopped   bool  // nesting bound hit
 	floor     int32 // depth of the current inner scan: closers never go below it
+
+	// sink, when set, receives each token instead of toks (the streaming
+	// scan of a large file keeps only what it needs).
+	sink func(tok)
+	// last is the latest token emitted, n how many were: what decides
+	// whether "/" starts a regex, whoever keeps the tokens.
+	last tok
+	n    int
 }
 
+// lex returns every token of src.
 func lex(src []byte, opt Options) (toks []tok, stopped bool) {
 	l := &lexer{src: src, opt: opt, line: 1}
 	l.toks = make([]tok, 0, len(src)/5)
-	if len(src) > 1 && src[0] == '#' && src[1] == '!' {
+	l.run()
+	return l.toks, l.stopped
+}
+
+// stream hands every token of src to sink, in order, keeping none.
+func stream(src []byte, opt Options, sink func(tok)) (stopped bool) {
+	l := &lexer{src: src, opt: opt, line: 1, sink: sink}
+	l.run()
+	return l.stopped
+}
+
+func (l *lexer) run() {
+	if len(l.src) > 1 && l.src[0] == '#' && l.src[1] == '!' {
 		l.skipLine()
 	}
 	l.code(false)
-	return l.toks, l.stopped
 }
 
 // emit appends the token that started at start on startLine; nl is whether
@@ -76,8 +96,15 @@ func (l *lexer) emit(k tokKind, start int, startLine int32, nl bool) {
 	if l.pos > start && l.src[l.pos-1] == '\n' {
 		eol--
 	}
-	l.toks = append(l.toks, tok{kind: k, start: int32(start), end: int32(l.pos),
-		line: startLine, eol: max(eol, startLine), depth: l.depth, nl: nl})
+	t := tok{kind: k, start: int32(start), end: int32(l.pos),
+		line: startLine, eol: max(eol, startLine), depth: l.depth, nl: nl}
+	if l.sink != nil {
+		l.sink(t)
+	} else {
+		l.toks = append(l.toks, t)
+	}
+	l.last = t
+	l.n++
 	l.nl = false
 	l.exprStart = false
 }
@@ -249,10 +276,10 @@ func (l *lexer) nested(scan func()) {
 // regexAllowed decides whether "/" (or "<" for JSX) starts an operand here,
 // from the previous token.
 func (l *lexer) regexAllowed() bool {
-	if len(l.toks) == 0 || l.exprStart {
+	if l.n == 0 || l.exprStart {
 		return true
 	}
-	t := l.toks[len(l.toks)-1]
+	t := l.last
 	text := l.src[t.start:t.end]
 	switch t.kind {
 	case tIdent:
@@ -381,10 +408,10 @@ func (l *lexer) punct() {
 
 // condKeyword reports whether the token before a "(" is if/while/for/with.
 func (l *lexer) condKeyword() bool {
-	if len(l.toks) == 0 {
+	if l.n == 0 {
 		return false
 	}
-	t := l.toks[len(l.toks)-1]
+	t := l.last
 	if t.kind != tIdent {
 		return false
 	}

@@ -11,8 +11,14 @@ const (
 	// MaxSourceBytes is how much of a file is scanned; the rest is not
 	// outlined and the outline says Truncated.
 	MaxSourceBytes = 2 << 20
-	MaxImports     = 200
-	MaxDecls       = 500
+	// MaxParseBytes is the largest source outlined in full: Go through
+	// go/parser, JS/TS from a table of all its tokens. Both cost tens of
+	// bytes per byte of source. A larger source (up to MaxSourceBytes) is
+	// outlined by one streaming pass over its tokens, whose memory does
+	// not grow with the file, and the outline says Scanned.
+	MaxParseBytes = 256 << 10
+	MaxImports    = 200
+	MaxDecls      = 500
 	// MaxNameBytes clips a name or module specifier.
 	MaxNameBytes = 200
 	// maxNesting bounds template/JSX nesting; deeper input is not scanned
@@ -30,6 +36,12 @@ type Outline struct {
 	Truncated bool `json:"truncated"`
 	// ParseError is the first syntax error of a Go file outlined anyway.
 	ParseError string `json:"parseError,omitempty"`
+	// Scanned is set when the source was larger than MaxParseBytes and
+	// was outlined by the streaming scan: the same declarations for
+	// well-formed source, but no syntax check (no ParseError), and for
+	// JS/TS a statement longer than the scan keeps is outlined from its
+	// start.
+	Scanned bool `json:"scanned,omitempty"`
 }
 
 // Import is one module dependency.
