@@ -20,11 +20,12 @@
 // A source larger than MaxParseBytes (256 KiB; generated code, bundles)
 // is not parsed in full — go/parser's tree and the JS token table cost
 // tens of bytes per byte of source. It is outlined by one streaming pass
-// over its tokens instead (go/scanner for Go; for JS/TS the same scanner
-// and statement rules, keeping only one top-level statement's shallow
-// tokens at a time), which finds the same declarations for well-formed
-// source with memory that does not grow with the file, and marks the
-// outline Scanned.
+// over its tokens instead (for Go a tokenizer that allocates nothing and
+// the top-level declaration grammar; for JS/TS the same scanner and
+// statement rules, keeping only one top-level statement's shallow tokens
+// at a time), which finds the same declarations for well-formed source
+// with memory that does not grow with the file, and marks the outline
+// Scanned.
 //
 // Every outline is bounded (MaxSourceBytes scanned, MaxImports, MaxDecls,
 // MaxNameBytes) and says when a bound cut it.

@@ -1,21 +1,23 @@
 package outline
 
 import (
-	"go/scanner"
 	"go/token"
 	"strconv"
 )
 
-// goScan outlines Go source larger than MaxParseBytes from its tokens
-// (go/scanner), without a syntax tree: imports, funcs and methods, types,
-// consts and vars at the top level, with the lines go/parser would give
-// them. Nothing is kept but the current token, so memory does not grow
-// with the file. Syntax errors are not reported (no ParseError); the scan
-// recovers at the next top-level semicolon.
+// goScan outlines Go source larger than MaxParseBytes from its tokens,
+// without a syntax tree: imports, funcs and methods, types, consts and
+// vars at the top level, with the lines go/parser gives them. Nothing is
+// kept but the current token (the tokenizer allocates nothing), so memory
+// does not grow with the file. Syntax errors are not reported (no
+// ParseError); the scan recovers at the next top-level semicolon. Lines
+// are the file's own: //line directives, which go/parser applies, are
+// not.
 func goScan(src []byte, o *Outline) error {
-	g := &goTokens{}
-	g.file = token.NewFileSet().AddFile("src.go", -1, len(src))
-	g.sc.Init(g.file, src, nil, 0)
+	g := &goTokens{lx: goLexer{src: src, line: 1}}
+	if len(src) >= 3 && string(src[:3]) == "\xEF\xBB\xBF" {
+		g.lx.pos = 3 // a byte order mark, as go/scanner skips it
+	}
 	g.next()
 	if g.tok != token.PACKAGE {
 		return ErrNotGo
@@ -53,27 +55,36 @@ func goScan(src []byte, o *Outline) error {
 }
 
 // goTokens is the token stream: the current token, its bracket depth (an
-// opener and its closer have the depth outside them) and where the last
-// token before it ended.
+// opener and its closer have the depth outside them), and the line the
+// last token before it ended on.
 type goTokens struct {
-	sc   scanner.Scanner
-	file *token.File
+	lx goLexer
 
-	pos   token.Pos
-	tok   token.Token
-	lit   string
-	depth int
+	tok        token.Token
+	start, end int // the current token's bytes
+	line       int // the line it starts on
+	depth      int
 
-	level   int // depth after the current token
-	end     int // offset after the current token
-	prevEnd int // end of the last token before the current one, inserted semicolons aside
+	level       int // depth after the current token
+	endLine     int // the line the current token ends on
+	prevEndLine int // that of the last token before it, inserted semicolons aside
+	inserted    bool
 }
 
 func (g *goTokens) next() {
-	if g.tok != token.SEMICOLON || g.lit == ";" {
-		g.prevEnd = g.end
+	if g.tok != token.SEMICOLON || !g.inserted {
+		g.prevEndLine = g.endLine
 	}
-	g.pos, g.tok, g.lit = g.sc.Scan()
+	g.tok, g.start, g.end, g.line, g.inserted = g.lx.scan()
+	g.endLine = g.lx.line
+	switch {
+	case g.inserted:
+		g.endLine = g.line
+	case g.end > g.start && g.lx.src[g.end-1] == '\n':
+		// An unterminated raw string ends with the source's last line
+		// break: it ends on that line, not after it.
+		g.endLine--
+	}
 	switch g.tok {
 	case token.RPAREN, token.RBRACK, token.RBRACE:
 		g.level = max(g.level-1, 0)
@@ -83,35 +94,28 @@ func (g *goTokens) next() {
 	case token.LPAREN, token.LBRACK, token.LBRACE:
 		g.level++
 	}
-	text := g.lit
-	if text == "" {
-		text = g.tok.String()
-	}
-	g.end = min(g.file.Offset(g.pos)+len(text), g.file.Size())
 }
 
-func (g *goTokens) line(p token.Pos) int { return g.file.Line(p) }
-
-// endLine is the line the last token before the current one ends on, as
-// an ast node's End() gives it.
-func (g *goTokens) endLine() int { return g.file.Line(g.file.Pos(g.prevEnd)) }
+// lit is the current token's text.
+func (g *goTokens) lit() string { return string(g.lx.src[g.start:g.end]) }
 
 // skipSpec consumes a spec (or a declaration, at depth 0) up to and
 // including its semicolon at depth d, or up to the ")" closing its group,
-// and returns its end line.
+// and returns its end line: where its last token ends, as an ast node's
+// End() gives it.
 func (g *goTokens) skipSpec(d int) int {
 	for g.tok != token.EOF {
 		if g.depth < d {
-			return g.endLine() // the group's ")": not consumed
+			return g.prevEndLine // the group's ")": not consumed
 		}
 		if g.tok == token.SEMICOLON && g.depth == d {
-			end := g.endLine()
+			end := g.prevEndLine
 			g.next()
 			return end
 		}
 		g.next()
 	}
-	return g.endLine()
+	return g.prevEndLine
 }
 
 // group reads a declaration of specs at the keyword: one spec, or "(" and
@@ -136,19 +140,20 @@ func (g *goTokens) group(spec func(d int) bool) bool {
 }
 
 func (g *goTokens) importSpec(o *Outline, d int) bool {
-	im := Import{Line: g.line(g.pos), Kind: "import"}
+	im := Import{Line: g.line, Kind: "import"}
 	switch g.tok {
 	case token.IDENT:
-		im.Name = g.lit
+		im.Name = g.lit()
 		g.next()
 	case token.PERIOD:
 		im.Name = "."
 		g.next()
 	}
 	if g.tok == token.STRING {
-		mod, err := strconv.Unquote(g.lit)
+		lit := g.lit()
+		mod, err := strconv.Unquote(lit)
 		if err != nil {
-			mod = g.lit
+			mod = lit
 		}
 		im.Module = clip(mod)
 		if len(o.Imports) == MaxImports {
@@ -166,7 +171,8 @@ func (g *goTokens) typeSpec(o *Outline, d int) bool {
 		g.skipSpec(d)
 		return true
 	}
-	td := Decl{Line: g.line(g.pos), Kind: "type", Name: g.lit, Exported: token.IsExported(g.lit)}
+	name := g.lit()
+	td := Decl{Line: g.line, Kind: "type", Name: name, Exported: token.IsExported(name)}
 	g.next()
 	array := false
 	if g.tok == token.LBRACK {
@@ -208,7 +214,7 @@ func (g *goTokens) valueSpec(o *Outline, kind string, d int) bool {
 	var names []name
 	for g.tok == token.IDENT {
 		if len(names) <= MaxDecls {
-			names = append(names, name{g.lit, g.line(g.pos)})
+			names = append(names, name{g.lit(), g.line})
 		}
 		if g.next(); g.tok != token.COMMA {
 			break
@@ -228,7 +234,7 @@ func (g *goTokens) valueSpec(o *Outline, kind string, d int) bool {
 }
 
 func (g *goTokens) funcDecl(o *Outline) bool {
-	fd := Decl{Line: g.line(g.pos), Kind: "func"}
+	fd := Decl{Line: g.line, Kind: "func"}
 	g.next()
 	if g.tok == token.LPAREN {
 		fd.Parent = g.receiver()
@@ -240,7 +246,8 @@ func (g *goTokens) funcDecl(o *Outline) bool {
 		g.skipSpec(0)
 		return true
 	}
-	fd.Name, fd.Exported = g.lit, token.IsExported(g.lit)
+	fd.Name = g.lit()
+	fd.Exported = token.IsExported(fd.Name)
 	fd.EndLine = g.skipSpec(0)
 	return addDecl(o, fd)
 }
@@ -257,7 +264,11 @@ func (g *goTokens) receiver() string {
 	var items []recvTok
 	for g.next(); g.tok != token.EOF && !(g.tok == token.RPAREN && g.depth == open); g.next() {
 		if len(items) < maxReceiverTokens {
-			items = append(items, recvTok{g.tok, g.lit})
+			lit := ""
+			if g.tok == token.IDENT {
+				lit = g.lit()
+			}
+			items = append(items, recvTok{g.tok, lit})
 		}
 	}
 	g.next()
