@@ -21,6 +21,9 @@ type Options struct {
 	// NoVersions makes /p report tools by presence only (no version
 	// probes, which run each tool once per process).
 	NoVersions bool
+	// Outlines bounds the /o requests outlining at once, across every
+	// session (0: DefaultOutlines); see outlineGate.
+	Outlines int
 }
 
 // Kernel is the route table with its handlers. It is immutable after New
@@ -32,11 +35,13 @@ type Kernel struct {
 	rg           string
 	searchLimits search.Limits
 	noVersions   bool
+	outlines     *outlineGate
 }
 
 // New builds the kernel with every route of the table.
 func New(opts Options) *Kernel {
-	k := &Kernel{byPath: map[string]*Route{}, plugins: opts.Plugins, rg: opts.RG, searchLimits: opts.SearchLimits, noVersions: opts.NoVersions}
+	k := &Kernel{byPath: map[string]*Route{}, plugins: opts.Plugins, rg: opts.RG, searchLimits: opts.SearchLimits, noVersions: opts.NoVersions,
+		outlines: newOutlineGate(opts.Outlines)}
 	if k.rg == "" && !opts.NoRG {
 		k.rg, _ = exec.LookPath("rg")
 	}
