@@ -135,6 +135,8 @@ func serveCommand() *cli.Command {
 			if err != nil {
 				return hub.Exit(hub.ExitUsage, "hub geturl serve: --log-level "+err.Error())
 			}
+			limit, from := hub.SetMemoryLimit()
+			log.Debug("soft memory limit", "bytes", limit, "from", from)
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			// The bridges of a hub running beside it are its /k plugins,

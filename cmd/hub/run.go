@@ -119,6 +119,8 @@ func runHub(c *cli.Context) error {
 	if err != nil {
 		return fail(err)
 	}
+	limit, from := hub.SetMemoryLimit()
+	log.Debug("soft memory limit", "bytes", limit, "from", from)
 	lock, err := supervisor.AcquireLock(dirs.State)
 	if err != nil {
 		return fail(err)
