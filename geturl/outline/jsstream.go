@@ -1,5 +1,7 @@
 package outline
 
+import "math"
+
 // maxStmtTokens bounds the tokens the streaming scan keeps for one
 // top-level statement (about 450 KiB). A statement longer than that (a
 // minified bundle's one wrapper, a table of thousands of entries) is
@@ -10,17 +12,19 @@ const maxStmtTokens = 1 << 14
 // jsStreamer is the scan of a JS/TS source larger than MaxParseBytes. It
 // runs the same statement rules as the full outline, one top-level
 // statement at a time, on the tokens that statement needs: those at
-// bracket depth 0 (the statement) and 1 (class members, export lists).
-// Deeper tokens are only looked at in passing, for require() and import()
-// — so memory does not grow with the file, only with one statement, and
-// that is bounded too.
+// bracket depth 0 (the statement), and at depth 1 in a class body or an
+// export list (members, exported names). Other tokens are only looked at
+// in passing, for require() and import() — so memory does not grow with
+// the file, only with one statement, and that is bounded too.
 type jsStreamer struct {
 	s *jsOutliner
 
-	// The statement being read: its tokens at depth ≤ 1 (at most
-	// maxStmtTokens: capped says more were dropped) and its last token
-	// at depth 0 up to its first ";" (where its end line comes from).
+	// The statement being read: its tokens at depth 0, and deeper ones
+	// down to depth inner once they can matter (at most maxStmtTokens:
+	// capped says more were dropped), and its last token at depth 0 up to
+	// its first ";" (where its end line comes from).
 	in     bool
+	inner  int32
 	buf    []tok
 	capped bool
 	end    tok
@@ -73,9 +77,12 @@ func (st *jsStreamer) token(t tok) {
 			st.end = t
 			st.semi = st.isPunct(t, ";")
 		}
+		if st.in && st.inner == 0 {
+			st.inner = st.innerDepth(t)
+		}
 		st.prevTop, st.hasTop = t, true
 	}
-	if st.in && t.depth <= 1 {
+	if st.in && t.depth <= st.inner {
 		switch {
 		case len(st.buf) == maxStmtTokens:
 			st.capped = true
@@ -90,6 +97,24 @@ func (st *jsStreamer) token(t tok) {
 			st.buf = append(st.buf, t)
 		}
 	}
+}
+
+// innerDepth says how deep the statement's tokens from t on (at depth 0)
+// are kept: a static import looks at every token for its module; a class
+// body's members and an export list's names are one level in (from a
+// class keyword, or a "{" right after export or export type); anything
+// else needs depth 0 only.
+func (st *jsStreamer) innerDepth(t tok) int32 {
+	switch {
+	case len(st.buf) == 1 && st.isIdent(st.buf[0], "import") && !st.isPunct(t, "(") && !st.isPunct(t, "."):
+		return math.MaxInt32 // every depth (not import() or import.meta)
+	case st.isIdent(t, "class"):
+		return 1
+	case st.isPunct(t, "{") && len(st.buf) > 0 && len(st.buf) <= 2 && st.isIdent(st.buf[0], "export") &&
+		(len(st.buf) == 1 || st.isIdent(st.buf[1], "type")):
+		return 1
+	}
+	return 0
 }
 
 // startsStatement is stmtStart for a token at depth 0, against the
@@ -183,7 +208,7 @@ func (st *jsStreamer) finish() {
 			s.dynamicModule(int(d.line), d.dyn, d.module)
 		}
 	}
-	st.in, st.capped, st.semi = false, false, false
+	st.in, st.inner, st.capped, st.semi = false, 0, false, false
 	st.buf, st.pending, st.over = st.buf[:0], st.pending[:0], false
 	s.toks = nil
 }

@@ -135,11 +135,22 @@ func TestScanBounds(t *testing.T) {
 	if !o.Scanned || len(o.Decls) != MaxDecls || len(o.Imports) != MaxImports || !o.Truncated {
 		t.Fatalf("scanned=%v decls=%d imports=%d truncated=%v", o.Scanned, len(o.Decls), len(o.Imports), o.Truncated)
 	}
-	long := "export const t = {\n" + strings.Repeat("  a: 1,\n", maxStmtTokens) + "};\nexport function g() {}\n"
+	// A class body past the statement bound: its members past it are
+	// lost (Truncated), the class still ends where it ends.
+	long := "export class Big {\n" + strings.Repeat("  a = 1;\n", maxStmtTokens/4) + "  last() {}\n}\nexport function g() {}\n"
 	long += strings.Repeat("// filler\n", MaxParseBytes/10)
 	o, _ = File("a.ts", []byte(long))
-	if !o.Scanned || !o.Truncated || len(o.Decls) != 2 || o.Decls[0].EndLine != maxStmtTokens+2 || o.Decls[1].Name != "g" {
-		t.Fatalf("long statement: %+v", o)
+	if !o.Scanned || !o.Truncated || len(o.Decls) != 2 || o.Decls[0].EndLine != maxStmtTokens/4+3 || o.Decls[1].Name != "g" {
+		t.Fatalf("long class: %+v", o)
+	}
+	// A function body is not kept at all, however long: nothing is cut.
+	long = "export function main() {\n" + strings.Repeat("  call(a, b);\n", 2*maxStmtTokens) + "}\nclass C {\n  m() {}\n}\n"
+	o, _ = File("a.ts", []byte(long))
+	want := []Decl{{Line: 1, EndLine: 2*maxStmtTokens + 2, Kind: "function", Name: "main", Exported: true},
+		{Line: 2*maxStmtTokens + 3, EndLine: 2*maxStmtTokens + 5, Kind: "class", Name: "C"},
+		{Line: 2*maxStmtTokens + 4, EndLine: 2*maxStmtTokens + 4, Kind: "method", Name: "m", Parent: "C"}}
+	if !o.Scanned || o.Truncated || mustJSON(t, o.Decls) != mustJSON(t, want) {
+		t.Fatalf("long function: %+v", o)
 	}
 	var g bytes.Buffer
 	g.WriteString("package p\n")
