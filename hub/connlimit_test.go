@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub"
 )
 
@@ -100,16 +101,43 @@ func TestRequestHeaderBound(t *testing.T) {
 	}
 }
 
-// Connections past the cap wait, unanswered, until one of those holding
-// a slot closes; then they are served.
-func TestConnLimitQueuesUntilOneCloses(t *testing.T) {
-	addr, _ := serveLimited(t, 2, okHandler)
+// holdHandler serves /hold by telling entered and then blocking until the
+// server's context ends or release is closed (a request being served: its
+// connection cannot be evicted), and anything else with "ok".
+func holdHandler(entered chan<- struct{}, release <-chan struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			entered <- struct{}{}
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		}
+		w.Write([]byte("ok"))
+	})
+}
+
+// holdSlots takes n slots with requests that stay in their handler.
+func holdSlots(t *testing.T, addr string, n int, entered <-chan struct{}) []net.Conn {
+	t.Helper()
 	var holders []net.Conn
-	for range 2 {
+	for range n {
 		c := dialRaw(t, addr)
-		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nX-Half: ", addr) // never finished
+		fmt.Fprintf(c, "GET /hold HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+		<-entered
 		holders = append(holders, c)
 	}
+	return holders
+}
+
+// When every slot is being served, connections past the cap wait,
+// unanswered, until one of those holding a slot closes; then they are
+// served.
+func TestConnLimitQueuesWhileAllAreServed(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	addr, _ := serveLimited(t, 2, holdHandler(entered, release))
+	holders := holdSlots(t, addr, 2, entered)
 	third := dialRaw(t, addr)
 	br := bufio.NewReader(third)
 	fmt.Fprintf(third, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
@@ -122,10 +150,37 @@ func TestConnLimitQueuesUntilOneCloses(t *testing.T) {
 	}
 }
 
-// A connection a handler took over (a WebSocket) holds its slot until
-// whoever took it closes it.
-func TestConnLimitCountsHijackedConnections(t *testing.T) {
-	hijacked := make(chan net.Conn, 1)
+// Issue 7: a flood of connections that trickle their request headers
+// (slowloris, reconnecting when cut) no longer holds the port. With the
+// header deadline out of reach (an hour), only evicting the connection
+// that has been reading its header the longest can make room, and every
+// honest request is answered while the flood goes on.
+func TestConnLimitEvictsSlowloris(t *testing.T) {
+	const max = 4
+	ctx := hub.WithHeaderTimeout(hub.WithMaxConns(context.Background(), max), time.Hour)
+	addr, _ := serveWith(t, ctx, okHandler)
+	flood := adaptertest.StartSlowloris(t, addr, 4*max, 20*time.Millisecond)
+	adaptertest.WaitFor(t, "the flood to take every slot", func() bool { return flood.Dialed() >= 4*max })
+	for i := range 10 {
+		c := dialRaw(t, addr)
+		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", addr)
+		if got, err := status(c, bufio.NewReader(c), adaptertest.WaitTimeout); err != nil || got != 200 {
+			t.Fatalf("honest request %d during the flood: status %d, %v (flood: %d dialed, %d cut)",
+				i, got, err, flood.Dialed(), flood.Cut())
+		}
+		c.Close()
+	}
+	if flood.Cut() == 0 {
+		t.Fatal("no slow connection was evicted")
+	}
+	t.Logf("flood: %d connections dialed, %d cut", flood.Dialed(), flood.Cut())
+}
+
+// A connection a handler took over (a WebSocket) gives its slot back: its
+// owner bounds it (WSEndpoint), and plain requests keep being served while
+// it stays open.
+func TestConnLimitReleasesHijackedConnections(t *testing.T) {
+	hijacked := make(chan net.Conn, 2)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/take" {
 			w.Write([]byte("ok"))
@@ -141,32 +196,29 @@ func TestConnLimitCountsHijackedConnections(t *testing.T) {
 		hijacked <- c
 	})
 	addr, _ := serveLimited(t, 1, h)
-	first := dialRaw(t, addr)
-	fmt.Fprintf(first, "GET /take HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
-	if got, err := status(first, bufio.NewReader(first), 10*time.Second); err != nil || got != 200 {
-		t.Fatalf("take: %d, %v", got, err)
+	for range 2 {
+		c := dialRaw(t, addr)
+		fmt.Fprintf(c, "GET /take HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+		if got, err := status(c, bufio.NewReader(c), 10*time.Second); err != nil || got != 200 {
+			t.Fatalf("take: %d, %v", got, err)
+		}
+		defer (<-hijacked).Close()
 	}
-	taken := <-hijacked
-
-	second := dialRaw(t, addr)
-	br := bufio.NewReader(second)
-	fmt.Fprintf(second, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
-	if got, err := status(second, br, 300*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("served while the hijacked connection held the only slot (%d, %v)", got, err)
-	}
-	taken.Close()
-	if got, err := status(second, br, 10*time.Second); err != nil || got != 200 {
-		t.Fatalf("after the hijacked connection closed: %d, %v", got, err)
+	plain := dialRaw(t, addr)
+	fmt.Fprintf(plain, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+	if got, err := status(plain, bufio.NewReader(plain), 10*time.Second); err != nil || got != 200 {
+		t.Fatalf("a plain request beside two hijacked connections on a 1-slot listener: %d, %v", got, err)
 	}
 }
 
-// A server whose every slot is taken still stops when its context ends:
-// the Accept waiting for a slot gives up.
+// A server whose every slot is being served still stops when its context
+// ends: the Accept waiting for a slot gives up.
 func TestConnLimitStopsWhileFull(t *testing.T) {
-	addr, stop := serveLimited(t, 1, okHandler)
-	holder := dialRaw(t, addr)
-	fmt.Fprintf(holder, "GET / HTTP/1.1\r\nHost: %s\r\nX-Half: ", addr) // never finished
-	waiting := dialRaw(t, addr)                                         // queued behind it
+	entered, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	addr, stop := serveLimited(t, 1, holdHandler(entered, release))
+	holdSlots(t, addr, 1, entered)
+	waiting := dialRaw(t, addr) // queued behind it
 	fmt.Fprintf(waiting, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
 	if got, err := status(waiting, bufio.NewReader(waiting), 300*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("a connection past the cap was answered (%d, %v)", got, err)
