@@ -42,6 +42,11 @@ type WSOptions struct {
 	MaxPayload int
 	// PreAuth guards the socket until its session calls Authenticated.
 	PreAuth PreAuth
+	// MaxSockets caps the endpoint's authenticated sockets (default
+	// DefaultMaxSockets): when one more authenticates, the one that has
+	// been silent the longest is closed to make room (see
+	// WSConn.Authenticated).
+	MaxSockets int
 	// Budget bounds the large messages all sockets sharing it receive at
 	// once after authentication (nil: a budget of its own for the endpoint,
 	// twice MaxPayload); BudgetWait is how long a message waits for room
@@ -81,6 +86,9 @@ func (s *Sockets) Endpoint(h WSHandler, o WSOptions) *WSEndpoint {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	o.PreAuth = o.PreAuth.withDefaults()
+	if o.MaxSockets <= 0 {
+		o.MaxSockets = DefaultMaxSockets
+	}
 	if o.Budget == nil && o.MaxPayload > BudgetFloor {
 		o.Budget = NewBudget(2 * int64(o.MaxPayload))
 	}
@@ -107,6 +115,12 @@ type WSEndpoint struct {
 	// pending counts sockets holding an unauthenticated slot (PreAuth).
 	pending atomic.Int64
 	thin    LogThinner
+
+	// The authenticated sockets (MaxSockets), and the counter that orders
+	// their messages.
+	amu    sync.Mutex
+	authed map[*WSConn]struct{}
+	msgs   atomic.Uint64
 }
 
 // Len is the number of live sockets of this endpoint.
@@ -292,6 +306,10 @@ type WSConn struct {
 	amu      sync.Mutex
 	handling bool
 	expired  bool
+
+	// lastMsg is the endpoint's message count at this socket's latest
+	// message (or its authentication): lower is silent longer.
+	lastMsg atomic.Uint64
 }
 
 const wsConnKey = "hub.ws"
@@ -316,8 +334,11 @@ func (c *WSConn) Closed() bool { return c.closed.Load() }
 // Authenticated lifts the pre-authentication guard (PreAuth): the session
 // accepted the peer's hello or credential. From here on messages may be up
 // to MaxPayload, the deadline is off and the socket no longer counts
-// against the endpoint's cap. Call it on the read goroutine (in Open or
-// Message), before the message that authenticated returns.
+// against the endpoint's cap of unauthenticated sockets but against its
+// MaxSockets: when the endpoint already holds that many authenticated
+// sockets, the one silent the longest (whose latest message is the
+// oldest) is closed with 1013 to make room. Call it on the read goroutine
+// (in Open or Message), before the message that authenticated returns.
 func (c *WSConn) Authenticated() {
 	if !c.authed.CompareAndSwap(false, true) {
 		return
@@ -327,6 +348,7 @@ func (c *WSConn) Authenticated() {
 		t.Stop()
 	}
 	c.releaseSlot()
+	c.ep.enroll(c)
 }
 
 // IsAuthenticated reports whether Authenticated was called.
@@ -532,6 +554,7 @@ func (ev *wsEvents) OnClose(gc *gws.Conn, err error) {
 		t.Stop()
 	}
 	c.releaseSlot()
+	ev.e.unenroll(c)
 	c.pre.release()
 	c.pre.close()
 	c.hb.Stop()
@@ -556,6 +579,7 @@ func (ev *wsEvents) OnMessage(gc *gws.Conn, m *gws.Message) {
 	defer m.Close()
 	defer ev.recover(c, "message")
 	c.markSeen()
+	c.lastMsg.Store(ev.e.msgs.Add(1))
 	if !c.authed.Load() {
 		if !c.beginMessage() {
 			return // closing: the deadline passed

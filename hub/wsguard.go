@@ -24,6 +24,15 @@ const (
 	// authenticated yet; honest peers authenticate within a round trip, so
 	// only a flood comes near it.
 	DefaultMaxUnauthenticated = 64
+	// DefaultMaxSockets caps an endpoint's authenticated sockets
+	// (WSOptions.MaxSockets). A bridge serves a few pages and agents, a
+	// socket each; but where authenticating takes no credential (an aiui
+	// hello), anyone local can open sockets that said hello and then stay
+	// silent, as an honest page waiting for its user does too. Past the
+	// cap the socket silent the longest goes, so a flood of them ends up
+	// closing itself while a page that just connected, or one in use, is
+	// served.
+	DefaultMaxSockets = 128
 )
 
 // PreAuth is the guard every endpoint keeps on a socket until its session
@@ -103,6 +112,52 @@ func (e *WSEndpoint) refuseCrowded(w http.ResponseWriter, r *http.Request) {
 		"max", e.opts.PreAuth.MaxPending)
 	WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": "busy",
 		"message": "too many connections are waiting to authenticate; retry shortly"})
+}
+
+// enroll counts an authenticated socket against MaxSockets, closing the
+// one silent the longest when the endpoint is full. The close (a close
+// frame, bounded by a second) runs on its own goroutine: the caller is a
+// session's read goroutine, which may hold its adapter's locks.
+func (e *WSEndpoint) enroll(c *WSConn) {
+	c.lastMsg.Store(e.msgs.Add(1))
+	e.amu.Lock()
+	if e.authed == nil {
+		e.authed = map[*WSConn]struct{}{}
+	}
+	var victim *WSConn
+	if len(e.authed) >= e.opts.MaxSockets {
+		for o := range e.authed {
+			if victim == nil || o.lastMsg.Load() < victim.lastMsg.Load() {
+				victim = o
+			}
+		}
+		delete(e.authed, victim)
+	}
+	e.authed[c] = struct{}{}
+	e.amu.Unlock()
+	if victim == nil {
+		return
+	}
+	e.thin.Warn(e.opts.Log, "evict", "closing the socket silent the longest: the endpoint holds its most authenticated sockets",
+		"max", e.opts.MaxSockets)
+	c.Guard().Go("websocket eviction", func() {
+		victim.Close(1013, "too many connections: closing the one silent the longest")
+	})
+}
+
+// unenroll forgets a closed socket.
+func (e *WSEndpoint) unenroll(c *WSConn) {
+	e.amu.Lock()
+	delete(e.authed, c)
+	e.amu.Unlock()
+}
+
+// Authenticated is the number of this endpoint's authenticated sockets
+// (at most MaxSockets; one being evicted no longer counts).
+func (e *WSEndpoint) Authenticated() int {
+	e.amu.Lock()
+	defer e.amu.Unlock()
+	return len(e.authed)
 }
 
 // Unauthenticated is the number of this endpoint's sockets that have not
