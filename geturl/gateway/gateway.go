@@ -10,6 +10,7 @@ import (
 
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/hub"
 )
 
 // Options configure a Gateway.
@@ -23,7 +24,9 @@ type Options struct {
 	// because a managed tunnel's hostname changes.
 	PublicOrigin func() string
 	// Logger receives one line per request, never with a token or a query
-	// value in it. Nil discards.
+	// value in it; the failures of requests that named no live token are
+	// summarized once a flood of them starts (see logRequest). Nil
+	// discards.
 	Logger *slog.Logger
 	// Observe, when set, is called after every authenticated request (a
 	// live token; opaque 404s are not reported) with what the activity
@@ -56,11 +59,13 @@ type Gateway struct {
 	// loopHost is 127.0.0.1:<port> and loopOrigin its origin, built once.
 	loopHost, loopOrigin string
 	po                   atomic.Pointer[normalized] // see publicOrigin
+	// unauth thins the log lines of requests that named no live token.
+	unauth hub.LogThinner
 }
 
 // New returns the handler.
 func New(opts Options) *Gateway {
-	g := &Gateway{opts: opts, log: opts.Logger}
+	g := &Gateway{opts: opts, log: opts.Logger, unauth: hub.LogThinner{Burst: UnauthLogBurst, Period: UnauthLogPeriod}}
 	if opts.Port > 0 {
 		g.loopHost = "127.0.0.1:" + strconv.Itoa(opts.Port)
 		g.loopOrigin = "http://" + g.loopHost

@@ -3,6 +3,7 @@ package gateway
 import (
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -23,6 +24,19 @@ type record struct {
 	replayed bool
 }
 
+// Thinning of the failures of requests that named no live token (a wrong
+// Host, a method other than GET, and above all the opaque 404 of an
+// unknown token): anyone who reaches the port can send those as fast as
+// the loopback carries them (58,000 token guesses in 20 s took a log line
+// each and rotated the whole log away, crash traces included). The first
+// UnauthLogBurst of each status and code are logged as before; after
+// that, one line per UnauthLogPeriod says how many more there were, for
+// as long as they go on.
+const (
+	UnauthLogBurst  = 3
+	UnauthLogPeriod = time.Minute
+)
+
 func (g *Gateway) logRequest(r *http.Request, rec *record, d time.Duration) {
 	level := slog.LevelDebug
 	if rec.status >= 400 {
@@ -31,9 +45,23 @@ func (g *Gateway) logRequest(r *http.Request, rec *record, d time.Duration) {
 	if !g.log.Enabled(r.Context(), level) {
 		return // and box no arguments
 	}
-	g.log.Log(r.Context(), level, "geturl request",
-		"method", r.Method, "route", rec.route, "cap", rec.cap.String(),
-		"status", rec.status, "code", rec.code, "bytes", rec.bytes, "dur", d.Round(time.Microsecond))
+	args := []any{"method", clipMethod(r.Method), "route", rec.route, "cap", rec.cap.String(),
+		"status", rec.status, "code", rec.code, "bytes", rec.bytes, "dur", d.Round(time.Microsecond)}
+	if rec.sess == nil && level > slog.LevelDebug {
+		g.unauth.Log(g.log, level, strconv.Itoa(rec.status)+" "+rec.code, "geturl request", args...)
+		return
+	}
+	g.log.Log(r.Context(), level, "geturl request", args...)
+}
+
+// clipMethod bounds a method for the log: any token up to the header
+// limit is a syntactically valid method, and the request was refused.
+func clipMethod(m string) string {
+	const max = 16
+	if len(m) <= max {
+		return m
+	}
+	return m[:max] + "…"
 }
 
 // RedactPath replaces the token in a data-plane path with "…", for any log
