@@ -43,19 +43,19 @@ const (
 	//
 	// When every slot is taken, a new connection takes the slot of a
 	// connection that keeps the server waiting for bytes its client has
-	// not sent: of those, the one that has been reading its request
-	// header the longest; failing that, the one idle the longest between
-	// requests; failing that, the one whose request body has been
-	// arriving the longest. A connection the server has not read yet is
-	// left alone (its whole request may be waiting), and so, for
-	// evictGrace, is one that has sent nothing yet or whose body is
-	// arriving; one that sent part of a header and stopped is not. Honest
+	// not sent, oldest first among (in this order) those that sent part
+	// of a request header and stopped, those that have sent nothing for
+	// evictGrace since they were accepted, those idle between requests,
+	// and those whose request body has been arriving for evictGrace. A
+	// connection the server has not read yet is left alone (its whole
+	// request may be waiting), and so is one whose header is in. Honest
 	// loopback clients send a header and a body in one write and may lose
 	// an idle keep-alive connection at any time (HTTP lets a server close
 	// one; the client retries on a new connection), so a flood of
-	// connections trickling their headers (slowloris) or bodies only
-	// evicts itself. When no connection can be evicted, new connections
-	// wait, in the kernel's accept queue, until one closes or can be.
+	// connections trickling their headers (slowloris) or bodies, or
+	// sending nothing, only evicts itself. When no connection can be
+	// evicted, new connections wait, in the kernel's accept queue, until
+	// one closes or can be.
 	DefaultMaxConns = 256
 )
 
@@ -91,7 +91,6 @@ func headerTimeoutFrom(ctx context.Context) time.Duration {
 }
 
 // phase is where a connection holding a slot is in its request cycle.
-// The eviction order is the order of the first three.
 type phase int
 
 const (
@@ -101,14 +100,16 @@ const (
 	phaseServing              // a handler has the request and its whole body (or it has none)
 )
 
-var phaseNames = [...]string{"header", "idle", "body", "serving"}
-
 // evictGrace is how long a connection that has sent nothing yet, or whose
 // request body is arriving, is safe from eviction: an honest client writes
 // its request as soon as it has connected, and a loopback body arrives in
-// milliseconds, but its goroutine may need a moment on a loaded machine.
-// A connection that has sent part of a header and stopped gets none.
-const evictGrace = 100 * time.Millisecond
+// milliseconds, but on a machine a flood saturates the client may need a
+// while to be scheduled (measured: with 100 ms, honest requests under a
+// 7,500-socket flood on two cores were cut before their client wrote
+// them). It also bounds how fast a flood of silent connections can
+// cycle: a slot per evictGrace. A connection that has sent part of a
+// header and stopped gets none.
+const evictGrace = 500 * time.Millisecond
 
 // connLimit is a listener that holds at most cap(slots) HTTP connections
 // open: Accept takes a slot (evicting, when all are taken, a connection
@@ -237,59 +238,76 @@ func (b *trackedBody) Close() error {
 	return err
 }
 
-// evictable reports whether c may be evicted at now; if not yet only
-// because of its grace, also when it may be.
-func (c *limitedConn) evictable(now time.Time) (ok bool, from time.Time) {
-	switch c.phase {
-	case phaseServing:
-		return false, time.Time{}
-	case phaseHeader:
-		if c.headerIn.Load() {
-			return false, time.Time{} // waiting for its handler, not for its client
-		}
-		if c.gotBytes.Load() {
-			break // part of a header, then nothing: no honest client does that
-		}
-		fallthrough
-	case phaseBody:
-		if from := c.at.Add(evictGrace); now.Before(from) {
-			return false, from
-		}
+// rank orders the connections a full listener may close: the lowest
+// rank goes first, and the oldest within a rank.
+type rank int
+
+const (
+	rankStalled rank = iota // sent part of a request header, then waits: no honest client does that
+	rankSilent              // has sent nothing since it opened, past its grace
+	rankIdle                // keep-alive between requests, has sent nothing since
+	rankBody                // its request body has been arriving for longer than the grace
+	rankKeep                // may not be closed (now)
+)
+
+var rankNames = [...]string{"stalled header", "silent", "idle", "slow body"}
+
+// rank says where c stands at now; for a connection kept only for its
+// grace, also when the grace ends. A connection the server is not blocked
+// reading is kept: its goroutine has not read yet (its whole request may
+// be waiting), or a handler has it.
+func (c *limitedConn) rank(now time.Time) (rank, time.Time) {
+	if c.phase == phaseServing || c.reads.Load() == 0 {
+		return rankKeep, time.Time{}
 	}
-	// The server must be blocked reading it: a connection whose goroutine
-	// has not read yet may have its whole request waiting.
-	return c.reads.Load() > 0, time.Time{}
+	grace := func(r rank) (rank, time.Time) {
+		if from := c.at.Add(evictGrace); now.Before(from) {
+			return rankKeep, from
+		}
+		return r, time.Time{}
+	}
+	switch {
+	case c.phase == phaseBody:
+		return grace(rankBody)
+	case c.headerIn.Load():
+		return rankKeep, time.Time{} // a whole header is in: waiting for its handler, not for its client
+	case c.gotBytes.Load():
+		return rankStalled, time.Time{}
+	case c.phase == phaseIdle:
+		return rankIdle, time.Time{}
+	default:
+		return grace(rankSilent)
+	}
 }
 
-// evict closes, among the connections that may be evicted, the one that
-// has spent the longest in the first phase any of them is in (header,
-// then idle, then body), and reports that phase. When none may be, it
-// reports the earliest time one might (zero: none will by time alone).
-func (l *connLimit) evict() (p phase, evicted bool, retry time.Time) {
+// evict closes the connection of the lowest rank that has held it the
+// longest, and reports the rank. When none may be closed, it reports the
+// earliest time one might (zero: none will by time alone).
+func (l *connLimit) evict() (r rank, retry time.Time) {
 	now := time.Now()
 	l.mu.Lock()
 	var victim *limitedConn
+	best := rankKeep
 	for c := range l.conns {
-		ok, from := c.evictable(now)
-		if !ok {
+		cr, from := c.rank(now)
+		if cr == rankKeep {
 			if !from.IsZero() && (retry.IsZero() || from.Before(retry)) {
 				retry = from
 			}
 			continue
 		}
-		if victim == nil || c.phase < victim.phase || (c.phase == victim.phase && c.at.Before(victim.at)) {
-			victim = c
+		if victim == nil || cr < best || (cr == best && c.at.Before(victim.at)) {
+			victim, best = c, cr
 		}
 	}
 	if victim == nil {
 		l.mu.Unlock()
-		return phaseServing, false, retry
+		return rankKeep, retry
 	}
 	delete(l.conns, victim)
-	p = victim.phase
 	l.mu.Unlock()
 	victim.Close() // gives the slot back now; its server goroutine ends on the read error
-	return p, true, time.Time{}
+	return best, time.Time{}
 }
 
 // Accept takes the next connection from the kernel's queue, then a slot.
@@ -339,11 +357,11 @@ func (l *connLimit) takeSlot() error {
 		default:
 		}
 		l.waiting.Store(true)
-		p, evicted, retry := l.evict()
-		if evicted {
-			if count, ok := l.full.Note("evict " + phaseNames[p]); ok {
+		r, retry := l.evict()
+		if r != rankKeep {
+			if count, ok := l.full.Note("evict " + rankNames[r]); ok {
 				l.log.Warn("connection limit reached: closed a connection that kept the server waiting, to make room",
-					"addr", l.Addr().String(), "max", cap(l.slots), "phase", phaseNames[p], "count", count)
+					"addr", l.Addr().String(), "max", cap(l.slots), "which", rankNames[r], "count", count)
 			}
 			continue // its slot is free now
 		}

@@ -16,15 +16,15 @@ import (
 	"time"
 )
 
-// evictableNow counts, by phase, the connections l could evict now.
-func (l *connLimit) evictableNow() map[phase]int {
+// evictableNow counts, by rank, the connections l could evict now.
+func (l *connLimit) evictableNow() map[string]int {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := map[phase]int{}
+	n := map[string]int{}
 	for c := range l.conns {
-		if ok, _ := c.evictable(now); ok {
-			n[c.phase]++
+		if r, _ := c.rank(now); r != rankKeep {
+			n[rankNames[r]]++
 		}
 	}
 	return n
@@ -76,9 +76,11 @@ func cut(c net.Conn) bool {
 }
 
 // A full listener makes room by closing a connection the server is
-// waiting on, in this order: the one reading a header, then the one idle
-// between requests, then the one whose body is arriving. Connections being
-// served are never closed: with only those left, a newcomer waits.
+// waiting on, in this order: the one that sent part of a header and
+// stopped, the one that has sent nothing (past its grace), the one idle
+// between requests, the one whose body is arriving (past its grace).
+// Connections being served are never closed: with only those left, a
+// newcomer waits.
 func TestConnLimitEvictionOrder(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	defer close(release)
@@ -92,8 +94,8 @@ func TestConnLimitEvictionOrder(t *testing.T) {
 		}
 		w.Write([]byte("ok"))
 	})
-	addr, l := startLimited(t, WithMaxConns(context.Background(), 3), h)
-	waitEvictable := func(want map[phase]int) {
+	addr, l := startLimited(t, WithMaxConns(context.Background(), 4), h)
+	waitEvictable := func(want map[string]int) {
 		t.Helper()
 		waitCond(t, fmt.Sprint("evictable ", want), func() bool { return fmt.Sprint(l.evictableNow()) == fmt.Sprint(want) })
 	}
@@ -105,11 +107,12 @@ func TestConnLimitEvictionOrder(t *testing.T) {
 	}
 	header := dialTCP(t, addr)
 	fmt.Fprintf(header, "GET / HTTP/1.1\r\nHost: %s\r\nX-Slow: a", addr)
+	silent := dialTCP(t, addr)
 	body := dialTCP(t, addr)
 	fmt.Fprintf(body, "POST /body HTTP/1.1\r\nHost: %s\r\nContent-Length: 10\r\n\r\n{", addr)
-	waitEvictable(map[phase]int{phaseHeader: 1, phaseIdle: 1, phaseBody: 1})
+	waitEvictable(map[string]int{"stalled header": 1, "silent": 1, "idle": 1, "slow body": 1})
 
-	for i, victim := range []net.Conn{header, idle, body} {
+	for i, victim := range []net.Conn{header, silent, idle, body} {
 		c := dialTCP(t, addr)
 		fmt.Fprintf(c, "GET /hold HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
 		<-entered
