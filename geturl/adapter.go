@@ -238,6 +238,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	if err2 := <-errc; err == nil {
 		err = err2
 	}
+	gw.FlushLog() // a flood of token guesses keeps its count in the log
 	// No handler can start another execution now: wait for the running
 	// ones (a foreground command was killed with ctx) and end the
 	// terminal's background processes.

@@ -51,6 +51,7 @@ type thinRun struct {
 	suppressed int       // lines counted since the last summary
 	last       time.Time // the kind's latest occurrence
 	pending    bool      // a summary is due (its timer is set)
+	timer      *time.Timer
 
 	// What the summary says: the first counted line's.
 	log   *slog.Logger
@@ -127,7 +128,7 @@ func (t *LogThinner) Log(log *slog.Logger, level slog.Level, key, msg string, ar
 	if !r.pending {
 		r.pending = true
 		r.log, r.level, r.msg, r.args = log, level, msg, append([]any(nil), args...)
-		time.AfterFunc(t.Period, func() { t.summarize(r) })
+		r.timer = time.AfterFunc(t.Period, func() { t.summarize(r) })
 	}
 	t.mu.Unlock()
 	return false
@@ -163,12 +164,44 @@ func (t *LogThinner) run(key string, now time.Time) *thinRun {
 // summarize writes r's summary, a Period after its first counted line.
 func (t *LogThinner) summarize(r *thinRun) {
 	t.mu.Lock()
-	n := r.suppressed
-	log, level, msg, args := r.log, r.level, r.msg, r.args
-	r.suppressed, r.pending, r.log, r.args = 0, false, nil, nil
+	n, write := t.takeSummary(r)
 	t.mu.Unlock()
 	if n > 0 {
+		write()
+	}
+}
+
+// takeSummary returns r's count and the write of its summary, and clears
+// them; t.mu is held.
+func (t *LogThinner) takeSummary(r *thinRun) (int, func()) {
+	n := r.suppressed
+	log, level, msg, args := r.log, r.level, r.msg, r.args
+	r.suppressed, r.pending, r.log, r.args, r.timer = 0, false, nil, nil, nil
+	return n, func() {
 		log.Log(context.Background(), level, msg, append(args, "suppressed", n, "period", t.Period)...)
+	}
+}
+
+// Flush writes every summary that is due, now rather than at the end of
+// its Period (its count covers less than a Period then): a server that
+// stops calls it so a flood's count is not lost with the process.
+func (t *LogThinner) Flush() {
+	t.mu.Lock()
+	var writes []func()
+	for _, r := range t.runs {
+		if !r.pending {
+			continue
+		}
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+		if n, write := t.takeSummary(r); n > 0 {
+			writes = append(writes, write)
+		}
+	}
+	t.mu.Unlock()
+	for _, w := range writes {
+		w()
 	}
 }
 

@@ -146,5 +146,20 @@ func TestLogThinnerSummarizes(t *testing.T) {
 		if got := out.take(); len(got) != 5 || !strings.Contains(got[4], "suppressed=996") {
 			t.Fatalf("1000 kinds past a bound of 4, want 4 lines and one summary of the rest:\n%s", strings.Join(got, "\n"))
 		}
+
+		// Flush writes what is due at once, and only once.
+		stopping := LogThinner{Burst: 3, Period: time.Minute}
+		for range 10 {
+			stopping.Log(log, slog.LevelInfo, "404", "geturl request")
+		}
+		stopping.Flush()
+		if got := out.take(); len(got) != 4 || !strings.Contains(got[3], "suppressed=7") {
+			t.Fatalf("flushed after 10, want 3 lines and a summary of 7:\n%s", strings.Join(got, "\n"))
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if got := out.take(); len(got) != 0 {
+			t.Fatalf("a flushed summary was written again:\n%s", strings.Join(got, "\n"))
+		}
 	})
 }

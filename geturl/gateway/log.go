@@ -54,6 +54,10 @@ func (g *Gateway) logRequest(r *http.Request, rec *record, d time.Duration) {
 	g.log.Log(r.Context(), level, "geturl request", args...)
 }
 
+// FlushLog writes the summaries of unauthenticated failures that are
+// still due; the data plane calls it when it stops.
+func (g *Gateway) FlushLog() { g.unauth.Flush() }
+
 // clipMethod bounds a method for the log: any token up to the header
 // limit is a syntactically valid method, and the request was refused.
 func clipMethod(m string) string {
