@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -286,6 +287,28 @@ func TestConnLimitGraceForSilentConnections(t *testing.T) {
 			c.Close()
 			holder.Close()
 			synctest.Wait() // the newcomer's slot is free again
+		}
+	})
+}
+
+// The header scan over a connection's reads, however the bytes are split,
+// finds the end of a header exactly when the bytes hold a blank line.
+func FuzzScanHeader(f *testing.F) {
+	f.Add([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), uint8(7))
+	f.Add([]byte("GET / HTTP/1.1\nHost: x\n\n"), uint8(0))
+	f.Add([]byte("GET / HTTP/1.1\r\nX-Slow: aaaa"), uint8(3))
+	f.Add([]byte("\r\n\r"), uint8(2))
+	f.Fuzz(func(t *testing.T, b []byte, split uint8) {
+		k := int(split) % (len(b) + 1)
+		c := &limitedConn{}
+		for _, part := range [][]byte{b[:k], b[k:]} {
+			if !c.headerIn.Load() {
+				c.scanHeader(part)
+			}
+		}
+		want := bytes.Contains(b, []byte("\r\n\r\n")) || bytes.Contains(b, []byte("\n\n"))
+		if c.headerIn.Load() != want {
+			t.Fatalf("%q split at %d: header in %v, want %v", b, k, c.headerIn.Load(), want)
 		}
 	})
 }
