@@ -3,7 +3,6 @@ package terminal
 import (
 	"context"
 	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/hubdev/hub/geturl/internal/cputime"
@@ -88,19 +87,4 @@ func BenchmarkExecBaseline(b *testing.B) {
 		}
 	}
 	done()
-}
-
-// BenchmarkSecretValueAtLimit is the worst value the filter reads: 64 KiB
-// (the most it scans) dense with the bytes its rules look for ("=", ";",
-// "/", "@"), and URLs up to the most it follows.
-func BenchmarkSecretValueAtLimit(b *testing.B) {
-	v := strings.Repeat("http://h/hooks/x ", maxURLs-1)
-	v += strings.Repeat("a=b;c/d@e ", (maxScannedValue-len(v))/10)
-	b.SetBytes(int64(len(v)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if secretValue(v) {
-			b.Fatal("stripped")
-		}
-	}
 }

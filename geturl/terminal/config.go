@@ -15,7 +15,7 @@ type Config struct {
 	// stripped. Default: the hub's environment when the Manager is made.
 	Env []string
 	// SecretPatterns are name patterns stripped in addition to
-	// SecretNamePatterns.
+	// childenv.SecretNamePatterns.
 	SecretPatterns []string
 
 	// Timeout is the hard limit of a foreground command that does not ask

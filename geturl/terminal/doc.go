@@ -12,7 +12,7 @@
 // is the business of the file tools, not of this one. What this package
 // adds are guard rails against accidents — the refusal of obvious
 // machine-level catastrophes (Catastrophic), the stripping of
-// secret-looking environment variables (IsSecret), bounded time and
+// secret-looking environment variables (childenv.IsSecret), bounded time and
 // output — none of which stops a deliberately constructed command.
 // The hub's own environment stays out of reach even of such a command
 // (not the user's other processes'): a command's parent is its reaper, started

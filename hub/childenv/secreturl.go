@@ -1,4 +1,4 @@
-package terminal
+package childenv
 
 import "strings"
 
@@ -14,7 +14,7 @@ const maxURLs = 64
 // "hooks"/"webhook" segment followed by a long one, as self-hosted chat
 // servers make them). Each "://" is read as a URL's start, whatever
 // precedes it; the URL ends at whitespace, a quote or a list separator.
-// Credentials in a query (?password=, &token=) are secretValueRe's.
+// Credentials in a query (?password=, &token=) are credentialKey's.
 func secretURL(v string) bool {
 	rest := v
 	for range maxURLs {

@@ -1,7 +1,6 @@
-package terminal
+package childenv
 
 import (
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -157,24 +156,4 @@ func FuzzValueScanners(f *testing.F) {
 			t.Errorf("authInside(%q) = %v, the expression says %v", v, got, want)
 		}
 	})
-}
-
-// TestReaperEnvStripped: the command's parent is the reaper, whose
-// environment any command can read (/proc/$PPID/environ): it must be the
-// stripped one, without the secrets the new rules catch, and the walk
-// must really have reached the reaper.
-func TestReaperEnvStripped(t *testing.T) {
-	f := newFixture(t, Config{Env: []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=/home/tester", "LANG=C.UTF-8",
-		"BW_SESSION=secret1", "TS_AUTHKEY=secret2",
-		"DB=Server=db;User Id=sa;Password=secret3;", "NOTIFY=https://hooks.slack.com/services/T0/B0/secret4",
-		"CACHE=rediss://:secret5@cache:6380", "OPTS=-Dtls.trustStorePassword=secret6",
-	}})
-	res := f.run(Request{Command: `cat /proc/$PPID/comm; tr '\0' '\n' </proc/$PPID/environ`})
-	if !strings.HasPrefix(res.Output, "hub-reaper\n") || !strings.Contains(res.Output, "\nHOME=/home/tester\n") {
-		t.Fatalf("the reaper's environment was not read:\n%s", res.Output)
-	}
-	if strings.Contains(res.Output, "secret") {
-		t.Fatalf("a secret in the reaper's environment:\n%s", res.Output)
-	}
 }
