@@ -11,11 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/childenv"
 )
 
 // States of the managed tunnel.
@@ -121,6 +123,7 @@ func (m *Manager) Start(ctx context.Context) (Status, error) {
 	}
 	cmd := exec.Command(bin, "tunnel", "--no-autoupdate", "--config", cfg, "--protocol", "http2", "--url", m.Target)
 	cmd.Stdin = nil
+	cmd.Env = cloudflaredEnv(os.Environ())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StderrPipe()
 	if err != nil {
@@ -164,6 +167,33 @@ func (m *Manager) Start(ctx context.Context) (Status, error) {
 		m.Stop()
 		return m.Status(), ctx.Err()
 	}
+}
+
+// edgeSettings are the cloudflared settings a quick tunnel keeps from the
+// environment: how this machine reaches Cloudflare's edge (an IPv6-only
+// network, a source address off a VPN), which the hub cannot know.
+var edgeSettings = map[string]bool{"TUNNEL_EDGE_IP_VERSION": true, "TUNNEL_EDGE_BIND_ADDRESS": true}
+
+// cloudflaredEnv is the environment cloudflared runs with: env without its
+// secrets (childenv.Strip: any process of the user can read a child's
+// environment for as long as the tunnel is up), and without cloudflared's
+// own settings (TUNNEL_*) but edgeSettings. Like the user's config file,
+// they would make it something other than a quick tunnel to Target:
+// TUNNEL_HELLO_WORLD or TUNNEL_UNIX_SOCKET another origin, TUNNEL_NAME or
+// TUNNEL_HOSTNAME a tunnel on the user's account, TUNNEL_LOGLEVEL=error no
+// banner to find the hostname in, TUNNEL_METRICS a listener beyond
+// loopback.
+func cloudflaredEnv(env []string) []string {
+	out := childenv.Strip(env)
+	n := 0
+	for _, kv := range out {
+		name, _, _ := strings.Cut(kv, "=")
+		if up := strings.ToUpper(name); !strings.HasPrefix(up, "TUNNEL_") || edgeSettings[up] {
+			out[n] = kv
+			n++
+		}
+	}
+	return out[:n]
 }
 
 // watch reads cloudflared's output for the hostname, reaps the child and

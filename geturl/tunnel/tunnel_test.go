@@ -1,11 +1,15 @@
 package tunnel
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +25,7 @@ func fakeCloudflared(t *testing.T, mode string) (bin, argsFile string) {
 	dir := t.TempDir()
 	argsFile = filepath.Join(dir, "args")
 	script := `#!/bin/sh
+env > ` + argsFile + `.env.tmp && mv ` + argsFile + `.env.tmp ` + argsFile + `.env
 echo "$@" > ` + argsFile + `
 for a in "$@"; do case "$prev" in --config) cp "$a" ` + argsFile + `.cfg; echo "$a" > ` + argsFile + `.cfgpath;; esac; prev="$a"; done
 echo '2026-12-01T10:00:00Z INF Thank you for trying Cloudflare Tunnel. Doing so, without a Cloudflare account, is a quick way to experiment.' >&2
@@ -138,5 +143,56 @@ func TestStartFailures(t *testing.T) {
 	m = &Manager{Target: "http://127.0.0.1:1", Log: slog.New(slog.DiscardHandler)}
 	if st, err := m.Start(context.Background()); err != ErrUnavailable || st.State != StateUnavailable {
 		t.Fatalf("no cloudflared: %+v %v", st, err)
+	}
+}
+
+// cloudflared runs for as long as the tunnel is up, and any process of the
+// user (a command the terminal runs included) can read its
+// /proc/<pid>/environ: it gets the hub's environment without the secrets,
+// and without cloudflared's own settings but the edge's, which would make
+// it something other than a quick tunnel to the data plane.
+func TestCloudflaredEnvironment(t *testing.T) {
+	bin, argsFile := fakeCloudflared(t, "ok")
+	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("HOME", "/home/tester")
+	t.Setenv("LANG", "C.UTF-8")
+	t.Setenv("GITHUB_TOKEN", "ghp_secret1abcdefgh")
+	t.Setenv("DATABASE_URL", "postgres://app:secret2@db/app")
+	t.Setenv("TUNNEL_TOKEN", "secret3")
+	t.Setenv("TUNNEL_HELLO_WORLD", "true")     // would serve cloudflared's page, not the data plane
+	t.Setenv("TUNNEL_NAME", "mine")            // would run a named tunnel on the user's account
+	t.Setenv("TUNNEL_LOGLEVEL", "error")       // would hide the banner with the hostname
+	t.Setenv("TUNNEL_METRICS", "0.0.0.0:2000") // would listen beyond loopback
+	t.Setenv("TUNNEL_EDGE_IP_VERSION", "6")    // how this machine reaches the edge: kept
+	m := &Manager{Target: "http://127.0.0.1:47432", Log: slog.New(slog.DiscardHandler), StartTimeout: 10 * time.Second}
+	st, err := m.Start(context.Background())
+	if err != nil || st.State != StateRunning {
+		t.Fatalf("start: %+v %v", st, err)
+	}
+	defer m.Stop()
+	envs := map[string][]byte{}
+	envs["the environment cloudflared was started with"], _ = os.ReadFile(argsFile + ".env")
+	if runtime.GOOS == "linux" {
+		// What another process of the user reads while the tunnel is up.
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/environ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		envs["/proc/<cloudflared>/environ"] = bytes.ReplaceAll(b, []byte{0}, []byte{'\n'})
+	}
+	for what, env := range envs {
+		// Names only: the test's own environment may hold real secrets.
+		lines := strings.Split("\n"+string(env), "\n")
+		for _, want := range []string{"HOME=/home/tester", "LANG=C.UTF-8", "TUNNEL_EDGE_IP_VERSION=6", "PATH=" + os.Getenv("PATH")} {
+			if !slices.Contains(lines, want) {
+				t.Errorf("%s lacks %s", what, want[:strings.IndexByte(want, '=')])
+			}
+		}
+		for _, kv := range lines {
+			name, value, _ := strings.Cut(kv, "=")
+			if strings.Contains(value, "secret") || strings.HasPrefix(name, "TUNNEL_") && name != "TUNNEL_EDGE_IP_VERSION" {
+				t.Errorf("%s holds %s", what, name)
+			}
+		}
 	}
 }
