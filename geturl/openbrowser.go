@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/childenv"
 )
 
 // openBrowser hands url to $BROWSER or xdg-open, detached, with its output
@@ -16,6 +17,9 @@ import (
 // is a one-time secret: in argv any local user could read it from
 // /proc/<pid>/cmdline and redeem it before the browser does, so the
 // browser gets the path of a private page in dir that redirects to it.
+// The opener (and a browser it starts, which may run for days) gets our
+// environment without its secrets (childenv): any process of the user can
+// read theirs. The display, the session bus and XDG_* are no secrets.
 func openBrowser(dir, url string) error {
 	page, err := redirectPage(dir, url)
 	if err != nil {
@@ -27,6 +31,7 @@ func openBrowser(dir, url string) error {
 	}
 	cmd := exec.Command(name, page)
 	cmd.Stdout, cmd.Stderr = nil, nil
+	cmd.Env = childenv.Environ()
 	if err := cmd.Start(); err != nil {
 		os.Remove(page)
 		return err
