@@ -4,7 +4,8 @@
 // literally by default, as a Go RE2 regular expression on request, always
 // bounded (matches, line length, files, bytes, time). When ripgrep (rg) is
 // on PATH it does the searching — run directly, never through a shell, with
-// its config file and ignore files disabled, symlinks not followed, and the
+// its config file and ignore files disabled, symlinks not followed, the
+// hub's environment without its secrets (package childenv), and the
 // pattern translated so it means exactly what the Go fallback means — and
 // otherwise a Go implementation produces the same results in the same order
 // (depth-first, names sorted bytewise). A bad regular expression is a

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/geturl/sandbox"
+	"github.com/hubdev/hub/hub/childenv"
 )
 
 // rgArgs is the fixed part of every rg command line. Each flag keeps rg to
@@ -181,15 +181,17 @@ func rgRel(p, arg string) (string, bool) {
 	return rel, true
 }
 
-// rgEnv is the environment rg runs with: the caller's, minus anything that
-// configures rg.
+// rgEnv is the environment rg runs with: the hub's without its secrets
+// (childenv: any process of the user can read a child's environment) and
+// without anything that configures rg.
 func rgEnv() []string {
-	env := os.Environ()
-	out := env[:0:0]
+	env := childenv.Environ()
+	n := 0
 	for _, kv := range env {
 		if !strings.HasPrefix(kv, "RIPGREP_") {
-			out = append(out, kv)
+			env[n] = kv
+			n++
 		}
 	}
-	return out
+	return env[:n]
 }

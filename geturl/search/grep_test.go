@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -439,5 +440,47 @@ func TestRGMatchesAreCheckedAgainstTheProjectFile(t *testing.T) {
 	}
 	if res.Engine != "rg" || len(res.Matches) != 1 || res.Matches[0].Line != 3 || res.Matches[0].Path != "/project/a.txt" {
 		t.Fatalf("%+v", res)
+	}
+}
+
+// rg is dumpable, and any process of the user (a command the terminal
+// runs while an agent greps included) can read its /proc/<pid>/environ:
+// it gets the environment without secrets and without its own RIPGREP_*
+// configuration.
+func TestRGEnvironment(t *testing.T) {
+	tr := newTree(t)
+	bin := t.TempDir()
+	dump := filepath.Join(t.TempDir(), "env")
+	script := "#!/bin/sh\nenv > '" + dump + "'\necho '{\"type\":\"summary\",\"data\":{}}'\n"
+	if err := os.WriteFile(filepath.Join(bin, "rg"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("HOME", "/home/tester")
+	t.Setenv("LANG", "C.UTF-8")
+	t.Setenv("GITHUB_TOKEN", "ghp_secret1abcdefgh")
+	t.Setenv("DATABASE_URL", "postgres://app:secret2@db/app")
+	t.Setenv("RIPGREP_CONFIG_PATH", "/home/tester/.ripgreprc")
+	s := NewSearcher(tr.scope)
+	s.Limits = testLimits
+	res, err := s.Grep(context.Background(), GrepRequest{Pattern: "foo"})
+	if err != nil || res.Engine != "rg" {
+		t.Fatalf("the fake rg did not run: %+v %v", res, err)
+	}
+	env, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Names only: the test's own environment may hold real secrets.
+	lines := strings.Split(string(env), "\n")
+	for _, want := range []string{"HOME=/home/tester", "LANG=C.UTF-8"} {
+		if !slices.Contains(lines, want) {
+			t.Errorf("rg lacks %s", want)
+		}
+	}
+	for _, kv := range lines {
+		if name, value, _ := strings.Cut(kv, "="); strings.Contains(value, "secret") || strings.HasPrefix(name, "RIPGREP_") {
+			t.Errorf("rg got %s", name)
+		}
 	}
 }
