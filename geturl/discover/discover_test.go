@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -276,6 +277,45 @@ func TestRealPath(t *testing.T) {
 	for _, tl := range p.Tools {
 		if tl.Name == "go" && tl.Found && tl.Version == "" {
 			t.Errorf("go found without a version")
+		}
+	}
+}
+
+// A version probe is dumpable, and any process of the user can read its
+// /proc/<pid>/environ: it gets the environment without secrets, plus the
+// settings that keep it from doing more than print.
+func TestProbeEnvironment(t *testing.T) {
+	bin := t.TempDir()
+	dump := filepath.Join(t.TempDir(), "env")
+	script := "#!/bin/sh\nenv > '" + dump + "'\necho v20.11.1\n"
+	if err := os.WriteFile(filepath.Join(bin, "node"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("HOME", "/home/tester")
+	t.Setenv("LANG", "C.UTF-8")
+	t.Setenv("GITHUB_TOKEN", "ghp_secret1abcdefgh")
+	t.Setenv("NPM_TOKEN", "secret2")
+	t.Setenv("DATABASE_URL", "postgres://app:secret3@db/app")
+	scope, _ := sandbox.New(t.TempDir())
+	d := &Discoverer{Scope: scope, Timeout: time.Minute, Tools: []string{"node"}}
+	if p := d.Discover(context.Background()); len(p.Tools) != 1 || p.Tools[0].Version != "20.11.1" {
+		t.Fatalf("the fake node did not answer: %+v", p.Tools)
+	}
+	env, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Names only: the test's own environment may hold real secrets.
+	lines := strings.Split(string(env), "\n")
+	for _, want := range append([]string{"HOME=/home/tester", "LANG=C.UTF-8"}, probeEnv...) {
+		if !slices.Contains(lines, want) {
+			t.Errorf("the probe lacks %s", want)
+		}
+	}
+	for _, kv := range lines {
+		if name, value, _ := strings.Cut(kv, "="); strings.Contains(value, "secret") {
+			t.Errorf("the probe got %s", name)
 		}
 	}
 }

@@ -9,9 +9,10 @@
 // version; and the Makefile's target names.
 //
 // Version probes run "<tool> --version" (or "go version") directly, not
-// through a shell, in the system temp directory rather than the project —
-// so project-local version-manager configuration (which for some managers
-// can run scripts) is never loaded by a read-only call — with a short
+// through a shell, in the root directory rather than the project — so
+// project-local version-manager configuration (which for some managers
+// can run scripts) is never loaded by a read-only call — with the hub's
+// environment without its secrets (package childenv) and a short
 // timeout each, in parallel, and cached for the life of the process per
 // executable (path, size and mtime). Only the version number is kept from
 // their output. Slow JVM launchers (java, mvn, gradle) are reported by

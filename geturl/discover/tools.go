@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hubdev/hub/hub/childenv"
 )
 
 // Tools are the executables /p looks for on PATH.
@@ -116,7 +118,9 @@ func (d *Discoverer) probe(ctx context.Context, name, path string) (version stri
 	// cargo it runs); in /tmp anyone could plant one, and a read-only /p
 	// would run it as us.
 	cmd.Dir = "/"
-	cmd.Env = append(os.Environ(), probeEnv...)
+	// The hub's environment without its secrets (childenv): any process
+	// of the user can read a probe's.
+	cmd.Env = append(childenv.Environ(), probeEnv...)
 	cmd.WaitDelay = 200 * time.Millisecond
 	// Its own process group, killed whole: a launcher script's child
 	// would otherwise outlive a probe cut off at its timeout.
