@@ -92,13 +92,43 @@ type Provider struct {
 // a bash tool call running the rest of the line.
 const CallBash = "CALL_BASH:"
 
-// Script is the default model: a bash tool call for CALL_BASH:<cmd> in the
-// latest user text, "done: <output>" after a tool result, and "echo: <text>"
-// otherwise. Title-generation requests (no tools offered) get a fixed title.
+// CallTool is the prompt marker that makes the default script call any
+// tool: each line "CALL_TOOL:<name> <JSON arguments>" of the latest user
+// text is one call, made in order, one per model request, each after the
+// previous one's result. Lines naming a tool the request does not offer
+// are skipped, as a model that cannot see the tool would.
+const CallTool = "CALL_TOOL:"
+
+// Script is the default model: the calls of the CALL_TOOL:<name> <args>
+// lines, or a bash tool call for CALL_BASH:<cmd>, in the latest user
+// text; "done: <output>" after the last tool result; and "echo: <text>"
+// otherwise. Title-generation requests (no tools offered) get a fixed
+// title.
 func Script(r ChatRequest) Reply {
 	last := r.Last()
 	if len(r.Tools) == 0 {
 		return Reply{Text: "Fake title"}
+	}
+	user, results := "", 0
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if m := r.Messages[i]; m.Role == "user" {
+			user = m.Text()
+			break
+		} else if m.Role == "tool" {
+			results++
+		}
+	}
+	var calls []Reply
+	for _, line := range strings.Split(user, "\n") {
+		if i := strings.Index(line, CallTool); i >= 0 {
+			name, args, _ := strings.Cut(strings.TrimSpace(line[i+len(CallTool):]), " ")
+			if r.HasTool(name) {
+				calls = append(calls, Reply{ToolName: name, ToolArgs: json.RawMessage(args)})
+			}
+		}
+	}
+	if results < len(calls) {
+		return calls[results]
 	}
 	if last.Role == "tool" {
 		out := last.Text()
