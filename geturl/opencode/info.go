@@ -19,7 +19,7 @@ func (c *call) info(ctx context.Context) (any, error) {
 			"plugin": map[string]any{
 				"allowExisting": c.p.cfg.AllowExisting, "allowNested": c.p.cfg.AllowNested, "maxWorkers": c.p.cfg.MaxWorkers,
 				"write": c.auth.Write, "terminal": c.auth.Terminal,
-				"workerCeiling":            Ceiling(c.auth, c.p.cfg.AllowNested),
+				"workerCeiling":            viewCeiling(c.auth, c.p.cfg.AllowNested),
 				"existingSessionExecution": c.p.cfg.AllowExisting && c.auth.Write && c.auth.Terminal,
 			}}, nil
 	case "providers", "models", "limits":

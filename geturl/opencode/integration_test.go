@@ -118,8 +118,8 @@ func TestRealServer(t *testing.T) {
 	})
 
 	t.Run("ceiling reaches the model", func(t *testing.T) {
-		// Without terminal the worker's session denies bash, so OpenCode
-		// does not even offer the tool to the model.
+		// Without terminal the worker's session denies bash and every
+		// edit, so OpenCode does not even offer those tools to the model.
 		out := callOK(t, p, writeOnly, ToolWorker, `{"action":"start","prompt":"CALL_BASH:echo nope-ceiling"}`)
 		id := str(out, "worker", "workerID")
 		w := callOK(t, p, writeOnly, ToolWorker, fmt.Sprintf(`{"action":"wait","workerID":%q,"timeoutMs":60000}`, id))
@@ -130,11 +130,13 @@ func TestRealServer(t *testing.T) {
 		for _, r := range srv.Provider.Requests() {
 			if strings.Contains(r.Last().Text(), "nope-ceiling") && len(r.Tools) > 0 {
 				saw = true
-				if r.HasTool("bash") || r.HasTool("task") {
-					t.Errorf("the model was offered bash or task under a write-only ceiling")
+				for _, tool := range []string{"bash", "task", "edit", "write"} {
+					if r.HasTool(tool) {
+						t.Errorf("the model was offered %s under a write-only ceiling", tool)
+					}
 				}
-				if !r.HasTool("edit") {
-					t.Errorf("edit should stay available with write")
+				if !r.HasTool("read") {
+					t.Errorf("read should stay available")
 				}
 			}
 		}

@@ -94,15 +94,18 @@ func (c *call) walls(ctx context.Context, dirHost string, only map[string]bool) 
 }
 
 // mayApprove says whether this caller may grant an OpenCode permission:
-// granting one is exercising it. Edits need write, the shell needs
-// terminal, and external directories are never granted through geturl.
+// granting one is exercising it. Edits need write and terminal (as a
+// worker's edits do, see Ceiling: OpenCode's edits bypass geturl's file
+// checks), the shell needs terminal, and external directories are never
+// granted through geturl.
 func (c *call) mayApprove(permission string) error {
 	switch {
 	case permission == "external_directory" || strings.HasPrefix(permission, "swarm_"):
 		return &plugin.Error{Code: CodeForbidden, Detail: permission + " is outside what geturl can grant; reject it"}
 	case slices.Contains(editPermissions, permission) || strings.HasPrefix(permission, "refactor"):
-		if !c.auth.Write {
-			return &plugin.Error{Code: CodeForbidden, Detail: "granting " + permission + " needs write permission on this project"}
+		if !c.auth.Write || !c.auth.Terminal {
+			return &plugin.Error{Code: CodeForbidden, Detail: "granting " + permission + " needs both write and terminal permission on this project",
+				Hint: "OpenCode's edits follow symlinks and bypass geturl's file checks (version-control metadata, the project root); edit with geturl's own file tools, or reject"}
 		}
 	case permission == "bash":
 		if !c.auth.Terminal {

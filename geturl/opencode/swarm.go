@@ -162,7 +162,7 @@ func (c *call) swarmStart(ctx context.Context) (any, error) {
 		}
 		members = append(members, w)
 	}
-	return map[string]any{"action": a.Action, "swarmID": id, "members": members, "ceiling": Ceiling(c.auth, c.p.cfg.AllowNested)}, nil
+	return map[string]any{"action": a.Action, "swarmID": id, "members": members, "ceiling": viewCeiling(c.auth, c.p.cfg.AllowNested)}, nil
 }
 
 // swarmState reports each member's last turn, waiting up to timeout for

@@ -128,8 +128,14 @@ func (c *call) recordTurn(ctx context.Context, s ocSession, mid string) (ocSessi
 	m, _ := sessionMeta(s)
 	m.Turns = append(m.Turns, mid)
 	body := map[string]any{"metadata": withMeta(s, m)}
-	if !narrowed { // rules are appended: once per turn is enough
-		body["permission"] = ceiling
+	if !narrowed {
+		// Only the widest caller gets here (refuseBusyNarrowing appended
+		// every narrower ceiling already), so skipping rules the session
+		// already ends with can never leave a prompt wider than its
+		// caller: a ceiling appended meanwhile is at most as wide.
+		if add := appendable(s.Permission, ceiling); len(add) > 0 {
+			body["permission"] = add
+		}
 	}
 	var out ocSession
 	err = c.client().do(ctx, http.MethodPatch, query("/session/"+s.ID, "directory", s.Directory), body, &out)
@@ -290,7 +296,7 @@ func (c *call) worker(ctx context.Context) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"action": "start", "worker": w, "ceiling": Ceiling(c.auth, c.p.cfg.AllowNested)}, nil
+		return map[string]any{"action": "start", "worker": w, "ceiling": viewCeiling(c.auth, c.p.cfg.AllowNested)}, nil
 	}
 	if a.WorkerID == "" {
 		return nil, missing(a.Action, "workerID")
