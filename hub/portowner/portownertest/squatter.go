@@ -12,6 +12,7 @@ package portownertest
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,8 +31,11 @@ import (
 )
 
 // envListen carries the squatter's listen address into the re-executed
-// test binary.
-const envListen = "PORTOWNERTEST_SQUAT_ADDR"
+// test binary, envDefer whether it sets TCP_DEFER_ACCEPT.
+const (
+	envListen = "PORTOWNERTEST_SQUAT_ADDR"
+	envDefer  = "PORTOWNERTEST_DEFER_ACCEPT"
+)
 
 // Main runs the squatter and exits when this process was started as one
 // (by Start); otherwise it returns at once. Call it first in TestMain.
@@ -40,7 +44,7 @@ func Main() {
 	if !ok {
 		return
 	}
-	if err := serve(addr); err != nil {
+	if err := serve(addr, os.Getenv(envDefer) != ""); err != nil {
 		fmt.Fprintln(os.Stderr, "squatter:", err)
 		os.Exit(1)
 	}
@@ -62,8 +66,12 @@ type hello struct {
 
 // serve listens on addr, prints hello, then one JSON Request per request
 // on stdout, until stdin closes.
-func serve(addr string) error {
-	ln, err := net.Listen("tcp", addr)
+func serve(addr string, deferAccept bool) error {
+	var lc net.ListenConfig
+	if deferAccept {
+		lc.Control = setDeferAccept
+	}
+	ln, err := lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return err
 	}
@@ -119,6 +127,23 @@ type Squatter struct {
 // test ends. It skips the test when it cannot run one.
 func Start(t testing.TB, addr string) *Squatter {
 	t.Helper()
+	return start(t, addr, false)
+}
+
+// StartDeferAccept is Start with TCP_DEFER_ACCEPT on the listener, as
+// Bun (so OpenCode) sets it: a connection to it stays a request socket,
+// unaccepted, until its first byte arrives. It skips the test where the
+// option does not exist.
+func StartDeferAccept(t testing.TB, addr string) *Squatter {
+	t.Helper()
+	if !canDeferAccept {
+		t.Skip("TCP_DEFER_ACCEPT is Linux's")
+	}
+	return start(t, addr, true)
+}
+
+func start(t testing.TB, addr string, deferAccept bool) *Squatter {
+	t.Helper()
 	if os.Getuid() != 0 {
 		t.Skip("needs a second uid: run as root to start a listener as nobody through setpriv")
 	}
@@ -133,6 +158,9 @@ func Start(t testing.TB, addr string) *Squatter {
 	bin := exposedCopy(t)
 	cmd := exec.Command(setpriv, "--reuid="+nobody.Uid, "--regid="+nobody.Gid, "--clear-groups", "--", bin)
 	cmd.Env = append(os.Environ(), envListen+"="+addr)
+	if deferAccept {
+		cmd.Env = append(cmd.Env, envDefer+"=1")
+	}
 	cmd.Stderr = &prefixWriter{t: t}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
