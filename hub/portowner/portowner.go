@@ -9,12 +9,15 @@
 // (Peer), which names the process that will read what we write, with no
 // window between the check and the connection.
 //
-// The OS seam is two functions per platform, in their own files:
-// scanTables (every row of the TCP socket table) and findProcess (the pid
-// and command holding a socket inode). table_linux.go reads /proc/net/tcp
-// and /proc/net/tcp6 and /proc/<pid>/fd; table_other.go answers ErrUnknown,
-// so callers decide what an unknown owner means for them. The parser and
-// the matching are portable and tested everywhere.
+// The OS seam is two functions per platform, in their own files: system
+// (the source of answers: the listeners on a port, and one connection)
+// and findProcess (the pid and command holding a socket inode). On Linux
+// (table_linux.go) the answers come from the kernel's sock_diag netlink
+// protocol (netlink_linux.go), which looks the very socket up, and from
+// /proc/net/tcp and /proc/net/tcp6 where that cannot answer (a kernel or
+// sandbox without it); /proc/<pid>/fd names the process. table_other.go
+// answers ErrUnknown, so callers decide what an unknown owner means for
+// them. The parsers and the matching are portable and tested everywhere.
 package portowner
 
 import (
@@ -104,7 +107,7 @@ func Resolve(o Owner) Owner {
 // sockets match, another user's is returned first. The result is not
 // resolved (see Resolve).
 func Listener(addr netip.Addr, port int) (Owner, error) {
-	return listener(scanTables, addr, port)
+	return listener(system(), addr, port)
 }
 
 // Peer returns the owner of the server side of the TCP connection c: the
@@ -121,7 +124,7 @@ func Peer(ctx context.Context, c net.Conn) (Owner, error) {
 	if !lok || !rok {
 		return Owner{}, fmt.Errorf("not a TCP connection: %T", c)
 	}
-	return peer(ctx, scanTables, unmapped(la.AddrPort()), unmapped(ra.AddrPort()))
+	return peer(ctx, system(), unmapped(la.AddrPort()), unmapped(ra.AddrPort()))
 }
 
 // peerWaits are the pauses before each new look at a server side that is
@@ -130,15 +133,52 @@ func Peer(ctx context.Context, c net.Conn) (Owner, error) {
 var peerWaits = []time.Duration{time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond,
 	8 * time.Millisecond, 16 * time.Millisecond, 32 * time.Millisecond, 64 * time.Millisecond, 128 * time.Millisecond}
 
+// source answers this package's two questions from one of the system's
+// socket tables.
+type source interface {
+	// listeners calls visit for every listening socket on port, and
+	// maybe for other sockets, which callers skip, until visit returns
+	// false.
+	listeners(port uint16, visit func(Socket) bool) error
+	// conn returns the socket in state StateEstablished or StateSynRecv
+	// whose own address is local and whose peer is remote; found is
+	// false when the table holds none. A request socket's UID is its
+	// listener's.
+	conn(local, remote netip.AddrPort) (s Socket, found bool, err error)
+}
+
 // scanner calls visit for every row of the system's TCP socket tables
 // until visit returns false (scanTables, or a recorded table in tests).
 type scanner func(visit func(Socket) bool) error
 
-func listener(scan scanner, addr netip.Addr, port int) (Owner, error) {
+// fallback answers from first, and from then where first fails: the
+// kernel's table is the same behind both, so any answer of either is
+// the truth, and one that cannot answer leaves it to the other.
+type fallback struct{ first, then source }
+
+func (f fallback) listeners(port uint16, visit func(Socket) bool) error {
+	// first visits nothing unless it answers in full (see source).
+	if err := f.first.listeners(port, visit); err == nil {
+		return nil
+	}
+	return f.then.listeners(port, visit)
+}
+
+func (f fallback) conn(local, remote netip.AddrPort) (Socket, bool, error) {
+	if s, found, err := f.first.conn(local, remote); err == nil {
+		return s, found, nil
+	}
+	return f.then.conn(local, remote)
+}
+
+func listener(src source, addr netip.Addr, port int) (Owner, error) {
+	if port < 0 || port > 65535 {
+		return Owner{}, ErrNotFound
+	}
 	addr = addr.Unmap()
 	var found []Owner
-	err := scan(func(s Socket) bool {
-		if s.State == StateListen && int(s.Local.Port()) == port && overlaps(s.Local.Addr(), addr) {
+	err := src.listeners(uint16(port), func(s Socket) bool {
+		if s.State == StateListen && int(s.Local.Port()) == port && overlaps(s, addr) {
 			found = append(found, Owner{UID: s.UID, Inode: s.Inode})
 		}
 		return true
@@ -157,30 +197,30 @@ func listener(scan scanner, addr netip.Addr, port int) (Owner, error) {
 	return found[0], nil
 }
 
-// overlaps reports whether a socket bound to local conflicts with addr
-// (see Listener).
-func overlaps(local, addr netip.Addr) bool {
+// overlaps reports whether the listener s conflicts with addr (see
+// Listener).
+func overlaps(s Socket, addr netip.Addr) bool {
+	local := s.Local.Addr()
 	switch {
 	case !addr.IsValid() || local == addr:
 		return true
 	case local == netip.IPv6Unspecified():
-		return true // a dual-stack wildcard takes IPv4 too, unless IPV6_V6ONLY: the table cannot say
+		// A dual-stack wildcard takes IPv4 too, unless IPV6_V6ONLY,
+		// which only sock_diag shows.
+		return addr.Is6() || !s.V6Only
 	case local == netip.IPv4Unspecified():
 		return addr.Is4()
 	}
 	return false
 }
 
-func peer(ctx context.Context, scan scanner, local, remote netip.AddrPort) (Owner, error) {
+func peer(ctx context.Context, src source, local, remote netip.AddrPort) (Owner, error) {
 	for i := 0; ; i++ {
 		var row *Socket
-		err := scan(func(s Socket) bool {
-			if (s.State == StateEstablished || s.State == StateSynRecv) && s.Local == remote && s.Remote == local {
-				row = &s
-				return false
-			}
-			return true
-		})
+		s, found, err := src.conn(remote, local)
+		if found {
+			row = &s
+		}
 		switch {
 		case err != nil:
 			return Owner{}, err

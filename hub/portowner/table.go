@@ -19,7 +19,7 @@ const (
 )
 
 // Socket is one row of the kernel's TCP socket table (/proc/net/tcp or
-// /proc/net/tcp6 on Linux).
+// /proc/net/tcp6 on Linux), or one socket of a sock_diag reply.
 type Socket struct {
 	// Local and Remote are the socket's own and its peer's address; an
 	// IPv4-mapped IPv6 address is given as the IPv4 one.
@@ -33,6 +33,10 @@ type Socket struct {
 	// Inode is the socket's inode; 0 while no process holds it (a
 	// connection not yet accepted, TIME_WAIT).
 	Inode uint64
+	// V6Only is an IPv6 listener's IPV6_V6ONLY: it takes no IPv4
+	// connections. Only sock_diag says so; /proc's table cannot, so its
+	// rows leave it false.
+	V6Only bool
 }
 
 // Bounds on one table. A table longer than MaxRows is refused rather than
@@ -221,4 +225,30 @@ func clip(s []byte) string {
 		return string(s[:48]) + "…"
 	}
 	return string(s)
+}
+
+// tableSource answers from whole-table scans: /proc/net/tcp{,6} on
+// Linux, recorded tables in tests.
+type tableSource scanner
+
+func (scan tableSource) listeners(port uint16, visit func(Socket) bool) error {
+	return scan(func(s Socket) bool {
+		if s.State != StateListen || s.Local.Port() != port {
+			return true
+		}
+		return visit(s)
+	})
+}
+
+func (scan tableSource) conn(local, remote netip.AddrPort) (Socket, bool, error) {
+	var row Socket
+	found := false
+	err := scan(func(s Socket) bool {
+		if (s.State == StateEstablished || s.State == StateSynRecv) && s.Local == local && s.Remote == remote {
+			row, found = s, true
+			return false
+		}
+		return true
+	})
+	return row, found, err
 }

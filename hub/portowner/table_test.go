@@ -56,16 +56,19 @@ func TestParseRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	ap := netip.MustParseAddrPort
+	row := func(local, remote netip.AddrPort, state uint8, uid int, inode uint64) Socket {
+		return Socket{Local: local, Remote: remote, State: state, UID: uid, Inode: inode}
+	}
 	want := []Socket{
-		{ap("0.0.0.0:8787"), ap("0.0.0.0:0"), StateListen, 65534, 74160},
-		{ap("127.0.0.1:4096"), ap("0.0.0.0:0"), StateListen, 1000, 74159},
-		{ap("127.0.0.1:45047"), ap("127.0.0.1:57088"), StateTimeWait, 0, 0},
-		{ap("127.0.0.1:52924"), ap("127.0.0.1:8788"), StateEstablished, 1000, 74163},
-		{ap("[::]:8788"), ap("[::]:0"), StateListen, 65534, 74161},
-		{ap("[::1]:8789"), ap("[::]:0"), StateListen, 1000, 74162},
-		{ap("127.0.0.1:8788"), ap("127.0.0.1:52924"), StateEstablished, 65534, 0}, // IPv4-mapped, unmapped
-		{ap("[::1]:8789"), ap("[::1]:57800"), StateEstablished, 0, 0},
-		{ap("[::1]:57800"), ap("[::1]:8789"), StateEstablished, 1000, 74164},
+		row(ap("0.0.0.0:8787"), ap("0.0.0.0:0"), StateListen, 65534, 74160),
+		row(ap("127.0.0.1:4096"), ap("0.0.0.0:0"), StateListen, 1000, 74159),
+		row(ap("127.0.0.1:45047"), ap("127.0.0.1:57088"), StateTimeWait, 0, 0),
+		row(ap("127.0.0.1:52924"), ap("127.0.0.1:8788"), StateEstablished, 1000, 74163),
+		row(ap("[::]:8788"), ap("[::]:0"), StateListen, 65534, 74161),
+		row(ap("[::1]:8789"), ap("[::]:0"), StateListen, 1000, 74162),
+		row(ap("127.0.0.1:8788"), ap("127.0.0.1:52924"), StateEstablished, 65534, 0), // IPv4-mapped, unmapped
+		row(ap("[::1]:8789"), ap("[::1]:57800"), StateEstablished, 0, 0),
+		row(ap("[::1]:57800"), ap("[::1]:8789"), StateEstablished, 1000, 74164),
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d rows, want %d: %+v", len(got), len(want), got)
@@ -162,7 +165,7 @@ func TestListenerMatches(t *testing.T) {
 		if tc.addr != "" {
 			a = ip(tc.addr)
 		}
-		o, err := listener(scan, a, tc.port)
+		o, err := listener(tableSource(scan), a, tc.port)
 		switch {
 		case tc.uid < 0 && !errors.Is(err, ErrNotFound):
 			t.Errorf("%s:%d: %+v %v, want ErrNotFound", tc.addr, tc.port, o, err)
@@ -180,7 +183,7 @@ func TestListenerPrefersAnotherUser(t *testing.T) {
    0: 0100007F:2253 00000000:0000 0A 00000000:00000000 00:00000000 00000000 %d        0 1 1
    1: 00000000:2253 00000000:0000 0A 00000000:00000000 00:00000000 00000000 %d        0 2 1
 `, me, me+1)
-	o, err := listener(recorded(tab), netip.MustParseAddr("127.0.0.1"), 8787)
+	o, err := listener(tableSource(recorded(tab)), netip.MustParseAddr("127.0.0.1"), 8787)
 	if err != nil || o.UID != me+1 || o.Inode != 2 || o.Mine() {
 		t.Fatalf("got %+v %v, want the other user's socket", o, err)
 	}
@@ -192,23 +195,23 @@ func TestPeerMatches(t *testing.T) {
 	// The connection 127.0.0.1:52924 -> 127.0.0.1:8788 reached the dual
 	// stack listener: its server side is the IPv4-mapped row, uid 65534,
 	// not accepted yet (inode 0) but owned (a kernel with sk_uid).
-	o, err := peer(ctx, recorded(tcp4, tcp6), ap("127.0.0.1:52924"), ap("127.0.0.1:8788"))
+	o, err := peer(ctx, tableSource(recorded(tcp4, tcp6)), ap("127.0.0.1:52924"), ap("127.0.0.1:8788"))
 	if err != nil || o.UID != 65534 {
 		t.Fatalf("v4 peer = %+v %v, want uid 65534", o, err)
 	}
 	// Our own side of the same connection is never mistaken for it.
-	if o, err := peer(ctx, recorded(tcp4, tcp6), ap("127.0.0.1:8788"), ap("127.0.0.1:52924")); err != nil || o.UID != 1000 || o.Inode != 74163 {
+	if o, err := peer(ctx, tableSource(recorded(tcp4, tcp6)), ap("127.0.0.1:8788"), ap("127.0.0.1:52924")); err != nil || o.UID != 1000 || o.Inode != 74163 {
 		t.Fatalf("reverse = %+v %v", o, err)
 	}
 	// A request socket (state 03: handshake incomplete, or a server using
 	// TCP_DEFER_ACCEPT waiting for our first byte) carries its listener's
 	// uid on every kernel, 0 included: root's own listener.
 	synRecv := strings.Replace(tcp6, ":E1C8 01 ", ":E1C8 03 ", 1)
-	if o, err := peer(ctx, recorded(synRecv), ap("[::1]:57800"), ap("[::1]:8789")); err != nil || o.UID != 0 || o.Inode != 0 {
+	if o, err := peer(ctx, tableSource(recorded(synRecv)), ap("[::1]:57800"), ap("[::1]:8789")); err != nil || o.UID != 0 || o.Inode != 0 {
 		t.Fatalf("request socket = %+v %v, want uid 0", o, err)
 	}
 	// No such connection.
-	if _, err := peer(ctx, recorded(tcp4, tcp6), ap("127.0.0.1:1"), ap("127.0.0.1:8788")); !errors.Is(err, ErrNotFound) {
+	if _, err := peer(ctx, tableSource(recorded(tcp4, tcp6)), ap("127.0.0.1:1"), ap("127.0.0.1:8788")); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing = %v", err)
 	}
 }
@@ -228,18 +231,18 @@ func TestPeerWaitsForAccept(t *testing.T) {
 		}
 		return recorded(accepted)(visit)
 	}
-	o, err := peer(context.Background(), scan, local, remote)
+	o, err := peer(context.Background(), tableSource(scan), local, remote)
 	if err != nil || o.Inode != 555 || o.UID != 0 || looks != 3 {
 		t.Fatalf("got %+v %v after %d looks", o, err, looks)
 	}
 	looks = 0
 	never := func(visit func(Socket) bool) error { looks++; return recorded(tcp6)(visit) }
-	if _, err := peer(context.Background(), never, local, remote); !errors.Is(err, ErrNotAccepted) || looks != len(peerWaits)+1 {
+	if _, err := peer(context.Background(), tableSource(never), local, remote); !errors.Is(err, ErrNotAccepted) || looks != len(peerWaits)+1 {
 		t.Fatalf("never accepted: %v after %d looks", err, looks)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := peer(ctx, never, local, remote); !errors.Is(err, context.Canceled) {
+	if _, err := peer(ctx, tableSource(never), local, remote); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
