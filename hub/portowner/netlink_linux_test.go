@@ -203,7 +203,7 @@ func TestBackendsAgreeAnotherUser(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var sq *portownertest.Squatter
 			if tc.deferAccept {
-				sq = portownertest.StartDeferAccept(t, tc.bind)
+				sq = portownertest.StartWith(t, tc.bind, portownertest.Options{DeferAccept: true})
 			} else {
 				sq = portownertest.Start(t, tc.bind)
 			}

@@ -26,15 +26,17 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
 
 // envListen carries the squatter's listen address into the re-executed
-// test binary, envDefer whether it sets TCP_DEFER_ACCEPT.
+// test binary, envDefer and envDevice its Options.
 const (
 	envListen = "PORTOWNERTEST_SQUAT_ADDR"
 	envDefer  = "PORTOWNERTEST_DEFER_ACCEPT"
+	envDevice = "PORTOWNERTEST_DEVICE"
 )
 
 // Main runs the squatter and exits when this process was started as one
@@ -44,7 +46,7 @@ func Main() {
 	if !ok {
 		return
 	}
-	if err := serve(addr, os.Getenv(envDefer) != ""); err != nil {
+	if err := serve(addr, Options{DeferAccept: os.Getenv(envDefer) != "", Device: os.Getenv(envDevice)}); err != nil {
 		fmt.Fprintln(os.Stderr, "squatter:", err)
 		os.Exit(1)
 	}
@@ -66,11 +68,20 @@ type hello struct {
 
 // serve listens on addr, prints hello, then one JSON Request per request
 // on stdout, until stdin closes.
-func serve(addr string, deferAccept bool) error {
-	var lc net.ListenConfig
-	if deferAccept {
-		lc.Control = setDeferAccept
-	}
+func serve(addr string, o Options) error {
+	lc := net.ListenConfig{Control: func(network, address string, rc syscall.RawConn) error {
+		if o.DeferAccept {
+			if err := setDeferAccept(rc); err != nil {
+				return fmt.Errorf("TCP_DEFER_ACCEPT: %w", err)
+			}
+		}
+		if o.Device != "" {
+			if err := bindToDevice(rc, o.Device); err != nil {
+				return fmt.Errorf("SO_BINDTODEVICE %s: %w", o.Device, err)
+			}
+		}
+		return nil
+	}}
 	ln, err := lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return err
@@ -127,22 +138,32 @@ type Squatter struct {
 // test ends. It skips the test when it cannot run one.
 func Start(t testing.TB, addr string) *Squatter {
 	t.Helper()
-	return start(t, addr, false)
+	return start(t, addr, Options{})
 }
 
-// StartDeferAccept is Start with TCP_DEFER_ACCEPT on the listener, as
-// Bun (so OpenCode) sets it: a connection to it stays a request socket,
-// unaccepted, until its first byte arrives. It skips the test where the
-// option does not exist.
-func StartDeferAccept(t testing.TB, addr string) *Squatter {
+// Options are socket options of the squatter's listener. Both are
+// Linux's: StartWith skips the test elsewhere.
+type Options struct {
+	// DeferAccept sets TCP_DEFER_ACCEPT, as Bun (so OpenCode) does: a
+	// connection to it stays a request socket, unaccepted, until its
+	// first byte arrives.
+	DeferAccept bool
+	// Device binds the listener to a network device (SO_BINDTODEVICE,
+	// which any user may set): it then shares its address and port with
+	// listeners bound to other devices.
+	Device string
+}
+
+// StartWith is Start with the listener's Options.
+func StartWith(t testing.TB, addr string, o Options) *Squatter {
 	t.Helper()
-	if !canDeferAccept {
-		t.Skip("TCP_DEFER_ACCEPT is Linux's")
+	if (o.DeferAccept || o.Device != "") && !haveOptions {
+		t.Skip("TCP_DEFER_ACCEPT and SO_BINDTODEVICE are Linux's")
 	}
-	return start(t, addr, true)
+	return start(t, addr, o)
 }
 
-func start(t testing.TB, addr string, deferAccept bool) *Squatter {
+func start(t testing.TB, addr string, o Options) *Squatter {
 	t.Helper()
 	if os.Getuid() != 0 {
 		t.Skip("needs a second uid: run as root to start a listener as nobody through setpriv")
@@ -158,8 +179,11 @@ func start(t testing.TB, addr string, deferAccept bool) *Squatter {
 	bin := exposedCopy(t)
 	cmd := exec.Command(setpriv, "--reuid="+nobody.Uid, "--regid="+nobody.Gid, "--clear-groups", "--", bin)
 	cmd.Env = append(os.Environ(), envListen+"="+addr)
-	if deferAccept {
+	if o.DeferAccept {
 		cmd.Env = append(cmd.Env, envDefer+"=1")
+	}
+	if o.Device != "" {
+		cmd.Env = append(cmd.Env, envDevice+"="+o.Device)
 	}
 	cmd.Stderr = &prefixWriter{t: t}
 	stdin, err := cmd.StdinPipe()
