@@ -84,7 +84,10 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	for err != nil && s.kind == KindHub {
 		// The hub's adapter follows a backend started outside it on its
 		// port (outside.go); anyone else's failure to bind is an error.
-		cl, free := s.findOutside(ctx, env)
+		cl, free, held := s.findOutside(ctx, env)
+		if held != nil {
+			return held // another user's port: nothing there to follow
+		}
 		if cl != nil {
 			free = s.followOutside(ctx, env, cl, ready)
 			ready = nil // reported once per Serve; Status has the port now

@@ -22,6 +22,7 @@ import (
 	"github.com/lxzan/gws"
 
 	"github.com/hubdev/hub/aiui/frame"
+	"github.com/hubdev/hub/hub/portowner/portownertest"
 )
 
 // The benchmarks' client load runs in a child process (this test binary,
@@ -30,6 +31,7 @@ import (
 const loadgenEnv = "AIUI_BENCH_LOADGEN"
 
 func TestMain(m *testing.M) {
+	portownertest.Main() // a listener of another user's (portheld_test.go)
 	if spec := os.Getenv(loadgenEnv); spec != "" {
 		os.Exit(runLoadgen(spec))
 	}

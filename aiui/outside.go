@@ -3,6 +3,7 @@ package aiui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -50,45 +51,76 @@ var outsidePoll = 50 * time.Millisecond
 
 // findOutside returns the backend started outside the hub that holds the
 // port, or the port's listener when it came free meanwhile; neither when
-// nothing it can follow shows up within outsideSettle, or ctx ends.
-func (s *Server) findOutside(ctx context.Context, env *adapters.Env) (cl *Client, ln net.Listener) {
+// nothing it can follow shows up within outsideSettle, or ctx ends. When
+// the port is another user's, or becomes so meanwhile, it returns the
+// port walk's *hub.HeldError at once, for Serve to fail with: whatever
+// listens there is no backend of ours to follow or to wait for, and asking
+// it would hand it the control file's key.
+func (s *Server) findOutside(ctx context.Context, env *adapters.Env) (cl *Client, ln net.Listener, held error) {
 	port := s.cfg.Port
+	if ln, held = listenOwn(port); ln != nil || held != nil {
+		return nil, ln, held
+	}
 	if cl = outsideBackend(ctx, env.Dirs, port); cl != nil {
-		return cl, nil
+		return cl, nil, nil
 	}
 	env.Log.Info("the port is taken, and no aiui backend this hub can find holds it (yet); waiting for one", "port", port, "for", outsideSettle)
 	hub.Settle(ctx, outsidePoll, outsideSettle, func() bool {
-		var err error
-		if ln, _, err = hub.Listen([]int{port}); err == nil {
+		if ln, held = listenOwn(port); ln != nil || held != nil {
 			return true
 		}
 		cl = outsideBackend(ctx, env.Dirs, port)
 		return cl != nil
 	})
-	return cl, ln
+	return cl, ln, held
+}
+
+// listenOwn binds port; when another user holds it, it returns the port
+// walk's error saying so (hub.ErrPortHeld) instead: then nothing on the
+// port is ours to look for.
+func listenOwn(port int) (ln net.Listener, held error) {
+	ln, _, err := hub.Listen([]int{port})
+	if errors.Is(err, hub.ErrPortHeld) {
+		return nil, err
+	}
+	return ln, nil
 }
 
 // portHolder is the backend on port when one holds it or is starting there
 // (it binds the port a moment before it writes the control file), waiting
-// up to outsideSettle; nil when the port is free, or nothing that holds it
-// shows up. A face starting its own backend uses that one instead: its
-// own, on another port, would be a second backend pages do not reach.
+// up to outsideSettle; nil when the port is, or comes, free, or another
+// user holds it (no backend of ours: starting one then fails naming that
+// user), or nothing that holds it shows up. A face starting its own backend uses
+// that one instead: its own, on another port, would be a second backend
+// pages do not reach.
 func portHolder(ctx context.Context, d hub.Dirs, port int) *Client {
 	if port == 0 {
 		return nil
 	}
-	if ln, _, err := hub.Listen([]int{port}); err == nil {
-		ln.Close()
+	if noneOfOurs(port) {
 		return nil
 	}
 	cl := outsideBackend(ctx, d, port)
 	if cl == nil {
 		hub.Settle(ctx, outsidePoll, outsideSettle, func() bool {
+			if noneOfOurs(port) {
+				return true
+			}
 			cl = outsideBackend(ctx, d, port)
 			return cl != nil
 		})
 	}
 	return cl
+}
+
+// noneOfOurs reports whether port is free (bound and let go) or another
+// user's: either way no backend of ours holds it.
+func noneOfOurs(port int) bool {
+	ln, held := listenOwn(port)
+	if ln != nil {
+		ln.Close()
+	}
+	return ln != nil || held != nil
 }
 
 // followOutside is the hub's Serve while a backend started outside the hub
