@@ -30,6 +30,8 @@ type Env struct {
 	// adapter's name, for status and the idle rules.
 	Activity  hub.ActivityReporter
 	Heartbeat hub.HeartbeatConfig
+	// Follow paces following a bridge started outside the hub (Follow).
+	Follow FollowTiming
 	// Hub is what the adapter may see of the hub it runs in; nil when it
 	// runs alone (`hub <adapter> serve`).
 	Hub HubView

@@ -27,6 +27,8 @@ type Standalone struct {
 	// Lifecycle defaults to one without idle rules.
 	Lifecycle *hub.Lifecycle
 	Heartbeat hub.HeartbeatConfig
+	// Follow paces following a bridge started outside (zero: defaults).
+	Follow FollowTiming
 	// Hub is the view of a hub the adapter runs in (nil: none).
 	Hub HubView
 	// ReadyTimeout bounds the wait for Ready (default 15 s).
@@ -73,6 +75,7 @@ func (s Standalone) Start(ctx context.Context) (*Running, error) {
 		Dirs:      *s.Dirs,
 		Activity:  s.Lifecycle.Reporter(s.Name),
 		Heartbeat: s.Heartbeat,
+		Follow:    s.Follow,
 		Hub:       s.Hub,
 		Ready: func(ports ...int) {
 			select {

@@ -11,10 +11,6 @@ import (
 	"github.com/hubdev/hub/hub"
 )
 
-// outsideCheck is how often the hub's adapter, reusing a relay started
-// outside the hub, checks that it still answers.
-var outsideCheck = 2 * time.Second
-
 // outsideRelay reports whether a compatible relay that permits the website
 // answers on port: §Setup's "if RELAY is occupied, check /health with
 // Origin: WEBSITE … reuse a compatible relay".
@@ -52,34 +48,31 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, port int,
 		s.mu.Unlock()
 	}()
 	env.Log.Info("a compatible pixelle relay started outside the hub holds the port; reusing it instead of failing", "relay", relay)
-	defer env.Activity.Following()() // the hub stays to take over (idle rules)
-	if ready != nil {
-		ready(port)
-	}
-	t := time.NewTicker(outsideCheck)
-	defer t.Stop()
 	answering := true
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		if ln, _, err := hub.Listen([]int{port}); err == nil {
-			env.Log.Info("the pixelle relay started outside the hub stopped; the hub starts its own", "relay", relay)
-			return ln
-		}
-		if ok := s.outsideRelay(ctx, port); ok != answering && ctx.Err() == nil {
-			answering = ok
-			if ok {
-				s.setOutside(reusing)
-				env.Log.Info("the pixelle relay started outside the hub answers again; reusing it", "relay", relay)
-			} else {
-				s.setOutside(silent)
-				env.Log.Warn("the pixelle relay started outside the hub holds the port but does not answer /health; waiting for the port", "relay", relay)
+	ln, _ := adapters.Follow(ctx, env, adapters.Outside[net.Listener]{
+		Ports: []int{port},
+		Take: func() (net.Listener, bool, error) {
+			ln, _, err := hub.Listen([]int{port})
+			if err == nil {
+				env.Log.Info("the pixelle relay started outside the hub stopped; the hub starts its own", "relay", relay)
 			}
-		}
-	}
+			return ln, err == nil, nil
+		},
+		Check: func(ctx context.Context) bool {
+			if ok := s.outsideRelay(ctx, port); ok != answering && ctx.Err() == nil {
+				answering = ok
+				if ok {
+					s.setOutside(reusing)
+					env.Log.Info("the pixelle relay started outside the hub answers again; reusing it", "relay", relay)
+				} else {
+					s.setOutside(silent)
+					env.Log.Warn("the pixelle relay started outside the hub holds the port but does not answer /health; waiting for the port", "relay", relay)
+				}
+			}
+			return false
+		},
+	}, ready)
+	return ln
 }
 
 // followed drives the relay this hub adapter reuses, while it reuses one

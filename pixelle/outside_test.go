@@ -6,42 +6,35 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/hub"
 )
 
 // The hub's relay started while a compatible relay for the same website
 // holds its port reuses it (§Setup: "Reuse a compatible relay if it
 // permits this origin") instead of failing the hub, and starts its own
-// once that one stops.
-func TestHubReusesACompatibleRelayStartedOutside(t *testing.T) {
-	defer func(d time.Duration) { outsideCheck = d }(outsideCheck)
-	outsideCheck = 10 * time.Millisecond
-	outside := startRelay(t, nil)
-	port := outside.Port()
-
-	s, err := New(website, port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.FollowOutside = true
-	h := adaptertest.Start(t, s, adaptertest.Options{})
-	if h.Port() != port {
-		t.Fatalf("the hub reported port %d, want the outside relay's %d", h.Port(), port)
-	}
-	if st := s.Status(); !strings.Contains(st.Note, "reusing the compatible relay") || len(st.Ports) != 1 || st.Ports[0] != port {
-		t.Fatalf("status while reusing = %+v", st)
-	}
-
-	if err := outside.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	adaptertest.WaitFor(t, "the hub to start its own relay once the outside one stopped", s.isRunning)
-	if st := s.Status(); st.Note == "" || strings.Contains(st.Note, "reusing") || st.Ports[0] != port {
-		t.Fatalf("status after taking over = %+v", st)
-	}
+// once that one stops: the shared follow policy.
+func TestFollow(t *testing.T) {
+	adaptertest.TestFollow(t, adaptertest.FollowKit{
+		Outside: func(t *testing.T, dirs hub.Dirs) *adaptertest.Harness {
+			s, err := New(website, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return adaptertest.Start(t, s, adaptertest.Options{Dirs: &dirs})
+		},
+		Hub: func(t *testing.T, ports []int) adapters.Adapter {
+			s, err := New(website, ports[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.FollowOutside = true
+			return s
+		},
+		Note: "reusing the compatible relay",
+	})
 }
 
 // Something on the port that is not a compatible relay for this website
@@ -72,8 +65,6 @@ func TestHubDoesNotReuseAnIncompatibleListener(t *testing.T) {
 // it never started its own relay when that one did stop. It now waits for
 // the port, says so in its status, and takes the port once it is free.
 func TestHubWaitsForTheFollowedRelaysPort(t *testing.T) {
-	defer func(d time.Duration) { outsideCheck = d }(outsideCheck)
-	outsideCheck = 10 * time.Millisecond
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +89,7 @@ func TestHubWaitsForTheFollowedRelaysPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.FollowOutside = true
-	h := adaptertest.Start(t, s, adaptertest.Options{})
+	h := adaptertest.Start(t, s, adaptertest.Options{Follow: adaptertest.FastFollow})
 	answering.Store(false)
 	noteSays := func(what, when string) func() bool {
 		return func() bool {

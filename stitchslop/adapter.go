@@ -120,10 +120,10 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	if s.opts.FollowOutside {
 		r, err := FindRemote(ctx, dir, s.origin, 0) // it answered: not a leftover file
 		if err != nil {
-			r = awaitStarting(ctx, log, dir, s.origin, s.opts.Ports)
+			r = awaitStarting(ctx, env.Follow, log, dir, s.origin, s.opts.Ports)
 		}
 		if r != nil {
-			s.followOutside(ctx, env, log, dir, r)
+			s.followOutside(ctx, env, log, dir, r, ready)
 			if ctx.Err() != nil {
 				return nil
 			}

@@ -4,29 +4,22 @@ import (
 	"context"
 	"log/slog"
 	"net/netip"
-	"time"
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/portowner"
 )
 
-// outsideCheck is how often a bridge following one started outside the
-// hub checks that it still runs. It reads the session files only: a
-// control request would count as agent activity there and keep that
-// bridge from ever going idle.
-var outsideCheck = 2 * time.Second
-
 // followOutside is the hub's Serve while a bridge started elsewhere (a
 // standalone `hub stitchslop --origin …`, or one that took over from a
 // stopped hub) already serves this origin from the same config dir. The
 // tab dials 8787 first and stays with that bridge, so a second one would
-// wait for a page that never comes (§2.6). Instead the adapter reports
-// that bridge's port, so `hub status`, `hub mcp` and the shell client all
-// reach it, arms the hub's token there, and returns once that bridge has
-// stopped (its session file gone), for Serve to bind its own, or when ctx
-// ends.
-func (s *Server) followOutside(ctx context.Context, env *adapters.Env, log *slog.Logger, dir string, r *Remote) {
+// wait for a page that never comes (§2.6). Instead the adapter follows it
+// (adapters.Follow): it reports that bridge's port, so `hub status`, `hub
+// mcp` and the shell client all reach it, arms the hub's token there, and
+// returns once that bridge has stopped (its session file gone), for Serve
+// to bind its own, or when ctx ends.
+func (s *Server) followOutside(ctx context.Context, env *adapters.Env, log *slog.Logger, dir string, r *Remote, ready func(...int)) {
 	if s.armed != "" {
 		if err := r.Pair(ctx, s.armed); err != nil {
 			log.Warn("cannot arm the token on the bridge started outside the hub", "port", r.Port, "err", err)
@@ -41,23 +34,16 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, log *slog
 	s.mu.Unlock()
 	log.Info("a Stitch Slop bridge started outside the hub serves this origin; following it instead of starting a second one",
 		"port", r.Port, "pid", r.PID)
-	defer env.Activity.Following()() // the hub stays to take over (idle rules)
-	if env.Ready != nil {
-		env.Ready(r.Port)
-	}
-	t := time.NewTicker(outsideCheck)
-	defer t.Stop()
-	for stillRuns(dir, outside) {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	adapters.Follow(ctx, env, adapters.Outside[struct{}]{
+		Ports: []int{r.Port},
+		Check: func(context.Context) bool { return !stillRuns(dir, outside) },
+	}, ready)
 	s.mu.Lock()
 	s.outside, s.outsideBridge = nil, nil
 	s.mu.Unlock()
-	log.Info("the bridge started outside the hub stopped; the hub starts its own", "port", outside.Port, "pid", outside.PID)
+	if ctx.Err() == nil {
+		log.Info("the bridge started outside the hub stopped; the hub starts its own", "port", outside.Port, "pid", outside.PID)
+	}
 }
 
 // stillRuns reports whether dir still holds a live session file of the
@@ -71,28 +57,21 @@ func stillRuns(dir string, o sessionFile) bool {
 	return false
 }
 
-// outsideSettle bounds how long a bridge about to start, finding the first
-// of its ports taken with no session file naming it, waits for one: a
-// bridge binds its port a moment before it writes its session file, and a
-// hub and a standalone started together each took another port then, a
-// second bridge the tab (dialing 8787 first, §2.6) never reaches.
-var outsideSettle = 3 * time.Second
-
-// outsidePoll is how often it looks meanwhile.
-var outsidePoll = 50 * time.Millisecond
-
 // awaitStarting returns the bridge for origin starting on ports[0] in dir;
 // nil when that port is free (or comes free), another user holds it (no
 // bridge of ours will show up there; binding then says who), or nothing
-// shows up there within outsideSettle.
-func awaitStarting(ctx context.Context, log *slog.Logger, dir, origin string, ports []int) *Remote {
+// shows up there within the timing's Settle (a bridge binds its port a
+// moment before it writes its session file, and a hub and a standalone
+// started together each took another port then, a second bridge the tab,
+// dialing 8787 first (§2.6), never reaches).
+func awaitStarting(ctx context.Context, timing adapters.FollowTiming, log *slog.Logger, dir, origin string, ports []int) *Remote {
 	if len(ports) == 0 || ports[0] == 0 || portFree(ports[0]) || heldByOther(ports[0]) {
 		return nil
 	}
 	first := ports[0]
-	log.Info("the first port is taken and no session file names it (yet); waiting for the bridge there", "port", first, "for", outsideSettle)
+	log.Info("the first port is taken and no session file names it (yet); waiting for the bridge there", "port", first)
 	var found *Remote
-	hub.Settle(ctx, outsidePoll, outsideSettle, func() bool {
+	timing.Await(ctx, func() bool {
 		if r, err := FindRemote(ctx, dir, origin, first); err == nil {
 			found = r
 			return true

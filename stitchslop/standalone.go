@@ -75,7 +75,7 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	}
 	r, err := FindRemote(ctx, dir, origin, o.Port)
 	if err != nil {
-		r = awaitStarting(ctx, log, dir, origin, ports)
+		r = awaitStarting(ctx, adapters.FollowTiming{}, log, dir, origin, ports)
 	}
 	if r != nil {
 		return newFollower(o, dir, origin, dirs, log).run(ctx, r)

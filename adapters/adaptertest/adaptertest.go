@@ -45,6 +45,9 @@ type Options struct {
 	// BodyPace, when set, replaces hub.DefaultBodyPace for the adapter's
 	// servers (a short one tests that slow bodies are cut off).
 	BodyPace hub.BodyPace
+	// Follow paces following a bridge started outside (zero: the
+	// defaults, seconds apart).
+	Follow adapters.FollowTiming
 	// Dirs, when set, are used instead of fresh temporary ones: a test
 	// restarting an adapter over what an earlier run (of the same test)
 	// left behind.
@@ -97,7 +100,7 @@ func Start(t testing.TB, a adapters.Adapter, opts Options) *Harness {
 	}
 	run, err := adapters.Standalone{
 		Name: opts.Name, Adapter: a, Log: h.logs.logger(), Dirs: &dirs,
-		Lifecycle: opts.Lifecycle, Heartbeat: opts.Heartbeat, Hub: opts.Hub, ReadyTimeout: opts.ReadyTimeout,
+		Lifecycle: opts.Lifecycle, Heartbeat: opts.Heartbeat, Follow: opts.Follow, Hub: opts.Hub, ReadyTimeout: opts.ReadyTimeout,
 	}.Start(ctx)
 	if err != nil {
 		t.Fatalf("%s did not start: %v", opts.Name, err)
