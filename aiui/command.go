@@ -159,6 +159,9 @@ type inProcess struct {
 	port int // preferred port (any free one when it is taken)
 	// requireKey is require_prompt_key for the backend it starts.
 	requireKey bool
+	// follow paces the wait for a backend starting on port (zero: the
+	// defaults).
+	follow adapters.FollowTiming
 
 	mu   sync.Mutex
 	halt func() // set once one runs
@@ -175,7 +178,7 @@ func (p *inProcess) startLocked(ctx context.Context) (*Client, error) {
 	if p.halt != nil {
 		return Locate(ctx, p.dirs)
 	}
-	if cl := portHolder(ctx, p.dirs, p.port); cl != nil {
+	if cl := portHolder(ctx, p.follow, p.dirs, p.port); cl != nil {
 		return cl, nil
 	}
 	cl, halt, err := startInProcess(ctx, p.dirs, p.lc, p.log, p.port, p.requireKey)

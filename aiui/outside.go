@@ -6,16 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"time"
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
 )
-
-// outsideCheck is how often the hub's adapter, following a backend started
-// outside the hub, checks that it still runs. It reads the control file
-// and the pid only: a request would count as activity there.
-var outsideCheck = 2 * time.Second
 
 // readControl reads the control file, refusing one that is not private.
 func readControl(d hub.Dirs) (ControlFile, error) {
@@ -40,18 +34,11 @@ func outsideBackend(ctx context.Context, d hub.Dirs, port int) *Client {
 	return cl
 }
 
-// outsideSettle bounds how long the hub's adapter, finding its port taken
-// by no backend it can find, waits for one to show up: a face's backend
-// started beside a starting hub binds the port a moment before it writes
-// the control file, and failing then stopped the whole hub.
-var outsideSettle = 3 * time.Second
-
-// outsidePoll is how often it looks meanwhile.
-var outsidePoll = 50 * time.Millisecond
-
 // findOutside returns the backend started outside the hub that holds the
 // port, or the port's listener when it came free meanwhile; neither when
-// nothing it can follow shows up within outsideSettle, or ctx ends. When
+// nothing it can follow shows up within the follow timing's Settle (a
+// face's backend started beside a starting hub binds the port a moment
+// before it writes the control file), or ctx ends. When
 // the port is another user's, or becomes so meanwhile, it returns the
 // port walk's *hub.HeldError at once, for Serve to fail with: whatever
 // listens there is no backend of ours to follow or to wait for, and asking
@@ -64,8 +51,8 @@ func (s *Server) findOutside(ctx context.Context, env *adapters.Env) (cl *Client
 	if cl = outsideBackend(ctx, env.Dirs, port); cl != nil {
 		return cl, nil, nil
 	}
-	env.Log.Info("the port is taken, and no aiui backend this hub can find holds it (yet); waiting for one", "port", port, "for", outsideSettle)
-	hub.Settle(ctx, outsidePoll, outsideSettle, func() bool {
+	env.Log.Info("the port is taken, and no aiui backend this hub can find holds it (yet); waiting for one", "port", port)
+	env.Follow.Await(ctx, func() bool {
 		if ln, held = listenOwn(port); ln != nil || held != nil {
 			return true
 		}
@@ -88,12 +75,12 @@ func listenOwn(port int) (ln net.Listener, held error) {
 
 // portHolder is the backend on port when one holds it or is starting there
 // (it binds the port a moment before it writes the control file), waiting
-// up to outsideSettle; nil when the port is, or comes, free, or another
+// up to timing's Settle; nil when the port is, or comes, free, or another
 // user holds it (no backend of ours: starting one then fails naming that
 // user), or nothing that holds it shows up. A face starting its own backend uses
 // that one instead: its own, on another port, would be a second backend
 // pages do not reach.
-func portHolder(ctx context.Context, d hub.Dirs, port int) *Client {
+func portHolder(ctx context.Context, timing adapters.FollowTiming, d hub.Dirs, port int) *Client {
 	if port == 0 {
 		return nil
 	}
@@ -102,7 +89,7 @@ func portHolder(ctx context.Context, d hub.Dirs, port int) *Client {
 	}
 	cl := outsideBackend(ctx, d, port)
 	if cl == nil {
-		hub.Settle(ctx, outsidePoll, outsideSettle, func() bool {
+		timing.Await(ctx, func() bool {
 			if noneOfOurs(port) {
 				return true
 			}
@@ -141,10 +128,6 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, cl *Clien
 	pid, kind := cl.PID, cl.Kind
 	s.setFollowing(port, pid, kind)
 	env.Log.Info("an aiui backend started outside the hub holds the port; following it instead of failing", "port", port, "pid", pid, "kind", kind)
-	defer env.Activity.Following()() // the hub stays to take over (idle rules)
-	if ready != nil {
-		ready(port)
-	}
 	s.mu.Lock()
 	s.outsideBridge = NewRemoteBridge(env.Dirs)
 	s.mu.Unlock()
@@ -154,36 +137,37 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, cl *Clien
 		s.outsideBridge = nil
 		s.mu.Unlock()
 	}()
-	t := time.NewTicker(outsideCheck)
-	defer t.Stop()
 	var elsewhere int // the pid the control file names elsewhere, logged once
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		if ln, _, err := hub.Listen([]int{port}); err == nil {
-			env.Log.Info("the aiui backend started outside the hub stopped; the hub binds its own", "port", port, "pid", pid)
-			return ln
-		}
-		cf, err := readControl(env.Dirs)
-		switch {
-		case err == nil && cf.Port == port && cf.PID != pid && hub.PIDAlive(cf.PID):
-			// handed over: another backend (a face's revived one) holds it now
-			pid, kind = cf.PID, cf.Kind
-			s.setFollowing(port, pid, kind)
-			env.Log.Info("another aiui backend took the port over; following it", "port", port, "pid", pid, "kind", kind)
-		case hub.PIDAlive(pid):
-			if err == nil && cf.Port != port && cf.PID != elsewhere {
-				elsewhere = cf.PID
-				env.Log.Info("the control file names a backend on another port; the followed one still holds the port", "port", port, "pid", pid, "other", cf.Port)
+	ln, _ := adapters.Follow(ctx, env, adapters.Outside[net.Listener]{
+		Ports: []int{port},
+		Take: func() (net.Listener, bool, error) {
+			ln, _, err := hub.Listen([]int{port})
+			if err == nil {
+				env.Log.Info("the aiui backend started outside the hub stopped; the hub binds its own", "port", port, "pid", pid)
 			}
-		default:
-			env.Log.Warn("the aiui backend the hub followed is gone, and something else holds the port", "port", port, "pid", pid)
-			return nil
-		}
-	}
+			return ln, err == nil, nil
+		},
+		Check: func(context.Context) bool {
+			cf, err := readControl(env.Dirs)
+			switch {
+			case err == nil && cf.Port == port && cf.PID != pid && hub.PIDAlive(cf.PID):
+				// handed over: another backend (a face's revived one) holds it now
+				pid, kind = cf.PID, cf.Kind
+				s.setFollowing(port, pid, kind)
+				env.Log.Info("another aiui backend took the port over; following it", "port", port, "pid", pid, "kind", kind)
+			case hub.PIDAlive(pid):
+				if err == nil && cf.Port != port && cf.PID != elsewhere {
+					elsewhere = cf.PID
+					env.Log.Info("the control file names a backend on another port; the followed one still holds the port", "port", port, "pid", pid, "other", cf.Port)
+				}
+			default:
+				env.Log.Warn("the aiui backend the hub followed is gone, and something else holds the port", "port", port, "pid", pid)
+				return true
+			}
+			return false
+		},
+	}, ready)
+	return ln
 }
 
 // setFollowing is the status while following pid on port.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub"
 )
@@ -22,36 +23,49 @@ func faceThenHub(t *testing.T) (face *adaptertest.Harness, srv *Server, h *adapt
 	hubCfg := DefaultConfig()
 	hubCfg.Port = face.Port()
 	srv = New(hubCfg, KindHub)
-	h = adaptertest.Start(t, srv, adaptertest.Options{Dirs: &face.Dirs})
+	h = adaptertest.Start(t, srv, adaptertest.Options{Dirs: &face.Dirs, Follow: adaptertest.FastFollow})
 	return face, srv, h
 }
 
 // The hub's adapter started while `hub aiui mcp` runs a backend on its port
-// follows that backend instead of failing (which stopped the whole hub),
-// reports its port, and binds its own once it stops.
-func TestHubFollowsABackendStartedOutside(t *testing.T) {
-	defer func(d time.Duration) { outsideCheck = d }(outsideCheck)
-	outsideCheck = 10 * time.Millisecond
+// follows that backend instead of failing (which stopped the whole hub):
+// the shared policy. A raw listener on the port with no control file is a
+// backend starting there.
+func TestFollow(t *testing.T) {
+	adaptertest.TestFollow(t, adaptertest.FollowKit{
+		Outside: func(t *testing.T, dirs hub.Dirs) *adaptertest.Harness {
+			cfg := DefaultConfig()
+			cfg.Port = 0
+			return adaptertest.Start(t, New(cfg, KindMCP), adaptertest.Options{Dirs: &dirs})
+		},
+		Hub: func(t *testing.T, ports []int) adapters.Adapter {
+			cfg := DefaultConfig()
+			cfg.Port = ports[0]
+			return New(cfg, KindHub)
+		},
+		Hold: func(t *testing.T, _ hub.Dirs) ([]int, func()) {
+			holder, err := net.Listen("tcp4", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return []int{holder.Addr().(*net.TCPAddr).Port}, func() { holder.Close() }
+		},
+		Note: "following the aiui backend",
+	})
+}
 
-	face, srv, h := faceThenHub(t)
+// Once the hub's adapter took the port over, the control file names its
+// backend.
+func TestTakeoverWritesTheControlFile(t *testing.T) {
+	face, srv, _ := faceThenHub(t)
 	port := face.Port()
-	if h.Port() != port {
-		t.Fatalf("the hub reported port %d, want the outside backend's %d", h.Port(), port)
-	}
-	if st := srv.Status(); !strings.Contains(st.Note, "following the aiui backend") || len(st.Ports) != 1 || st.Ports[0] != port {
-		t.Fatalf("status while following = %+v", st)
-	}
 	if srv.Port() != 0 {
 		t.Fatal("the hub bound a backend of its own beside the outside one")
 	}
-
 	if err := face.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	adaptertest.WaitFor(t, "the hub to take the port over once the outside backend stopped", func() bool { return srv.Port() == port })
-	if st := srv.Status(); st.Note != "" {
-		t.Fatalf("note after taking over: %q", st.Note)
-	}
 	cl, err := Locate(context.Background(), face.Dirs)
 	if err != nil || cl.Kind != KindHub {
 		t.Fatalf("after the takeover the control file names %+v (%v), want the hub's backend", cl, err)
@@ -75,9 +89,6 @@ func TestServeDoesNotFollow(t *testing.T) {
 // to give up following, fail to bind, and crash-loop into "failed", so
 // nobody took the port over when that backend did stop.
 func TestHubKeepsFollowingWhileTheBackendHoldsThePort(t *testing.T) {
-	defer func(d time.Duration) { outsideCheck = d }(outsideCheck)
-	outsideCheck = 10 * time.Millisecond
-
 	face, srv, h := faceThenHub(t)
 	port := face.Port()
 
@@ -115,51 +126,9 @@ func failIfDone(t *testing.T, h *adaptertest.Harness, when string) {
 	}
 }
 
-// A hub started beside a face that is starting its own backend finds the
-// port taken before that backend has written its control file. The hub's
-// adapter failed at once then, which failed the whole `hub start`; it now
-// waits a moment for the holder to show up (and binds the port if it comes
-// free meanwhile).
-func TestHubWaitsForAHolderStillStarting(t *testing.T) {
-	defer func(settle, poll time.Duration) { outsideSettle, outsidePoll = settle, poll }(outsideSettle, outsidePoll)
-	outsideSettle, outsidePoll = 10*time.Second, 5*time.Millisecond // only a broken test waits this long
-
-	holder, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := holder.Addr().(*net.TCPAddr).Port
-	h, _ := start(t, nil) // for its dirs and guard
-	env := *h.Env
-	env.Dirs = adaptertest.TempDirs(t)
-	cfg := DefaultConfig()
-	cfg.Port = port
-	srv := New(cfg, KindHub)
-	bg := adaptertest.ServeInBackground(srv, env)
-	defer bg.Stop()
-
-	adaptertest.WaitFor(t, "Serve to wait for the port's holder", func() bool {
-		select {
-		case <-bg.Done:
-			t.Fatalf("Serve gave up on a port taken a moment: %v", bg.Err())
-		default:
-		}
-		return strings.Contains(bg.Logs.String(), "waiting for one")
-	})
-	holder.Close()
-	if p := bg.AwaitReady(t, "the hub to bind the port once it came free"); len(p) != 1 || p[0] != port {
-		t.Fatalf("ready with %v, want %d", p, port)
-	}
-	if srv.Port() != port {
-		t.Fatalf("serving on %d, want %d", srv.Port(), port)
-	}
-}
-
 // A port held by something that never shows up as an aiui backend still
 // fails the start, once the wait is over.
 func TestHubFailsBesideAStranger(t *testing.T) {
-	defer func(settle, poll time.Duration) { outsideSettle, outsidePoll = settle, poll }(outsideSettle, outsidePoll)
-	outsideSettle, outsidePoll = 20*time.Millisecond, 5*time.Millisecond
 	holder, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -168,6 +137,7 @@ func TestHubFailsBesideAStranger(t *testing.T) {
 	h, _ := start(t, nil)
 	env := *h.Env
 	env.Dirs = adaptertest.TempDirs(t)
+	env.Follow = adapters.FollowTiming{Settle: 20 * time.Millisecond, Poll: 5 * time.Millisecond}
 	cfg := DefaultConfig()
 	cfg.Port = holder.Addr().(*net.TCPAddr).Port
 	if err := New(cfg, KindHub).Serve(context.Background(), &env); err == nil || !strings.Contains(err.Error(), "in use") {
@@ -180,11 +150,9 @@ func TestHubFailsBesideAStranger(t *testing.T) {
 // to any free port: a second backend nobody reaches, advertised to the
 // overlay in its own registry record. It now uses the one on the port.
 func TestFaceUsesABackendStartingOnItsPort(t *testing.T) {
-	defer func(settle, poll time.Duration) { outsideSettle, outsidePoll = settle, poll }(outsideSettle, outsidePoll)
-	outsideSettle, outsidePoll = 10*time.Second, 5*time.Millisecond // only a broken test waits this long
 	h, _ := start(t, nil)
 	port := h.Port()
-	own := &inProcess{dirs: h.Dirs, lc: hub.NewLifecycle(hub.IdleRules{}), log: slog.New(slog.DiscardHandler), port: port}
+	own := &inProcess{dirs: h.Dirs, lc: hub.NewLifecycle(hub.IdleRules{}), log: slog.New(slog.DiscardHandler), port: port, follow: adaptertest.FastFollow}
 	defer own.stop()
 	cl, err := own.start(context.Background())
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/portowner/portownertest"
@@ -55,11 +56,6 @@ func heldBy(t *testing.T, err error, port, uid int) {
 // control file of ours naming the port it sent that file's key to the
 // listener and, answered, followed it, reporting the port as its own.
 func TestHubRefusesAPortAnotherUserHolds(t *testing.T) {
-	defer func(settle, poll, check time.Duration) {
-		outsideSettle, outsidePoll, outsideCheck = settle, poll, check
-	}(outsideSettle, outsidePoll, outsideCheck)
-	// Only a broken test waits this long.
-	outsideSettle, outsidePoll, outsideCheck = adaptertest.WaitTimeout, 5*time.Millisecond, 10*time.Millisecond
 
 	for _, tc := range []struct {
 		name  string
@@ -73,6 +69,7 @@ func TestHubRefusesAPortAnotherUserHolds(t *testing.T) {
 			h, _ := start(t, nil) // for its guard
 			env := *h.Env
 			env.Dirs = adaptertest.TempDirs(t)
+			env.Follow = adaptertest.FastFollow
 			key := ""
 			if tc.stale {
 				key = staleControl(t, env.Dirs, sq.Port)
@@ -104,13 +101,11 @@ func TestHubRefusesAPortAnotherUserHolds(t *testing.T) {
 // takes that listener for a backend of ours nor waits for one there: it
 // fails, naming the holder.
 func TestFaceRefusesAPortAnotherUserHolds(t *testing.T) {
-	defer func(settle, poll time.Duration) { outsideSettle, outsidePoll = settle, poll }(outsideSettle, outsidePoll)
-	outsideSettle, outsidePoll = adaptertest.WaitTimeout, 5*time.Millisecond // only a broken test waits this long
 
 	sq := portownertest.Start(t, "127.0.0.1:0")
 	dirs := adaptertest.TempDirs(t)
 	key := staleControl(t, dirs, sq.Port)
-	own := &inProcess{dirs: dirs, lc: hub.NewLifecycle(hub.IdleRules{}), log: slog.New(slog.DiscardHandler), port: sq.Port}
+	own := &inProcess{dirs: dirs, lc: hub.NewLifecycle(hub.IdleRules{}), log: slog.New(slog.DiscardHandler), port: sq.Port, follow: adaptertest.FastFollow}
 	defer own.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), adaptertest.WaitTimeout)
 	defer cancel()
@@ -175,14 +170,11 @@ func deviceBound(t *testing.T) net.Listener {
 func TestHubStopsWaitingWhenAnotherUserTakesThePort(t *testing.T) {
 	ours := deviceBound(t)
 	port := ours.Addr().(*net.TCPAddr).Port
-	defer func(settle, poll, check time.Duration) {
-		outsideSettle, outsidePoll, outsideCheck = settle, poll, check
-	}(outsideSettle, outsidePoll, outsideCheck)
-	outsideSettle, outsidePoll, outsideCheck = adaptertest.WaitTimeout, 5*time.Millisecond, 10*time.Millisecond
 
 	h, _ := start(t, nil) // for its guard
 	env := *h.Env
 	env.Dirs = adaptertest.TempDirs(t)
+	env.Follow = adaptertest.FastFollow
 	cfg := DefaultConfig()
 	cfg.Port = port
 	bg := adaptertest.ServeInBackground(New(cfg, KindHub), env)
@@ -209,14 +201,14 @@ func TestHubStopsWaitingWhenAnotherUserTakesThePort(t *testing.T) {
 
 // A face waiting for a backend of ours to show up on its port stops
 // waiting once another user holds the port too, and fails naming the
-// holder; it used to wait out outsideSettle first.
+// holder; it used to wait out its settle first.
 func TestFaceStopsWaitingWhenAnotherUserTakesThePort(t *testing.T) {
 	ours := deviceBound(t)
 	port := ours.Addr().(*net.TCPAddr).Port
-	defer func(settle, poll time.Duration) { outsideSettle, outsidePoll = settle, poll }(outsideSettle, outsidePoll)
-	outsideSettle, outsidePoll = 2*adaptertest.WaitTimeout, 5*time.Millisecond // only a broken test waits this long
 
-	own := &inProcess{dirs: adaptertest.TempDirs(t), lc: hub.NewLifecycle(hub.IdleRules{}), log: slog.New(slog.DiscardHandler), port: port}
+	// Only a broken test waits out this settle.
+	slow := adapters.FollowTiming{Poll: 5 * time.Millisecond, Settle: 2 * adaptertest.WaitTimeout}
+	own := &inProcess{dirs: adaptertest.TempDirs(t), lc: hub.NewLifecycle(hub.IdleRules{}), log: slog.New(slog.DiscardHandler), port: port, follow: slow}
 	defer own.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), adaptertest.WaitTimeout)
 	defer cancel()
