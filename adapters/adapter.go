@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // An Adapter is one protocol bridge run by the supervisor. Its name lives
@@ -29,7 +30,7 @@ type Env struct {
 	// Activity records page attachments and agent activity under the
 	// adapter's name, for status and the idle rules.
 	Activity  hub.ActivityReporter
-	Heartbeat hub.HeartbeatConfig
+	Heartbeat ws.HeartbeatConfig
 	// Follow paces following a bridge started outside the hub (Follow).
 	Follow FollowTiming
 	// Hub is what the adapter may see of the hub it runs in; nil when it

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // Standalone runs one adapter as its own process (`hub <adapter> serve`, a
@@ -26,7 +27,7 @@ type Standalone struct {
 	Dirs *hub.Dirs
 	// Lifecycle defaults to one without idle rules.
 	Lifecycle *hub.Lifecycle
-	Heartbeat hub.HeartbeatConfig
+	Heartbeat ws.HeartbeatConfig
 	// Follow paces following a bridge started outside (zero: defaults).
 	Follow FollowTiming
 	// Hub is the view of a hub the adapter runs in (nil: none).

@@ -15,9 +15,10 @@ import (
 	"github.com/hubdev/hub/aiui/intent"
 	"github.com/hubdev/hub/aiui/tools"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
-// Pre-authentication limits (hub.PreAuth).
+// Pre-authentication limits (ws.PreAuth).
 const (
 	// MaxHelloBytes bounds a /ws message before its hello is accepted: a
 	// hello is the length prefix and a header, with an empty payload.
@@ -56,9 +57,9 @@ type backend struct {
 
 	// sockets owns every /ws and /tools socket; ServeHTTP returns only
 	// after each one's close path (thread teardown, directory drop) ran.
-	sockets *hub.Sockets
-	wsEP    *hub.WSEndpoint
-	toolsEP *hub.WSEndpoint
+	sockets *ws.Sockets
+	wsEP    *ws.Endpoint
+	toolsEP *ws.Endpoint
 
 	mu       sync.Mutex
 	activity time.Time
@@ -72,7 +73,7 @@ type backend struct {
 func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
 	cwd, _ := os.Getwd()
 	b := &backend{s: s, cfg: s.cfg, env: env, log: env.Log, port: port, pid: os.Getpid(), started: time.Now().UTC(),
-		cwd: cwd, sockets: &hub.Sockets{}, traces: newTraceStore(), held: hub.NewBudget(channel.DefaultMaxHeldTotal),
+		cwd: cwd, sockets: &ws.Sockets{}, traces: newTraceStore(), held: hub.NewBudget(channel.DefaultMaxHeldTotal),
 		promptBodies: hub.NewBudget(max(64<<20, 2*int64(s.cfg.MaxMessageBytes))),
 		origins:      hub.NewOriginPolicy(s.cfg.Origins...).AllowLoopback()}
 	b.deps = &intent.Deps{
@@ -105,14 +106,14 @@ func newBackend(s *Server, env *adapters.Env, port int) (*backend, error) {
 	// is accepted, the shared pre-authentication guard bounds its messages,
 	// its time and the number of such sockets: a peer that has shown
 	// nothing must not make the backend allocate MaxFrameBytes.
-	b.wsEP = b.sockets.Endpoint(wsHandler{b}, hub.WSOptions{
+	b.wsEP = b.sockets.Endpoint(wsHandler{b}, ws.Options{
 		MaxPayload: b.cfg.MaxFrameBytes, Heartbeat: env.Heartbeat, Log: env.Log,
-		PreAuth: hub.PreAuth{Limit: MaxHelloBytes},
+		PreAuth: ws.PreAuth{Limit: MaxHelloBytes},
 	})
 	callLimit := b.callTimeout()
-	b.toolsEP = b.sockets.Endpoint(toolsHandler{b}, hub.WSOptions{
+	b.toolsEP = b.sockets.Endpoint(toolsHandler{b}, ws.Options{
 		MaxPayload: b.cfg.MaxMessageBytes, Heartbeat: env.Heartbeat, Log: env.Log,
-		PreAuth: hub.PreAuth{Limit: min(MaxFirstToolsMessage, b.cfg.MaxMessageBytes)},
+		PreAuth: ws.PreAuth{Limit: min(MaxFirstToolsMessage, b.cfg.MaxMessageBytes)},
 		// Every write to a page is bounded by the call timeout: a page that
 		// stopped reading must not pin a call's goroutine.
 		WriteTimeout: callLimit,

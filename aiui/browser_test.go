@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
-	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // browserPage probes /health cross-origin, streams binary frames on /ws
@@ -103,7 +103,7 @@ func TestRealChromium(t *testing.T) {
 		// a fast heartbeat proves the browser answers pings by itself; a
 		// wide window, because a loaded machine under -race can take a
 		// second or more to deliver a live browser's pong
-		Heartbeat: hub.HeartbeatConfig{Interval: 100 * time.Millisecond, DeadAfter: 2500 * time.Millisecond},
+		Heartbeat: ws.HeartbeatConfig{Interval: 100 * time.Millisecond, DeadAfter: 2500 * time.Millisecond},
 	})
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -9,12 +9,13 @@ import (
 
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // Issue 7: /ws takes no credential, so anyone local can open sockets that
 // say hello and then stay silent. As many as a listener has HTTP slots
 // (256) used to take every one of them, and /health stopped answering.
-// Now they hold no HTTP slot, at most hub.DefaultMaxSockets of them stay
+// Now they hold no HTTP slot, at most ws.DefaultMaxSockets of them stay
 // (the oldest go, with 1013), /health answers, a page registered on
 // /tools keeps its tools, and a page that connects afterwards is served.
 func TestHelloFloodLeavesHealthAndNewPages(t *testing.T) {
@@ -56,7 +57,7 @@ func TestHelloFloodLeavesHealthAndNewPages(t *testing.T) {
 	}
 
 	// The oldest hello-only sockets made room, told why; the newest stay.
-	evicted := len(flood) + 1 - hub.DefaultMaxSockets
+	evicted := len(flood) + 1 - ws.DefaultMaxSockets
 	for i, c := range flood {
 		if i >= evicted {
 			select {

@@ -10,6 +10,7 @@ import (
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/aiui/tools"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 func TestFactory(t *testing.T) {
@@ -55,7 +56,7 @@ func TestDeadToolsPageIsDropped(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Port = 0
 	s := New(cfg, KindHub)
-	h := adaptertest.Start(t, s, adaptertest.Options{Heartbeat: hub.HeartbeatConfig{Interval: 20 * time.Millisecond, DeadAfter: 150 * time.Millisecond}})
+	h := adaptertest.Start(t, s, adaptertest.Options{Heartbeat: ws.HeartbeatConfig{Interval: 20 * time.Millisecond, DeadAfter: 150 * time.Millisecond}})
 	c := h.MustDial("/tools", adaptertest.DialOptions{NoPong: true})
 	c.SendText(`{"v":1,"type":"register","ns":"sleepy","hash":"h","tools":[{"name":"nap","description":"never answers"}]}`)
 	c.Next(5 * time.Second)

@@ -7,7 +7,7 @@ import (
 	"github.com/lxzan/gws"
 
 	"github.com/hubdev/hub/aiui/tools"
-	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 func (b *backend) upgradeTools(w http.ResponseWriter, r *http.Request) { b.toolsEP.Serve(w, r) }
@@ -16,14 +16,14 @@ func (b *backend) upgradeTools(w http.ResponseWriter, r *http.Request) { b.tools
 // through the socket's bounded writer.
 type toolsConn struct {
 	b      *backend
-	c      *hub.WSConn
+	c      *ws.Conn
 	client *tools.Client
 }
 
 type toolsHandler struct{ b *backend }
 
 // Open connects a /tools socket to the directory.
-func (h toolsHandler) Open(c *hub.WSConn) hub.WSSession {
+func (h toolsHandler) Open(c *ws.Conn) ws.Session {
 	return &toolsConn{b: h.b, c: c, client: h.b.dir.Connect(c.WriteJSON)}
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/lxzan/gws"
 
 	"github.com/hubdev/hub/aiui/channel"
-	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 func (b *backend) upgradeWS(w http.ResponseWriter, r *http.Request) { b.wsEP.Serve(w, r) }
@@ -16,7 +16,7 @@ func (b *backend) upgradeWS(w http.ResponseWriter, r *http.Request) { b.wsEP.Ser
 // wsConn is one /ws socket's state.
 type wsConn struct {
 	b     *backend
-	c     *hub.WSConn
+	c     *ws.Conn
 	proto *channel.Conn
 	wmu   sync.Mutex // serialises the protocol state machine
 }
@@ -56,7 +56,7 @@ func (s *wsConn) NewThread(ctx *channel.ThreadContext) {
 type wsHandler struct{ b *backend }
 
 // Open starts a /ws socket's protocol state machine.
-func (h wsHandler) Open(c *hub.WSConn) hub.WSSession {
+func (h wsHandler) Open(c *ws.Conn) ws.Session {
 	s := &wsConn{b: h.b, c: c}
 	s.proto = channel.NewConn(*h.b.formats.Load(), s, h.b.log)
 	s.proto.Pool = h.b.held

@@ -54,9 +54,9 @@ func NewBudget(size int64) *Budget {
 	return &Budget{size: size, free: size, changed: make(chan struct{})}
 }
 
-// acquire takes n bytes, waiting up to wait for them unless stop closes
+// Acquire takes n bytes, waiting up to wait for them unless stop closes
 // first. It reports whether it took them.
-func (b *Budget) acquire(n int64, wait time.Duration, stop <-chan struct{}) error {
+func (b *Budget) Acquire(n int64, wait time.Duration, stop <-chan struct{}) error {
 	if n > b.size {
 		return ErrBudgetTooLarge
 	}

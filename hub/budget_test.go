@@ -11,7 +11,7 @@ import (
 func TestBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := NewBudget(100)
-		if err := b.acquire(101, time.Second, nil); !errors.Is(err, ErrBudgetTooLarge) {
+		if err := b.Acquire(101, time.Second, nil); !errors.Is(err, ErrBudgetTooLarge) {
 			t.Fatalf("more than the whole budget: %v", err)
 		}
 		if !b.TryAcquire(60) || b.TryAcquire(50) || b.Free() != 40 {
@@ -20,7 +20,7 @@ func TestBudget(t *testing.T) {
 
 		// A wait ends when room comes back, and not before.
 		got := make(chan error, 1)
-		go func() { got <- b.acquire(50, time.Minute, nil) }()
+		go func() { got <- b.Acquire(50, time.Minute, nil) }()
 		synctest.Wait()
 		select {
 		case err := <-got:
@@ -34,11 +34,11 @@ func TestBudget(t *testing.T) {
 
 		// With no room it gives up after its wait, or when stop closes.
 		start := time.Now()
-		if err := b.acquire(80, 30*time.Second, nil); !errors.Is(err, ErrBudgetWait) || time.Since(start) != 30*time.Second {
+		if err := b.Acquire(80, 30*time.Second, nil); !errors.Is(err, ErrBudgetWait) || time.Since(start) != 30*time.Second {
 			t.Fatalf("no room: %v after %v", err, time.Since(start))
 		}
 		stop := make(chan struct{})
-		go func() { got <- b.acquire(80, time.Minute, stop) }()
+		go func() { got <- b.Acquire(80, time.Minute, stop) }()
 		synctest.Wait()
 		close(stop)
 		if err := <-got; !errors.Is(err, net.ErrClosed) {

@@ -177,7 +177,7 @@ func TestConnLimitEvictsSlowloris(t *testing.T) {
 }
 
 // A connection a handler took over (a WebSocket) gives its slot back: its
-// owner bounds it (WSEndpoint), and plain requests keep being served while
+// owner bounds it (ws.Endpoint), and plain requests keep being served while
 // it stays open.
 func TestConnLimitReleasesHijackedConnections(t *testing.T) {
 	hijacked := make(chan net.Conn, 2)

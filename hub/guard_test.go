@@ -6,8 +6,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/lxzan/gws"
 )
 
 type reports struct {
@@ -57,30 +55,3 @@ func TestGuardRecoversGoroutinesAndTimers(t *testing.T) {
 }
 
 // panicHandler's sessions panic on their first message.
-type panicHandler struct{}
-
-func (panicHandler) Open(c *WSConn) WSSession { return panicSession{} }
-
-type panicSession struct{}
-
-func (panicSession) Message(*gws.Message) { panic("message boom") }
-func (panicSession) Closed(error)         {}
-
-// A panic in a handler's Message drops that socket and reaches the
-// guard of the server's context; the server keeps serving.
-func TestWSHandlerPanicReachesTheGuard(t *testing.T) {
-	var r reports
-	s := startWS(t, panicHandler{}, WSOptions{})
-	s.sockets.SetGuard(NewGuard(nil, r.add))
-	ch := newClientHandler()
-	c := s.dial(t, ch)
-	c.WriteString("hi")
-	waitClose(t, ch)
-	if got := r.all(); len(got) != 1 || got[0].Where != "websocket message" {
-		t.Fatalf("reports = %v", got)
-	}
-	ch2 := newClientHandler()
-	c2 := s.dial(t, ch2)
-	c2.WriteClose(1000, nil)
-	waitClose(t, ch2)
-}

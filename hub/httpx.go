@@ -66,7 +66,7 @@ func ReadJSONBodyWithin(r *http.Request, limit int64, budget *Budget, v any) err
 			if paced {
 				wait = pb.pace.Timeout(limit)
 			}
-			if err := budget.acquire(n, wait, r.Context().Done()); err != nil {
+			if err := budget.Acquire(n, wait, r.Context().Done()); err != nil {
 				return fmt.Errorf("%w: %v", ErrBusy, err)
 			}
 			defer budget.Release(n)

@@ -28,6 +28,16 @@ func newServer(ctx context.Context, ln net.Listener, handler http.Handler, log *
 	}, limited
 }
 
+// Hijacked are the connections a server's handlers took over (upgraded
+// WebSockets, ws.Sockets): ServeHTTP routes their handlers' panics to the
+// run's Guard, and closes them and waits for them at shutdown, which
+// http.Server.Shutdown does not.
+type Hijacked interface {
+	SetGuard(*Guard)
+	Shutdown(code uint16, reason string)
+	Wait()
+}
+
 // ServeHTTP serves handler on ln until ctx is done, then shuts the server
 // down gracefully, closes every socket in sockets (nil: none) with 1001
 // (going away) and waits for their read loops. It returns nil after a clean
@@ -39,7 +49,7 @@ func newServer(ctx context.Context, ln net.Listener, handler http.Handler, log *
 // HTTP connections are bounded by the MaxConns of ctx (DefaultMaxConns
 // unless WithMaxConns says otherwise), a new one evicting one that is not
 // being served when all are taken.
-func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, sockets *Sockets, log *slog.Logger) error {
+func ServeHTTP(ctx context.Context, ln net.Listener, handler http.Handler, sockets Hijacked, log *slog.Logger) error {
 	srv, limited := newServer(ctx, ln, handler, log)
 	if g := GuardFrom(ctx); g != nil && sockets != nil {
 		sockets.SetGuard(g) // a handler's panic restarts this adapter, not the process

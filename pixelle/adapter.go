@@ -12,6 +12,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // ProtocolVersion is the compatibility version /health reports. The
@@ -148,7 +149,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 		}
 		port, ready = s.Port, nil // ready is reported once per Serve
 	}
-	sockets := &hub.Sockets{}
+	sockets := &ws.Sockets{}
 	h := &httpHandler{s: s, relay: s.start(env, port, sockets)}
 	env.Log.Info("pixelle relay listening", "relay", s.RelayURL(), "website", s.Website)
 	if ready != nil {
@@ -190,7 +191,7 @@ func (s *Server) failPending() {
 
 // start resets the relay's state for one run on port and returns its
 // /relay endpoint.
-func (s *Server) start(env *adapters.Env, port int, sockets *hub.Sockets) *hub.WSEndpoint {
+func (s *Server) start(env *adapters.Env, port int, sockets *ws.Sockets) *ws.Endpoint {
 	s.policy = hub.NewOriginPolicy(s.Website)
 	s.mu.Lock()
 	s.log, s.env, s.port = env.Log, env, port
@@ -203,9 +204,9 @@ func (s *Server) start(env *adapters.Env, port int, sockets *hub.Sockets) *hub.W
 	// pre-authentication guard: a small hello-sized message limit instead
 	// of MaxMessage, the contract's authentication deadline (close 1008),
 	// and a cap on such sockets (HTTP 503 beyond it).
-	return sockets.Endpoint(relayHandler{s}, hub.WSOptions{
+	return sockets.Endpoint(relayHandler{s}, ws.Options{
 		MaxPayload: s.MaxMessage, Heartbeat: env.Heartbeat, Log: env.Log,
-		PreAuth: hub.PreAuth{Timeout: s.AuthTimeout, OnCrowded: func(w http.ResponseWriter, _ *http.Request) {
+		PreAuth: ws.PreAuth{Timeout: s.AuthTimeout, OnCrowded: func(w http.ResponseWriter, _ *http.Request) {
 			writeError(w, http.StatusServiceUnavailable, "TOO_MANY_CONNECTIONS", "too many connections are waiting to authenticate; retry shortly")
 		}},
 	})

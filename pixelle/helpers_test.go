@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
-	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 const website = "https://pixelle.example"
@@ -198,8 +198,8 @@ func cmdMsg(id string, cmd string) string {
 	return fmt.Sprintf(`{"type":"command","id":%q,"command":%s}`, id, cmd)
 }
 
-func hubHeartbeat(interval, dead time.Duration) hub.HeartbeatConfig {
-	return hub.HeartbeatConfig{Interval: interval, DeadAfter: dead}
+func hubHeartbeat(interval, dead time.Duration) ws.HeartbeatConfig {
+	return ws.HeartbeatConfig{Interval: interval, DeadAfter: dead}
 }
 
 // agents counts live authenticated agent connections.

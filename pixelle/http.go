@@ -9,13 +9,14 @@ import (
 	"strings"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // httpHandler serves /health, /api/sessions, /api/pair and the /relay
 // upgrade. Every request passes the Host and Origin checks first.
 type httpHandler struct {
 	s     *Server
-	relay *hub.WSEndpoint
+	relay *ws.Endpoint
 }
 
 // errorBody is the relay's HTTP error shape: {"error":"CODE"}, plus a

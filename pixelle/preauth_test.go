@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
-	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // Issue 15, row 2: 150 sockets that upgrade /relay and declare a 2 MiB
@@ -25,7 +25,7 @@ func TestPreAuthFloodCostsLittle(t *testing.T) {
 	}
 }
 
-// At most hub.DefaultMaxUnauthenticated relay sockets may wait for their
+// At most ws.DefaultMaxUnauthenticated relay sockets may wait for their
 // hello; the next upgrade is refused with 503 TOO_MANY_CONNECTIONS (not a
 // 1008, which would make the browser drop its credentials), and a socket
 // that authenticates frees its place.
@@ -33,7 +33,7 @@ func TestUnauthenticatedCapped(t *testing.T) {
 	r := startRelay(t, nil)
 	id, tok := r.createSession(t)
 	var idle []*adaptertest.WSClient
-	for range hub.DefaultMaxUnauthenticated {
+	for range ws.DefaultMaxUnauthenticated {
 		idle = append(idle, r.dial(t, website, nil))
 	}
 	c, err := r.Dial("/relay", adaptertest.DialOptions{Origin: website})

@@ -7,6 +7,7 @@ import (
 	"github.com/lxzan/gws"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // WebSocket close codes the relay uses.
@@ -118,9 +119,9 @@ const (
 type relayHandler struct{ s *Server }
 
 // Open registers a freshly upgraded connection (its authentication
-// deadline is the endpoint's, hub.PreAuth); during shutdown it refuses the
+// deadline is the endpoint's, ws.PreAuth); during shutdown it refuses the
 // socket with 1001.
-func (h relayHandler) Open(c *hub.WSConn) hub.WSSession {
+func (h relayHandler) Open(c *ws.Conn) ws.Session {
 	s := h.s
 	origin, _ := hub.NormalizeOrigin(c.Header().Get("Origin"))
 	s.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // Credential sizes: 32 random bytes (256 bits) for session ids and tokens,
@@ -62,7 +63,7 @@ func (pe *pending) answer(o *outbox, a relayAnswer) {
 // peer is one upgraded WebSocket connection. Fields after conn are guarded
 // by Server.mu.
 type peer struct {
-	conn   *hub.WSConn
+	conn   *ws.Conn
 	origin string // normalised Origin of the upgrade, "" if none
 	label  string // "c<N>" for logs
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/adapters/adaptertest"
-	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // bubbleRelay runs the relay's state and /relay endpoint without a
@@ -16,8 +16,8 @@ import (
 // contract's real timings on a fake clock.
 type bubbleRelay struct {
 	s       *Server
-	sockets *hub.Sockets
-	ep      *hub.WSEndpoint
+	sockets *ws.Sockets
+	ep      *ws.Endpoint
 }
 
 func newBubbleRelay(t *testing.T) *bubbleRelay {
@@ -25,7 +25,7 @@ func newBubbleRelay(t *testing.T) *bubbleRelay {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &bubbleRelay{s: s, sockets: &hub.Sockets{}}
+	b := &bubbleRelay{s: s, sockets: &ws.Sockets{}}
 	b.ep = s.start(&adapters.Env{Log: slog.New(slog.DiscardHandler)}, DefaultPort, b.sockets)
 	return b
 }

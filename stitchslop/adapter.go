@@ -12,6 +12,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // Factory registers the stitchslop adapter.
@@ -41,7 +42,7 @@ type Server struct {
 	mu            sync.Mutex
 	log           *slog.Logger
 	env           *adapters.Env
-	pages         *hub.WSEndpoint // the page WebSocket of the current run
+	pages         *ws.Endpoint // the page WebSocket of the current run
 	pairings      *pairingStore
 	configDir     string
 	running       bool
@@ -158,7 +159,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	s.log, s.env, s.pairings, s.configDir = log, env, store, dir
 	s.port, s.key, s.running, s.stopping = port, key, true, ctx.Done()
 	s.skipped = skipped
-	sockets := &hub.Sockets{}
+	sockets := &ws.Sockets{}
 	s.pages = s.pageEndpoint(sockets, env)
 	s.mu.Unlock()
 

@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
-	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // pageHTML is a minimal Stitch Slop page: it dials the bridge, pairs with
@@ -53,7 +53,7 @@ func TestRealChromiumPage(t *testing.T) {
 	b := startBridge(t, func(o *Options) { o.Origin = site.URL }, adaptertest.Options{
 		// A fast heartbeat proves the browser answers pings by itself; the
 		// dead-after window is wide so a loaded machine cannot fake silence.
-		Heartbeat: hub.HeartbeatConfig{Interval: 100 * time.Millisecond, DeadAfter: 2500 * time.Millisecond},
+		Heartbeat: ws.HeartbeatConfig{Interval: 100 * time.Millisecond, DeadAfter: 2500 * time.Millisecond},
 	})
 	bridgePort = b.Port()
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
-	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // A big first frame is refused before gws reads (or allocates) it.
@@ -74,13 +74,13 @@ func TestPreAuthFloodCostsLittle(t *testing.T) {
 	}
 }
 
-// At most hub.DefaultMaxUnauthenticated page sockets may wait for their
+// At most ws.DefaultMaxUnauthenticated page sockets may wait for their
 // handshake; the next upgrade is refused with 503 (and counted as a
 // refusal), and one that authenticates frees its place.
 func TestUnauthenticatedPagesCapped(t *testing.T) {
 	b := startBridge(t, nil)
 	var idle []*page
-	for range hub.DefaultMaxUnauthenticated {
+	for range ws.DefaultMaxUnauthenticated {
 		idle = append(idle, b.dialPage(adaptertest.DialOptions{}))
 	}
 	c, err := b.Dial("/", adaptertest.DialOptions{Origin: testOrigin})
@@ -99,7 +99,7 @@ func TestUnauthenticatedPagesCapped(t *testing.T) {
 	if f := idle[0].next(); f["hello"] != ServerName {
 		t.Fatalf("answer %v", f)
 	}
-	adaptertest.WaitFor(t, "a free place", func() bool { return pagesUnauthenticated(b.S) < hub.DefaultMaxUnauthenticated })
+	adaptertest.WaitFor(t, "a free place", func() bool { return pagesUnauthenticated(b.S) < ws.DefaultMaxUnauthenticated })
 	b.dialPage(adaptertest.DialOptions{})
 }
 

@@ -12,13 +12,14 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // pageConn is one page socket, authenticated or not: the session of a
-// hub.WSConn, which owns the write discipline, the heartbeat and tracking.
+// ws.Conn, which owns the write discipline, the heartbeat and tracking.
 type pageConn struct {
 	s       *Server
-	ws      *hub.WSConn
+	ws      *ws.Conn
 	authed  bool          // read-loop goroutine only
 	refused bool          // read-loop goroutine only
 	gone    chan struct{} // closed when the page detaches or closes
@@ -67,12 +68,12 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 // pageEndpoint is the page WebSocket. Until the handshake is accepted the
 // shared pre-authentication guard holds: the handshake frame may be at most
 // 4 KiB (refused before anything is allocated), it must come within
-// AuthTimeout, and at most hub.DefaultMaxUnauthenticated sockets may be
+// AuthTimeout, and at most ws.DefaultMaxUnauthenticated sockets may be
 // waiting for theirs. Then the large post-auth frame limit applies.
-func (s *Server) pageEndpoint(sockets *hub.Sockets, env *adapters.Env) *hub.WSEndpoint {
-	return sockets.Endpoint(pageHandler{s}, hub.WSOptions{
+func (s *Server) pageEndpoint(sockets *ws.Sockets, env *adapters.Env) *ws.Endpoint {
+	return sockets.Endpoint(pageHandler{s}, ws.Options{
 		MaxPayload: s.opts.MaxFrame,
-		PreAuth: hub.PreAuth{
+		PreAuth: ws.PreAuth{
 			Limit:      MaxFirstFrame,
 			Timeout:    s.opts.AuthTimeout,
 			OnTooLarge: s.firstFrameTooLarge,
@@ -84,7 +85,7 @@ func (s *Server) pageEndpoint(sockets *hub.Sockets, env *adapters.Env) *hub.WSEn
 	})
 }
 
-func (s *Server) firstFrameTooLarge(c *hub.WSConn) {
+func (s *Server) firstFrameTooLarge(c *ws.Conn) {
 	if n := s.refusals.add(ReasonBadFrame, "first message too large (4 KiB)"); hub.WorthLogging(n) {
 		s.log.Warn("refused page handshake", "reason", ReasonBadFrame, "why", "first frame larger than 4 KiB", "count", n)
 	}
@@ -94,7 +95,7 @@ func (s *Server) firstFrameTooLarge(c *hub.WSConn) {
 
 // authTimedOut tells a page that sent no handshake within AuthTimeout why
 // it is closed (1008 follows).
-func (s *Server) authTimedOut(c *hub.WSConn) {
+func (s *Server) authTimedOut(c *ws.Conn) {
 	if n := s.refusals.add(ReasonAuthTimeout, ""); hub.WorthLogging(n) {
 		s.log.Warn("page did not authenticate in time; closing", "timeout", s.opts.AuthTimeout, "count", n)
 	}
@@ -114,7 +115,7 @@ type pageHandler struct{ s *Server }
 
 // Open makes a page socket's session; its authentication deadline is the
 // endpoint's (PreAuth).
-func (h pageHandler) Open(c *hub.WSConn) hub.WSSession {
+func (h pageHandler) Open(c *ws.Conn) ws.Session {
 	s := h.s
 	p := &pageConn{s: s, ws: c, gone: make(chan struct{})}
 	s.log.Debug("page socket upgraded", "remote", c.RemoteAddr())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // §2.1 listening.
@@ -442,7 +443,7 @@ func TestStaleTabDisplaced(t *testing.T) {
 // §2.9 heartbeat, and the pending-call failure path.
 
 func TestHeartbeatDeadPageDropsToolsAndFailsPending(t *testing.T) {
-	b := startBridge(t, nil, adaptertest.Options{Heartbeat: hub.HeartbeatConfig{Interval: 20 * time.Millisecond, DeadAfter: 150 * time.Millisecond}})
+	b := startBridge(t, nil, adaptertest.Options{Heartbeat: ws.HeartbeatConfig{Interval: 20 * time.Millisecond, DeadAfter: 150 * time.Millisecond}})
 	p := b.dialPage(adaptertest.DialOptions{NoPong: true})
 	p.send(map[string]any{"token": testToken})
 	p.next()
@@ -469,7 +470,7 @@ func TestHeartbeatDeadPageDropsToolsAndFailsPending(t *testing.T) {
 // timings are asserted deterministically in TestHeartbeatPongKeepsPage.
 func TestHeartbeatLivePageStays(t *testing.T) {
 	const interval, deadAfter = 10 * time.Millisecond, 500 * time.Millisecond
-	b := startBridge(t, nil, adaptertest.Options{Heartbeat: hub.HeartbeatConfig{Interval: interval, DeadAfter: deadAfter}})
+	b := startBridge(t, nil, adaptertest.Options{Heartbeat: ws.HeartbeatConfig{Interval: interval, DeadAfter: deadAfter}})
 	p, _ := b.attach(map[string]any{"token": testToken})
 	time.Sleep(2 * deadAfter) // twice the silence that would drop it
 	if _, ok := b.S.attached(); !ok {

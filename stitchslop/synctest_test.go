@@ -16,6 +16,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // pipePage is a gws client over net.Pipe, usable inside a synctest bubble
@@ -63,7 +64,7 @@ func pipeBridge(t *testing.T, pong bool) (*Server, *pipePage, *gws.Conn) {
 	s.pairings = &pairingStore{dir: t.TempDir()}
 	s.port = 8787
 	s.env = &adapters.Env{Log: s.log} // default heartbeat: 30 s / 90 s
-	s.pages = s.pageEndpoint(&hub.Sockets{}, s.env)
+	s.pages = s.pageEndpoint(&ws.Sockets{}, s.env)
 	srv, cli := net.Pipe()
 	go func() {
 		req, err := http.ReadRequest(bufio.NewReader(srv))
@@ -154,7 +155,7 @@ func TestAuthDeadlineRealTiming(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.log = slog.New(slog.DiscardHandler)
-		s.pages = s.pageEndpoint(&hub.Sockets{}, &adapters.Env{Log: s.log})
+		s.pages = s.pageEndpoint(&ws.Sockets{}, &adapters.Env{Log: s.log})
 		srv, cli := net.Pipe()
 		go func() {
 			req, err := http.ReadRequest(bufio.NewReader(srv))

@@ -14,12 +14,13 @@ import (
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // openHandler is a WSHandler whose Open panics when told to.
 type openHandler struct{ panics bool }
 
-func (h openHandler) Open(c *hub.WSConn) hub.WSSession {
+func (h openHandler) Open(c *ws.Conn) ws.Session {
 	if h.panics {
 		panic("open boom")
 	}
@@ -40,8 +41,8 @@ func wsServe(panicOpen func(run int) bool) func(context.Context, *adapters.Env, 
 		if err != nil {
 			return err
 		}
-		sockets := &hub.Sockets{}
-		ep := sockets.Endpoint(openHandler{panics: panicOpen(run)}, hub.WSOptions{Log: env.Log})
+		sockets := &ws.Sockets{}
+		ep := sockets.Endpoint(openHandler{panics: panicOpen(run)}, ws.Options{Log: env.Log})
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/ws" {
 				ep.Serve(w, r)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // ErrShutdownTimeout reports adapters that did not stop within the deadline.
@@ -25,7 +26,7 @@ type Options struct {
 	Dirs      hub.Dirs
 	Log       *slog.Logger
 	Lifecycle *hub.Lifecycle
-	Heartbeat hub.HeartbeatConfig
+	Heartbeat ws.HeartbeatConfig
 	Backoff   Backoff // zero value = DefaultBackoff
 	// StartTimeout bounds how long Serve waits for every adapter's first
 	// Ready before it gives up (default 15 s).

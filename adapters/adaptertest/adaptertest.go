@@ -23,6 +23,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // Options tune Start. The zero value is fine for most tests.
@@ -33,7 +34,7 @@ type Options struct {
 	// Lifecycle defaults to one with no idle rules.
 	Lifecycle *hub.Lifecycle
 	// Heartbeat defaults to the hub defaults (30 s / 90 s).
-	Heartbeat hub.HeartbeatConfig
+	Heartbeat ws.HeartbeatConfig
 	// Hub is what the adapter sees of a hub (nil: it runs alone).
 	Hub adapters.HubView
 	// ReadyTimeout bounds the wait for the adapter's Ready (default 10 s).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 )
 
 // echo is the smallest real adapter: an origin-checked WebSocket echo on
@@ -29,8 +30,8 @@ func (e *echo) Serve(ctx context.Context, env *adapters.Env) error {
 		return err
 	}
 	policy := hub.NewOriginPolicy("https://page.example")
-	sockets := &hub.Sockets{}
-	ep := sockets.Endpoint(echoHandler{}, hub.WSOptions{Heartbeat: env.Heartbeat, Log: env.Log})
+	sockets := &ws.Sockets{}
+	ep := sockets.Endpoint(echoHandler{}, ws.Options{Heartbeat: env.Heartbeat, Log: env.Log})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hub.HostAllowed(r, port) || !policy.AllowedRequest(r) {
 			http.Error(w, "forbidden", http.StatusForbidden)
@@ -46,9 +47,9 @@ func (e *echo) Serve(ctx context.Context, env *adapters.Env) error {
 
 type echoHandler struct{}
 
-func (echoHandler) Open(c *hub.WSConn) hub.WSSession { return echoSession{c} }
+func (echoHandler) Open(c *ws.Conn) ws.Session { return echoSession{c} }
 
-type echoSession struct{ c *hub.WSConn }
+type echoSession struct{ c *ws.Conn }
 
 func (e echoSession) Message(m *gws.Message) { e.c.WriteFrame(m.Opcode, m.Bytes(), 0) }
 func (echoSession) Closed(error)             {}
@@ -101,7 +102,7 @@ func TestHarnessRefusals(t *testing.T) {
 }
 
 func TestHarnessHeartbeatDropsSilentPeer(t *testing.T) {
-	h := startEcho(t, Options{Heartbeat: hub.HeartbeatConfig{Interval: 50 * time.Millisecond, DeadAfter: time.Second}})
+	h := startEcho(t, Options{Heartbeat: ws.HeartbeatConfig{Interval: 50 * time.Millisecond, DeadAfter: time.Second}})
 	alive := h.MustDial("/", DialOptions{Origin: "https://page.example"})
 	asleep := h.MustDial("/", DialOptions{Origin: "https://page.example", NoPong: true})
 	select {

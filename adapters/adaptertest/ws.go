@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/ws"
 	"github.com/lxzan/gws"
 )
 
@@ -83,7 +84,7 @@ func Dial(url string, o DialOptions) (*WSClient, error) {
 // DialPipe connects a page to ep over net.Pipe instead of a socket, so a
 // test can run inside a testing/synctest bubble (real sockets cannot) and
 // use an adapter's real timings with a fake clock.
-func DialPipe(ep *hub.WSEndpoint, path string, o DialOptions) (*WSClient, error) {
+func DialPipe(ep *ws.Endpoint, path string, o DialOptions) (*WSClient, error) {
 	srv, cli := net.Pipe()
 	go func() {
 		req, err := http.ReadRequest(bufio.NewReader(srv))

@@ -1,4 +1,4 @@
-package hub
+package ws
 
 import (
 	"context"
@@ -11,23 +11,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/hub"
 	"github.com/lxzan/gws"
 )
 
-// echoHandler is a WSHandler whose sessions echo text and count closes.
+// echoHandler is a Handler whose sessions echo text and count closes.
 type echoHandler struct {
 	opened atomic.Int32
 	mu     sync.Mutex
 	closed []error
-	conns  chan *WSConn
+	conns  chan *Conn
 }
 
 type echoSession struct {
 	h *echoHandler
-	c *WSConn
+	c *Conn
 }
 
-func (h *echoHandler) Open(c *WSConn) WSSession {
+func (h *echoHandler) Open(c *Conn) Session {
 	h.opened.Add(1)
 	if h.conns != nil {
 		h.conns <- c
@@ -82,14 +83,14 @@ func (h *clientHandler) OnPing(c *gws.Conn, b []byte) {
 type wsServer struct {
 	port    int
 	sockets *Sockets
-	ep      *WSEndpoint
+	ep      *Endpoint
 	cancel  context.CancelFunc
 	done    chan error
 }
 
-func startWS(t *testing.T, h WSHandler, o WSOptions) *wsServer {
+func startWS(t *testing.T, h Handler, o Options) *wsServer {
 	t.Helper()
-	ln, port, err := Listen([]int{0})
+	ln, port, err := hub.Listen([]int{0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func startWS(t *testing.T, h WSHandler, o WSOptions) *wsServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	go func() {
-		s.done <- ServeHTTP(ctx, ln, http.HandlerFunc(s.ep.Serve), s.sockets, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		s.done <- hub.ServeHTTP(ctx, ln, http.HandlerFunc(s.ep.Serve), s.sockets, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 	t.Cleanup(func() { cancel(); <-s.done })
 	return s
@@ -133,12 +134,12 @@ func closeCode(err error) uint16 {
 	return 0
 }
 
-// ServeHTTP does what http.Server.Shutdown does not: WebSocket
+// hub.ServeHTTP does what http.Server.Shutdown does not: WebSocket
 // connections are closed with 1001, and it returns only after each one's
 // Closed ran; a socket that arrives afterwards is refused with 1001.
 func TestServeHTTPClosesSocketsAndWaits(t *testing.T) {
-	h := &echoHandler{conns: make(chan *WSConn, 1)}
-	s := startWS(t, h, WSOptions{})
+	h := &echoHandler{conns: make(chan *Conn, 1)}
+	s := startWS(t, h, Options{})
 	ch := newClientHandler()
 	c := s.dial(t, ch)
 	<-h.conns
@@ -158,7 +159,7 @@ func TestServeHTTPClosesSocketsAndWaits(t *testing.T) {
 	}
 	s.done <- nil // for the cleanup
 	if h.closes() != 1 {
-		t.Fatalf("Closed ran %d times before ServeHTTP returned, want 1", h.closes())
+		t.Fatalf("Closed ran %d times before hub.ServeHTTP returned, want 1", h.closes())
 	}
 	if s.sockets.Len() != 0 || s.ep.Len() != 0 {
 		t.Fatalf("still tracking %d / %d sockets", s.sockets.Len(), s.ep.Len())
@@ -167,8 +168,8 @@ func TestServeHTTPClosesSocketsAndWaits(t *testing.T) {
 
 // CloseAll (a hot reload) drops every socket and keeps accepting new ones.
 func TestSocketsCloseAllKeepsServing(t *testing.T) {
-	h := &echoHandler{conns: make(chan *WSConn, 2)}
-	s := startWS(t, h, WSOptions{})
+	h := &echoHandler{conns: make(chan *Conn, 2)}
+	s := startWS(t, h, Options{})
 	ch := newClientHandler()
 	s.dial(t, ch)
 	<-h.conns
@@ -189,8 +190,8 @@ func TestSocketsCloseAllKeepsServing(t *testing.T) {
 
 // Invalid UTF-8 in a text frame closes the socket on every endpoint.
 func TestInvalidUTF8TextIsRefused(t *testing.T) {
-	h := &echoHandler{conns: make(chan *WSConn, 1)}
-	s := startWS(t, h, WSOptions{})
+	h := &echoHandler{conns: make(chan *Conn, 1)}
+	s := startWS(t, h, Options{})
 	ch := newClientHandler()
 	c := s.dial(t, ch)
 	<-h.conns
@@ -203,8 +204,8 @@ func TestInvalidUTF8TextIsRefused(t *testing.T) {
 // A peer that never answers is dropped after DeadAfter, through the same
 // Closed as a close; Reachable tells a live peer from a silent one.
 func TestHeartbeatAndReachable(t *testing.T) {
-	h := &echoHandler{conns: make(chan *WSConn, 2)}
-	s := startWS(t, h, WSOptions{Heartbeat: HeartbeatConfig{Interval: 50 * time.Millisecond, DeadAfter: time.Second}})
+	h := &echoHandler{conns: make(chan *Conn, 2)}
+	s := startWS(t, h, Options{Heartbeat: HeartbeatConfig{Interval: 50 * time.Millisecond, DeadAfter: time.Second}})
 
 	live := newClientHandler()
 	s.dial(t, live)
@@ -234,4 +235,4 @@ func TestHeartbeatAndReachable(t *testing.T) {
 	}
 }
 
-func itoa(n int) string { return FormatPorts([]int{n}) }
+func itoa(n int) string { return hub.FormatPorts([]int{n}) }

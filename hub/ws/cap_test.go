@@ -1,4 +1,4 @@
-package hub
+package ws
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 // message is the oldest: sockets that said hello and went silent go
 // first, a socket in use stays, and the newcomer is served.
 func TestMaxSocketsClosesTheLongestSilent(t *testing.T) {
-	s := startWS(t, &echoHandler{}, WSOptions{MaxSockets: 2})
+	s := startWS(t, &echoHandler{}, Options{MaxSockets: 2})
 	type peer struct {
 		c  *gws.Conn
 		ch *clientHandler

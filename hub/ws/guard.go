@@ -1,4 +1,4 @@
-package hub
+package ws
 
 import (
 	"bufio"
@@ -11,9 +11,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hubdev/hub/hub"
 )
 
-// Pre-authentication defaults (WSOptions.PreAuth).
+// Pre-authentication defaults (Options.PreAuth).
 const (
 	// DefaultPreAuthLimit bounds each message a socket sends before it has
 	// authenticated: a hello or a credential is small.
@@ -25,7 +27,7 @@ const (
 	// only a flood comes near it.
 	DefaultMaxUnauthenticated = 64
 	// DefaultMaxSockets caps an endpoint's authenticated sockets
-	// (WSOptions.MaxSockets). A bridge serves a few pages and agents, a
+	// (Options.MaxSockets). A bridge serves a few pages and agents, a
 	// socket each; but where authenticating takes no credential (an aiui
 	// hello), anyone local can open sockets that said hello and then stay
 	// silent, as an honest page waiting for its user does too. Past the
@@ -36,7 +38,7 @@ const (
 )
 
 // PreAuth is the guard every endpoint keeps on a socket until its session
-// calls WSConn.Authenticated (the hello or credential was accepted). A peer
+// calls Conn.Authenticated (the hello or credential was accepted). A peer
 // that has proved nothing can then cost the server little: a few KiB per
 // message instead of MaxPayload (gws allocates a frame's payload as soon as
 // it has read its header), a bounded time, and a bounded count. The zero
@@ -63,9 +65,9 @@ type PreAuth struct {
 	// set replaces the endpoint's own thinned log line for its case.
 	//
 	// OnTooLarge runs on the read goroutine before the read fails.
-	OnTooLarge func(c *WSConn)
+	OnTooLarge func(c *Conn)
 	// OnTimeout runs before the 1008 close.
-	OnTimeout func(c *WSConn)
+	OnTimeout func(c *Conn)
 	// OnCrowded writes the refusal of an upgrade over MaxPending; the
 	// default is 503 {"ok":false,"error":"busy",…}. Retry-After is set.
 	OnCrowded func(w http.ResponseWriter, r *http.Request)
@@ -89,7 +91,7 @@ func (p PreAuth) withDefaults() PreAuth {
 var ErrPreAuthTooLarge = errors.New("message before authentication too large")
 
 // admit takes one of the endpoint's unauthenticated slots.
-func (e *WSEndpoint) admit() bool {
+func (e *Endpoint) admit() bool {
 	for {
 		n := e.pending.Load()
 		if n >= int64(e.opts.PreAuth.MaxPending) {
@@ -102,7 +104,7 @@ func (e *WSEndpoint) admit() bool {
 }
 
 // refuseCrowded answers an upgrade over the cap.
-func (e *WSEndpoint) refuseCrowded(w http.ResponseWriter, r *http.Request) {
+func (e *Endpoint) refuseCrowded(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", "1")
 	if f := e.opts.PreAuth.OnCrowded; f != nil {
 		f(w, r)
@@ -110,7 +112,7 @@ func (e *WSEndpoint) refuseCrowded(w http.ResponseWriter, r *http.Request) {
 	}
 	e.thin.Warn(e.opts.Log, "crowded", "refused a WebSocket upgrade: too many sockets waiting to authenticate",
 		"max", e.opts.PreAuth.MaxPending)
-	WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": "busy",
+	hub.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": "busy",
 		"message": "too many connections are waiting to authenticate; retry shortly"})
 }
 
@@ -118,13 +120,13 @@ func (e *WSEndpoint) refuseCrowded(w http.ResponseWriter, r *http.Request) {
 // one silent the longest when the endpoint is full. The close (a close
 // frame, bounded by a second) runs on its own goroutine: the caller is a
 // session's read goroutine, which may hold its adapter's locks.
-func (e *WSEndpoint) enroll(c *WSConn) {
+func (e *Endpoint) enroll(c *Conn) {
 	c.lastMsg.Store(e.msgs.Add(1))
 	e.amu.Lock()
 	if e.authed == nil {
-		e.authed = map[*WSConn]struct{}{}
+		e.authed = map[*Conn]struct{}{}
 	}
-	var victim *WSConn
+	var victim *Conn
 	if len(e.authed) >= e.opts.MaxSockets {
 		for o := range e.authed {
 			if victim == nil || o.lastMsg.Load() < victim.lastMsg.Load() {
@@ -146,7 +148,7 @@ func (e *WSEndpoint) enroll(c *WSConn) {
 }
 
 // unenroll forgets a closed socket.
-func (e *WSEndpoint) unenroll(c *WSConn) {
+func (e *Endpoint) unenroll(c *Conn) {
 	e.amu.Lock()
 	delete(e.authed, c)
 	e.amu.Unlock()
@@ -154,7 +156,7 @@ func (e *WSEndpoint) unenroll(c *WSConn) {
 
 // Authenticated is the number of this endpoint's authenticated sockets
 // (at most MaxSockets; one being evicted no longer counts).
-func (e *WSEndpoint) Authenticated() int {
+func (e *Endpoint) Authenticated() int {
 	e.amu.Lock()
 	defer e.amu.Unlock()
 	return len(e.authed)
@@ -162,7 +164,7 @@ func (e *WSEndpoint) Authenticated() int {
 
 // Unauthenticated is the number of this endpoint's sockets that have not
 // authenticated yet (upgrades under way included).
-func (e *WSEndpoint) Unauthenticated() int { return int(e.pending.Load()) }
+func (e *Endpoint) Unauthenticated() int { return int(e.pending.Load()) }
 
 // connResponse is the http.ResponseWriter of a refusal on a connection that
 // was not accepted by an http.Server (ServeConn): it writes the response
@@ -204,7 +206,7 @@ func (c *connResponse) send(conn net.Conn) {
 //     judged only after the session has seen the message before it: a peer
 //     may send a large message right behind its hello (pipelined), and it
 //     passes once the hello has been accepted.
-//   - After authentication, with a Budget, a message over BudgetFloor takes
+//   - After authentication, with a Budget, a message over hub.BudgetFloor takes
 //     its bytes from the endpoint's budget as its headers arrive (waiting
 //     for room, so gws allocates only what the budget allows), and gives
 //     them back once the session has handled it (release). While it is
@@ -218,7 +220,7 @@ type guardReader struct {
 	limit    uint64
 	onTooBig func() // tells the peer why, before the read fails
 
-	budget  *Budget
+	budget  *hub.Budget
 	wait    time.Duration
 	maxMsg  uint64        // gws refuses a message over this itself
 	stop    chan struct{} // closed when the socket is closing: a wait ends
@@ -234,7 +236,7 @@ const (
 	guardOff
 )
 
-func newGuardReader(c net.Conn, limit uint64, budget *Budget, wait time.Duration, maxMsg int) *guardReader {
+func newGuardReader(c net.Conn, limit uint64, budget *hub.Budget, wait time.Duration, maxMsg int) *guardReader {
 	return &guardReader{Conn: c, limit: limit, budget: budget, wait: wait, maxMsg: uint64(maxMsg), stop: make(chan struct{})}
 }
 
@@ -288,11 +290,11 @@ func (g *guardReader) take(op byte, plen uint64, _ bool) error {
 		g.total = 0
 	}
 	g.total += min(plen, 1<<62) // no wrap, whatever a header declares
-	if g.total <= BudgetFloor || g.total > g.maxMsg {
+	if g.total <= hub.BudgetFloor || g.total > g.maxMsg {
 		return nil // small, or refused by gws before it allocates
 	}
 	if need := int64(g.total) - g.held; need > 0 {
-		if err := g.budget.acquire(need, g.wait, g.stop); err != nil {
+		if err := g.budget.Acquire(need, g.wait, g.stop); err != nil {
 			return err
 		}
 		g.held += need

@@ -1,4 +1,4 @@
-package hub
+package ws
 
 import (
 	"bufio"
@@ -13,29 +13,30 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hubdev/hub/hub"
 	"github.com/lxzan/gws"
 )
 
-// A WSHandler serves one kind of WebSocket (a page socket, a /tools socket,
+// A Handler serves one kind of WebSocket (a page socket, a /tools socket,
 // a relay peer). Open runs on the socket's read goroutine before the first
 // frame is read and returns the connection's session; nil refuses the
 // socket (it is dropped).
-type WSHandler interface {
-	Open(c *WSConn) WSSession
+type Handler interface {
+	Open(c *Conn) Session
 }
 
-// A WSSession is one connection's protocol state. Its methods run on the
+// A Session is one connection's protocol state. Its methods run on the
 // socket's read goroutine, one at a time. The heartbeat has already seen
 // every frame; Message must not keep m's bytes after it returns (the
 // buffer is recycled). Closed runs once, for a close frame, a dead
 // heartbeat, a read error or shutdown alike.
-type WSSession interface {
+type Session interface {
 	Message(m *gws.Message)
 	Closed(err error)
 }
 
-// WSOptions configure one endpoint.
-type WSOptions struct {
+// Options configure one endpoint.
+type Options struct {
 	// MaxPayload bounds one message once the socket has authenticated (gws
 	// allocates a frame's payload as soon as it has read the header, so
 	// this is also the per-frame allocation).
@@ -45,13 +46,13 @@ type WSOptions struct {
 	// MaxSockets caps the endpoint's authenticated sockets (default
 	// DefaultMaxSockets): when one more authenticates, the one that has
 	// been silent the longest is closed to make room (see
-	// WSConn.Authenticated).
+	// Conn.Authenticated).
 	MaxSockets int
 	// Budget bounds the large messages all sockets sharing it receive at
 	// once after authentication (nil: a budget of its own for the endpoint,
 	// twice MaxPayload); BudgetWait is how long a message waits for room
-	// (default DefaultBudgetWait) before its socket is closed with 1013.
-	Budget     *Budget
+	// (default hub.DefaultBudgetWait) before its socket is closed with 1013.
+	Budget     *hub.Budget
 	BudgetWait time.Duration
 	Heartbeat  HeartbeatConfig
 	// WriteTimeout bounds one frame write (default 10 s), so a peer that
@@ -66,19 +67,19 @@ type WSOptions struct {
 // close path ran.
 type Sockets struct {
 	mu     sync.Mutex
-	conns  map[*WSConn]struct{}
+	conns  map[*Conn]struct{}
 	closed bool
 	loops  sync.WaitGroup
-	guard  atomic.Pointer[Guard] // handlers' panics go here (ServeHTTP sets it)
+	guard  atomic.Pointer[hub.Guard] // handlers' panics go here (ServeHTTP sets it)
 }
 
 // SetGuard makes g handle a panic in any handler callback of these
 // sockets; ServeHTTP does it with its context's guard.
-func (s *Sockets) SetGuard(g *Guard) { s.guard.Store(g) }
+func (s *Sockets) SetGuard(g *hub.Guard) { s.guard.Store(g) }
 
 // Endpoint makes an endpoint that serves h with o. Text frames must be
 // valid UTF-8 on every endpoint (RFC 6455 §8.1).
-func (s *Sockets) Endpoint(h WSHandler, o WSOptions) *WSEndpoint {
+func (s *Sockets) Endpoint(h Handler, o Options) *Endpoint {
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 10 * time.Second
 	}
@@ -89,13 +90,13 @@ func (s *Sockets) Endpoint(h WSHandler, o WSOptions) *WSEndpoint {
 	if o.MaxSockets <= 0 {
 		o.MaxSockets = DefaultMaxSockets
 	}
-	if o.Budget == nil && o.MaxPayload > BudgetFloor {
-		o.Budget = NewBudget(2 * int64(o.MaxPayload))
+	if o.Budget == nil && o.MaxPayload > hub.BudgetFloor {
+		o.Budget = hub.NewBudget(2 * int64(o.MaxPayload))
 	}
 	if o.BudgetWait <= 0 {
-		o.BudgetWait = DefaultBudgetWait
+		o.BudgetWait = hub.DefaultBudgetWait
 	}
-	e := &WSEndpoint{s: s, h: h, opts: o}
+	e := &Endpoint{s: s, h: h, opts: o}
 	e.up = gws.NewUpgrader(&wsEvents{e: e}, &gws.ServerOption{
 		ReadMaxPayloadSize: o.MaxPayload,
 		CheckUtf8Enabled:   true,
@@ -105,32 +106,32 @@ func (s *Sockets) Endpoint(h WSHandler, o WSOptions) *WSEndpoint {
 	return e
 }
 
-// WSEndpoint upgrades requests for one handler.
-type WSEndpoint struct {
+// Endpoint upgrades requests for one handler.
+type Endpoint struct {
 	s    *Sockets
-	h    WSHandler
-	opts WSOptions
+	h    Handler
+	opts Options
 	up   *gws.Upgrader
 	live atomic.Int64
 	// pending counts sockets holding an unauthenticated slot (PreAuth).
 	pending atomic.Int64
-	thin    LogThinner
+	thin    hub.LogThinner
 
 	// The authenticated sockets (MaxSockets), and the counter that orders
 	// their messages.
 	amu    sync.Mutex
-	authed map[*WSConn]struct{}
+	authed map[*Conn]struct{}
 	msgs   atomic.Uint64
 }
 
 // Len is the number of live sockets of this endpoint.
-func (e *WSEndpoint) Len() int { return int(e.live.Load()) }
+func (e *Endpoint) Len() int { return int(e.live.Load()) }
 
 // Serve upgrades r and runs the socket on its own goroutine. The caller
 // has already checked Host and Origin, so its refusals are real HTTP
 // statuses rather than gws's 400. An upgrade over the endpoint's cap of
 // unauthenticated sockets is refused with 503 (PreAuth.MaxPending).
-func (e *WSEndpoint) Serve(w http.ResponseWriter, r *http.Request) {
+func (e *Endpoint) Serve(w http.ResponseWriter, r *http.Request) {
 	s := e.s
 	if !e.admit() {
 		e.refuseCrowded(w, r)
@@ -143,7 +144,7 @@ func (e *WSEndpoint) Serve(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		e.pending.Add(-1)
 		s.loops.Done()
-		WriteJSON(w, http.StatusInternalServerError, map[string]any{"ok": false, "error": "internal", "message": "cannot take over the connection"})
+		hub.WriteJSON(w, http.StatusInternalServerError, map[string]any{"ok": false, "error": "internal", "message": "cannot take over the connection"})
 		return
 	}
 	netConn, _, err := hj.Hijack()
@@ -158,7 +159,7 @@ func (e *WSEndpoint) Serve(w http.ResponseWriter, r *http.Request) {
 
 // ServeConn upgrades a connection accepted some other way (a net.Pipe in a
 // synctest bubble) and runs it like Serve.
-func (e *WSEndpoint) ServeConn(netConn net.Conn, r *http.Request) {
+func (e *Endpoint) ServeConn(netConn net.Conn, r *http.Request) {
 	if !e.admit() {
 		resp := &connResponse{hdr: http.Header{}}
 		e.refuseCrowded(resp, r)
@@ -172,9 +173,9 @@ func (e *WSEndpoint) ServeConn(netConn net.Conn, r *http.Request) {
 
 // serveConn upgrades netConn and starts its read loop; the caller has
 // raised the loop count and taken an unauthenticated slot.
-func (e *WSEndpoint) serveConn(netConn net.Conn, r *http.Request) {
+func (e *Endpoint) serveConn(netConn net.Conn, r *http.Request) {
 	s := e.s
-	c := &WSConn{ep: e, header: r.Header, seen: make(chan struct{}, 1)}
+	c := &Conn{ep: e, header: r.Header, seen: make(chan struct{}, 1)}
 	c.slot.Store(true)
 	c.pre = newGuardReader(netConn, uint64(e.opts.PreAuth.Limit), e.opts.Budget, e.opts.BudgetWait, e.opts.MaxPayload)
 	c.pre.onTooBig = func() {
@@ -188,11 +189,11 @@ func (e *WSEndpoint) serveConn(netConn net.Conn, r *http.Request) {
 	}
 	c.pre.onShort = func(err error) {
 		switch {
-		case errors.Is(err, ErrBudgetWait):
+		case errors.Is(err, hub.ErrBudgetWait):
 			e.thin.Warn(e.opts.Log, "budget", "closing a socket whose large message found no room in the receive budget in time",
 				"wait", e.opts.BudgetWait)
 			c.Close(1013, "server busy: no room for a large message, try again later")
-		case errors.Is(err, ErrBudgetTooLarge):
+		case errors.Is(err, hub.ErrBudgetTooLarge):
 			c.Close(1009, "message larger than the receive budget")
 		}
 	}
@@ -217,7 +218,7 @@ func (e *WSEndpoint) serveConn(netConn net.Conn, r *http.Request) {
 	}()
 }
 
-func (s *Sockets) add(c *WSConn) bool {
+func (s *Sockets) add(c *Conn) bool {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -225,14 +226,14 @@ func (s *Sockets) add(c *WSConn) bool {
 		return false
 	}
 	if s.conns == nil {
-		s.conns = map[*WSConn]struct{}{}
+		s.conns = map[*Conn]struct{}{}
 	}
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
 	return true
 }
 
-func (s *Sockets) remove(c *WSConn) {
+func (s *Sockets) remove(c *Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
@@ -245,10 +246,10 @@ func (s *Sockets) Len() int {
 	return len(s.conns)
 }
 
-func (s *Sockets) snapshot() []*WSConn {
+func (s *Sockets) snapshot() []*Conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]*WSConn, 0, len(s.conns))
+	out := make([]*Conn, 0, len(s.conns))
 	for c := range s.conns {
 		out = append(out, c)
 	}
@@ -279,15 +280,15 @@ func (s *Sockets) Shutdown(code uint16, reason string) {
 // returned.
 func (s *Sockets) Wait() { s.loops.Wait() }
 
-// WSConn is one WebSocket with the write discipline every adapter needs:
+// Conn is one WebSocket with the write discipline every adapter needs:
 // writes are serialised and each is bounded by the endpoint's write
 // timeout, with the deadline cleared afterwards (a deadline left on the
 // socket would fail every later write, the next heartbeat ping included).
-type WSConn struct {
-	ep     *WSEndpoint
+type Conn struct {
+	ep     *Endpoint
 	gc     *gws.Conn
 	header http.Header // the upgrade request's
-	sess   WSSession
+	sess   Session
 	hb     *Heartbeat
 	wmu    sync.Mutex
 	closed atomic.Bool
@@ -317,19 +318,19 @@ const wsConnKey = "hub.ws"
 // Guard is the guard of the server run this socket belongs to (nil outside
 // a supervisor): timers and goroutines a handler starts for the socket go
 // through it.
-func (c *WSConn) Guard() *Guard { return c.ep.s.guard.Load() }
+func (c *Conn) Guard() *hub.Guard { return c.ep.s.guard.Load() }
 
 // Raw is the underlying gws connection.
-func (c *WSConn) Raw() *gws.Conn { return c.gc }
+func (c *Conn) Raw() *gws.Conn { return c.gc }
 
 // Header is the upgrade request's header (its Origin, for one).
-func (c *WSConn) Header() http.Header { return c.header }
+func (c *Conn) Header() http.Header { return c.header }
 
 // RemoteAddr is the peer's address.
-func (c *WSConn) RemoteAddr() string { return c.gc.RemoteAddr().String() }
+func (c *Conn) RemoteAddr() string { return c.gc.RemoteAddr().String() }
 
 // Closed reports whether the socket has closed.
-func (c *WSConn) Closed() bool { return c.closed.Load() }
+func (c *Conn) Closed() bool { return c.closed.Load() }
 
 // Authenticated lifts the pre-authentication guard (PreAuth): the session
 // accepted the peer's hello or credential. From here on messages may be up
@@ -339,7 +340,7 @@ func (c *WSConn) Closed() bool { return c.closed.Load() }
 // sockets, the one silent the longest (whose latest message is the
 // oldest) is closed with 1013 to make room. Call it on the read goroutine
 // (in Open or Message), before the message that authenticated returns.
-func (c *WSConn) Authenticated() {
+func (c *Conn) Authenticated() {
 	if !c.authed.CompareAndSwap(false, true) {
 		return
 	}
@@ -352,16 +353,16 @@ func (c *WSConn) Authenticated() {
 }
 
 // IsAuthenticated reports whether Authenticated was called.
-func (c *WSConn) IsAuthenticated() bool { return c.authed.Load() }
+func (c *Conn) IsAuthenticated() bool { return c.authed.Load() }
 
-func (c *WSConn) releaseSlot() {
+func (c *Conn) releaseSlot() {
 	if c.slot.CompareAndSwap(true, false) {
 		c.ep.pending.Add(-1)
 	}
 }
 
 // authDeadline runs when the authentication deadline passes.
-func (c *WSConn) authDeadline() {
+func (c *Conn) authDeadline() {
 	c.amu.Lock()
 	c.expired = true
 	busy := c.handling
@@ -373,7 +374,7 @@ func (c *WSConn) authDeadline() {
 
 // beginMessage reports whether a message before authentication may be
 // delivered, and marks it under way.
-func (c *WSConn) beginMessage() bool {
+func (c *Conn) beginMessage() bool {
 	c.amu.Lock()
 	defer c.amu.Unlock()
 	if c.expired {
@@ -385,7 +386,7 @@ func (c *WSConn) beginMessage() bool {
 
 // endMessage closes the socket if the deadline passed while the message
 // was handled and it did not authenticate.
-func (c *WSConn) endMessage() {
+func (c *Conn) endMessage() {
 	c.amu.Lock()
 	c.handling = false
 	expired := c.expired
@@ -396,7 +397,7 @@ func (c *WSConn) endMessage() {
 }
 
 // expire closes a socket that did not authenticate in time.
-func (c *WSConn) expire() {
+func (c *Conn) expire() {
 	if c.authed.Load() || c.closing.Load() {
 		return // authenticated, or the session already closed it and said why
 	}
@@ -412,7 +413,7 @@ func (c *WSConn) expire() {
 
 // WriteFrame writes one frame of any opcode within timeout (0: the
 // endpoint's write timeout).
-func (c *WSConn) WriteFrame(op gws.Opcode, b []byte, timeout time.Duration) error {
+func (c *Conn) WriteFrame(op gws.Opcode, b []byte, timeout time.Duration) error {
 	if c.closed.Load() {
 		return gws.ErrConnClosed
 	}
@@ -428,10 +429,10 @@ func (c *WSConn) WriteFrame(op gws.Opcode, b []byte, timeout time.Duration) erro
 }
 
 // WriteText sends one text frame.
-func (c *WSConn) WriteText(b []byte) error { return c.WriteFrame(gws.OpcodeText, b, 0) }
+func (c *Conn) WriteText(b []byte) error { return c.WriteFrame(gws.OpcodeText, b, 0) }
 
 // WriteJSON sends v as one text frame.
-func (c *WSConn) WriteJSON(v any) error {
+func (c *Conn) WriteJSON(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -439,16 +440,16 @@ func (c *WSConn) WriteJSON(v any) error {
 	return c.WriteText(b)
 }
 
-// WritePing makes WSConn the heartbeat's Pinger: pings share the write
+// WritePing makes Conn the heartbeat's Pinger: pings share the write
 // discipline.
-func (c *WSConn) WritePing(payload []byte) error {
+func (c *Conn) WritePing(payload []byte) error {
 	return c.WriteFrame(gws.OpcodePing, payload, 0)
 }
 
 // Close sends a close frame (bounded by one second, so a stuck peer cannot
 // hold anyone) and drops the socket; the session's Closed follows on the
 // read goroutine.
-func (c *WSConn) Close(code uint16, reason string) {
+func (c *Conn) Close(code uint16, reason string) {
 	c.closing.Store(true)
 	c.pre.close()
 	c.wmu.Lock()
@@ -460,7 +461,7 @@ func (c *WSConn) Close(code uint16, reason string) {
 }
 
 // Drop closes the socket without a close frame (a dead peer).
-func (c *WSConn) Drop() {
+func (c *Conn) Drop() {
 	c.closing.Store(true)
 	c.pre.close()
 	c.gc.NetConn().Close()
@@ -468,7 +469,7 @@ func (c *WSConn) Drop() {
 
 // Reachable probes the peer: a socket the OS has not buried yet is not a
 // live peer, so it must answer a ping (any frame counts) within timeout.
-func (c *WSConn) Reachable(timeout time.Duration) bool {
+func (c *Conn) Reachable(timeout time.Duration) bool {
 	if c.closed.Load() {
 		return false
 	}
@@ -490,7 +491,7 @@ func (c *WSConn) Reachable(timeout time.Duration) bool {
 }
 
 // markSeen records a received frame for the heartbeat and Reachable.
-func (c *WSConn) markSeen() {
+func (c *Conn) markSeen() {
 	if c.hb != nil {
 		c.hb.Seen()
 	}
@@ -500,13 +501,13 @@ func (c *WSConn) markSeen() {
 	}
 }
 
-// wsEvents adapts gws's callbacks to WSHandler and WSSession, adding the
+// wsEvents adapts gws's callbacks to Handler and Session, adding the
 // heartbeat and connection tracking every adapter needs.
-type wsEvents struct{ e *WSEndpoint }
+type wsEvents struct{ e *Endpoint }
 
-func connOf(gc *gws.Conn) *WSConn {
+func connOf(gc *gws.Conn) *Conn {
 	v, _ := gc.Session().Load(wsConnKey)
-	c, _ := v.(*WSConn)
+	c, _ := v.(*Conn)
 	return c
 }
 
@@ -515,12 +516,12 @@ func connOf(gc *gws.Conn) *WSConn {
 // guard (which restarts the adapter). gws recovers OnMessage and OnClose
 // itself but only logs, and does not recover OnOpen at all: a panic there
 // killed the whole process.
-func (ev *wsEvents) recover(c *WSConn, where string) {
+func (ev *wsEvents) recover(c *Conn, where string) {
 	r := recover()
 	if r == nil {
 		return
 	}
-	pe := &PanicError{Where: "websocket " + where, Value: r, Stack: debug.Stack()}
+	pe := &hub.PanicError{Where: "websocket " + where, Value: r, Stack: debug.Stack()}
 	// Report before dropping, so whoever sees the socket close can count
 	// on the panic having been handled.
 	if g := ev.e.s.guard.Load(); g != nil {

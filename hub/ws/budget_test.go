@@ -1,9 +1,10 @@
-package hub
+package ws
 
 import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/hub"
 	"github.com/lxzan/gws"
 )
 
@@ -14,7 +15,7 @@ type budgetPeer struct {
 	c *gws.Conn
 }
 
-func budgetDial(t *testing.T, s *wsServer, conns chan *WSConn) budgetPeer {
+func budgetDial(t *testing.T, s *wsServer, conns chan *Conn) budgetPeer {
 	t.Helper()
 	p := budgetPeer{h: newClientHandler()}
 	p.c = s.dial(t, p.h)
@@ -51,9 +52,9 @@ const budgetMsg = 768 << 10
 // arrives and gives them back once handled; a second one that does not fit
 // waits, unread, until then.
 func TestBudgetHoldsALargeMessageUntilRoom(t *testing.T) {
-	h := &echoHandler{conns: make(chan *WSConn, 2)}
-	b := NewBudget(1 << 20)
-	s := startWS(t, h, WSOptions{MaxPayload: 1 << 20, Budget: b})
+	h := &echoHandler{conns: make(chan *Conn, 2)}
+	b := hub.NewBudget(1 << 20)
+	s := startWS(t, h, Options{MaxPayload: 1 << 20, Budget: b})
 	a, c := budgetDial(t, s, h.conns), budgetDial(t, s, h.conns)
 
 	big := clientFrame(gws.OpcodeBinary, make([]byte, budgetMsg))
@@ -77,17 +78,17 @@ func TestBudgetHoldsALargeMessageUntilRoom(t *testing.T) {
 	waitCond(t, "the budget to be whole again", func() bool { return b.Free() == 1<<20 })
 }
 
-// Messages up to BudgetFloor, and fragments until their sum passes it,
+// Messages up to hub.BudgetFloor, and fragments until their sum passes it,
 // never touch the budget; once the sum passes it, the whole message is
 // counted.
 func TestBudgetCountsFragmentsPastTheFloor(t *testing.T) {
-	h := &echoHandler{conns: make(chan *WSConn, 1)}
-	b := NewBudget(1 << 20)
-	s := startWS(t, h, WSOptions{MaxPayload: 1 << 20, Budget: b})
+	h := &echoHandler{conns: make(chan *Conn, 1)}
+	b := hub.NewBudget(1 << 20)
+	s := startWS(t, h, Options{MaxPayload: 1 << 20, Budget: b})
 	a := budgetDial(t, s, h.conns)
 
-	a.write(t, clientFrame(gws.OpcodeBinary, make([]byte, BudgetFloor)))
-	if got := nextMsg(t, a.h); len(got) != BudgetFloor {
+	a.write(t, clientFrame(gws.OpcodeBinary, make([]byte, hub.BudgetFloor)))
+	if got := nextMsg(t, a.h); len(got) != hub.BudgetFloor {
 		t.Fatalf("echo is %d bytes", len(got))
 	}
 	if free := b.Free(); free != 1<<20 {
@@ -114,9 +115,9 @@ func TestBudgetCountsFragmentsPastTheFloor(t *testing.T) {
 // A message that finds no room within BudgetWait closes its socket with
 // 1013; the one holding the budget is unaffected.
 func TestBudgetWaitEndsWith1013(t *testing.T) {
-	h := &echoHandler{conns: make(chan *WSConn, 2)}
-	b := NewBudget(1 << 20)
-	s := startWS(t, h, WSOptions{MaxPayload: 1 << 20, Budget: b, BudgetWait: 100 * time.Millisecond})
+	h := &echoHandler{conns: make(chan *Conn, 2)}
+	b := hub.NewBudget(1 << 20)
+	s := startWS(t, h, Options{MaxPayload: 1 << 20, Budget: b, BudgetWait: 100 * time.Millisecond})
 	a, c := budgetDial(t, s, h.conns), budgetDial(t, s, h.conns)
 
 	big := clientFrame(gws.OpcodeBinary, make([]byte, budgetMsg))
@@ -136,9 +137,9 @@ func TestBudgetWaitEndsWith1013(t *testing.T) {
 // A socket that goes away in the middle of a message gives its bytes back,
 // and one waiting for room stops waiting when the server shuts down.
 func TestBudgetReleasedOnCloseAndShutdown(t *testing.T) {
-	h := &echoHandler{conns: make(chan *WSConn, 2)}
-	b := NewBudget(1 << 20)
-	s := startWS(t, h, WSOptions{MaxPayload: 1 << 20, Budget: b})
+	h := &echoHandler{conns: make(chan *Conn, 2)}
+	b := hub.NewBudget(1 << 20)
+	s := startWS(t, h, Options{MaxPayload: 1 << 20, Budget: b})
 	a, c := budgetDial(t, s, h.conns), budgetDial(t, s, h.conns)
 
 	big := clientFrame(gws.OpcodeBinary, make([]byte, budgetMsg))
@@ -167,8 +168,8 @@ func TestBudgetReleasedOnCloseAndShutdown(t *testing.T) {
 // A message larger than the whole budget could never fit: it is refused
 // with 1009 instead of waiting.
 func TestBudgetRefusesAMessageLargerThanItself(t *testing.T) {
-	h := &echoHandler{conns: make(chan *WSConn, 1)}
-	s := startWS(t, h, WSOptions{MaxPayload: 1 << 20, Budget: NewBudget(512 << 10)})
+	h := &echoHandler{conns: make(chan *Conn, 1)}
+	s := startWS(t, h, Options{MaxPayload: 1 << 20, Budget: hub.NewBudget(512 << 10)})
 	a := budgetDial(t, s, h.conns)
 	a.write(t, clientFrame(gws.OpcodeBinary, make([]byte, budgetMsg)))
 	if code := closeCode(waitClose(t, a.h)); code != 1009 {

@@ -1,4 +1,4 @@
-package hub
+package ws
 
 import (
 	"bufio"
@@ -20,9 +20,9 @@ import (
 // `{}`) must not then declare MaxPayload. The endpoint's own word comes
 // first, then 1009.
 func TestPreAuthLimit(t *testing.T) {
-	h := &echoHandler{conns: make(chan *WSConn, 3)}
+	h := &echoHandler{conns: make(chan *Conn, 3)}
 	told := make(chan struct{}, 2)
-	s := startWS(t, h, WSOptions{MaxPayload: 1 << 20, PreAuth: PreAuth{Limit: 64, OnTooLarge: func(c *WSConn) {
+	s := startWS(t, h, Options{MaxPayload: 1 << 20, PreAuth: PreAuth{Limit: 64, OnTooLarge: func(c *Conn) {
 		c.WriteText([]byte("too big"))
 		told <- struct{}{}
 	}}})
@@ -60,8 +60,8 @@ func TestPreAuthLimit(t *testing.T) {
 // answer, passes: the reader never looks past a frame the session has not
 // seen, so the limit is off by the time the next header is judged.
 func TestPreAuthPipelinedAfterHello(t *testing.T) {
-	h := &echoHandler{conns: make(chan *WSConn, 1)}
-	s := startWS(t, h, WSOptions{MaxPayload: 1 << 20, PreAuth: PreAuth{Limit: 64}})
+	h := &echoHandler{conns: make(chan *Conn, 1)}
+	s := startWS(t, h, Options{MaxPayload: 1 << 20, PreAuth: PreAuth{Limit: 64}})
 	ch := newClientHandler()
 	c := s.dial(t, ch)
 	conn := <-h.conns
@@ -109,8 +109,8 @@ func clientFrame(op gws.Opcode, payload []byte) []byte {
 // and Retry-After before anything is hijacked; a socket that authenticates
 // or goes frees its slot.
 func TestPreAuthCap(t *testing.T) {
-	h := &echoHandler{conns: make(chan *WSConn, 4)}
-	s := startWS(t, h, WSOptions{PreAuth: PreAuth{MaxPending: 2}})
+	h := &echoHandler{conns: make(chan *Conn, 4)}
+	s := startWS(t, h, Options{PreAuth: PreAuth{MaxPending: 2}})
 	a, b := newClientHandler(), newClientHandler()
 	ca := s.dial(t, a)
 	cb := s.dial(t, b)
@@ -144,7 +144,7 @@ func waitCond(t *testing.T, what string, cond func() bool) {
 
 // pipeClient dials ep over net.Pipe (real sockets cannot run in a synctest
 // bubble).
-func pipeClient(t *testing.T, ep *WSEndpoint) (*gws.Conn, *clientHandler) {
+func pipeClient(t *testing.T, ep *Endpoint) (*gws.Conn, *clientHandler) {
 	t.Helper()
 	srv, cli := net.Pipe()
 	go func() {
@@ -173,9 +173,9 @@ func TestPreAuthDeadline(t *testing.T) {
 		sockets := &Sockets{}
 		var timedOut atomic.Int32
 		slow := &slowHello{}
-		ep := sockets.Endpoint(slow, WSOptions{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), PreAuth: PreAuth{
+		ep := sockets.Endpoint(slow, Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), PreAuth: PreAuth{
 			Timeout: 10 * time.Second,
-			OnTimeout: func(c *WSConn) {
+			OnTimeout: func(c *Conn) {
 				timedOut.Add(1)
 				c.WriteText([]byte("auth_timeout"))
 			}}})
@@ -222,9 +222,9 @@ func TestPreAuthDeadline(t *testing.T) {
 // of deciding (a handshake that probes an incumbent, say).
 type slowHello struct{}
 
-type slowSession struct{ c *WSConn }
+type slowSession struct{ c *Conn }
 
-func (slowHello) Open(c *WSConn) WSSession { return slowSession{c} }
+func (slowHello) Open(c *Conn) Session { return slowSession{c} }
 func (s slowSession) Message(m *gws.Message) {
 	switch string(m.Bytes()) {
 	case "slow hello":
