@@ -23,7 +23,7 @@ import (
 	"github.com/hubdev/hub/aiui/frame"
 	"github.com/hubdev/hub/aiui/tools"
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 // Command is the `hub aiui` command group.
@@ -138,7 +138,7 @@ func mcpCommand() *cli.Command {
 				}
 			}
 			cwd, _ := os.Getwd()
-			err = RunFace(ctx, mcpface.Stdio(), cl, FaceOptions{
+			err = RunFace(ctx, mcpserver.Stdio(), cl, FaceOptions{
 				NotifyPageTools: !c.Bool("no-page-tools-notify"), CWD: cwd, Log: log, OnInitialized: lc.Own, Version: "1",
 				Revive: own.revive,
 			})

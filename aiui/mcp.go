@@ -14,7 +14,7 @@ import (
 
 	"github.com/hubdev/hub/aiui/tools"
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 // Notification methods the MCP face sends.
@@ -56,10 +56,10 @@ type callInput struct {
 
 func textResult(v any) *mcp.CallToolResult {
 	b, _ := json.MarshalIndent(v, "", "  ")
-	return mcpface.TextResult(string(b))
+	return mcpserver.TextResult(string(b))
 }
 
-func errResult(msg string) *mcp.CallToolResult { return mcpface.ErrorResult(msg) }
+func errResult(msg string) *mcp.CallToolResult { return mcpserver.ErrorResult(msg) }
 
 // faceTool is one tool of the face: its definition and what it does.
 type faceTool struct {
@@ -117,7 +117,7 @@ var (
 			if !res.OK {
 				return errResult(callErrorText(res))
 			}
-			return mcpface.TextResult(string(res.Value))
+			return mcpserver.TextResult(string(res.Value))
 		}}
 	toolPageToolsList = faceTool{
 		&mcp.Tool{Name: "page_tools_list", InputSchema: noArgs, Description: "List the tools browser pages registered on /tools: clientId, ns, url, tab, hash, tools, activeTab."},
@@ -132,8 +132,8 @@ var (
 
 // NewFaceServer builds the MCP server for a face bound to cl. onReady runs
 // once the client may take notifications.
-func NewFaceServer(cl *Client, o FaceOptions, onReady func()) *mcpface.Server {
-	srv := mcpface.New(mcpface.Options{
+func NewFaceServer(cl *Client, o FaceOptions, onReady func()) *mcpserver.Server {
+	srv := mcpserver.New(mcpserver.Options{
 		Name:         "aiui-claude-channel",
 		Version:      o.Version,
 		Instructions: faceInstructions,
@@ -166,10 +166,10 @@ func ChannelCapability() map[string]any { return map[string]any{"claude/channel"
 
 // HubTools are channel_info, page_tools_call and page_tools_list for a
 // server of several bridges (`hub mcp`), as definitions and one call
-// function in mcpface.Forwarder's shape, so they can come and go with the
+// function in mcpserver.Forwarder's shape, so they can come and go with the
 // backend. cl returns the backend's client, or an error saying why none
 // runs.
-func HubTools(cl func() (*Client, error)) ([]*mcp.Tool, mcpface.CallFunc) {
+func HubTools(cl func() (*Client, error)) ([]*mcp.Tool, mcpserver.CallFunc) {
 	list := []faceTool{toolChannelInfo, toolPageToolsCall, toolPageToolsList}
 	defs := make([]*mcp.Tool, len(list))
 	byName := make(map[string]faceTool, len(list))
@@ -234,7 +234,7 @@ func RunFace(ctx context.Context, t mcp.Transport, cl *Client, o FaceOptions) er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		srv  *mcpface.Server
+		srv  *mcpserver.Server
 		once sync.Once
 		wg   sync.WaitGroup
 	)
@@ -263,7 +263,7 @@ func RunFace(ctx context.Context, t mcp.Transport, cl *Client, o FaceOptions) er
 // FollowEvents attaches srv to the backend as a face until ctx ends (see
 // RunFace): prompts routed to it become notifications/claude/channel and
 // page-tools changes list_changed. `hub mcp` uses it for its aiui part.
-func FollowEvents(ctx context.Context, srv *mcpface.Server, cl *Client, o FaceOptions) {
+func FollowEvents(ctx context.Context, srv *mcpserver.Server, cl *Client, o FaceOptions) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -272,7 +272,7 @@ func FollowEvents(ctx context.Context, srv *mcpface.Server, cl *Client, o FaceOp
 
 // pumpEvents keeps the face attached, re-attaching with backoff when the
 // backend restarts.
-func pumpEvents(ctx context.Context, srv *mcpface.Server, cl *Client, o FaceOptions) {
+func pumpEvents(ctx context.Context, srv *mcpserver.Server, cl *Client, o FaceOptions) {
 	backoff := 200 * time.Millisecond
 	for ctx.Err() == nil {
 		err := cl.Events(ctx, o.CWD, func(ev FaceEvent) error {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 	"github.com/hubdev/hub/stitchslop"
 	"github.com/hubdev/hub/supervisor"
 )
@@ -170,7 +170,7 @@ func mcpCaller(b *testing.B, dirs hub.Dirs) func() error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Run(ctx, &mcpface.LineTransport{In: inR, Out: outW}, Options{Dirs: dirs, Log: adaptertest.Logger(b), Retry: 20 * time.Millisecond,
+		Run(ctx, &mcpserver.LineTransport{In: inR, Out: outW}, Options{Dirs: dirs, Log: adaptertest.Logger(b), Retry: 20 * time.Millisecond,
 			StitchslopDir: func(*supervisor.State) string { return filepath.Join(dirs.Home, ".stitchslop") }})
 		outW.Close()
 	}()

@@ -16,7 +16,7 @@ import (
 	"github.com/hubdev/hub/aiui"
 	"github.com/hubdev/hub/geturl"
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 	"github.com/hubdev/hub/pixelle"
 	"github.com/hubdev/hub/stitchslop"
 	"github.com/hubdev/hub/supervisor"
@@ -234,7 +234,7 @@ func runFace(t *testing.T, o Options) *session {
 	outR, outW := io.Pipe()
 	s := &session{t: t, MCPClient: adaptertest.NewMCPClient(inW, outR), done: make(chan struct{})}
 	go func() {
-		s.err = Run(context.Background(), &mcpface.LineTransport{In: inR, Out: outW}, o)
+		s.err = Run(context.Background(), &mcpserver.LineTransport{In: inR, Out: outW}, o)
 		outW.Close()
 		close(s.done)
 	}()

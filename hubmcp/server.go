@@ -14,7 +14,7 @@ import (
 
 	"github.com/hubdev/hub/aiui"
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 	"github.com/hubdev/hub/pixelle"
 	"github.com/hubdev/hub/stitchslop"
 	"github.com/hubdev/hub/supervisor"
@@ -65,13 +65,13 @@ const (
 type face struct {
 	o   Options
 	log *slog.Logger
-	srv *mcpface.Server
+	srv *mcpserver.Server
 	id  string // how the bridges' logs name this face
 
 	stitch   *stitchslop.Mount
-	pixFw    *mcpface.Forwarder
+	pixFw    *mcpserver.Forwarder
 	pixDefs  []*mcp.Tool
-	aiuiFw   *mcpface.Forwarder
+	aiuiFw   *mcpserver.Forwarder
 	aiuiDefs []*mcp.Tool
 
 	mu       sync.Mutex
@@ -103,7 +103,7 @@ func newFace(o Options) *face {
 	}
 	f := &face{o: o, log: o.Log, id: fmt.Sprintf("hub-mcp-%d", os.Getpid()),
 		why: map[string]string{}, first: make(chan struct{})}
-	f.srv = mcpface.New(mcpface.Options{
+	f.srv = mcpserver.New(mcpserver.Options{
 		Name:             "hub",
 		Version:          o.Version,
 		Instructions:     instructions,
@@ -112,15 +112,15 @@ func newFace(o Options) *face {
 		UnknownTool:      f.unknownTool,
 		Log:              o.Log,
 	})
-	mcpface.AddTool(f.srv, &mcp.Tool{Name: "hub_status", Description: "The hub and each bridge: running or why not, ports, whether a page is attached, " +
+	mcpserver.AddTool(f.srv, &mcp.Tool{Name: "hub_status", Description: "The hub and each bridge: running or why not, ports, whether a page is attached, " +
 		"attached agents, and the tools each contributes (a bridge that is disabled or not running contributes none, and this says why)."}, f.statusTool)
 	// Made in this order, so tools/list shows the bridges in it.
 	f.stitch = stitchslop.NewMount(f.srv, "stitchslop_", o.Log)
-	var pixCall, aiuiCall mcpface.CallFunc
+	var pixCall, aiuiCall mcpserver.CallFunc
 	f.pixDefs, pixCall = pixelle.MCPTools(o.Dirs, f.pixelleRelay)
-	f.pixFw = f.srv.Forward(mcpface.Identity, pixCall)
+	f.pixFw = f.srv.Forward(mcpserver.Identity, pixCall)
 	f.aiuiDefs, aiuiCall = aiui.HubTools(f.aiuiClient)
-	f.aiuiFw = f.srv.Forward(mcpface.Identity, aiuiCall)
+	f.aiuiFw = f.srv.Forward(mcpserver.Identity, aiuiCall)
 	return f
 }
 
@@ -148,7 +148,7 @@ func (f *face) unknownTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	case bridge == bridgeStitchslop:
 		text += " The Stitch Slop tab has no such tool, or is not attached: call stitchslop_wait_for_connection."
 	}
-	return mcpface.ErrorResult(text + " hub_status lists every bridge and its tools."), nil
+	return mcpserver.ErrorResult(text + " hub_status lists every bridge and its tools."), nil
 }
 
 // instructions tell the model what the server is and how to use it.

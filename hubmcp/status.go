@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hubdev/hub/adapters"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 // statusReport is hub_status's answer.
@@ -103,7 +103,7 @@ func (f *face) statusTool(ctx context.Context, _ *mcp.CallToolRequest, _ noInput
 		}
 	}
 	b, _ := json.MarshalIndent(rep, "", "  ")
-	return mcpface.TextResult(string(b)), nil, nil
+	return mcpserver.TextResult(string(b)), nil, nil
 }
 
 func namesOf(m map[string]string) []string {

@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 // RelayFunc names the relay an MCP tool should use now: its canonical URL,
@@ -26,12 +26,12 @@ type mcpTools struct {
 }
 
 // MCPTools are pixelle_state, pixelle_selection and pixelle_call, as
-// definitions and one call function in mcpface.Forwarder's shape, so a
+// definitions and one call function in mcpserver.Forwarder's shape, so a
 // server of several bridges (`hub mcp`) offers them only while a relay
 // runs. Each call resolves the relay through relay and the credential
 // through the store in dirs, so a relay restarted or re-paired meanwhile
 // is simply used.
-func MCPTools(dirs hub.Dirs, relay RelayFunc) ([]*mcp.Tool, mcpface.CallFunc) {
+func MCPTools(dirs hub.Dirs, relay RelayFunc) ([]*mcp.Tool, mcpserver.CallFunc) {
 	m := &mcpTools{dirs: dirs, relay: relay}
 	noArgs := json.RawMessage(`{"type":"object","properties":{}}`)
 	defs := []*mcp.Tool{
@@ -54,7 +54,7 @@ func MCPTools(dirs hub.Dirs, relay RelayFunc) ([]*mcp.Tool, mcpface.CallFunc) {
 		case "pixelle_call":
 			return m.call(ctx, args), nil
 		}
-		return mcpface.ErrorResult("no pixelle tool named " + name), nil
+		return mcpserver.ErrorResult("no pixelle tool named " + name), nil
 	}
 }
 
@@ -63,7 +63,7 @@ func (m *mcpTools) call(ctx context.Context, args json.RawMessage) *mcp.CallTool
 		Command json.RawMessage `json:"command"`
 	}
 	if json.Unmarshal(args, &in) != nil || len(in.Command) == 0 {
-		return mcpface.ErrorResult(`pixelle_call needs {"command": {...}}, a canvas command object such as {"method":"state.read"}.`)
+		return mcpserver.ErrorResult(`pixelle_call needs {"command": {...}}, a canvas command object such as {"method":"state.read"}.`)
 	}
 	return m.run(ctx, in.Command)
 }
@@ -74,36 +74,36 @@ func (m *mcpTools) call(ctx context.Context, args json.RawMessage) *mcp.CallTool
 func (m *mcpTools) run(ctx context.Context, raw []byte) *mcp.CallToolResult {
 	cmd, err := ValidateCommand(raw)
 	if err != nil {
-		return mcpface.ErrorResult("Invalid canvas command: " + err.Error())
+		return mcpserver.ErrorResult("Invalid canvas command: " + err.Error())
 	}
 	relay, err := m.relay(ctx)
 	if err != nil {
-		return mcpface.ErrorResult("The Pixelle relay is not available: " + err.Error())
+		return mcpserver.ErrorResult("The Pixelle relay is not available: " + err.Error())
 	}
 	cr, err := NewCredentialStore(m.dirs).Load()
 	if errors.Is(err, errNotPaired) {
-		return mcpface.ErrorResult("Not paired with the Pixelle relay yet. Ask the person to click Connect locally in Pixelle and tell you the pairing code, " +
+		return mcpserver.ErrorResult("Not paired with the Pixelle relay yet. Ask the person to click Connect locally in Pixelle and tell you the pairing code, " +
 			"then run `hub pixelle pair CODE` in a shell; the credential is stored privately and these tools use it.")
 	}
 	if err != nil {
-		return mcpface.ErrorResult("The stored Pixelle credential cannot be used: " + err.Error())
+		return mcpserver.ErrorResult("The stored Pixelle credential cannot be used: " + err.Error())
 	}
 	if stored, _ := ParseRelayURL(cr.URL); stored != "" && stored != relay {
-		return mcpface.ErrorResult(fmt.Sprintf("The stored pairing belongs to the relay at %s, not the hub's relay at %s: pair again with `hub pixelle pair CODE --relay %s`.", stored, relay, relay))
+		return mcpserver.ErrorResult(fmt.Sprintf("The stored pairing belongs to the relay at %s, not the hub's relay at %s: pair again with `hub pixelle pair CODE --relay %s`.", stored, relay, relay))
 	}
 	out, err := (&Client{Relay: relay}).Call(ctx, cr, cmd)
 	if err != nil {
 		var ce *ClientError
 		if errors.As(err, &ce) {
 			b, _ := json.Marshal(ce)
-			return mcpface.ErrorResult(string(b) + errorHint(ce.Code))
+			return mcpserver.ErrorResult(string(b) + errorHint(ce.Code))
 		}
-		return mcpface.ErrorResult(err.Error())
+		return mcpserver.ErrorResult(err.Error())
 	}
 	if out.Error != nil {
-		return mcpface.ErrorResult(string(out.Error) + errorHint(out.ErrorCode()))
+		return mcpserver.ErrorResult(string(out.Error) + errorHint(out.ErrorCode()))
 	}
-	return mcpface.TextResult(string(out.Result))
+	return mcpserver.TextResult(string(out.Result))
 }
 
 // errorHint says what to do about an error code (§6.4, §5.4), or nothing.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 // mcpSession serves the pixelle tools on a server and connects an SDK
@@ -18,9 +18,9 @@ import (
 func mcpSession(t *testing.T, relay RelayFunc) (*mcp.ClientSession, hub.Dirs) {
 	t.Helper()
 	dirs := adaptertest.TempDirs(t)
-	srv := mcpface.New(mcpface.Options{Name: "t", Version: "1"})
+	srv := mcpserver.New(mcpserver.Options{Name: "t", Version: "1"})
 	defs, call := MCPTools(dirs, relay)
-	if _, dropped := srv.Forward(mcpface.Identity, call).Sync(context.Background(), defs); len(dropped) > 0 {
+	if _, dropped := srv.Forward(mcpserver.Identity, call).Sync(context.Background(), defs); len(dropped) > 0 {
 		t.Fatalf("dropped %v", dropped)
 	}
 	st, ct := mcp.NewInMemoryTransports()

@@ -18,7 +18,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/adapters/adaptertest"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 // BenchmarkRoundTrip measures agent → page → agent through the control
@@ -131,7 +131,7 @@ func stdioCaller(b *testing.B, br *bridge) func() error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		br.S.ServeMCP(context.Background(), &mcpface.LineTransport{In: inR, Out: outW}, nil)
+		br.S.ServeMCP(context.Background(), &mcpserver.LineTransport{In: inR, Out: outW}, nil)
 		outW.Close()
 	}()
 	var mu sync.Mutex

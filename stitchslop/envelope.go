@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 // envelopeSDK is envelopeResult(env).sdk(), the result of every page tool
@@ -38,7 +38,7 @@ func fastEnvelope(env []byte) (*mcp.CallToolResult, bool) {
 	}
 	var buf [16]member // the usual envelope fits
 	ms := buf[:0]
-	if !mcpface.Members(env, func(key, val []byte) bool {
+	if !mcpserver.Members(env, func(key, val []byte) bool {
 		ms = append(ms, member{key, val})
 		return plainKey(key)
 	}) {
@@ -65,7 +65,7 @@ func fastEnvelope(env []byte) (*mcp.CallToolResult, bool) {
 			isError = string(m.val) == "false"
 		case "dataUrl":
 			if du, ok := jsonString(m.val); ok {
-				if im, ok := mcpface.ImageFromDataURL(du); ok {
+				if im, ok := mcpserver.ImageFromDataURL(du); ok {
 					img = im
 					continue
 				}

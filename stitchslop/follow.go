@@ -11,7 +11,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 // follower is `hub stitchslop --origin …` started while a live bridge
@@ -74,7 +74,7 @@ func (f *follower) run(ctx context.Context, first *Remote) error {
 	}
 	mcpDone := make(chan clientGone, 1)
 	go func() {
-		initialized, err := serveFace(ctx, f.sb, &mcpface.LineTransport{In: f.o.Stdin, Out: f.o.Stdout}, f.own)
+		initialized, err := serveFace(ctx, f.sb, &mcpserver.LineTransport{In: f.o.Stdin, Out: f.o.Stdout}, f.own)
 		mcpDone <- clientGone{initialized, err != nil && ctx.Err() != nil}
 	}()
 	select {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 func FuzzParseHandshake(f *testing.F) {
@@ -167,7 +167,7 @@ func FuzzMCPStream(f *testing.F) {
 		var out adaptertest.SyncBuffer
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		s.ServeMCP(ctx, &mcpface.LineTransport{In: strings.NewReader(in), Out: &out}, nil)
+		s.ServeMCP(ctx, &mcpserver.LineTransport{In: strings.NewReader(in), Out: &out}, nil)
 		for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
 			if line == "" {
 				continue

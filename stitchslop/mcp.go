@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 // bridgeFace is what the MCP face needs from a bridge: its tools and their
@@ -60,8 +60,8 @@ var legacyVersions = slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v s
 // forwarded with their raw schemas.
 type face struct {
 	b    bridgeFace
-	srv  *mcpface.Server
-	fw   *mcpface.Forwarder
+	srv  *mcpserver.Server
+	fw   *mcpserver.Forwarder
 	wait string // the wait tool's name as offered, "" for toolWait
 }
 
@@ -118,7 +118,7 @@ func (f *face) keepSynced(ctx context.Context) <-chan struct{} {
 
 func newFace(b bridgeFace, onInit func()) *face {
 	f := &face{b: b}
-	f.srv = mcpface.New(mcpface.Options{
+	f.srv = mcpserver.New(mcpserver.Options{
 		Name:                ServerName,
 		Version:             Version,
 		Instructions:        mcpInstructions,
@@ -134,7 +134,7 @@ func newFace(b bridgeFace, onInit func()) *face {
 			panic(err) // a static schema of ours: a bug, not input
 		}
 	}
-	f.fw = f.srv.Forward(mcpface.Identity, f.pageTool)
+	f.fw = f.srv.Forward(mcpserver.Identity, f.pageTool)
 	return f
 }
 

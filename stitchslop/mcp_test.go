@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 // sdkConn hands ServeMCP one end of the SDK's in-memory transport, already
@@ -345,7 +345,7 @@ func startRaw(t *testing.T, b *bridge) *rawMCP {
 	outR, outW := io.Pipe()
 	r := &rawMCP{t: t, w: inW, out: make(chan map[string]any, 64), raw: make(chan string, 64), done: make(chan bool, 1)}
 	go func() {
-		init, _ := b.S.ServeMCP(context.Background(), &mcpface.LineTransport{In: inR, Out: outW}, nil)
+		init, _ := b.S.ServeMCP(context.Background(), &mcpserver.LineTransport{In: inR, Out: outW}, nil)
 		outW.Close()
 		r.done <- init
 	}()

@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 // bridgeTools are the MCP tools the bridge itself provides: §3.3 and §3.4,
@@ -48,7 +48,7 @@ func (r toolResult) sdk() *mcp.CallToolResult {
 		case "image":
 			mime, _ := b["mimeType"].(string)
 			data, _ := b["data"].(string)
-			if img, ok := mcpface.ImageFromDataURL("data:" + mime + ";base64," + data); ok {
+			if img, ok := mcpserver.ImageFromDataURL("data:" + mime + ";base64," + data); ok {
 				out.Content = append(out.Content, img)
 			}
 		}
@@ -188,7 +188,7 @@ func envelopeResult(env []byte) toolResult {
 // parseDataURL splits data:<mime>;base64,<data> by the shared layer's
 // rules, returning the base64 text as it came.
 func parseDataURL(s string) (mime, data string, ok bool) {
-	if mime, _, ok = mcpface.ParseDataURL(s); !ok {
+	if mime, _, ok = mcpserver.ParseDataURL(s); !ok {
 		return "", "", false
 	}
 	_, data, _ = strings.Cut(s, ";base64,")

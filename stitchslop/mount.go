@@ -7,12 +7,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 // Mount serves one bridge's tab on an MCP server shared with other
 // bridges (`hub mcp`): the page's tools under prefix (mapped by
-// mcpface.Prefix, so a dotted name becomes a portable one and says its
+// mcpserver.Prefix, so a dotted name becomes a portable one and says its
 // original in its description) and prefix+wait_for_connection. Results,
 // images included, are rendered exactly as the bridge's own face renders
 // them. Follow points it at a running bridge; between bridges the page
@@ -20,14 +20,14 @@ import (
 type Mount struct {
 	f      *face
 	sb     *switchBridge
-	waitFw *mcpface.Forwarder // the wait tool, offered while a bridge is known
+	waitFw *mcpserver.Forwarder // the wait tool, offered while a bridge is known
 	wait   *mcp.Tool
 }
 
 // NewMount returns a mount on srv with no bridge behind it and no tools
 // yet: the wait tool is offered once Follow has a bridge, and withdrawn by
 // Absent, so a bridge that does not run contributes no tools.
-func NewMount(srv *mcpface.Server, prefix string, log *slog.Logger) *Mount {
+func NewMount(srv *mcpserver.Server, prefix string, log *slog.Logger) *Mount {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -37,10 +37,10 @@ func NewMount(srv *mcpface.Server, prefix string, log *slog.Logger) *Mount {
 	wait.Name = prefix + toolWait
 	m.wait = &wait
 	// Made first, so tools/list shows the wait tool before the page's.
-	m.waitFw = srv.Forward(mcpface.Identity, func(ctx context.Context, _ string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	m.waitFw = srv.Forward(mcpserver.Identity, func(ctx context.Context, _ string, args json.RawMessage) (*mcp.CallToolResult, error) {
 		return m.waitFor(ctx, args), nil
 	})
-	m.f.fw = srv.Forward(mcpface.Prefix(prefix), m.f.pageTool)
+	m.f.fw = srv.Forward(mcpserver.Prefix(prefix), m.f.pageTool)
 	m.sb.set(nil, "no Stitch Slop bridge has been found yet", nil)
 	return m
 }
@@ -106,7 +106,7 @@ func (m *Mount) Report() StatusReport { return m.sb.Report() }
 // there; with none it says why at once instead of waiting on nothing.
 func (m *Mount) waitFor(ctx context.Context, args json.RawMessage) *mcp.CallToolResult {
 	if cur, why, _ := m.sb.current(); cur == nil {
-		return mcpface.ErrorResult("There is no Stitch Slop bridge to wait on: " + why + ". hub_status shows every bridge and why it is not running.")
+		return mcpserver.ErrorResult("There is no Stitch Slop bridge to wait on: " + why + ". hub_status shows every bridge and why it is not running.")
 	}
 	return m.f.waitTool(ctx, args).sdk()
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 // Standalone idle rules (§2.7, §2.8).
@@ -137,7 +137,7 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	// panic as its error and the stack in the log.
 	fctx := hub.WithGuard(ctx, run.Env.Guard)
 	run.Env.Guard.Go("stitchslop MCP face", func() {
-		initialized, err := srv.ServeMCP(fctx, &mcpface.LineTransport{In: o.Stdin, Out: o.Stdout}, run.Lifecycle.Own)
+		initialized, err := srv.ServeMCP(fctx, &mcpserver.LineTransport{In: o.Stdin, Out: o.Stdout}, run.Lifecycle.Own)
 		if fctx.Err() != nil && err != nil {
 			return // a signal or the bridge stopping ended it, not the client
 		}

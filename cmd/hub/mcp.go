@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/mcpface"
+	"github.com/hubdev/hub/hub/mcpserver"
 	"github.com/hubdev/hub/hubmcp"
 	"github.com/hubdev/hub/stitchslop"
 	"github.com/hubdev/hub/supervisor"
@@ -42,7 +42,7 @@ func mcpCommand() *cli.Command {
 			defer stop()
 			cwd, _ := os.Getwd()
 			configFlag := c.String("config")
-			err = hubmcp.Run(ctx, mcpface.Stdio(), hubmcp.Options{
+			err = hubmcp.Run(ctx, mcpserver.Stdio(), hubmcp.Options{
 				Dirs: dirs, Log: log, Version: versionString(), CWD: cwd,
 				StartHub:      func(context.Context) error { return startForMCP(configFlag, dirs, log) },
 				StitchslopDir: func(st *supervisor.State) string { return stitchslopDir(st, dirs) },
