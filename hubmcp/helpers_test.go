@@ -211,6 +211,7 @@ func answerPage(c *adaptertest.WSClient) {
 type session struct {
 	t *testing.T
 	*adaptertest.MCPClient
+	init map[string]any // the initialize result
 	done chan struct{}
 	err  error
 }
@@ -249,7 +250,8 @@ func runFace(t *testing.T, o Options) *session {
 			t.Error(err)
 		}
 	})
-	if _, err := s.Initialize("2025-06-18", 3*wait); err != nil {
+	var err error
+	if s.init, err = s.Initialize("2025-06-18", 3*wait); err != nil {
 		t.Fatal(err)
 	}
 	return s

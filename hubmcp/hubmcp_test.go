@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/aiui"
 	"github.com/hubdev/hub/supervisor"
 )
 
@@ -143,5 +144,27 @@ func TestStartsAHubOnlyWhenNoneRuns(t *testing.T) {
 				t.Fatalf("the hub is gone after hub mcp exited: %s", msg)
 			}
 		})
+	}
+}
+
+// The instructions the client gets at initialize say what an aiui
+// prompt's provenance meta means, as `hub aiui mcp`'s do: the agent must
+// tell a page's prompt and a keyed one from one any local user can send.
+func TestInstructionsExplainPromptProvenance(t *testing.T) {
+	s := runFace(t, Options{Dirs: adaptertest.TempDirs(t)})
+	ins, _ := s.init["instructions"].(string)
+	var lack []string
+	for _, want := range []string{
+		aiui.MetaSender + "=" + aiui.SenderPage, aiui.MetaSenderOrigin,
+		aiui.MetaSender + "=" + aiui.SenderKeyed,
+		aiui.MetaSender + "=" + aiui.SenderLocal + " (unverified",
+		aiui.MetaProvenance, "the sender's word",
+	} {
+		if !strings.Contains(ins, want) {
+			lack = append(lack, want)
+		}
+	}
+	if lack != nil {
+		t.Fatalf("instructions lack %q:\n%s", lack, ins)
 	}
 }
