@@ -78,6 +78,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	log      *slog.Logger
+	refusals *hub.LogThinner // this run's failed logins and refused codes (refusallog.go)
 	env      *adapters.Env
 	running  bool // between Ready and the end of Serve
 	closed   bool // set at shutdown: no new timers or sessions
@@ -195,6 +196,7 @@ func (s *Server) start(env *adapters.Env, port int, sockets *ws.Sockets) *ws.End
 	s.policy = hub.NewOriginPolicy(s.Website)
 	s.mu.Lock()
 	s.log, s.env, s.port = env.Log, env, port
+	s.refusals = newRefusalLog()
 	s.sessions = map[string]*session{}
 	s.peers = map[*peer]struct{}{}
 	s.rate = newRateLimiter(s.RateLimit, s.RateWindow, s.MaxRatePeers)
@@ -213,15 +215,21 @@ func (s *Server) start(env *adapters.Env, port int, sockets *ws.Sockets) *ws.End
 }
 
 // shutdown clears every timer and forgets every session.
+// The summaries of failed logins still due are written now, not lost
+// with the process.
 func (s *Server) shutdown() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.closed, s.running = true, false
 	for _, sess := range s.sessions {
 		sess.stopTimers()
 	}
 	s.sessions = map[string]*session{}
 	s.peers = map[*peer]struct{}{}
+	refusals := s.refusals
+	s.mu.Unlock()
+	if refusals != nil {
+		refusals.Flush()
+	}
 }
 
 // Status is the snapshot `hub status` shows.

@@ -147,12 +147,18 @@ func (r *relayPeer) Closed(err error) {
 	s, p := r.s, r.p
 	// A close the relay itself decided (gws reports it as a status code,
 	// e.g. 1009 for an over-limit message) is worth a line for the operator.
+	// One of a socket that never logged in is thinned like its failed
+	// login (refusallog.go).
 	var code interface{ Uint16() uint16 }
-	if errors.As(err, &code) && code.Uint16() != 1000 && code.Uint16() != 1001 {
-		s.log.Info("connection closed by the relay", "conn", p.label, "code", code.Uint16(), "err", err)
-	}
 	var o outbox
 	s.mu.Lock()
+	if errors.As(err, &code) && code.Uint16() != 1000 && code.Uint16() != 1001 {
+		if p.authed {
+			s.log.Info("connection closed by the relay", "conn", p.label, "code", code.Uint16(), "err", err)
+		} else {
+			s.refusedLocked("closed "+itoa(uint64(code.Uint16())), "connection closed by the relay", "conn", p.label, "code", code.Uint16(), "err", err)
+		}
+	}
 	s.detachLocked(p, &o)
 	delete(s.peers, p)
 	s.mu.Unlock()
@@ -229,6 +235,9 @@ func (s *Server) handle(p *peer, data []byte) {
 	s.mu.Lock()
 	switch {
 	case p.gone:
+	case err != nil && !p.authed:
+		s.refusedLocked("malformed JSON", "closing connection after malformed JSON", "conn", p.label)
+		s.closeLocked(p, closePolicy, "malformed JSON", &o)
 	case err != nil:
 		s.log.Info("closing connection after malformed JSON", "conn", p.label)
 		s.closeLocked(p, closePolicy, "malformed JSON", &o)
@@ -273,7 +282,7 @@ func (s *Server) release(p *peer) {
 // helloLocked authenticates p from its first frame.
 func (s *Server) helloLocked(p *peer, m *message, o *outbox) {
 	if m.Type != "hello" || m.Problem != "" {
-		s.log.Info("closing connection: first message is not a valid hello", "conn", p.label)
+		s.refusedLocked("not hello", "closing connection: first message is not a valid hello", "conn", p.label)
 		s.closeLocked(p, closePolicy, "expected hello", o)
 		return
 	}
@@ -281,7 +290,7 @@ func (s *Server) helloLocked(p *peer, m *message, o *outbox) {
 	switch m.Role {
 	case "browser":
 		if sess == nil || !hub.SecretEqual(m.Token, sess.browserToken) || p.origin == "" || p.origin != sess.origin {
-			s.log.Info("browser authentication failed", "conn", p.label)
+			s.refusedLocked("browser auth", "browser authentication failed", "conn", p.label)
 			s.closeLocked(p, closePolicy, "invalid credentials", o)
 			return
 		}
@@ -299,7 +308,7 @@ func (s *Server) helloLocked(p *peer, m *message, o *outbox) {
 		s.env.Activity.PageAttached()
 	case "agent":
 		if sess == nil || sess.agentToken == "" || !hub.SecretEqual(m.Token, sess.agentToken) {
-			s.log.Info("agent authentication failed", "conn", p.label)
+			s.refusedLocked("agent auth", "agent authentication failed", "conn", p.label)
 			s.closeLocked(p, closePolicy, "invalid credentials", o)
 			return
 		}

@@ -192,7 +192,7 @@ func (s *Server) pairCode(raw string) (pairResult, error) {
 		}
 	}
 	if found == nil {
-		s.log.Info("pairing refused: invalid or expired code")
+		s.refusedLocked("pair", "pairing refused: invalid or expired code")
 		return pairResult{}, errInvalidCode
 	}
 	found.code = ""

@@ -21,12 +21,17 @@ type bubbleRelay struct {
 }
 
 func newBubbleRelay(t *testing.T) *bubbleRelay {
+	return newBubbleRelayLog(t, slog.New(slog.DiscardHandler))
+}
+
+// newBubbleRelayLog is newBubbleRelay logging to log.
+func newBubbleRelayLog(t *testing.T, log *slog.Logger) *bubbleRelay {
 	s, err := New(website, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := &bubbleRelay{s: s, sockets: &ws.Sockets{}}
-	b.ep = s.start(&adapters.Env{Log: slog.New(slog.DiscardHandler)}, DefaultPort, b.sockets)
+	b.ep = s.start(&adapters.Env{Log: log}, DefaultPort, b.sockets)
 	return b
 }
 
