@@ -172,6 +172,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 		ready(port)
 	}
 	err = hub.ServeHTTP(ctx, ln, s, sockets, log)
+	s.refusals.flush() // the refusal summaries still due
 
 	s.mu.Lock()
 	s.running = false

@@ -496,7 +496,7 @@ func TestConfigDirModesTightenedAtStart(t *testing.T) {
 
 // Any web page can make the browser dial the bridge in a loop. Every
 // attempt is counted, but the log line for a repeated refusal is thinned
-// (1st, 2nd, 4th, 8th…, with the count) so a hostile tab cannot fill the
+// (the first few in full, then a summary a minute) so a hostile tab cannot fill the
 // hub's log file; the first of each kind is always logged (§5: a logged
 // refusal means the browser tried).
 func TestRepeatedRefusalsThinnedInTheLog(t *testing.T) {

@@ -45,9 +45,7 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 	port, log, ep := s.port, s.log, s.pages
 	s.mu.Unlock()
 	if !hub.HostAllowed(r, port) {
-		if n := s.refusals.add(ReasonHost, r.Host); hub.WorthLogging(n) {
-			log.Warn("refused page upgrade: Host is not this loopback bridge", "host", clip(r.Host, 120), "count", n)
-		}
+		s.refusals.refuse(log, ReasonHost, r.Host, "refused page upgrade: Host is not this loopback bridge", "host", clip(r.Host, 120))
 		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_host", "message": "Host must be 127.0.0.1 or localhost with this port"})
 		return
 	}
@@ -56,9 +54,7 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Values("Origin"); len(v) > 0 {
 			got = strings.Join(v, ", ")
 		}
-		if n := s.refusals.add(ReasonOrigin, got); hub.WorthLogging(n) {
-			log.Warn("refused page upgrade: origin mismatch", "origin", clip(got, 120), "allowed", s.origin, "count", n)
-		}
+		s.refusals.refuse(log, ReasonOrigin, got, "refused page upgrade: origin mismatch", "origin", clip(got, 120), "allowed", s.origin)
 		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_origin", "message": "this bridge only accepts " + s.origin})
 		return
 	}
@@ -86,9 +82,7 @@ func (s *Server) pageEndpoint(sockets *ws.Sockets, env *adapters.Env) *ws.Endpoi
 }
 
 func (s *Server) firstFrameTooLarge(c *ws.Conn) {
-	if n := s.refusals.add(ReasonBadFrame, "first message too large (4 KiB)"); hub.WorthLogging(n) {
-		s.log.Warn("refused page handshake", "reason", ReasonBadFrame, "why", "first frame larger than 4 KiB", "count", n)
-	}
+	s.refusals.refuse(s.log, ReasonBadFrame, "first message too large (4 KiB)", "refused page handshake", "reason", ReasonBadFrame, "why", "first frame larger than 4 KiB")
 	b, _ := json.Marshal(map[string]any{"error": "bad_credential", "message": "the first frame must be at most 4 KiB of JSON carrying token and/or secret"})
 	c.WriteFrame(gws.OpcodeText, b, time.Second)
 }
@@ -96,18 +90,14 @@ func (s *Server) firstFrameTooLarge(c *ws.Conn) {
 // authTimedOut tells a page that sent no handshake within AuthTimeout why
 // it is closed (1008 follows).
 func (s *Server) authTimedOut(c *ws.Conn) {
-	if n := s.refusals.add(ReasonAuthTimeout, ""); hub.WorthLogging(n) {
-		s.log.Warn("page did not authenticate in time; closing", "timeout", s.opts.AuthTimeout, "count", n)
-	}
+	s.refusals.refuse(s.log, ReasonAuthTimeout, "", "page did not authenticate in time; closing", "timeout", s.opts.AuthTimeout)
 	b, _ := json.Marshal(map[string]any{"error": "auth_timeout", "message": "no handshake within " + s.opts.AuthTimeout.String()})
 	c.WriteFrame(gws.OpcodeText, b, time.Second)
 }
 
 // crowded refuses an upgrade while too many sockets wait to authenticate.
 func (s *Server) crowded(w http.ResponseWriter, _ *http.Request) {
-	if n := s.refusals.add(ReasonCrowded, ""); hub.WorthLogging(n) {
-		s.log.Warn("refused page upgrade: too many sockets waiting to authenticate", "count", n)
-	}
+	s.refusals.refuse(s.log, ReasonCrowded, "", "refused page upgrade: too many sockets waiting to authenticate")
 	hub.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "crowded", "message": "too many connections are waiting to authenticate; retry shortly"})
 }
 
@@ -195,9 +185,7 @@ func parseHandshake(b []byte) (handshakeFrame, error) {
 // refuse logs a refused handshake, tells the page why and closes.
 func (s *Server) refuse(p *pageConn, reason, detail, code, msg string) {
 	p.refused = true
-	if n := s.refusals.add(reason, detail); hub.WorthLogging(n) {
-		s.log.Warn("refused page handshake", "reason", reason, "count", n)
-	}
+	s.refusals.refuse(s.log, reason, detail, "refused page handshake", "reason", reason)
 	p.writeError(code, msg, code == "busy")
 	if code == "busy" {
 		p.close(1013, "busy")

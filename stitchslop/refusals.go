@@ -1,11 +1,14 @@
 package stitchslop
 
 import (
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/hubdev/hub/hub"
 )
 
 // Refusal reasons kept in the refusal log.
@@ -34,6 +37,18 @@ type Refusal struct {
 	Last   time.Time `json:"last"`
 }
 
+// Thinning of the refusal log lines. Anything that reaches the port can be
+// refused as fast as the loopback carries it, with a new Origin or Host
+// each time, so the lines are thinned by reason, not by detail: the first
+// RefusalLogBurst of a reason are logged in full (the first always: §5, a
+// logged refusal means the browser tried), then one line per
+// RefusalLogPeriod says how many more there were ("suppressed"), for as
+// long as they go on. The refusal log itself still counts every one.
+const (
+	RefusalLogBurst  = 3
+	RefusalLogPeriod = time.Minute
+)
+
 // refusalLog counts every upgrade attempt and keeps refusals de-duplicated,
 // so "the browser never tried" (nothing logged) and "it tried and was
 // refused" (§5) can be told apart from /status, the CLI and MCP.
@@ -41,6 +56,7 @@ type refusalLog struct {
 	mu       sync.Mutex
 	attempts int
 	byKey    map[string]*Refusal
+	thin     *hub.LogThinner // the log lines, by reason; made on first use
 }
 
 func (l *refusalLog) attempt() {
@@ -49,12 +65,32 @@ func (l *refusalLog) attempt() {
 	l.mu.Unlock()
 }
 
-// add records one refusal and returns how many of its kind there have been.
-// Every one is counted; its log line is thinned with hub.WorthLogging,
-// since any web page can make a browser dial the bridge in a loop, and the
-// first of each kind is always logged (§5: a logged refusal means the
-// browser tried).
-func (l *refusalLog) add(reason, detail string) int {
+// refuse records one refusal and logs msg with args at warn level through
+// log, thinned by reason (RefusalLogBurst). Every one is counted.
+func (l *refusalLog) refuse(log *slog.Logger, reason, detail, msg string, args ...any) {
+	l.add(reason, detail)
+	l.mu.Lock()
+	if l.thin == nil {
+		l.thin = &hub.LogThinner{Burst: RefusalLogBurst, Period: RefusalLogPeriod}
+	}
+	thin := l.thin
+	l.mu.Unlock()
+	thin.Warn(log, reason, msg, args...)
+}
+
+// flush writes the summaries still due; a run of the bridge that stops
+// calls it, so a flood's count is not lost with the process.
+func (l *refusalLog) flush() {
+	l.mu.Lock()
+	thin := l.thin
+	l.mu.Unlock()
+	if thin != nil {
+		thin.Flush()
+	}
+}
+
+// add records one refusal.
+func (l *refusalLog) add(reason, detail string) {
 	detail = clip(detail, 120)
 	key := reason + "\x00" + detail
 	now := time.Now().UTC()
@@ -66,7 +102,7 @@ func (l *refusalLog) add(reason, detail string) int {
 	if r := l.byKey[key]; r != nil {
 		r.Count++
 		r.Last = now
-		return r.Count
+		return
 	}
 	if len(l.byKey) >= maxRefusalKinds {
 		var oldest string
@@ -79,7 +115,6 @@ func (l *refusalLog) add(reason, detail string) int {
 		delete(l.byKey, oldest)
 	}
 	l.byKey[key] = &Refusal{Reason: reason, Detail: detail, Count: 1, First: now, Last: now}
-	return 1
 }
 
 // snapshot returns the attempt count and the refusals, most recent first.
