@@ -39,8 +39,9 @@ func (fakeHub) Status() []adapters.Status {
 
 // The control page in a real browser: log in with a one-time link, add a
 // project with the folder browser, create a session, copy its Init URL,
-// rotate it and see the old URL 404; a cross-origin form POST from another
-// page is refused.
+// rotate it and see the old URL 404; opt the project in to the hub's
+// bridges and see that refused without write; a cross-origin form POST
+// from another page is refused.
 func TestControlPageInChromium(t *testing.T) {
 	adaptertest.RequireChromium(t)
 	s := New(func() *Config { c := NewConfig(); c.Port, c.ControlPort = 0, 0; return c }())
@@ -152,6 +153,33 @@ func TestControlPageInChromium(t *testing.T) {
 	)
 	if code, _ := get(t, initURL); code != http.StatusNotFound {
 		t.Fatalf("the old Init URL after rotate answered %d, want 404", code)
+	}
+
+	// The bridges toggle, by the CLI's rules: on with write, off with
+	// write, and refused without it, the server's reason shown.
+	perm := func(field string) string {
+		return `#projects tr[data-project="webapp"] input[data-perm="` + field + `"]`
+	}
+	checked := func(field string) string { return `document.querySelector('` + perm(field) + `').checked` }
+	run("opt in to the bridges",
+		chromedp.Click(perm("bridges")),
+		until("the opt-in shown", checked("bridges")+` && document.querySelector(".session .perms").textContent.includes("bridges: yes")`),
+	)
+	if ps := s.mgr.Projects(); !ps[0].Bridges {
+		t.Fatalf("the bridges toggle did not opt in: %+v", ps)
+	}
+	run("take write away",
+		chromedp.Click(perm("write")),
+		until("write and the bridges off", `!`+checked("write")+` && !`+checked("bridges")+
+			` && document.querySelector(".session .perms").textContent.includes("bridges: no")`),
+	)
+	run("opt in without write",
+		chromedp.Click(perm("bridges")),
+		until("the refusal shown", `document.getElementById("status").className === "bad" && `+
+			`document.getElementById("status").textContent.includes("needs --write") && !`+checked("bridges")),
+	)
+	if ps := s.mgr.Projects(); ps[0].Bridges || ps[0].Write {
+		t.Fatalf("the bridges toggle without write changed the project: %+v", ps)
 	}
 
 	if v, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.cspViolations`)); err != nil || len(v) != 0 {

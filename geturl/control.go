@@ -187,7 +187,9 @@ func (c *control) setProject(w http.ResponseWriter, r *http.Request) {
 }
 
 // SessionInfo is a session as the control plane reports it: the Init URL
-// and the prompt only while the session is live.
+// and the prompt only while the session is live. Write, Terminal and
+// Bridges are its project's permissions (Bridges: the hub's bridges as /k
+// plugins; it holds only with Write).
 type SessionInfo struct {
 	ID        string `json:"id"`
 	Project   string `json:"project"`
@@ -196,6 +198,7 @@ type SessionInfo struct {
 	Live      bool   `json:"live"`
 	Write     bool   `json:"write"`
 	Terminal  bool   `json:"terminal"`
+	Bridges   bool   `json:"bridges"`
 	CreatedAt string `json:"createdAt"`
 	InitURL   string `json:"initUrl,omitempty"`
 	Prompt    string `json:"prompt,omitempty"`
@@ -206,7 +209,7 @@ type SessionInfo struct {
 
 func (c *control) info(v session.SessionView) SessionInfo {
 	si := SessionInfo{ID: v.ID, Project: v.Project, Label: v.Label, Enabled: v.Enabled, Live: v.Live,
-		Write: v.Write, Terminal: v.Terminal, CreatedAt: v.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), Note: v.Note}
+		Write: v.Write, Terminal: v.Terminal, Bridges: v.Bridges, CreatedAt: v.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), Note: v.Note}
 	si.Tools = effectiveTools(c.s.kernel, v.Write, v.Terminal)
 	if v.Live {
 		si.InitURL = c.base() + "/v0/init/" + v.InitToken

@@ -102,21 +102,31 @@ function renderHub(list) {
     el("td", { class: "muted" }, [a.note, a.lastError].filter(Boolean).join(" ")))));
 }
 
+// What each project permission lets its sessions do. bridges needs write:
+// the server refuses it without (bridges_need_write), and the page shows
+// that refusal as it shows any other.
+const PERMISSIONS = {
+  write: "file writes",
+  terminal: "terminal commands",
+  bridges: "the hub's bridges (pages' tools) as /k plugins; needs write",
+};
+
 function renderProjects(projects) {
   const tb = $("projects").tBodies[0];
   tb.replaceChildren(...projects.map((p) => {
     const toggle = (field) => el("input", {
-      type: "checkbox", checked: p[field], title: field,
+      type: "checkbox", checked: p[field], title: PERMISSIONS[field], dataset: { perm: field },
       onchange: async (ev) => {
         try {
           await api("POST", "/ui/api/projects/" + encodeURIComponent(p.name), { [field]: ev.target.checked });
-          say(p.name + ": " + field + " " + (ev.target.checked ? "on" : "off") + " (its sessions got new URLs)");
+          const also = field === "write" && !ev.target.checked && p.bridges ? ", bridges off with it" : "";
+          say(p.name + ": " + field + " " + (ev.target.checked ? "on" : "off") + also + " (its sessions got new URLs)");
         } finally { refresh(); }
       },
     });
     return el("tr", { dataset: { project: p.name } },
       el("td", {}, p.name), el("td", {}, el("code", {}, p.root)),
-      el("td", {}, toggle("write")), el("td", {}, toggle("terminal")), el("td", {}, String(p.sessions)),
+      el("td", {}, toggle("write")), el("td", {}, toggle("terminal")), el("td", {}, toggle("bridges")), el("td", {}, String(p.sessions)),
       el("td", {}, el("button", { type: "button", class: "danger", onclick: async () => {
         await api("POST", "/ui/api/projects/" + encodeURIComponent(p.name) + "/remove");
         say("project " + p.name + " removed");
@@ -146,6 +156,7 @@ function renderSessions(sessions) {
     return el("div", { class: "session", dataset: { session: s.id } },
       el("h3", {}, s.id + " · " + s.project + (s.label ? " · " + s.label : "") + " · ", state),
       s.initUrl ? el("div", {}, "Init URL: ", el("span", { class: "url init-url" }, s.initUrl)) : null,
+      el("div", { class: "muted perms" }, ["write", "terminal", "bridges"].map((f) => f + ": " + yes(s[f])).join(" · ")),
       el("div", { class: "muted" }, "tools: " + (s.tools || []).join(", ")),
       el("div", { class: "actions" },
         s.initUrl ? el("button", { type: "button", class: "copy-url", onclick: () => copy(s.initUrl, "Init URL") }, "Copy Init URL") : null,
@@ -217,7 +228,7 @@ function wire() {
     ev.preventDefault();
     const p = await api("POST", "/ui/api/projects", {
       dir: $("project-dir").value, name: $("project-name").value,
-      write: $("project-write").checked, terminal: $("project-terminal").checked,
+      write: $("project-write").checked, terminal: $("project-terminal").checked, bridges: $("project-bridges").checked,
     });
     say("project " + p.project.name + " added: " + p.project.root);
     $("project-name").value = "";
