@@ -67,7 +67,13 @@ func (h *host) stageCount(name string) int {
 
 func setup(t *testing.T, intentCfg string, oa *OpenAI) (*channel.Conn, *host) {
 	h := &host{t: t, dir: t.TempDir()}
-	deps := &Deps{
+	return newIntentConn(t, h, testDeps(h, oa), intentCfg), h
+}
+
+// testDeps are the processor's dependencies for a test: the blob store is
+// h.dir and the REST client is oa.
+func testDeps(h *host, oa *OpenAI) *Deps {
+	return &Deps{
 		NewOpenAI:       func() *OpenAI { return oa },
 		TranscribeModel: "whisper-test",
 		RealtimeModel:   "realtime-test",
@@ -75,7 +81,6 @@ func setup(t *testing.T, intentCfg string, oa *OpenAI) (*channel.Conn, *host) {
 		BlobDir:         func(*channel.ThreadContext) (string, error) { return h.dir, nil },
 		FinWait:         5 * time.Second,
 	}
-	return newIntentConn(t, h, deps, intentCfg), h
 }
 
 // newIntentConn is a connection that said hello with format intent-v1.

@@ -2,12 +2,14 @@ package intent
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hubdev/hub/aiui/frame"
 )
@@ -18,24 +20,35 @@ import (
 // large segments costs no memory while its uploads are in flight; and the
 // upstream still gets the segment's exact bytes.
 func TestRESTUploadHoldsNoCopy(t *testing.T) {
+	type upload struct {
+		body     []byte
+		filename string
+		err      error
+	}
 	arrived := make(chan struct{}, 1)
 	release := make(chan struct{})
-	var got []byte
-	var filename string
+	// what the upstream received is handed over, never shared: the handler
+	// runs on the server's goroutine
+	uploaded := make(chan upload, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		arrived <- struct{}{}
 		<-release
+		var u upload
+		defer func() { uploaded <- u }()
 		if err := r.ParseMultipartForm(1 << 20); err != nil {
-			t.Errorf("form: %v", err)
+			u.err = fmt.Errorf("form: %v", err)
 			return
 		}
 		f, fh, err := r.FormFile("file")
 		if err != nil {
-			t.Errorf("file: %v", err)
+			u.err = fmt.Errorf("file: %v", err)
 			return
 		}
-		got, _ = io.ReadAll(f)
-		filename = fh.Filename
+		if u.body, err = io.ReadAll(f); err != nil {
+			u.err = fmt.Errorf("reading the file part: %v", err)
+			return
+		}
+		u.filename = fh.Filename
 		w.Write([]byte(`{"text":"ok"}`))
 	}))
 	defer srv.Close()
@@ -46,7 +59,12 @@ func TestRESTUploadHoldsNoCopy(t *testing.T) {
 			close(release)
 		}
 	}()
-	c, h := setup(t, `{"transcriber":"openai"}`, &OpenAI{BaseURL: srv.URL + "/v1", Key: "sk-test"})
+	h := &host{t: t, dir: t.TempDir()}
+	d := testDeps(h, &OpenAI{BaseURL: srv.URL + "/v1", Key: "sk-test"})
+	// fin waits for the upload whatever the machine's speed: the claim is
+	// the upload's memory and bytes, not FinWait's bound
+	d.FinWait = time.Hour
+	c := newIntentConn(t, h, d, `{"transcriber":"openai"}`)
 	audio := bytes.Repeat([]byte("RIFFwave"), 4<<20) // 32 MiB
 	fr, _ := frame.Encode(frame.Envelope{V: 1, Kind: "data", ThreadID: "th",
 		Chunk: &frame.ChunkDescriptor{Kind: "attachment", ID: "seg_1", Mime: "audio/wav"}}, audio)
@@ -64,8 +82,12 @@ func TestRESTUploadHoldsNoCopy(t *testing.T) {
 	}
 	close(release)
 	send(t, c, nil, nil, true)
-	if !bytes.Equal(got, audio) || filename != "seg_1.wav" {
-		t.Fatalf("upstream got %d bytes as %q, want the segment's %d", len(got), filename, len(audio))
+	u := <-uploaded
+	if u.err != nil {
+		t.Fatalf("upstream: %v", u.err)
+	}
+	if !bytes.Equal(u.body, audio) || u.filename != "seg_1.wav" {
+		t.Fatalf("upstream got %d bytes as %q, want the segment's %d", len(u.body), u.filename, len(audio))
 	}
 	if len(h.prompts) != 1 || !strings.HasSuffix(h.prompts[0].Text, "ok") {
 		t.Fatalf("prompts = %+v", h.prompts)
