@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// nobody is the uid planted files are given when the test runs as root.
-const nobody = 65534
+// nobodyUID is the uid planted files are given when the test runs as root.
+const nobodyUID = 65534
 
 // asAnotherUser makes the owner check see every file as someone else's:
 // as root by chowning path to nobody, otherwise by pretending to be
@@ -18,7 +18,7 @@ const nobody = 65534
 func asAnotherUser(t *testing.T, path string) {
 	t.Helper()
 	if os.Geteuid() == 0 {
-		if err := os.Lchown(path, nobody, nobody); err != nil {
+		if err := os.Lchown(path, nobodyUID, nobodyUID); err != nil {
 			t.Fatal(err)
 		}
 		return

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/hubdev/hub/internal/nobody"
 )
 
 // The helper modes of this test binary, which the tests below start as
@@ -88,54 +90,9 @@ func helperInspect() {
 	json.NewEncoder(os.Stdout).Encode(in)
 }
 
-// nobodyBinary copies this test binary where the user nobody can run it
-// (the build's own directory is private) and returns its path. It skips
-// the test unless it runs as root with setpriv at hand: as root, the
-// kernel's ptrace checks let everything through, so only a second,
-// unprivileged user can show what a hub hides.
-func nobodyBinary(t *testing.T) (dir, bin string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root, to run processes as the user nobody")
-	}
-	if _, err := exec.LookPath("setpriv"); err != nil {
-		t.Skip("needs setpriv:", err)
-	}
-	dir, err := os.MkdirTemp("", "hub-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.Open(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	bin = filepath.Join(dir, "hub.test")
-	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return dir, bin
-}
-
-// asNobody runs bin's helper mode as the user nobody.
-func asNobody(bin string, env ...string) *exec.Cmd {
-	cmd := exec.Command("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-		bin, "-test.run=^TestHelperProcess$")
+// asNobody runs bin's helper mode as u.
+func asNobody(u nobody.User, bin string, env ...string) *exec.Cmd {
+	cmd := u.Command(bin, "-test.run=^TestHelperProcess$")
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
 	return cmd
 }
@@ -146,12 +103,13 @@ func asNobody(bin string, env ...string) *exec.Cmd {
 // the argv it was started with, the executable being hidden. A dumpable
 // process shows both (the control: the test can see the difference).
 func TestUndumpableHubAsSeenByItsUser(t *testing.T) {
-	dir, bin := nobodyBinary(t)
+	u := nobody.Lookup(t)
+	dir, bin := nobody.Binary(t, "hub.test")
 	state := filepath.Join(dir, "state")
 	if err := os.Mkdir(state, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chown(state, 65534, 65534); err != nil {
+	if err := os.Chown(state, u.UID, u.GID); err != nil {
 		t.Fatal(err)
 	}
 	lock := filepath.Join(state, "hub.lock")
@@ -162,7 +120,7 @@ func TestUndumpableHubAsSeenByItsUser(t *testing.T) {
 			if !undumpable {
 				dumpable = "1"
 			}
-			target := asNobody(bin, "HUB_TEST_HELPER=hub", "HUB_TEST_LOCK="+lock, "HUB_TEST_DUMPABLE="+dumpable,
+			target := asNobody(u, bin, "HUB_TEST_HELPER=hub", "HUB_TEST_LOCK="+lock, "HUB_TEST_DUMPABLE="+dumpable,
 				"GITHUB_TOKEN="+secret)
 			stdin, _ := target.StdinPipe()
 			stdout, _ := target.StdoutPipe()
@@ -176,7 +134,7 @@ func TestUndumpableHubAsSeenByItsUser(t *testing.T) {
 			}
 			pid := target.Process.Pid
 
-			out, err := asNobody(bin, "HUB_TEST_HELPER=inspect", "HUB_TEST_LOCK="+lock,
+			out, err := asNobody(u, bin, "HUB_TEST_HELPER=inspect", "HUB_TEST_LOCK="+lock,
 				"HUB_TEST_PID="+strconv.Itoa(pid)).Output()
 			var in inspection
 			if err != nil || json.Unmarshal(out, &in) != nil {

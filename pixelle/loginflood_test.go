@@ -1,41 +1,15 @@
 package pixelle
 
 import (
-	"bytes"
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
 )
-
-// logLines is a log sink a timer may write to while the test reads.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// take returns the lines written so far and forgets them.
-func (l *logLines) take() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := strings.TrimSpace(l.buf.String())
-	l.buf.Reset()
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
 
 // A local process guessing credentials as fast as it can: 10,000 failed
 // logins of every kind (a wrong browser token, a wrong agent token, a
@@ -47,7 +21,7 @@ func (l *logLines) take() []string {
 // is logged as always.
 func TestFailedLoginsAreThinned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var out logLines
+		var out adaptertest.SyncBuffer
 		r := newBubbleRelayLog(t, slog.New(slog.NewTextHandler(&out, nil)))
 		stopped := false
 		defer func() {
@@ -59,7 +33,7 @@ func TestFailedLoginsAreThinned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out.take() // the session's line
+		out.TakeLines() // the session's line
 		kinds := []struct {
 			msg, origin, frame string
 		}{
@@ -131,7 +105,7 @@ func TestFailedLoginsAreThinned(t *testing.T) {
 		flood(attempts)
 		time.Sleep(FailedLoginLogPeriod)
 		synctest.Wait() // the summaries due have been written
-		lines := out.take()
+		lines := out.TakeLines()
 		if max := (FailedLoginLogBurst + 1) * (len(kinds) + 1); len(lines) > max {
 			t.Fatalf("%d failed logins in 20 s cost %d log lines, want at most %d:\n%s", attempts, len(lines), max, strings.Join(lines, "\n"))
 		}
@@ -140,7 +114,7 @@ func TestFailedLoginsAreThinned(t *testing.T) {
 
 		// An honest login is logged as always.
 		r.browser(t, id, tok)
-		if lines := out.take(); len(lines) != 1 || !strings.Contains(lines[0], "authenticated") {
+		if lines := out.TakeLines(); len(lines) != 1 || !strings.Contains(lines[0], "authenticated") {
 			t.Fatalf("an honest login logged %q", lines)
 		}
 
@@ -148,7 +122,7 @@ func TestFailedLoginsAreThinned(t *testing.T) {
 		flood(4 * 100)
 		r.stop()
 		stopped = true
-		lines = out.take()
+		lines = out.TakeLines()
 		var summaries int
 		for _, l := range lines {
 			if strings.Contains(l, "suppressed=") {

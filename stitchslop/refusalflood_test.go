@@ -1,41 +1,17 @@
 package stitchslop
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/hubdev/hub/adapters/adaptertest"
 )
-
-// logLines is a log sink a timer may write to while the test reads.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// take returns the lines written so far and forgets them.
-func (l *logLines) take() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := strings.TrimSpace(l.buf.String())
-	l.buf.Reset()
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
 
 // A local process (or a page) refused at the upgrade as fast as the
 // loopback carries it, with a new Origin or Host on every request: each
@@ -51,7 +27,7 @@ func TestRefusalFloodWithFreshDetailsIsThinned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out logLines
+		var out adaptertest.SyncBuffer
 		s.log = slog.New(slog.NewTextHandler(&out, nil))
 		s.port = 8787
 		refuse := func(i int) {
@@ -105,7 +81,7 @@ func TestRefusalFloodWithFreshDetailsIsThinned(t *testing.T) {
 		}
 		time.Sleep(RefusalLogPeriod)
 		synctest.Wait() // the summaries due have been written
-		lines := out.take()
+		lines := out.TakeLines()
 		if max := (RefusalLogBurst + 1) * len(msgs); len(lines) > max {
 			t.Fatalf("%d refusals in 20 s cost %d log lines, want at most %d:\n%s", n, len(lines), max, strings.Join(lines, "\n"))
 		}
@@ -120,7 +96,7 @@ func TestRefusalFloodWithFreshDetailsIsThinned(t *testing.T) {
 			refuse(i)
 		}
 		s.refusals.flush()
-		lines = out.take()
+		lines = out.TakeLines()
 		counted(lines, 100)
 	})
 }

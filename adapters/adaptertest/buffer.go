@@ -2,6 +2,7 @@ package adaptertest
 
 import (
 	"bytes"
+	"strings"
 	"sync"
 )
 
@@ -23,4 +24,17 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TakeLines returns the lines written so far and forgets them: a log sink
+// a timer may write to while the test reads it in rounds.
+func (s *SyncBuffer) TakeLines() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	text := strings.TrimSpace(s.b.String())
+	s.b.Reset()
+	if text == "" {
+		return nil
+	}
+	return strings.Split(text, "\n")
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hubdev/hub/geturl/transport"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/internal/nobody"
 )
 
 // walkParents is the attack: a terminal command climbs its parents (the
@@ -56,7 +57,8 @@ printf '%stop\n' "$M"
 // hub's argv, which everyone can read, holds no secret; and the hub,
 // undumpable, must still be recognised and stopped by its own user.
 func TestTerminalCannotReadTheHub(t *testing.T) {
-	dir, bin := nobodyHub(t)
+	as := nobody.Lookup(t)
+	dir, bin := nobody.Binary(t, "hub") // the test binary is `hub` under that name (TestMain)
 	home := filepath.Join(dir, "home")
 	for _, d := range []string{home, filepath.Join(home, "proj")} {
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -80,7 +82,7 @@ func TestTerminalCannotReadTheHub(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, 65534, 65534)
+		return os.Lchown(p, as.UID, as.GID)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ func TestTerminalCannotReadTheHub(t *testing.T) {
 		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
 		"GITHUB_TOKEN=" + secret}
 	hubCmd := func(args ...string) (string, int) {
-		cmd := exec.Command("setpriv", append([]string{"--reuid=nobody", "--regid=nogroup", "--clear-groups", bin}, args...)...)
+		cmd := as.Command(bin, args...)
 		cmd.Env, cmd.Dir = env, home
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
@@ -210,49 +212,4 @@ func get(t *testing.T, u string) []byte {
 		t.Fatalf("GET %s: %d %v: %s", u, resp.StatusCode, err, b)
 	}
 	return b
-}
-
-// nobodyHub copies this test binary, which is `hub` under that name
-// (TestMain), where the user nobody can run it, and returns the fresh
-// world-readable directory it is in. It skips unless the test runs as
-// root with setpriv at hand: as root, the kernel's ptrace checks let
-// everything through, so only a second, unprivileged user can show what a
-// hub hides.
-func nobodyHub(t *testing.T) (dir, bin string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root, to run the hub as the user nobody")
-	}
-	if _, err := exec.LookPath("setpriv"); err != nil {
-		t.Skip("needs setpriv:", err)
-	}
-	dir, err := os.MkdirTemp("", "hub-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.Open(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	bin = filepath.Join(dir, "hub")
-	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return dir, bin
 }

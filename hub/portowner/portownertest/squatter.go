@@ -21,14 +21,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/user"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hubdev/hub/internal/nobody"
 )
 
 // envListen carries the squatter's listen address into the re-executed
@@ -165,19 +164,9 @@ func StartWith(t testing.TB, addr string, o Options) *Squatter {
 
 func start(t testing.TB, addr string, o Options) *Squatter {
 	t.Helper()
-	if os.Getuid() != 0 {
-		t.Skip("needs a second uid: run as root to start a listener as nobody through setpriv")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("needs setpriv (util-linux) to start a listener as nobody")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skip("needs the user nobody")
-	}
-	bin := exposedCopy(t)
-	cmd := exec.Command(setpriv, "--reuid="+nobody.Uid, "--regid="+nobody.Gid, "--clear-groups", "--", bin)
+	u := nobody.Lookup(t)
+	_, bin := nobody.Binary(t, "squatter")
+	cmd := u.Command(bin)
 	cmd.Env = append(os.Environ(), envListen+"="+addr)
 	if o.DeferAccept {
 		cmd.Env = append(cmd.Env, envDefer+"=1")
@@ -205,8 +194,8 @@ func start(t testing.TB, addr string, o Options) *Squatter {
 		t.Fatalf("the squatter did not start (%v)", s.lines.Err())
 	}
 	s.Port, s.UID = h.Port, h.UID
-	if want, _ := strconv.Atoi(nobody.Uid); h.UID != want || h.UID == 0 {
-		t.Fatalf("the squatter runs as uid %d, want nobody (%s)", h.UID, nobody.Uid)
+	if h.UID != u.UID {
+		t.Fatalf("the squatter runs as uid %d, want nobody (%d)", h.UID, u.UID)
 	}
 	s.done = make(chan struct{})
 	go s.read()
@@ -250,42 +239,6 @@ func (s *Squatter) Stop() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Request(nil), s.seen...)
-}
-
-// exposedCopy copies the running test binary where nobody may execute it:
-// the go tool keeps it in a 0700 directory of ours.
-func exposedCopy(t testing.TB) string {
-	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "portownertest-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "squatter")
-	src, err := os.Open(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return bin
 }
 
 // prefixWriter logs the squatter's stderr into the test's log.
