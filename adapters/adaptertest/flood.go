@@ -35,7 +35,7 @@ type FloodResult struct {
 // swap to find out how bad it gets.
 const floodCutoff = 256 << 20
 
-// PreAuthFlood is the pre-authentication probe of issue 15: n sockets
+// PreAuthFlood is the pre-authentication probe: n sockets
 // upgrade wsURL ("ws://127.0.0.1:port/path", with o's Origin and headers)
 // and each sends nothing but the header of one masked frame declaring size
 // bytes, no credential, no hello. It waits until the server has dealt with
@@ -158,4 +158,27 @@ func rawUpgrade(u *url.URL, o DialOptions) (net.Conn, int, error) {
 	}
 	c.SetDeadline(time.Time{})
 	return c, resp.StatusCode, nil
+}
+
+// FloodBudget is what 150 unauthenticated sockets may cost a bridge in heap
+// growth and in allocation: a few MiB in all, where each declared frame,
+// read in full, would cost its size.
+const FloodBudget = 64 << 20
+
+// PreAuthFloodCostsLittle runs PreAuthFlood with 150 sockets declaring size
+// bytes each and fails the test unless sockets upgraded, the flood cost
+// less than FloodBudget, and every oversized frame was refused.
+func PreAuthFloodCostsLittle(t testing.TB, wsURL string, o DialOptions, size uint64) {
+	t.Helper()
+	r := PreAuthFlood(t, wsURL, o, 150, size)
+	if r.Upgraded == 0 {
+		t.Fatalf("%s: no socket upgraded", wsURL)
+	}
+	if r.HeapGrowth > FloodBudget || r.Allocated > FloodBudget {
+		t.Errorf("%s: 150 unauthenticated sockets cost heap +%d MiB, %d MiB allocated (budget %d MiB)",
+			wsURL, r.HeapGrowth>>20, r.Allocated>>20, FloodBudget>>20)
+	}
+	if r.Closed != r.Upgraded {
+		t.Errorf("%s: %d of %d oversized frames sent before authenticating were not refused", wsURL, r.Upgraded-r.Closed, r.Upgraded)
+	}
 }
