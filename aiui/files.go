@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -184,37 +183,17 @@ const FileCheckInterval = 2 * time.Second
 // deleted record hid a live backend from the overlay, and a deleted control
 // file from every shell and MCP face. It returns when ctx is done.
 func (b *backend) keepFiles(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	// Something that keeps deleting a file must not cost a line every
-	// interval for as long as the backend runs.
-	var thin hub.LogThinner
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if why := b.registryDrift(); why != "" {
-			if err := b.putRegistryFile(); err != nil {
-				thin.Log(b.log, slog.LevelError, "registry", "cannot rewrite the registry record", "path", b.regPath, "why", why, "err", err)
-			} else {
-				thin.Warn(b.log, "registry rewritten", "rewrote the registry record", "path", b.regPath, "why", why)
-			}
-		}
-		if why, exposed := b.controlDrift(); why != "" {
-			put := b.putControlFile
+	hub.KeepFiles(ctx, every, b.log,
+		hub.KeptFile{Path: b.regPath, Check: func() (string, func() error) {
+			return b.registryDrift(), b.putRegistryFile
+		}},
+		hub.KeptFile{Path: b.controlPath, Check: func() (string, func() error) {
+			why, exposed := b.controlDrift()
 			if exposed {
-				// others could read (or replace) the key: a new one
-				put = b.newControlKey
+				return why, b.newControlKey // others could read (or replace) the key: a new one
 			}
-			if err := put(); err != nil {
-				thin.Log(b.log, slog.LevelError, "control", "cannot rewrite the control file", "path", b.controlPath, "why", why, "err", err)
-			} else {
-				thin.Warn(b.log, "control rewritten", "rewrote the control file", "path", b.controlPath, "why", why)
-			}
-		}
-	}
+			return why, b.putControlFile
+		}})
 }
 
 // registryDrift says why the registry record needs rewriting ("" if not).

@@ -20,14 +20,15 @@ var controlCheckInterval = 2 * time.Second
 // telling the user to start one while `hub start` said one was. It
 // returns when ctx is done.
 func keepControlFile(ctx context.Context, d hub.Dirs, cf controlFile, every time.Duration, log *slog.Logger) {
-	hub.KeepFile(ctx, every, log, controlPath(d), func() string {
+	put := func() error { return writeControlFile(d, cf) }
+	hub.KeepFiles(ctx, every, log, hub.KeptFile{Path: controlPath(d), Check: func() (string, func() error) {
 		got, err := readControlFile(d)
 		switch {
 		case err != nil:
-			return err.Error()
+			return err.Error(), put
 		case got.PID != cf.PID || got.Port != cf.Port || got.ControlPort != cf.ControlPort || !hub.SecretEqual(got.Key, cf.Key):
-			return "it names another run"
+			return "it names another run", put
 		}
-		return ""
-	}, func() error { return writeControlFile(d, cf) })
+		return "", nil
+	}})
 }

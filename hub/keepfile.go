@@ -6,14 +6,22 @@ import (
 	"time"
 )
 
-// KeepFile keeps in place a file a running process owns (a control or
-// session file others find it by): every interval, drift says why the
-// file on disk is not what it should be ("" when it is), and put writes
-// it again. A deleted or damaged file would otherwise hide a live process
-// from every client until it restarts. Something that keeps deleting the
-// file costs a thinned log line, not one per check. KeepFile returns when
-// ctx is done.
-func KeepFile(ctx context.Context, every time.Duration, log *slog.Logger, path string, drift func() string, put func() error) {
+// A KeptFile is a file a running process keeps in place: a control,
+// session or state file others find it by. A deleted or damaged one would
+// otherwise hide a live process from every client until it restarts.
+type KeptFile struct {
+	Path string
+	// Check says why the file on disk is not what it should be ("" when
+	// it is) and how to put it right. A nil fix means the file must be
+	// left as it is now (another process's, say): that is logged as an
+	// error.
+	Check func() (why string, fix func() error)
+}
+
+// KeepFiles checks files every interval and puts right what drifted,
+// until ctx is done. Something that keeps deleting a file costs a thinned
+// log line, not one per check.
+func KeepFiles(ctx context.Context, every time.Duration, log *slog.Logger, files ...KeptFile) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var thin LogThinner
@@ -23,14 +31,19 @@ func KeepFile(ctx context.Context, every time.Duration, log *slog.Logger, path s
 			return
 		case <-t.C:
 		}
-		why := drift()
-		if why == "" {
-			continue
+		for _, f := range files {
+			why, fix := f.Check()
+			switch {
+			case why == "":
+			case fix == nil:
+				thin.Log(log, slog.LevelError, "cannot keep "+f.Path, "cannot keep "+f.Path, "why", why)
+			default:
+				if err := fix(); err != nil {
+					thin.Log(log, slog.LevelError, "cannot rewrite "+f.Path, "cannot rewrite "+f.Path, "why", why, "err", err)
+				} else {
+					thin.Warn(log, "rewrote "+f.Path, "rewrote "+f.Path, "why", why)
+				}
+			}
 		}
-		if err := put(); err != nil {
-			thin.Log(log, slog.LevelError, "cannot rewrite", "cannot rewrite "+path, "why", why, "err", err)
-			continue
-		}
-		thin.Warn(log, "rewrote", "rewrote "+path, "why", why)
 	}
 }

@@ -65,8 +65,15 @@ func OpenPrivate(path string, flag int, perm os.FileMode, secret bool) (*os.File
 // ReadPrivateFile reads a key file of at most limit bytes through
 // OpenPrivate (secret): the hub's hub.json, a bridge's session or control
 // file, a stored credential.
-func ReadPrivateFile(path string, limit int64) ([]byte, error) {
-	f, err := OpenPrivate(path, os.O_RDONLY, 0, true)
+func ReadPrivateFile(path string, limit int64) ([]byte, error) { return readChecked(path, limit, true) }
+
+// ReadOwnFile reads a file of at most limit bytes through OpenPrivate (not
+// secret): one others may read but only this user may change, such as a
+// registry saying what an agent may write.
+func ReadOwnFile(path string, limit int64) ([]byte, error) { return readChecked(path, limit, false) }
+
+func readChecked(path string, limit int64, secret bool) ([]byte, error) {
+	f, err := OpenPrivate(path, os.O_RDONLY, 0, secret)
 	if err != nil {
 		return nil, err
 	}

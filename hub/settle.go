@@ -27,3 +27,16 @@ func Settle(ctx context.Context, poll, within time.Duration, try func() bool) bo
 		}
 	}
 }
+
+// Sleep waits d unless ctx ends first; it reports whether it waited all of
+// d.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -65,7 +65,7 @@ func (f *face) runStitch(hctx context.Context, st *supervisor.State, status *hub
 					return
 				}
 				f.log.Info("the stitchslop bridge's event stream ended", "port", a.Ports[0], "err", err)
-				if time.Since(started) < time.Second && !sleepCtx(hctx, f.o.Retry) {
+				if time.Since(started) < time.Second && !hub.Sleep(hctx, f.o.Retry) {
 					return
 				}
 			} else {
@@ -76,7 +76,7 @@ func (f *face) runStitch(hctx context.Context, st *supervisor.State, status *hub
 			f.setWhy(bridgeStitchslop, why)
 			f.stitchAbsent(why)
 			f.ready(bridgeStitchslop)
-			if settled(a, ok) || !sleepCtx(hctx, f.o.Retry) {
+			if settled(a, ok) || !hub.Sleep(hctx, f.o.Retry) {
 				return
 			}
 		}
@@ -143,7 +143,7 @@ func (f *face) runAiui(hctx context.Context, status *hubStatus) {
 		}
 		f.setWhy(bridgeAiui, err.Error())
 		f.ready(bridgeAiui)
-		if !sleepCtx(hctx, f.o.Retry) {
+		if !hub.Sleep(hctx, f.o.Retry) {
 			return
 		}
 	}

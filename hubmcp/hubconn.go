@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/supervisor"
 )
 
@@ -79,7 +80,7 @@ func (f *face) serveHub(ctx context.Context, st *supervisor.State) {
 		cancel()
 		<-gone
 		f.noHub(fmt.Sprintf("the hub (pid %d) does not answer: %v", st.PID, err))
-		sleepCtx(ctx, f.o.Retry)
+		hub.Sleep(ctx, f.o.Retry)
 		return
 	}
 	f.mu.Lock()

@@ -206,7 +206,7 @@ func (f *face) supervise(ctx context.Context) {
 				f.mu.Lock()
 				f.hubWhy = startingWhy
 				f.mu.Unlock()
-				sleepCtx(ctx, min(f.o.Retry, startingPoll))
+				hub.Sleep(ctx, min(f.o.Retry, startingPoll))
 				continue
 			}
 			if !tried && !starting && live != supervisor.Unsafe {
@@ -227,7 +227,7 @@ func (f *face) supervise(ctx context.Context) {
 				why += "; " + startFailedWhy
 			}
 			f.noHub(why + "; its tools come back when a hub runs (`hub start`)")
-			sleepCtx(ctx, f.o.Retry)
+			hub.Sleep(ctx, f.o.Retry)
 			continue
 		}
 		// A hub ran: if it stops, someone stopped it, and it is not this
@@ -238,7 +238,7 @@ func (f *face) supervise(ctx context.Context) {
 			// moment: only a control endpoint that still answers makes it
 			// live again.
 			if _, err := fetchStatus(ctx, st); err != nil {
-				sleepCtx(ctx, f.o.Retry)
+				hub.Sleep(ctx, f.o.Retry)
 				continue
 			}
 		}
@@ -358,17 +358,5 @@ func (f *face) setWhy(bridge, why string) {
 		delete(f.why, bridge)
 	} else {
 		f.why[bridge] = why
-	}
-}
-
-// sleepCtx sleeps d unless ctx ends first (then false).
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

@@ -160,7 +160,7 @@ func (f *follower) lead(ctx context.Context, r *Remote) error {
 		// A bridge that is shutting down may still be found once more; a
 		// stream that ends at once must not turn into a busy loop.
 		if time.Since(started) < time.Second {
-			if !sleepCtx(ctx, quick) {
+			if !hub.Sleep(ctx, quick) {
 				return nil
 			}
 			quick = min(quick*2, takeoverMaxBackoff)
@@ -215,7 +215,7 @@ func (f *follower) takeOver(ctx context.Context, gone *Remote) (*Remote, *adapte
 			return nil, run, srv
 		}
 		f.log.Debug("cannot start a bridge yet", "ports", hub.FormatPorts(ports), "err", err)
-		if !sleepCtx(ctx, backoff) {
+		if !hub.Sleep(ctx, backoff) {
 			break
 		}
 		backoff = min(backoff*2, takeoverMaxBackoff)
@@ -262,16 +262,4 @@ func (f *follower) serveOwn(ctx context.Context, run *adapters.Running, srv *Ser
 	}
 	f.log.Info("the bridge this face took over stopped; " + kept())
 	return nil
-}
-
-// sleepCtx sleeps d unless ctx ends first (then false).
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

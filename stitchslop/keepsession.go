@@ -29,23 +29,24 @@ type sessionKeeper struct {
 // keep checks the file every interval until ctx ends.
 func (k *sessionKeeper) keep(ctx context.Context, every time.Duration, log *slog.Logger) {
 	path := sessionPath(k.dir, k.sess.Port)
-	hub.KeepFile(ctx, every, log, path, func() string {
-		got, err := readSession(path)
-		switch {
-		case err != nil:
-			return err.Error()
-		case got.PID != k.sess.PID || !hub.SecretEqual(got.Key, k.sess.Key):
-			return "it names another bridge"
-		}
-		return ""
-	}, func() error {
+	put := func() error {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		if k.closed {
 			return nil
 		}
 		return writeSession(k.dir, k.sess)
-	})
+	}
+	hub.KeepFiles(ctx, every, log, hub.KeptFile{Path: path, Check: func() (string, func() error) {
+		got, err := readSession(path)
+		switch {
+		case err != nil:
+			return err.Error(), put
+		case got.PID != k.sess.PID || !hub.SecretEqual(got.Key, k.sess.Key):
+			return "it names another bridge", put
+		}
+		return "", nil
+	}})
 }
 
 // remove deletes the file while it is still this bridge's, and keeps it

@@ -26,37 +26,22 @@ const StateCheckInterval = 2 * time.Second
 // could not reach and `hub start` said was already running. KeepState
 // returns when ctx is done.
 func KeepState(ctx context.Context, l *Lock, st *State, interval time.Duration, log *slog.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	// Something that keeps deleting the file must not cost a line every
-	// interval for as long as the hub runs.
-	var thin hub.LogThinner
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	put := func() error { return WriteState(l.dir, st) }
+	hub.KeepFiles(ctx, interval, log, hub.KeptFile{Path: filepath.Join(l.dir, StateFileName), Check: func() (string, func() error) {
 		if err := l.ensure(); err != nil {
 			// Another hub took the directory over: its state is not ours
 			// to overwrite.
-			thin.Log(log, slog.LevelError, "lost lock", "lost the state dir's lock; leaving its state file alone", "err", err)
-			continue
+			return "lost the state dir's lock, so the file is left alone: " + err.Error(), nil
 		}
 		got, err := ReadState(l.dir)
-		if err == nil && got.PID == st.PID && got.Control == st.Control && hub.SecretEqual(got.Key, st.Key) {
-			continue
+		switch {
+		case err != nil:
+			return err.Error(), put
+		case got.PID != st.PID || got.Control != st.Control || !hub.SecretEqual(got.Key, st.Key):
+			return "it names another hub", put
 		}
-		why := "it names another hub"
-		if err != nil {
-			why = err.Error()
-		}
-		if werr := WriteState(l.dir, st); werr != nil {
-			thin.Log(log, slog.LevelError, "cannot rewrite", "cannot rewrite the state file", "why", why, "err", werr)
-			continue
-		}
-		thin.Warn(log, "rewrote", "rewrote the state file", "why", why)
-	}
+		return "", nil
+	}})
 }
 
 // ensure checks that the state dir's lock file is the one l holds and,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hubdev/hub/geturl/plugin"
 	"github.com/hubdev/hub/geturl/sandbox"
+	"github.com/hubdev/hub/hub"
 )
 
 // ID is the plugin id agents name in plugin=.
@@ -61,7 +62,12 @@ func New(cfg Config, o Options) *Plugin {
 		p.now = time.Now
 	}
 	if p.sleep == nil {
-		p.sleep = sleepCtx
+		p.sleep = func(ctx context.Context, d time.Duration) error {
+			if !hub.Sleep(ctx, d) {
+				return ctx.Err()
+			}
+			return nil
+		}
 	}
 	if p.poll <= 0 {
 		p.poll = 300 * time.Millisecond
@@ -69,17 +75,6 @@ func New(cfg Config, o Options) *Plugin {
 	p.ids = &idGen{now: p.now}
 	p.client, p.urlErr = newClient(cfg, o.Owner, o.Peer)
 	return p
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // ID implements plugin.Plugin.

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"time"
@@ -68,7 +66,9 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
 // or oversized file is an error that names it, so nothing is silently lost.
 func loadRegistry(path string) (registry, error) {
 	reg := registry{Version: 1}
-	b, err := readBounded(path, maxRegistryBytes)
+	// It says which roots an agent may write and run commands in: a
+	// symlink, or a file another user could change, is refused, not obeyed.
+	b, err := hub.ReadOwnFile(path, maxRegistryBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return reg, nil
 	}
@@ -82,25 +82,6 @@ func loadRegistry(path string) (registry, error) {
 		return reg, fmt.Errorf("%s has registry version %d; this hub reads version 1", path, reg.Version)
 	}
 	return reg, nil
-}
-
-// readBounded reads the registry through hub.OpenPrivate: it says which
-// roots an agent may write and run commands in, so a symlink, or a file
-// another user could change, is refused rather than obeyed.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := hub.OpenPrivate(path, os.O_RDONLY, 0, false)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	return b, nil
 }
 
 // save writes the registry atomically, 0600 under a 0700 directory.
