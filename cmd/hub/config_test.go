@@ -14,12 +14,13 @@ import (
 	"github.com/hubdev/hub/configs"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/pixelle"
+	"github.com/hubdev/hub/registry"
 	"github.com/hubdev/hub/stitchslop"
 	"github.com/hubdev/hub/supervisor"
 )
 
 // realRegistry is the binary's registry, so config tests see every real key.
-func realRegistry() *adapters.Registry { return registry() }
+func realRegistry() *adapters.Registry { return registry.New() }
 
 func TestConfigErrors(t *testing.T) {
 	tests := []struct {

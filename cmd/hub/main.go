@@ -12,22 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/hubdev/hub/adapters"
-	"github.com/hubdev/hub/aiui"
-	"github.com/hubdev/hub/geturl"
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/pixelle"
-	"github.com/hubdev/hub/stitchslop"
+	"github.com/hubdev/hub/registry"
 )
-
-// registry is the explicit list of adapter kinds this binary knows.
-func registry() *adapters.Registry {
-	return adapters.NewRegistry(
-		stitchslop.Factory(),
-		aiui.Factory(),
-		pixelle.Factory(),
-		geturl.Factory(),
-	)
-}
 
 func main() { os.Exit(hubMain(os.Args)) }
 
@@ -99,7 +86,7 @@ func newApp() *cli.App {
 			}
 			return hub.Exit(hub.ExitUsage, name+": "+flagError(err)+"\nRun '"+name+" --help' for usage.")
 		},
-		Commands: append(core, registry().Commands()...),
+		Commands: append(core, registry.New().Commands()...),
 	}
 	app.Action = unknownCommand(cli.ShowAppHelp)
 	for _, c := range app.Commands {

@@ -14,6 +14,7 @@ import (
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/mcpserver"
 	"github.com/hubdev/hub/hubmcp"
+	"github.com/hubdev/hub/registry"
 	"github.com/hubdev/hub/stitchslop"
 	"github.com/hubdev/hub/supervisor"
 )
@@ -77,7 +78,7 @@ func stitchslopDir(st *supervisor.State, dirs hub.Dirs) string {
 	if path == "embedded default" {
 		path = ""
 	}
-	if cfg, err := supervisor.LoadConfig(path, registry()); err == nil {
+	if cfg, err := supervisor.LoadConfig(path, registry.New()); err == nil {
 		for _, sec := range cfg.Adapters {
 			if c, ok := sec.Config.(*stitchslop.Config); ok && c.ConfigDir != "" {
 				dir = c.ConfigDir

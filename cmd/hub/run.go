@@ -17,6 +17,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/registry"
 	"github.com/hubdev/hub/supervisor"
 )
 
@@ -72,7 +73,7 @@ func loadConfig(explicit string, dirs hub.Dirs) (*supervisor.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return supervisor.LoadConfig(path, registry())
+	return supervisor.LoadConfig(path, registry.New())
 }
 
 func runHub(c *cli.Context) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/registry"
 	"github.com/hubdev/hub/supervisor"
 )
 
@@ -94,7 +95,7 @@ func startDetached(configFlag string, dirs hub.Dirs, logMax int64) (*readyMsg, s
 	if err != nil {
 		return nil, "", err
 	}
-	if _, err := supervisor.LoadConfig(cfgPath, registry()); err != nil {
+	if _, err := supervisor.LoadConfig(cfgPath, registry.New()); err != nil {
 		return nil, "", err
 	}
 	if err := hub.EnsurePrivateDir(dirs.State); err != nil {
