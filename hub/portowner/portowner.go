@@ -9,6 +9,14 @@
 // (Peer), which names the process that will read what we write, with no
 // window between the check and the connection.
 //
+// Dialer puts Peer in front of every client that sends a credential to a
+// loopback port a file or flag named (the hub's control key, the bridges'
+// keys, Pixelle's agent token): it hands back a connection only once its
+// far end is this user's, so a port another user took gets a refusal
+// naming them, not the credential. Where no owner can be known on this
+// system (ErrUnknown) it lets the connection through unless Strict; see
+// its doc for why.
+//
 // The OS seam is two functions per platform, in their own files: system
 // (the source of answers: the listeners on a port, and one connection)
 // and findProcess (the pid and command holding a socket inode). On Linux

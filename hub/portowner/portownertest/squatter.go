@@ -4,10 +4,11 @@
 // The squatter is the test binary itself, re-executed through setpriv with
 // the uid and gid of nobody: a package that uses Start calls Main first in
 // its TestMain. It serves HTTP and records every request it receives,
-// with the Authorization header it carried, so a test can show that no
-// credential reached it; it answers 401 with a Basic challenge to a
-// request without one, to ask for it. Start skips the test when the test
-// does not run as root or setpriv or the user nobody is missing.
+// with every header it carried, and counts every byte it reads, so a test
+// can show that no credential reached it, or nothing at all; it answers
+// 401 with a Basic challenge to a request without an Authorization
+// header, to ask for one. Start skips the test when the test does not run
+// as root or setpriv or the user nobody is missing.
 package portownertest
 
 import (
@@ -21,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -57,6 +59,28 @@ type Request struct {
 	Method        string `json:"method"`
 	Path          string `json:"path"`
 	Authorization string `json:"authorization,omitempty"`
+	// Header is every header of the request.
+	Header http.Header `json:"header,omitempty"`
+}
+
+// Carries reports whether any header of r has value among its values
+// (a key a client sends in its own header, say).
+func (r Request) Carries(value string) bool {
+	for _, vs := range r.Header {
+		for _, v := range vs {
+			if strings.Contains(v, value) {
+				return true
+			}
+		}
+	}
+	return strings.Contains(r.Authorization, value)
+}
+
+// line is one line of the squatter's stdout: a Request, or a count of
+// bytes it read from a connection.
+type line struct {
+	Request
+	Read int `json:"read,omitempty"`
 }
 
 // hello is the squatter's first line: where it listens, as whom.
@@ -81,7 +105,7 @@ func serve(addr string, o Options) error {
 		}
 		return nil
 	}}
-	ln, err := lc.Listen(context.Background(), "tcp", addr)
+	tl, err := lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return err
 	}
@@ -92,10 +116,11 @@ func serve(addr string, o Options) error {
 		defer mu.Unlock()
 		_ = out.Encode(v)
 	}
-	emit(hello{Port: ln.Addr().(*net.TCPAddr).Port, UID: os.Getuid()})
+	emit(hello{Port: tl.Addr().(*net.TCPAddr).Port, UID: os.Getuid()})
+	ln := countingListener{Listener: tl, read: func(n int) { emit(line{Read: n}) }}
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		auth := r.Header.Get("Authorization")
-		emit(Request{Method: r.Method, Path: r.URL.Path, Authorization: auth})
+		emit(Request{Method: r.Method, Path: r.URL.Path, Authorization: auth, Header: r.Header})
 		if auth == "" {
 			w.Header().Set("WWW-Authenticate", `Basic realm="squatter"`)
 			w.WriteHeader(http.StatusUnauthorized)
@@ -114,6 +139,33 @@ func serve(addr string, o Options) error {
 	return nil
 }
 
+// countingListener reports every read of its connections.
+type countingListener struct {
+	net.Listener
+	read func(n int)
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{Conn: c, read: l.read}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	read func(n int)
+}
+
+func (c countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.read(n)
+	}
+	return n, err
+}
+
 // Squatter is a listener held by the user nobody.
 type Squatter struct {
 	// Port is the port it listens on (on 127.0.0.1 unless Start was
@@ -127,9 +179,10 @@ type Squatter struct {
 	lines *bufio.Scanner
 	done  chan struct{}
 
-	mu   sync.Mutex
-	seen []Request
-	once sync.Once
+	mu    sync.Mutex
+	seen  []Request
+	bytes int64
+	once  sync.Once
 }
 
 // Start runs a squatter listening on addr ("127.0.0.1:0" for any port,
@@ -205,12 +258,17 @@ func start(t testing.TB, addr string, o Options) *Squatter {
 func (s *Squatter) read() {
 	defer close(s.done)
 	for s.lines.Scan() {
-		var r Request
-		if json.Unmarshal(s.lines.Bytes(), &r) == nil {
-			s.mu.Lock()
-			s.seen = append(s.seen, r)
-			s.mu.Unlock()
+		var l line
+		if json.Unmarshal(s.lines.Bytes(), &l) != nil {
+			continue
 		}
+		s.mu.Lock()
+		if l.Read > 0 {
+			s.bytes += int64(l.Read)
+		} else {
+			s.seen = append(s.seen, l.Request)
+		}
+		s.mu.Unlock()
 	}
 }
 
@@ -241,10 +299,53 @@ func (s *Squatter) Stop() []Request {
 	return append([]Request(nil), s.seen...)
 }
 
+// Received is how many bytes the squatter read from every connection it
+// accepted. After Stop it is all of them.
+func (s *Squatter) Received() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes
+}
+
 // prefixWriter logs the squatter's stderr into the test's log.
 type prefixWriter struct{ t testing.TB }
 
 func (w *prefixWriter) Write(p []byte) (int, error) {
 	w.t.Logf("squatter: %s", strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// Refused fails t unless err is a keyed client's refusal to dial the
+// squatter (portowner.Dialer's): it names the squatter's address and
+// uid, the user nobody, what named the port (source, when not "") and
+// says the credential was not sent.
+func (s *Squatter) Refused(t testing.TB, err error, source string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error: the client used the port of uid %d", s.UID)
+	}
+	msg := err.Error()
+	want := []string{
+		"127.0.0.1:" + strconv.Itoa(s.Port) + " is held by uid " + strconv.Itoa(s.UID) + " (nobody)",
+		"not by you",
+		"the credential was not sent",
+	}
+	if source != "" {
+		want = append(want, source+" is stale or another user took the port")
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("error %q\ndoes not say %q", msg, w)
+		}
+	}
+}
+
+// Untouched stops the squatter and fails t if it received a single byte
+// (so no request, no credential).
+func (s *Squatter) Untouched(t testing.TB) {
+	t.Helper()
+	seen := s.Stop()
+	if n := s.Received(); n != 0 || len(seen) != 0 {
+		t.Errorf("the squatter (uid %d) received %d bytes: %+v", s.UID, n, seen)
+	}
 }
