@@ -19,12 +19,18 @@ import (
 	"github.com/hubdev/hub/aiui/frame"
 	"github.com/hubdev/hub/aiui/tools"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/portowner"
 )
 
 // ErrNoBackend means no running backend could be reached.
 var ErrNoBackend = errors.New("no aiui backend is running")
 
 // Client talks to a running backend over its authenticated control route.
+//
+// Its keys go only to a socket of this user's: every connection it dials
+// is checked before a byte is written (portowner.Dialer), so a port the
+// control file names but another user now holds (our backend died there,
+// or lost the race for it) gets a refusal naming the holder, not the key.
 type Client struct {
 	Base string // http://127.0.0.1:<port>
 	Key  string
@@ -58,13 +64,17 @@ func Locate(ctx context.Context, d hub.Dirs) (*Client, error) {
 	case err != nil:
 		return nil, fmt.Errorf("%w (unreadable %s)", ErrNoBackend, ControlPath(d))
 	}
-	c := NewClient(cf.Port, cf.Key)
+	c := newClient(cf.Port, cf.Key, "the control file "+ControlPath(d))
 	c.PID, c.Kind, c.PromptKey = cf.PID, cf.Kind, cf.PromptKey
 	c.dirs = &d
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	info, err := c.Info(pctx)
 	if err != nil {
+		if errors.Is(err, portowner.ErrRefused) {
+			// the refusal names the file and the holder
+			return nil, fmt.Errorf("%w (%w)", ErrNoBackend, refusal(err))
+		}
 		return nil, fmt.Errorf("%w (stale control file for pid %d: %v)", ErrNoBackend, cf.PID, err)
 	}
 	if ms, ok := info["callTimeoutMs"].(float64); ok && ms > 0 {
@@ -74,9 +84,25 @@ func Locate(ctx context.Context, d hub.Dirs) (*Client, error) {
 }
 
 // NewClient builds a client for a known port and key.
-func NewClient(port int, key string) *Client {
+func NewClient(port int, key string) *Client { return newClient(port, key, "") }
+
+// newClient is NewClient whose refusals say what named the port (see
+// portowner.Dialer.Source).
+func newClient(port int, key, source string) *Client {
+	// One transport for both clients: a stream and the calls beside it
+	// share the checked keep-alive connections.
+	tr := (&portowner.Dialer{Source: source}).Transport()
 	return &Client{Base: "http://" + hub.LoopbackHost + ":" + strconv.Itoa(port), Key: key,
-		HTTP: &http.Client{Timeout: 60 * time.Second}, streamHTTP: &http.Client{}}
+		HTTP: &http.Client{Timeout: 60 * time.Second, Transport: tr}, streamHTTP: &http.Client{Transport: tr}}
+}
+
+// refusal is the portowner refusal in err, without the request's URL
+// around it: it names the address already.
+func refusal(err error) error {
+	if re, ok := errors.AsType[*portowner.RefusedError](err); ok {
+		return re
+	}
+	return err
 }
 
 // relocate re-reads the control file after a failed request and reports
@@ -172,7 +198,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 func (c *Client) doWith(ctx context.Context, hc *http.Client, method, path string, body, out any) error {
 	resp, err := c.send(ctx, hc, method, path, body)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrNoBackend, err)
+		return fmt.Errorf("%w: %w", ErrNoBackend, refusal(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -208,7 +234,10 @@ func unsent(err error) bool {
 	var se *statusError
 	// A 4xx is the request refused (its key, its body); a 5xx may come
 	// from a handler that had begun.
-	return errors.As(err, &se) && se.status < 500 || errors.As(err, &op) && op.Op == "dial"
+	// A connection refused for its holder (another user's) carried
+	// nothing.
+	return errors.As(err, &se) && se.status < 500 || errors.As(err, &op) && op.Op == "dial" ||
+		errors.Is(err, portowner.ErrRefused)
 }
 
 // Info is the backend's info (pid, port, generation, pageTools, faces …).
@@ -269,7 +298,7 @@ func (c *Client) openStream(ctx context.Context, path string, fn func(line []byt
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("%w: %w", ErrNoBackend, err)
+		return fmt.Errorf("%w: %w", ErrNoBackend, refusal(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
