@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/portowner"
 )
 
 // shellClient drives a running bridge over its control plane (§4).
@@ -84,10 +85,20 @@ func (c *shellClient) do(method, path string, body any, timeout time.Duration) (
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	hc := &http.Client{Timeout: timeout}
+	// The key goes only to a socket of this user's: another user may
+	// hold the port the file names (see portowner.Dialer).
+	dialer := &portowner.Dialer{Source: "the session file " + sessionPath(c.ConfigDir, s.Port)}
+	hc := &http.Client{Timeout: timeout, Transport: dialer.Transport()}
 	defer hc.CloseIdleConnections()
 	resp, err := hc.Do(req)
 	if err != nil {
+		if re, ok := errors.AsType[*portowner.RefusedError](err); ok {
+			if re.Foreign() {
+				// our bridge is gone from there: a stale file (§4.4)
+				return nil, hub.Exit(hub.ExitNotRunning, "hub stitchslop: "+re.Error())
+			}
+			return nil, hub.Exit(hub.ExitFailed, "hub stitchslop: "+re.Error())
+		}
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, hub.Exit(hub.ExitNotRunning, fmt.Sprintf("stale session file for port %d: nothing is listening (the bridge, pid %d, was probably killed)", s.Port, s.PID))
 		}

@@ -28,7 +28,7 @@ func TestLostAnswerIsUncertainNotUnsent(t *testing.T) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	port := ln.Addr().(*net.TCPAddr).Port
-	r := newRemote(sessionFile{Port: port, Key: "k", Origin: testOriginForLost})
+	r := newRemote("", sessionFile{Port: port, Key: "k", Origin: testOriginForLost})
 	t.Cleanup(r.Close)
 	f := &face{b: newRemoteFace(r, nil)}
 
@@ -41,7 +41,7 @@ func TestLostAnswerIsUncertainNotUnsent(t *testing.T) {
 
 	// A bridge that is not there at all never got the call: that stays "not sent".
 	srv.Close()
-	gone := newRemote(sessionFile{Port: port, Key: "k", Origin: testOriginForLost})
+	gone := newRemote("", sessionFile{Port: port, Key: "k", Origin: testOriginForLost})
 	t.Cleanup(gone.Close)
 	f = &face{b: newRemoteFace(gone, nil)}
 	res = f.pageCall(context.Background(), "stitch.add", []byte(`{}`))

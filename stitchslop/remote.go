@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/portowner"
 )
 
 // ErrBridgeGone means the bridge a Remote drives no longer answers with
@@ -26,15 +27,20 @@ var ErrBridgeGone = errors.New("the Stitch Slop bridge is gone")
 var errKeyRefused = errors.New("refused its key")
 
 // unsent reports whether a failed request is known not to have reached
-// the bridge's handler: it could not connect, or its key was refused.
+// the bridge's handler: it could not connect, its connection was refused
+// before a byte went (another user holds the port), or its key was
+// refused.
 func unsent(err error) bool {
 	var op *net.OpError
-	return errors.Is(err, errKeyRefused) || errors.As(err, &op) && op.Op == "dial"
+	return errors.Is(err, errKeyRefused) || errors.Is(err, portowner.ErrRefused) || errors.As(err, &op) && op.Op == "dial"
 }
 
 // Remote drives a bridge that another process runs (the hub's adapter, or
 // a standalone bridge) over its keyed control plane (§4). Calls reuse
 // keep-alive connections and prepared request parts: a face sends many.
+// The key goes only to a socket of this user's: each new connection is
+// checked before a byte is written (portowner.Dialer), so a port its
+// session file names but another user holds is refused, naming the holder.
 type Remote struct {
 	Port   int
 	Origin string
@@ -68,7 +74,7 @@ func OpenRemote(ctx context.Context, configDir string, port int) (*Remote, error
 	if err != nil {
 		return nil, fmt.Errorf("%w: no session file for port %d (%v)", ErrBridgeGone, port, err)
 	}
-	return verifyRemote(ctx, sf)
+	return verifyRemote(ctx, configDir, sf)
 }
 
 // FindRemote finds a live bridge in configDir serving origin (and on port,
@@ -81,7 +87,7 @@ func FindRemote(ctx context.Context, configDir, origin string, port int) (*Remot
 		if (port != 0 && sf.Port != port) || sf.Origin != origin {
 			continue
 		}
-		r, err := verifyRemote(ctx, sf)
+		r, err := verifyRemote(ctx, configDir, sf)
 		if err != nil {
 			continue
 		}
@@ -108,11 +114,11 @@ func FindRemote(ctx context.Context, configDir, origin string, port int) (*Remot
 	return nil, fmt.Errorf("%w: no live bridge for %s in %s", ErrBridgeGone, origin, configDir)
 }
 
-func verifyRemote(ctx context.Context, sf sessionFile) (*Remote, error) {
+func verifyRemote(ctx context.Context, dir string, sf sessionFile) (*Remote, error) {
 	if !hub.PIDAlive(sf.PID) {
 		return nil, fmt.Errorf("%w: pid %d of port %d has exited", ErrBridgeGone, sf.PID, sf.Port)
 	}
-	r := newRemote(sf)
+	r := newRemote(dir, sf)
 	vctx, cancel := context.WithTimeout(ctx, verifyTimeout)
 	defer cancel()
 	st, err := r.Status(vctx)
@@ -127,14 +133,17 @@ func verifyRemote(ctx context.Context, sf sessionFile) (*Remote, error) {
 	return r, nil
 }
 
-func newRemote(sf sessionFile) *Remote {
+// newRemote drives the bridge of sf, the session file in dir.
+func newRemote(dir string, sf sessionFile) *Remote {
 	r := &Remote{
 		Port: sf.Port, Origin: sf.Origin, PID: sf.PID, key: sf.Key,
-		base:   "http://" + hub.LoopbackHost + ":" + strconv.Itoa(sf.Port),
-		tr:     &http.Transport{MaxIdleConnsPerHost: 16, ResponseHeaderTimeout: remoteTimeout},
-		stream: &http.Client{},
-		urls:   map[string]*url.URL{},
+		base: "http://" + hub.LoopbackHost + ":" + strconv.Itoa(sf.Port),
+		urls: map[string]*url.URL{},
 	}
+	dialer := &portowner.Dialer{Source: "the session file " + sessionPath(dir, sf.Port)}
+	r.tr = dialer.Transport()
+	r.tr.ResponseHeaderTimeout = remoteTimeout
+	r.stream = &http.Client{Transport: dialer.Transport()}
 	for _, p := range remotePaths {
 		r.urls[p] = &url.URL{Scheme: "http", Host: hub.LoopbackHost + ":" + strconv.Itoa(sf.Port), Path: p}
 	}
@@ -185,6 +194,9 @@ func (r *Remote) do(ctx context.Context, hc *http.Client, method, path string, b
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if re, ok := errors.AsType[*portowner.RefusedError](err); ok {
+			return nil, fmt.Errorf("%w: %w", ErrBridgeGone, re) // it names the port and its holder
 		}
 		return nil, fmt.Errorf("%w: port %d does not answer (%w)", ErrBridgeGone, r.Port, err)
 	}

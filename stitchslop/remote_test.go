@@ -73,7 +73,7 @@ func TestRemote(t *testing.T) {
 
 	// A key that no longer matches (another bridge took the port) and a
 	// stopped bridge are both gone.
-	stale := newRemote(sessionFile{Port: b.Port(), Key: "old", Origin: testOrigin, PID: os.Getpid()})
+	stale := newRemote("", sessionFile{Port: b.Port(), Key: "old", Origin: testOrigin, PID: os.Getpid()})
 	defer stale.Close()
 	if _, err := stale.Call(ctx, "x", nil); !errors.Is(err, ErrBridgeGone) {
 		t.Fatalf("stale key: %v", err)
