@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/portowner"
 )
 
 // DefaultRelay is the canonical RELAY.
@@ -48,6 +49,21 @@ func failErr(code, format string, a ...any) *ClientError {
 func unreachableErr(relay string, err error) *ClientError {
 	return &ClientError{Code: "RELAY_UNREACHABLE", Exit: hub.ExitNotRunning,
 		Message: fmt.Sprintf("no relay answers at %s (%v); start one with `hub pixelle serve --website ORIGIN` or check the port", relay, causeText(err))}
+}
+
+// dialErr is a failure to reach the relay: refused before a byte was sent
+// because another user holds its port (exit 3, as a relay that is not
+// there: ours is gone from it), or because who holds it cannot be
+// verified (exit 1); else unreachable.
+func dialErr(relay string, err error) *ClientError {
+	re, ok := errors.AsType[*portowner.RefusedError](err)
+	switch {
+	case ok && re.Foreign():
+		return &ClientError{Code: "RELAY_NOT_YOURS", Exit: hub.ExitNotRunning, Message: re.Error()}
+	case ok:
+		return &ClientError{Code: "RELAY_UNVERIFIED", Exit: hub.ExitFailed, Message: re.Error()}
+	}
+	return unreachableErr(relay, err)
 }
 
 func causeText(err error) string {
@@ -84,6 +100,12 @@ func ParseRelayURL(s string) (string, error) {
 }
 
 // Client is the native agent side of pixelle-relay/0.2.
+//
+// What carries a credential (a pairing code to POST /api/pair, the agent
+// token in the WebSocket hello) goes only to a socket of this user's:
+// each of those connections is checked before a byte is written
+// (portowner.Dialer), so a relay port another user holds is refused,
+// naming the holder. /health carries none and is not checked.
 type Client struct {
 	Relay   string        // canonical relay URL (see ParseRelayURL)
 	Timeout time.Duration // per command; default ClientTimeout
@@ -96,12 +118,24 @@ func (c *Client) timeout() time.Duration {
 	return ClientTimeout
 }
 
-func (c *Client) httpClient() *http.Client {
-	return &http.Client{
+// dialer checks, before a credential goes, that the relay's port is held
+// by this user.
+func (c *Client) dialer() *portowner.Dialer {
+	return &portowner.Dialer{Source: "the relay address " + c.Relay}
+}
+
+// httpClient is a client for one request; a credentialed one dials
+// through c.dialer(). The caller closes its idle connections.
+func (c *Client) httpClient(credentialed bool) *http.Client {
+	hc := &http.Client{
 		Timeout: 10 * time.Second,
 		// A relay never redirects; following one could carry a code elsewhere.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+	if credentialed {
+		hc.Transport = c.dialer().Transport()
+	}
+	return hc
 }
 
 // HealthReport is what `hub pixelle health` prints.
@@ -146,7 +180,7 @@ func (c *Client) health(ctx context.Context, website string) (HealthReport, erro
 	if website != "" {
 		req.Header.Set("Origin", rep.Website)
 	}
-	resp, err := c.httpClient().Do(req)
+	resp, err := c.httpClient(false).Do(req)
 	if err != nil {
 		return rep, unreachableErr(c.Relay, err)
 	}
@@ -197,9 +231,11 @@ func (c *Client) Pair(ctx context.Context, code string) (Credentials, error) {
 		return Credentials{}, usageErr("INVALID_RELAY", "%v", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.httpClient().Do(req)
+	hc := c.httpClient(true)
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Do(req)
 	if err != nil {
-		return Credentials{}, unreachableErr(c.Relay, err)
+		return Credentials{}, dialErr(c.Relay, err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -248,7 +284,7 @@ func (o Outcome) ErrorCode() string {
 func (c *Client) Call(ctx context.Context, cr Credentials, command json.RawMessage) (Outcome, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
-	ws, err := dialRelay(ctx, c.Relay)
+	ws, err := dialRelay(ctx, c.Relay, c.dialer())
 	if err != nil {
 		return Outcome{}, err
 	}

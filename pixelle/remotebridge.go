@@ -138,7 +138,7 @@ func clientToolError(err error) error {
 		return &adapters.ToolError{Code: "OUTCOME_UNKNOWN", Message: err.Error(), Retryable: true, Hint: hintFor("OUTCOME_UNKNOWN")}
 	}
 	switch ce.Code {
-	case "RELAY_UNREACHABLE", "RELAY_REFUSED":
+	case "RELAY_UNREACHABLE", "RELAY_REFUSED", "RELAY_NOT_YOURS":
 		return adapters.NotRunning(ce.Message)
 	case "CREDENTIALS_REJECTED":
 		return errRemoteNoPairing

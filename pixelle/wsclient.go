@@ -3,7 +3,6 @@ package pixelle
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/lxzan/gws"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/portowner"
 )
 
 // clientReadLimit bounds one frame the agent client accepts: a 2 MiB
@@ -30,28 +30,31 @@ type wsConn struct {
 }
 
 // dialRelay opens ws://127.0.0.1:PORT/relay without an Origin (a native
-// client). A refused TCP connection is "relay not reachable" (exit 3).
-func dialRelay(ctx context.Context, relay string) (*wsConn, error) {
+// client), through d: the hello that follows carries the agent token, so
+// a port another user holds is refused before a byte is sent (exit 3, see
+// dialErr). A refused TCP connection is "relay not reachable" (exit 3).
+func dialRelay(ctx context.Context, relay string, d *portowner.Dialer) (*wsConn, error) {
 	w := &wsConn{msgs: make(chan []byte, 64), closed: make(chan struct{}), done: make(chan struct{})}
-	addr := "ws://" + strings.TrimPrefix(relay, "http://") + "/relay"
+	host := strings.TrimPrefix(relay, "http://")
 	timeout := 5 * time.Second
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
 		timeout = time.Until(dl)
 	}
-	conn, resp, err := gws.NewClient(w, &gws.ClientOption{
-		Addr:               addr,
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	nc, err := d.DialContext(dctx, "tcp", host)
+	cancel()
+	if err != nil {
+		return nil, dialErr(relay, err)
+	}
+	conn, resp, err := gws.NewClientFromConn(w, &gws.ClientOption{
+		Addr:               "ws://" + host + "/relay",
 		HandshakeTimeout:   timeout,
 		ReadMaxPayloadSize: clientReadLimit,
 		CheckUtf8Enabled:   true,
-		NewDialer:          func() (gws.Dialer, error) { return &net.Dialer{Timeout: timeout}, nil },
-	})
+	}, nc)
 	if err != nil {
 		if resp != nil {
 			return nil, failErr("RELAY_REFUSED", "the relay refused the WebSocket (HTTP %d)", resp.StatusCode)
-		}
-		var op *net.OpError
-		if errors.As(err, &op) && op.Op == "dial" {
-			return nil, unreachableErr(relay, err)
 		}
 		return nil, failErr("RELAY_REFUSED", "WebSocket handshake with %s failed: %v", relay, err)
 	}
