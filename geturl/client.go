@@ -13,10 +13,14 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/portowner"
 )
 
 // Client drives a running control plane (standalone or under the hub),
-// found through the control file.
+// found through the control file. Its key goes only to a socket of this
+// user's: each new connection is checked before a byte is written
+// (portowner.Dialer), so a port the file names but another user holds is
+// refused, naming the holder.
 type Client struct {
 	base string
 	key  string
@@ -30,8 +34,9 @@ func Locate(d hub.Dirs) (*Client, error) {
 	if err != nil {
 		return nil, hub.Exit(hub.ExitNotRunning, "hub geturl: no geturl control plane is running ("+shortErr(err)+"); start one with `hub geturl serve` or `hub start`")
 	}
+	dialer := &portowner.Dialer{Source: "the control file " + controlPath(d)}
 	return &Client{base: "http://" + hub.LoopbackHost + ":" + strconv.Itoa(cf.ControlPort), key: cf.Key,
-		http: &http.Client{Timeout: 30 * time.Second}}, nil
+		http: &http.Client{Timeout: 30 * time.Second, Transport: dialer.Transport()}}, nil
 }
 
 func shortErr(err error) string {
@@ -73,6 +78,13 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if re, ok := errors.AsType[*portowner.RefusedError](err); ok {
+			if re.Foreign() {
+				// ours is gone from there: a stale file
+				return hub.Exit(hub.ExitNotRunning, "hub geturl: "+re.Error())
+			}
+			return hub.Exit(hub.ExitFailed, "hub geturl: "+re.Error())
+		}
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			return hub.Exit(hub.ExitNotRunning, "hub geturl: stale control file: nothing listens on "+c.base+" (the control plane was killed?)")
 		}
