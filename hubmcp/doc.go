@@ -11,8 +11,10 @@
 // with each aiui prompt pushed as notifications/claude/channel. Each
 // bridge is reached the way its own shell and MCP faces reach it: the
 // stitchslop session file and control plane, the aiui control file, the
-// stored pixelle credential. A bridge that is disabled or not running
-// contributes no tools, and hub_status says why.
+// stored pixelle credential, each sent only to a socket of this user's
+// (portowner.Dialer), as the hub's own key is when it attaches. A bridge
+// that is disabled or not running contributes no tools, and hub_status
+// says why.
 //
 // It sits beside cmd/hub in the layout: it may import every protocol
 // package, and none imports it.

@@ -54,7 +54,10 @@ func attachHub(ctx context.Context, st *supervisor.State) error {
 		return err
 	}
 	req.Header.Set(supervisor.KeyHeader, st.Key)
-	resp, err := http.DefaultClient.Do(req)
+	// Checked like every request carrying the key (see ControlTransport).
+	tr := supervisor.ControlTransport(st)
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,14 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/portowner"
 )
 
 // KeyHeader carries the control key, read from the 0600 state file.
@@ -47,6 +49,19 @@ func (c *Control) route(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ControlTransport is the transport of requests carrying st's key to its
+// control endpoint. The key goes only to a socket of this user's: every
+// connection is checked before a byte is written (portowner.Dialer), so
+// an endpoint port another user holds is refused, naming the holder and
+// the state file. The caller closes its idle connections when done.
+func ControlTransport(st *State) *http.Transport {
+	source := "the state file"
+	if st.file != "" {
+		source += " " + st.file
+	}
+	return (&portowner.Dialer{Source: source}).Transport()
+}
+
 // ControlCall sends one authenticated request to a running hub and returns
 // the status code and body.
 func ControlCall(ctx context.Context, st *State, method, path string) (int, []byte, error) {
@@ -57,7 +72,12 @@ func ControlCall(ctx context.Context, st *State, method, path string) (int, []by
 		return 0, nil, err
 	}
 	req.Header.Set(KeyHeader, st.Key)
-	resp, err := http.DefaultClient.Do(req)
+	tr := ControlTransport(st)
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if re, ok := errors.AsType[*portowner.RefusedError](err); ok {
+		return 0, nil, fmt.Errorf("control endpoint: %w", re) // it names the address
+	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("control endpoint %s: %w", st.Control, err)
 	}

@@ -35,6 +35,9 @@ type State struct {
 	// least this long for a graceful stop before it signals.
 	ShutdownSeconds int               `json:"shutdownSeconds,omitempty"`
 	Adapters        []adapters.Status `json:"adapters"`
+
+	// file is where ReadState read it, for messages ("" if it did not).
+	file string
 }
 
 // ErrAlreadyRunning is wrapped by AcquireLock when another hub holds the lock.
@@ -134,7 +137,7 @@ func ReadState(dir string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	var st State
+	st := State{file: filepath.Join(dir, StateFileName)}
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("state file %s is corrupt: %v", filepath.Join(dir, StateFileName), err)
 	}
