@@ -71,6 +71,7 @@ func Locate(ctx context.Context, d hub.Dirs) (*Client, error) {
 	defer cancel()
 	info, err := c.Info(pctx)
 	if err != nil {
+		c.CloseIdleConnections()
 		if errors.Is(err, portowner.ErrRefused) {
 			// the refusal names the file and the holder
 			return nil, fmt.Errorf("%w (%w)", ErrNoBackend, refusal(err))
@@ -94,6 +95,14 @@ func newClient(port int, key, source string) *Client {
 	tr := (&portowner.Dialer{Source: source}).Transport()
 	return &Client{Base: "http://" + hub.LoopbackHost + ":" + strconv.Itoa(port), Key: key,
 		HTTP: &http.Client{Timeout: 60 * time.Second, Transport: tr}, streamHTTP: &http.Client{Transport: tr}}
+}
+
+// CloseIdleConnections drops the client's idle keep-alive connections: a
+// client has its own (each was checked when dialled), kept up to 90 s
+// after their last use otherwise.
+func (c *Client) CloseIdleConnections() {
+	c.HTTP.CloseIdleConnections()
+	c.streamHTTP.CloseIdleConnections()
 }
 
 // refusal is the portowner refusal in err, without the request's URL
