@@ -60,23 +60,38 @@ func VCSComponent(p string) (string, bool) {
 // isVCSName reports whether one path component is a metadata name once
 // reduced (see VCSComponent).
 func isVCSName(name string) bool {
-	if i := strings.IndexByte(name, ':'); i >= 0 {
-		name = name[:i]
-	}
 	var buf [64]rune // a name of more runes grows it on the heap
-	folded := buf[:0]
-	for _, r := range name {
-		if !hfsIgnorable(r) {
-			folded = append(folded, fold(r))
-		}
-	}
-	for len(folded) > 0 && onlyTrailing(folded[len(folded)-1]) {
-		folded = folded[:len(folded)-1]
-	}
+	folded := reduce(name, buf[:0])
 	if len(folded) > 0 && folded[0] == '.' {
 		return isOneOf(folded[1:])
 	}
-	return isShortName(folded)
+	if s, ok := parseShort(folded); ok {
+		for _, v := range vcsNames {
+			if s.of(v, "", false) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reduce appends to buf the path component name as file systems compare
+// names, and returns it: an NTFS stream cut off (from the first ':'), the
+// code points HFS+ ignores dropped, every rune folded (see fold), and
+// trailing dots and spaces dropped (Windows drops them).
+func reduce(name string, buf []rune) []rune {
+	if i := strings.IndexByte(name, ':'); i >= 0 {
+		name = name[:i]
+	}
+	for _, r := range name {
+		if !hfsIgnorable(r) {
+			buf = append(buf, fold(r))
+		}
+	}
+	for len(buf) > 0 && onlyTrailing(buf[len(buf)-1]) {
+		buf = buf[:len(buf)-1]
+	}
+	return buf
 }
 
 // onlyTrailing reports the characters Windows drops from the end of a
@@ -93,35 +108,73 @@ func isOneOf(name []rune) bool {
 	return false
 }
 
-// isShortName reports whether name (folded) is an NTFS 8.3 short name of
-// one of the metadata names: its first up to six characters and ~N, or
-// the first two characters, four hex digits and ~N.
-func isShortName(name []rune) bool {
+// short is a reduced component shaped like an NTFS 8.3 short name:
+// stem~digits, optionally .ext.
+type short struct {
+	stem, ext []rune
+	digits    int
+}
+
+// parseShort splits a reduced component shaped like an NTFS 8.3 short
+// name: a stem of one to six characters (seven less the digits when there
+// are several), '~', one or more digits, and optionally '.' and an
+// extension of one to three characters.
+func parseShort(c []rune) (short, bool) {
 	tilde := -1
-	for i, r := range name {
+	for i, r := range c {
 		if r == '~' {
 			tilde = i
 			break
 		}
 	}
-	if tilde < 0 || tilde == len(name)-1 {
+	if tilde < 1 || tilde > 6 {
+		return short{}, false
+	}
+	rest := c[tilde+1:]
+	d := 0
+	for d < len(rest) && rest[d] >= '0' && rest[d] <= '9' {
+		d++
+	}
+	if d == 0 {
+		return short{}, false
+	}
+	ext := rest[d:]
+	if len(ext) > 0 {
+		if ext[0] != '.' || len(ext) < 2 || len(ext) > 4 {
+			return short{}, false
+		}
+		ext = ext[1:]
+		for _, r := range ext {
+			if r == '.' {
+				return short{}, false
+			}
+		}
+	}
+	return short{stem: c[:tilde], ext: ext, digits: d}, true
+}
+
+// of reports whether s is a short name Windows may generate for a long
+// name whose base is base and whose extension is ext (lower case ASCII;
+// the long name's leading dots, and the other dots of its base, removed;
+// ext "" for a name without one). The stem is the base's first six
+// characters (fewer beside several digits), or its first two and four
+// hex digits of a hash; the extension is the first three of ext. With
+// prefix set, base is only the beginning of the long name's base (a
+// pattern such as mise.*.toml), so the stem may go on past it.
+func (s short) of(base, ext string, prefix bool) bool {
+	if !equalRunes(s.ext, ext[:min(len(ext), 3)]) {
 		return false
 	}
-	for _, r := range name[tilde+1:] {
-		if r < '0' || r > '9' {
-			return false
-		}
+	l := len(s.stem)
+	hi := min(len(base), 6)
+	if prefix {
+		hi = 6
 	}
-	stem := name[:tilde]
-	for _, v := range vcsNames {
-		if equalRunes(stem, v[:min(len(v), 6)]) {
-			return true
-		}
-		if len(stem) == 6 && equalRunes(stem[:2], v[:2]) && isHex(stem[2:]) {
-			return true
-		}
+	if l >= min(len(base), 7-s.digits) && l <= hi && equalRunes(s.stem[:min(l, len(base))], base[:min(l, len(base))]) {
+		return true
 	}
-	return false
+	k := min(len(base), 2)
+	return l == k+4 && equalRunes(s.stem[:k], base[:k]) && isHex(s.stem[k:])
 }
 
 func isHex(rs []rune) bool {
