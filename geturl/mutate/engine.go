@@ -30,6 +30,12 @@ type Engine struct {
 	Logs *LogKey
 	// Edits watches for serial /e loops (nil: no hint).
 	Edits *EditTracker
+	// Allow is what the session may change beyond the project's own
+	// files (sandbox.Allow). The zero value refuses configuration that
+	// tools run on their own; set Autorun only for a session that may run
+	// commands anyway (one with the terminal). Version-control metadata
+	// is refused whatever it says.
+	Allow sandbox.Allow
 	// Limits bound the engine; zero fields take DefaultLimits.
 	Limits Limits
 
@@ -85,7 +91,8 @@ type target struct {
 // resolve approves p for a mutation: every symlink on the way, the final
 // component included, is followed and must stay inside the scope (a
 // dangling link is followed to where a create would land), and neither
-// the path as named nor where it leads may be version-control metadata
+// the path as named nor where it leads may be version-control metadata,
+// or, unless e.Allow.Autorun, configuration that tools run on their own
 // (sandbox.ResolveMutable). A path ending in "/" names a directory and is
 // refused. Every path a mutation changes passes here: /w's and /e's,
 // and each of a patch's Add, Update, Delete and Move to paths, before the
@@ -94,7 +101,7 @@ func (e *Engine) resolve(p string) (target, *transport.Error) {
 	if strings.HasSuffix(p, "/") && len(p) > 1 {
 		return target{}, refusal("invalid_path", "a path ending in / names a directory: "+e.Scope.Display(p), "name the file", transport.ActionCorrectRequest, true).With("path", e.Scope.Display(p))
 	}
-	r, err := e.Scope.ResolveMutable(p)
+	r, err := e.Scope.ResolveMutable(p, e.Allow)
 	if err != nil {
 		return target{}, pathFailure(e.Scope.Display(p), err)
 	}

@@ -55,6 +55,12 @@ const (
 const VCSHint = "the file tools never change version-control metadata (.git, .hg, .svn, .jj, .bzr, a .git file, a git directory under any name): " +
 	"a change there can make the next git command run anything; change the project's own files, and leave repository metadata to the operator"
 
+// AutorunHint is the repair hint of an autorun_config refusal.
+const AutorunHint = "this session has no terminal, so the file tools do not change configuration that tools run on their own " +
+	"(agent settings and hooks: .claude/, .mcp.json, opencode.json, .opencode/, .codex/, .gemini/, .cursor/; editor settings: .vscode/, .idea/, .zed/, .devcontainer/; mise.toml): " +
+	"a change there runs commands the next time an agent starts in the project or an editor opens it. " +
+	"A session with the terminal may change them (it can run commands anyway); the operator grants it per project"
+
 // refusal builds an agent-facing error.
 func refusal(code, detail, hint, action string, retryable bool) *transport.Error {
 	return &transport.Error{Code: code, Detail: detail, Hint: hint, Action: action, Retryable: retryable}
@@ -76,6 +82,8 @@ func pathFailure(display string, err error) *transport.Error {
 		e.Hint = "check the spelling; /f finds files by name"
 	case errors.Is(err, sandbox.ErrVCSMetadata):
 		e.Hint, e.Retryable, e.Action = VCSHint, false, ""
+	case errors.Is(err, sandbox.ErrAutorunConfig):
+		e.Hint, e.Retryable, e.Action = AutorunHint, false, ""
 	}
 	e.With("path", display)
 	return e

@@ -38,16 +38,26 @@ func countParam(name string) transport.Param {
 	return transport.Param{Name: name, Kind: transport.Int, Min: 1, Max: staging.MaxChunks}
 }
 
-// resolvePath approves an agent path for a mutation and returns its
-// /project spelling, which both the intent's identity and the engine use
-// (so a/b, ./a/b and /project/a/b are one intent). A path the sandbox
-// refuses never becomes an intent.
-func resolvePath(sc *sandbox.Scope, p string) (string, *transport.Error) {
+// allowOf is what a session's file mutations may change beyond the
+// project's own files: configuration that tools run on their own only
+// with the terminal, since changing it is running commands. Every file
+// mutation gets its sandbox.Allow here, before it becomes an intent
+// (resolvePath) and when the engine runs it (Host.engine).
+func allowOf(p kernel.Permissions) sandbox.Allow {
+	return sandbox.Allow{Autorun: p.Terminal}
+}
+
+// resolvePath approves an agent path for a mutation by session s and
+// returns its /project spelling, which both the intent's identity and the
+// engine use (so a/b, ./a/b and /project/a/b are one intent). A path the
+// sandbox refuses never becomes an intent.
+func resolvePath(s kernel.Session, p string) (string, *transport.Error) {
+	sc := s.Scope()
 	if strings.HasSuffix(p, "/") && len(p) > 1 {
 		return "", &transport.Error{Code: "invalid_path", Detail: "a path ending in / names a directory: " + sc.Display(p),
 			Hint: "name the file", Retryable: true, Action: transport.ActionCorrectRequest}
 	}
-	r, err := sc.ResolveMutable(p)
+	r, err := sc.ResolveMutable(p, allowOf(s.Permissions()))
 	if err != nil {
 		return "", pathRefusal(sc, p, err)
 	}
@@ -68,6 +78,8 @@ func pathRefusal(sc *sandbox.Scope, p string, err error) *transport.Error {
 		e.Retryable, e.Action = false, ""
 	case errors.Is(err, sandbox.ErrVCSMetadata):
 		e.Hint, e.Retryable, e.Action = mutate.VCSHint, false, ""
+	case errors.Is(err, sandbox.ErrAutorunConfig):
+		e.Hint, e.Retryable, e.Action = mutate.AutorunHint, false, ""
 	}
 	return e.With("path", sc.Display(p))
 }

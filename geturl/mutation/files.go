@@ -68,10 +68,11 @@ var patchSpec = &transport.Spec{
 	Requires: [][2]string{{"count", "blob"}},
 }
 
-// engine is the file engine for one call: the session's scope, ledger and
-// edit tracker, the process's project gate.
+// engine is the file engine for one call: the session's scope, ledger,
+// edit tracker and authority, the process's project gate.
 func (h *Host) engine(c *kernel.Call, st *State) *mutate.Engine {
-	return &mutate.Engine{Scope: c.Session.Scope(), Ledger: st.Ledger, Gate: h.gate, Logs: h.logs, Edits: st.Edits}
+	return &mutate.Engine{Scope: c.Session.Scope(), Ledger: st.Ledger, Gate: h.gate, Logs: h.logs, Edits: st.Edits,
+		Allow: allowOf(c.Session.Permissions())}
 }
 
 // engineErr passes the engine's structured errors on.
@@ -91,7 +92,7 @@ func (h *Host) write(ctx context.Context, c *kernel.Call) (any, *transport.Error
 	if terr != nil {
 		return nil, terr
 	}
-	path, terr := resolvePath(c.Session.Scope(), c.Args.Text("path"))
+	path, terr := resolvePath(c.Session, c.Args.Text("path"))
 	if terr != nil {
 		return nil, terr
 	}
@@ -116,7 +117,7 @@ func (h *Host) edit(ctx context.Context, c *kernel.Call) (any, *transport.Error)
 	if terr != nil {
 		return nil, terr
 	}
-	path, terr := resolvePath(c.Session.Scope(), c.Args.Text("path"))
+	path, terr := resolvePath(c.Session, c.Args.Text("path"))
 	if terr != nil {
 		return nil, terr
 	}

@@ -35,14 +35,16 @@ func BenchmarkResolveNew(b *testing.B) {
 }
 
 // BenchmarkResolveMutable resolves what a /w of a new file three levels
-// deep resolves: ResolveNew plus the metadata checks (the names, and the
-// git-directory shape of each existing ancestor).
+// deep resolves for a session without the terminal: ResolveNew plus the
+// metadata checks (the names, and the git-directory shape of each
+// existing ancestor) and the autorun checks (the names, and the root's
+// entries for links named as configuration).
 func BenchmarkResolveMutable(b *testing.B) {
 	f := newFixture(b)
 	b.ReportAllocs()
 	done := cputime.Start(b)
 	for b.Loop() {
-		if _, err := f.scope.ResolveMutable("src/deep/new.txt"); err != nil {
+		if _, err := f.scope.ResolveMutable("src/deep/new.txt", Allow{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -55,6 +57,16 @@ func BenchmarkVCSComponent(b *testing.B) {
 	for b.Loop() {
 		if _, ok := VCSComponent("web/src/components/forms/Field.tsx"); ok {
 			b.Fatal("metadata")
+		}
+	}
+}
+
+// BenchmarkAutorunComponent judges a typical five-component path.
+func BenchmarkAutorunComponent(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := AutorunComponent("web/src/components/forms/Field.tsx"); ok {
+			b.Fatal("configuration")
 		}
 	}
 }

@@ -15,7 +15,13 @@
 // ResolveMutable is ResolveNew for a path about to change: it also refuses
 // version-control metadata (ErrVCSMetadata), judged by VCSComponent on the
 // path as named and as resolved, and by the shape of a git directory on
-// its ancestors. Reads are not restricted.
+// its ancestors. Unless its Allow says otherwise, it refuses configuration
+// that a developer's tools run on their own (ErrAutorunConfig: an agent's
+// hooks and MCP servers, an editor's tasks), judged by AutorunComponent on
+// the path as named and as resolved, and by where a symlink named as such
+// configuration leads, for links at the root and directly inside such a
+// directory at the root; a link deeper in the tree (sub/.vscode ->
+// ../editor) is not looked for. Reads are not restricted.
 //
 // Resolution is a check, not a lock: a process that can create symlinks in
 // the project between the check and the use could race it, by renaming a

@@ -21,6 +21,7 @@ var (
 	ErrPermission    = errors.New("permission denied")
 	ErrNotDir        = errors.New("project root is not a directory")
 	ErrVCSMetadata   = errors.New("path is version-control metadata (.git, .hg, .svn, .jj, .bzr or a git directory)")
+	ErrAutorunConfig = errors.New("path is configuration that tools run on their own (agent, editor or shell settings)")
 )
 
 // Error is a path refusal. Its message is one of the sentinel messages above
@@ -58,6 +59,7 @@ var codes = map[error]string{
 	ErrPermission:    "permission_denied",
 	ErrNotDir:        "not_a_directory",
 	ErrVCSMetadata:   "vcs_metadata",
+	ErrAutorunConfig: "autorun_config",
 }
 
 func newErr(kind error) *Error { return &Error{Kind: kind, Code: codes[kind]} }

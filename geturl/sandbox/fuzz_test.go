@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,10 +17,17 @@ func FuzzResolve(f *testing.F) {
 		`C:\x`, `..\..\x`, "a\x00b", "/etc/passwd", "src//deep/./x.txt", "rel_out/x",
 		"/project/dirlink/../a.txt", "link_abs_in/../../x", "dangling_in_deep/../x",
 		".git/config", ".GIT./hooks/x", "src/../.git", `GIT~1\config`,
+		".claude/settings.json", "opencode.json", `VSCODE~1\tasks.json`, "src/.Opencode/plugin/x.ts",
 	} {
 		f.Add(s)
 	}
 	fx := newFixture(f)
+	// Editor configuration kept elsewhere in the project: what it leads
+	// to is configuration too.
+	editor := filepath.Join(fx.root, "src", "deep")
+	if err := os.Symlink("src/deep", filepath.Join(fx.root, ".vscode")); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, p string) {
 		check := func(kind string, got Path, err error) {
 			if err != nil {
@@ -50,11 +58,24 @@ func FuzzResolve(f *testing.F) {
 		check("ResolveNew", got, err)
 		got, err = fx.scope.ResolveLink(p)
 		check("ResolveLink", got, err)
-		got, err = fx.scope.ResolveMutable(p)
+		got, err = fx.scope.ResolveMutable(p, Allow{})
 		check("ResolveMutable", got, err)
 		if rel, _ := fx.scope.Rel(got.Host); err == nil {
 			if _, vcs := VCSComponent(rel); vcs {
 				t.Fatalf("ResolveMutable(%q) = %q: version-control metadata", p, got.Host)
+			}
+			if _, auto := AutorunComponent(rel); auto || within(editor, got.Host) {
+				t.Fatalf("ResolveMutable(%q) = %q: autorun configuration", p, got.Host)
+			}
+		}
+		wide, werr := fx.scope.ResolveMutable(p, Allow{Autorun: true})
+		check("ResolveMutable(Autorun)", wide, werr)
+		if err == nil && (werr != nil || wide != got) {
+			t.Fatalf("ResolveMutable(%q): allowing more refused %v (%+v, narrow %+v)", p, werr, wide, got)
+		}
+		if rel, _ := fx.scope.Rel(wide.Host); werr == nil {
+			if _, vcs := VCSComponent(rel); vcs {
+				t.Fatalf("ResolveMutable(%q, Autorun) = %q: version-control metadata", p, wide.Host)
 			}
 		}
 	})

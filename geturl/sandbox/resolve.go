@@ -129,25 +129,48 @@ func (s *Scope) ResolveNew(p string) (Path, error) {
 	return Path{Virtual: s.virtual(host, real, inside), Host: real, Exists: missing == ""}, nil
 }
 
+// Allow widens what ResolveMutable accepts. Its zero value is the
+// narrowest: give a caller more only for a session that holds the
+// authority the field names.
+type Allow struct {
+	// Autorun accepts configuration that tools run on their own
+	// (AutorunComponent). Changing it is running commands, so only a
+	// session that may run commands anyway (one with the terminal) gets
+	// it.
+	Autorun bool
+}
+
 // ResolveMutable is ResolveNew for a path about to be changed: written,
-// created, deleted, renamed from or renamed to. It also refuses, with
-// ErrVCSMetadata, version-control metadata: a path that, as named or as
-// resolved (every symlink followed), has a component VCSComponent
-// reports, or that lies in a directory git takes for a git directory
-// (HEAD, objects/ and refs/ in it; the root included). Changing such a
-// file can make the next git command in the project run anything (a
-// core.fsmonitor in .git/config runs at every git status, which shell
-// prompts and editors run on their own), so a session that may write
-// files but not run commands would gain the terminal through it.
+// created, deleted, renamed from or renamed to.
+//
+// It refuses, with ErrVCSMetadata, version-control metadata: a path
+// that, as named or as resolved (every symlink followed), has a
+// component VCSComponent reports, or that lies in a directory git takes
+// for a git directory (HEAD, objects/ and refs/ in it; the root
+// included). Changing such a file can make the next git command in the
+// project run anything (a core.fsmonitor in .git/config runs at every
+// git status, which shell prompts and editors run on their own), so a
+// session that may write files but not run commands would gain the
+// terminal through it. Nothing allows it.
+//
+// Unless allow.Autorun, it also refuses, with ErrAutorunConfig,
+// configuration that tools run on their own: a path that, as named or as
+// resolved, AutorunComponent reports, or that lies where a symlink named
+// so leads (one at the root, or directly in such a directory at the
+// root). Changing such a file runs commands the next time an agent
+// starts in the project or an editor opens it, for the same gain.
+// Metadata is reported before configuration.
 //
 // Like every resolution it is a check, not a lock; the callers operate
 // on the result through descriptors (see Open, and the mutation engine).
-func (s *Scope) ResolveMutable(p string) (Path, error) {
+func (s *Scope) ResolveMutable(p string, allow Allow) (Path, error) {
+	named := ""
 	if host, inside, err := s.candidate(p); err == nil && inside {
 		if rel, ok := s.Rel(host); ok {
 			if _, vcs := VCSComponent(rel); vcs {
 				return Path{}, newErr(ErrVCSMetadata)
 			}
+			named = rel
 		}
 	}
 	r, err := s.ResolveNew(p)
@@ -162,21 +185,28 @@ func (s *Scope) ResolveMutable(p string) (Path, error) {
 		return Path{}, newErr(ErrVCSMetadata)
 	}
 	// Every existing directory from the root down to the target's parent.
-	dir := s.root
+	dir, rest := s.root, rel
 	for {
 		if gitDirShaped(dir) {
 			return Path{}, newErr(ErrVCSMetadata)
 		}
-		if rel == "." {
+		if rest == "." {
 			break
 		}
-		name, rest, more := strings.Cut(rel, "/")
-		if !more {
+		name, more, ok := strings.Cut(rest, "/")
+		if !ok {
 			break
 		}
-		dir, rel = filepath.Join(dir, name), rest
+		dir, rest = filepath.Join(dir, name), more
 		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 			break
+		}
+	}
+	if !allow.Autorun {
+		_, byName := AutorunComponent(named)
+		_, resolved := AutorunComponent(rel)
+		if byName || resolved || s.autorunLink(r.Host) {
+			return Path{}, newErr(ErrAutorunConfig)
 		}
 	}
 	return r, nil

@@ -210,12 +210,16 @@ func TestResolveMutable(t *testing.T) {
 		"gitdata/new/deeper.txt", // below it, not there yet
 		"sub/../.git/config",
 	} {
-		if _, err := s.ResolveMutable(p); !errors.Is(err, ErrVCSMetadata) || Code(err) != "vcs_metadata" {
-			t.Errorf("ResolveMutable(%q) = %v, want vcs_metadata", p, err)
+		// Nothing allows metadata, not even what a session with the
+		// terminal is allowed.
+		for _, allow := range []Allow{{}, {Autorun: true}} {
+			if _, err := s.ResolveMutable(p, allow); !errors.Is(err, ErrVCSMetadata) || Code(err) != "vcs_metadata" {
+				t.Errorf("ResolveMutable(%q, %+v) = %v, want vcs_metadata", p, allow, err)
+			}
 		}
 	}
 	for _, p := range []string{"src/main.go", "src/new.go", "sub/a.txt", ".gitmodules", ".gitignore", ".github/x.yml", "notgit/HEAD", "notgit/x"} {
-		got, err := s.ResolveMutable(p)
+		got, err := s.ResolveMutable(p, Allow{})
 		want, werr := s.ResolveNew(p)
 		if err != nil || werr != nil || got != want {
 			t.Errorf("ResolveMutable(%q) = %+v, %v; ResolveNew = %+v, %v", p, got, err, want, werr)
