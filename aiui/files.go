@@ -184,10 +184,10 @@ const FileCheckInterval = 2 * time.Second
 // file from every shell and MCP face. It returns when ctx is done.
 func (b *backend) keepFiles(ctx context.Context, every time.Duration) {
 	hub.KeepFiles(ctx, every, b.log,
-		hub.KeptFile{Path: b.regPath, Check: func() (string, func() error) {
+		hub.KeptFile{Name: "the registry record", Path: b.regPath, Check: func() (string, func() error) {
 			return b.registryDrift(), b.putRegistryFile
 		}},
-		hub.KeptFile{Path: b.controlPath, Check: func() (string, func() error) {
+		hub.KeptFile{Name: "the control file", Path: b.controlPath, Check: func() (string, func() error) {
 			why, exposed := b.controlDrift()
 			if exposed {
 				return why, b.newControlKey // others could read (or replace) the key: a new one

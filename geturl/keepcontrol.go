@@ -21,7 +21,7 @@ var controlCheckInterval = 2 * time.Second
 // returns when ctx is done.
 func keepControlFile(ctx context.Context, d hub.Dirs, cf controlFile, every time.Duration, log *slog.Logger) {
 	put := func() error { return writeControlFile(d, cf) }
-	hub.KeepFiles(ctx, every, log, hub.KeptFile{Path: controlPath(d), Check: func() (string, func() error) {
+	hub.KeepFiles(ctx, every, log, hub.KeptFile{Name: "the control file", Path: controlPath(d), Check: func() (string, func() error) {
 		got, err := readControlFile(d)
 		switch {
 		case err != nil:

@@ -10,6 +10,8 @@ import (
 // session or state file others find it by. A deleted or damaged one would
 // otherwise hide a live process from every client until it restarts.
 type KeptFile struct {
+	// Name says what the file is in log lines ("the state file").
+	Name string
 	Path string
 	// Check says why the file on disk is not what it should be ("" when
 	// it is) and how to put it right. A nil fix means the file must be
@@ -36,12 +38,12 @@ func KeepFiles(ctx context.Context, every time.Duration, log *slog.Logger, files
 			switch {
 			case why == "":
 			case fix == nil:
-				thin.Log(log, slog.LevelError, "cannot keep "+f.Path, "cannot keep "+f.Path, "why", why)
+				thin.Log(log, slog.LevelError, "cannot keep "+f.Path, "cannot keep "+f.Name, "path", f.Path, "why", why)
 			default:
 				if err := fix(); err != nil {
-					thin.Log(log, slog.LevelError, "cannot rewrite "+f.Path, "cannot rewrite "+f.Path, "why", why, "err", err)
+					thin.Log(log, slog.LevelError, "cannot rewrite "+f.Path, "cannot rewrite "+f.Name, "path", f.Path, "why", why, "err", err)
 				} else {
-					thin.Warn(log, "rewrote "+f.Path, "rewrote "+f.Path, "why", why)
+					thin.Warn(log, "rewrote "+f.Path, "rewrote "+f.Name, "path", f.Path, "why", why)
 				}
 			}
 		}

@@ -37,7 +37,7 @@ func (k *sessionKeeper) keep(ctx context.Context, every time.Duration, log *slog
 		}
 		return writeSession(k.dir, k.sess)
 	}
-	hub.KeepFiles(ctx, every, log, hub.KeptFile{Path: path, Check: func() (string, func() error) {
+	hub.KeepFiles(ctx, every, log, hub.KeptFile{Name: "the session file", Path: path, Check: func() (string, func() error) {
 		got, err := readSession(path)
 		switch {
 		case err != nil:

@@ -27,7 +27,7 @@ const StateCheckInterval = 2 * time.Second
 // returns when ctx is done.
 func KeepState(ctx context.Context, l *Lock, st *State, interval time.Duration, log *slog.Logger) {
 	put := func() error { return WriteState(l.dir, st) }
-	hub.KeepFiles(ctx, interval, log, hub.KeptFile{Path: filepath.Join(l.dir, StateFileName), Check: func() (string, func() error) {
+	hub.KeepFiles(ctx, interval, log, hub.KeptFile{Name: "the state file", Path: filepath.Join(l.dir, StateFileName), Check: func() (string, func() error) {
 		if err := l.ensure(); err != nil {
 			// Another hub took the directory over: its state is not ours
 			// to overwrite.
