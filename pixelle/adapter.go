@@ -2,12 +2,9 @@ package pixelle
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hubdev/hub/adapters"
@@ -38,10 +35,7 @@ const (
 // Factory registers the pixelle adapter.
 func Factory() adapters.Factory {
 	return adapters.FactoryFor("pixelle", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
-		s, err := New(cfg.Website, cfg.Port)
-		if err != nil {
-			return nil, err
-		}
+		s := New(cfg)
 		s.FollowOutside = true
 		return s, nil
 	}, Command)
@@ -49,14 +43,34 @@ func Factory() adapters.Factory {
 
 var _ adapters.Adapter = (*Server)(nil)
 
-// Server is the pixelle-relay/0.2 relay. The exported duration and limit
-// fields default to the contract's values; tests shorten them before Serve.
+// Server is the pixelle-relay/0.2 relay as configured: its Config, the
+// contract's limits and the clock, which Serve only reads. Each Serve
+// builds a fresh relay (relay.go) for what one run holds, sessions,
+// connections and credentials, and drops it when it returns, so a
+// restart invalidates every credential.
 type Server struct {
-	// Website is the one browser origin allowed (normalised).
-	Website string
-	// Port is the port to bind (0 = any free port).
-	Port int
+	cfg     *Config
+	website string // cfg.Website normalised; "" when it is no origin (Serve fails)
+	policy  *hub.OriginPolicy
 
+	// Limits default to the contract's values; tests shorten them before
+	// Serve.
+	Limits
+	// Now is the clock for code expiry and rate limiting (default time.Now).
+	Now func() time.Time
+	// FollowOutside (the hub's adapter) reuses a compatible relay that
+	// already holds the port instead of failing (outside.go).
+	FollowOutside bool
+
+	// cur is the running relay, nil outside Serve: what Status and the
+	// in-process ToolBridge (bridge.go) look at.
+	cur atomic.Pointer[relay]
+	// out is set while Serve follows a relay started outside the hub.
+	out atomic.Pointer[following]
+}
+
+// Limits are the relay's timings and bounds (DefaultLimits).
+type Limits struct {
 	AuthTimeout    time.Duration // hello must arrive within this
 	CommandTimeout time.Duration // a routed command fails OUTCOME_UNKNOWN after this
 	PairCodeTTL    time.Duration // pairing code lifetime
@@ -68,48 +82,11 @@ type Server struct {
 	MaxInFlight    int // pending commands per session
 	MaxMessage     int // WebSocket message limit in bytes
 	PairBodyLimit  int64
-	// Now is the clock for code expiry and rate limiting (default time.Now).
-	Now func() time.Time
-	// FollowOutside (the hub's adapter) reuses a compatible relay that
-	// already holds Port instead of failing (outside.go).
-	FollowOutside bool
-
-	policy *hub.OriginPolicy
-
-	mu       sync.Mutex
-	log      *slog.Logger
-	refusals *hub.LogThinner // this run's failed logins and refused codes (refusallog.go)
-	env      *adapters.Env
-	running  bool // between Ready and the end of Serve
-	closed   bool // set at shutdown: no new timers or sessions
-	port     int
-	sessions map[string]*session // by session id
-	peers    map[*peer]struct{}  // every upgraded connection
-	rate     *rateLimiter
-	nextReq  uint64
-	nextSess uint64
-	lastAct  time.Time
-	outside  string // while following a relay started outside the hub: the note saying so
-	// outsideBridge drives that relay's canvas for geturl's plugin=pixelle.
-	outsideBridge *RemoteBridge
-
-	// The in-process agent's pairing (bridge.go): the session its pair
-	// tool paired with and the agent token that pairing issued.
-	bridgeSession, bridgeToken string
 }
 
-// New builds a relay for website on port with the contract's defaults.
-func New(website string, port int) (*Server, error) {
-	w, ok := hub.NormalizeOrigin(website)
-	if !ok {
-		return nil, fmt.Errorf("website: must be an exact origin like https://pixelle.example, got %q", website)
-	}
-	if err := adapters.ValidatePort("port", port); err != nil {
-		return nil, err
-	}
-	return &Server{
-		Website:        w,
-		Port:           port,
+// DefaultLimits are the contract's reference values.
+func DefaultLimits() Limits {
+	return Limits{
 		AuthTimeout:    DefaultAuthTimeout,
 		CommandTimeout: DefaultCommandTimeout,
 		PairCodeTTL:    DefaultPairCodeTTL,
@@ -121,38 +98,70 @@ func New(website string, port int) (*Server, error) {
 		MaxInFlight:    DefaultMaxInFlight,
 		MaxMessage:     DefaultMaxMessage,
 		PairBodyLimit:  DefaultPairBodyLimit,
-		Now:            time.Now,
-	}, nil
+	}
 }
 
-// RelayURL is the RELAY value for the bound port.
+// New builds a relay for cfg (the website and port) with the contract's
+// limits. Serve refuses what check refuses.
+func New(cfg *Config) *Server {
+	s := &Server{cfg: cfg, Limits: DefaultLimits(), Now: time.Now}
+	if w, ok := hub.NormalizeOrigin(cfg.Website); ok {
+		s.website, s.policy = w, hub.NewOriginPolicy(w)
+	}
+	return s
+}
+
+// check reports why cfg cannot be served: a website that is no exact
+// origin, or a port out of range.
+func (s *Server) check() error {
+	if s.website == "" {
+		return fmt.Errorf("website: must be an exact origin like https://pixelle.example, got %q", s.cfg.Website)
+	}
+	return adapters.ValidatePort("port", s.cfg.Port)
+}
+
+// Website is the one browser origin allowed, normalised ("" when the
+// configured one is no origin).
+func (s *Server) Website() string { return s.website }
+
+// RelayURL is the RELAY value of the relay this Server runs or follows,
+// "" while it does neither.
 func (s *Server) RelayURL() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.relayURLLocked()
+	if rl := s.cur.Load(); rl != nil {
+		return rl.url
+	}
+	if s.out.Load() != nil {
+		return relayURL(s.cfg.Port)
+	}
+	return ""
 }
 
-func (s *Server) relayURLLocked() string {
-	return "http://" + hub.LoopbackHost + ":" + strconv.Itoa(s.port)
+func relayURL(port int) string {
+	return "http://" + hub.LoopbackHost + ":" + strconv.Itoa(port)
 }
 
-// Serve binds 127.0.0.1:Port, reports Ready and relays until ctx is done.
+// Serve binds 127.0.0.1:port, reports Ready and relays until ctx is done.
 // All sessions live in memory: a restart invalidates every credential.
 func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
-	ready := env.Ready
-	ln, port, err := hub.Listen([]int{s.Port})
+	if err := s.check(); err != nil {
+		return err
+	}
+	ready, want := env.Ready, s.cfg.Port
+	ln, port, err := hub.Listen([]int{want})
 	if err != nil {
-		if !s.FollowOutside || s.Port == 0 || !s.outsideRelay(ctx, s.Port) {
+		if !s.FollowOutside || want == 0 || !s.outsideRelay(ctx, want) {
 			return err
 		}
-		if ln = s.followOutside(ctx, env, s.Port, ready); ln == nil {
+		if ln = s.followOutside(ctx, env, want, ready); ln == nil {
 			return nil // ctx ended
 		}
-		port, ready = s.Port, nil // ready is reported once per Serve
+		port, ready = want, nil // ready is reported once per Serve
 	}
 	sockets := &ws.Sockets{}
-	h := &httpHandler{s: s, relay: s.start(env, port, sockets)}
-	env.Log.Info("pixelle relay listening", "relay", s.RelayURL(), "website", s.Website)
+	rl := newRelay(s, env, port, sockets)
+	s.cur.Store(rl)
+	defer s.cur.Store(nil)
+	env.Log.Info("pixelle relay listening", "relay", rl.url, "website", s.website)
 	if ready != nil {
 		ready(port)
 	}
@@ -164,100 +173,23 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	env.Guard.Go("pixelle shutdown notice", func() {
 		select {
 		case <-ctx.Done():
-			s.failPending()
+			rl.failPending()
 		case <-serveCtx.Done():
 		}
 		stopServing()
 	})
-	err = hub.ServeHTTP(serveCtx, ln, h, sockets, env.Log) // every connection's close path ran
-	s.shutdown()
+	err = hub.ServeHTTP(serveCtx, ln, &httpHandler{rl}, sockets, env.Log) // every connection's close path ran
+	rl.shutdown()
 	return err
-}
-
-// failPending answers every command in flight with OUTCOME_UNKNOWN (the
-// relay is stopping).
-func (s *Server) failPending() {
-	var o outbox
-	s.mu.Lock()
-	for _, sess := range s.sessions {
-		for id, pe := range sess.pending {
-			pe.timer.Stop()
-			delete(sess.pending, id)
-			o.fail(pe, "OUTCOME_UNKNOWN", msgUnknownShutdown)
-		}
-	}
-	s.mu.Unlock()
-	o.flush()
-}
-
-// start resets the relay's state for one run on port and returns its
-// /relay endpoint.
-func (s *Server) start(env *adapters.Env, port int, sockets *ws.Sockets) *ws.Endpoint {
-	s.policy = hub.NewOriginPolicy(s.Website)
-	s.mu.Lock()
-	s.log, s.env, s.port = env.Log, env, port
-	s.refusals = newRefusalLog()
-	s.sessions = map[string]*session{}
-	s.peers = map[*peer]struct{}{}
-	s.rate = newRateLimiter(s.RateLimit, s.RateWindow, s.MaxRatePeers)
-	s.running, s.closed = true, false
-	s.mu.Unlock()
-	// Until its hello is accepted a socket is under the shared
-	// pre-authentication guard: a small hello-sized message limit instead
-	// of MaxMessage, the contract's authentication deadline (close 1008),
-	// and a cap on such sockets (HTTP 503 beyond it).
-	return sockets.Endpoint(relayHandler{s}, ws.Options{
-		MaxPayload: s.MaxMessage, Heartbeat: env.Heartbeat, Log: env.Log,
-		PreAuth: ws.PreAuth{Timeout: s.AuthTimeout, OnCrowded: func(w http.ResponseWriter, _ *http.Request) {
-			writeError(w, http.StatusServiceUnavailable, "TOO_MANY_CONNECTIONS", "too many connections are waiting to authenticate; retry shortly")
-		}},
-	})
-}
-
-// shutdown clears every timer and forgets every session.
-// The summaries of failed logins still due are written now, not lost
-// with the process.
-func (s *Server) shutdown() {
-	s.mu.Lock()
-	s.closed, s.running = true, false
-	for _, sess := range s.sessions {
-		sess.stopTimers()
-	}
-	s.sessions = map[string]*session{}
-	s.peers = map[*peer]struct{}{}
-	refusals := s.refusals
-	s.mu.Unlock()
-	if refusals != nil {
-		refusals.Flush()
-	}
 }
 
 // Status is the snapshot `hub status` shows.
 func (s *Server) Status() adapters.Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := adapters.Status{LastActivity: s.lastAct}
-	if s.outside != "" {
-		st.Ports, st.Note = []int{s.Port}, s.outside
-		return st
+	if f := s.out.Load(); f != nil {
+		return adapters.Status{Ports: []int{s.cfg.Port}, Note: f.note}
 	}
-	if s.running {
-		st.Ports = []int{s.port}
+	if rl := s.cur.Load(); rl != nil {
+		return rl.status()
 	}
-	for _, sess := range s.sessions {
-		if sess.browser != nil {
-			st.PageAttached = true
-		}
-		st.AgentSessions += len(sess.agents)
-	}
-	if s.running && !st.PageAttached {
-		st.Note = "waiting for the Pixelle page: click Connect locally with relay " + s.relayURLLocked()
-	}
-	return st
+	return adapters.Status{}
 }
-
-// touch records activity for Status (caller holds s.mu).
-func (s *Server) touchLocked() { s.lastAct = time.Now() }
-
-// errClosed reports a server that is shutting down.
-var errClosed = errors.New("relay is shutting down")

@@ -22,12 +22,9 @@ func BenchmarkRoundTrip(b *testing.B) {
 }
 
 func benchRoundTrip(b *testing.B, conc int) {
-	s, err := New(website, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := New(&Config{Website: website})
 	h := adaptertest.Start(b, s, adaptertest.Options{})
-	r := &relay{Harness: h, s: s}
+	r := &testRelay{Harness: h, s: s}
 	id, tok := r.createSessionTB(b)
 	br := h.MustDial("/relay", adaptertest.DialOptions{Origin: website})
 	br.SendText(fmt.Sprintf(`{"type":"hello","role":"browser","sessionId":%q,"token":%q}`, id, tok))
@@ -97,7 +94,7 @@ func benchRoundTrip(b *testing.B, conc int) {
 	}
 }
 
-func (r *relay) createSessionTB(b testing.TB) (string, string) {
+func (r *testRelay) createSessionTB(b testing.TB) (string, string) {
 	resp := r.Do(adaptertest.Request{Method: "POST", Path: "/api/sessions", Header: browserHeader()})
 	var v struct{ ID, BrowserToken string }
 	if err := json.Unmarshal(resp.Body, &v); err != nil {

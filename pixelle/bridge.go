@@ -56,19 +56,33 @@ var errNoPairing = &adapters.ToolError{Code: codeNotPaired, Retryable: true,
 	Message: "a Pixelle canvas is connected but this agent is not paired with it (or its pairing was replaced or revoked)",
 	Hint:    `ask the person for the pairing code Pixelle shows (Connect locally) and call tool=pair with {"code":"…"}`}
 
-// target is the session the in-process agent drives (see above).
-func (s *Server) targetLocked() (*session, error) {
-	if !s.running {
-		return nil, offline("the Pixelle relay is not running")
+// errNotRunning is the in-process agent's answer while no relay runs.
+func errNotRunning() error { return offline("the Pixelle relay is not running") }
+
+// target is the session the in-process agent drives (see above). rl may
+// be nil: no relay runs.
+func (rl *relay) target() (*session, error) {
+	if rl == nil {
+		return nil, errNotRunning()
 	}
-	if sess := s.sessions[s.bridgeSession]; sess != nil && s.bridgeToken != "" && sess.agentToken != "" &&
-		hub.SecretEqual(sess.agentToken, s.bridgeToken) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return rl.targetLocked()
+}
+
+// targetLocked is target under rl.mu.
+func (rl *relay) targetLocked() (*session, error) {
+	if rl.closed {
+		return nil, errNotRunning()
+	}
+	if sess := rl.sessions[rl.bridgeSession]; sess != nil && rl.bridgeToken != "" && sess.agentToken != "" &&
+		hub.SecretEqual(sess.agentToken, rl.bridgeToken) {
 		if sess.browser == nil {
 			return nil, offline(msgOffline)
 		}
 		return sess, nil
 	}
-	for _, sess := range s.sessions {
+	for _, sess := range rl.sessions {
 		if sess.browser != nil {
 			return nil, errNoPairing
 		}
@@ -105,9 +119,7 @@ func (s *Server) BridgeTools() ([]adapters.BridgeTool, error) {
 	if rb := s.followed(); rb != nil {
 		return rb.BridgeTools()
 	}
-	s.mu.Lock()
-	_, err := s.targetLocked()
-	s.mu.Unlock()
+	_, err := s.cur.Load().target()
 	switch {
 	case err == errNoPairing:
 		return bridgeTools[len(bridgeTools)-1:], nil
@@ -124,9 +136,7 @@ func (s *Server) BridgeClassify(tool string, args json.RawMessage) (bool, error)
 	if rb := s.followed(); rb != nil {
 		return rb.BridgeClassify(tool, args)
 	}
-	s.mu.Lock()
-	_, err := s.targetLocked()
-	s.mu.Unlock()
+	_, err := s.cur.Load().target()
 	if tool == toolPair {
 		if err != nil && err != errNoPairing {
 			return false, err
@@ -147,18 +157,25 @@ func (s *Server) BridgeCall(ctx context.Context, tool string, args json.RawMessa
 	if rb := s.followed(); rb != nil {
 		return rb.BridgeCall(ctx, tool, args)
 	}
+	rl := s.cur.Load()
 	if tool == toolPair {
 		code, err := pairArgs(args)
 		if err != nil {
 			return nil, err
 		}
-		return s.pairInProcess(code)
+		if rl == nil {
+			return nil, errNotRunning()
+		}
+		return rl.pairInProcess(code)
 	}
 	cmd, _, err := commandFor(tool, args)
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.route(ctx, cmd)
+	if rl == nil {
+		return nil, errNotRunning()
+	}
+	a, err := rl.route(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -261,65 +278,64 @@ func pairArgs(args json.RawMessage) (string, error) {
 // pairInProcess is POST /api/pair for the in-process agent: the same rate
 // limit (all loopback callers share one budget) and the same pairing; the
 // token stays inside the relay.
-func (s *Server) pairInProcess(code string) (json.RawMessage, error) {
-	s.mu.Lock()
-	running := s.running
-	ok := running && s.rate.allow(hub.LoopbackHost, s.Now())
-	s.mu.Unlock()
+func (rl *relay) pairInProcess(code string) (json.RawMessage, error) {
+	rl.mu.Lock()
+	running := !rl.closed
+	ok := running && rl.rate.allow(hub.LoopbackHost, rl.s.Now())
+	rl.mu.Unlock()
 	switch {
 	case !running:
-		return nil, offline("the Pixelle relay is not running")
+		return nil, errNotRunning()
 	case !ok:
 		return nil, &adapters.ToolError{Code: "RATE_LIMITED", Message: "too many pairing attempts; wait a minute", Retryable: true}
 	}
-	res, err := s.pairCode(code)
+	res, err := rl.pairCode(code)
 	if err != nil {
 		return nil, &adapters.ToolError{Code: "INVALID_OR_EXPIRED_CODE", Message: "the code is wrong, used or expired (codes live 5 minutes)",
 			Hint: "ask the person for the code Pixelle shows now"}
 	}
-	s.mu.Lock()
-	s.bridgeSession, s.bridgeToken = res.SessionID, res.Token
-	s.mu.Unlock()
+	rl.mu.Lock()
+	rl.bridgeSession, rl.bridgeToken = res.SessionID, res.Token
+	rl.mu.Unlock()
 	return json.Marshal(map[string]any{"paired": true, "relay": res.URL})
 }
 
 // route sends cmd to the target session's browser as an agent command and
 // waits for its answer: the browser's, or the relay's own error.
-func (s *Server) route(ctx context.Context, cmd json.RawMessage) (relayAnswer, error) {
+func (rl *relay) route(ctx context.Context, cmd json.RawMessage) (relayAnswer, error) {
 	var o outbox
-	s.mu.Lock()
-	sess, err := s.targetLocked()
+	rl.mu.Lock()
+	sess, err := rl.targetLocked()
 	if err != nil {
-		s.mu.Unlock()
+		rl.mu.Unlock()
 		return relayAnswer{}, err
 	}
-	s.touchLocked()
-	env := s.env
-	if len(sess.pending) >= s.MaxInFlight {
-		s.mu.Unlock()
+	rl.touchLocked()
+	if len(sess.pending) >= rl.s.MaxInFlight {
+		rl.mu.Unlock()
 		return relayAnswer{}, commandError(mustJSON(errorObject{"BUSY", msgBusy}))
 	}
-	s.nextReq++
-	relayID := fmt.Sprintf("r%d-%s", s.nextReq, hub.RandomHex(4))
+	rl.nextReq++
+	relayID := fmt.Sprintf("r%d-%s", rl.nextReq, hub.RandomHex(4))
 	pe := &pending{relayID: relayID, local: make(chan relayAnswer, 1)}
-	pe.timer = env.Guard.AfterFunc("command timeout", s.CommandTimeout, func() { s.commandTimeout(sess, relayID) })
+	pe.timer = rl.env.Guard.AfterFunc("command timeout", rl.s.CommandTimeout, func() { rl.commandTimeout(sess, relayID) })
 	sess.pending[relayID] = pe
 	o.sendRaw(sess.browser, commandFrame(relayID, cmd))
-	s.mu.Unlock()
-	env.Activity.AgentActivity()
+	rl.mu.Unlock()
+	rl.env.Activity.AgentActivity()
 	o.flush()
 	select {
 	case a := <-pe.local:
 		return a, nil
 	case <-ctx.Done():
 	}
-	s.mu.Lock()
+	rl.mu.Lock()
 	mine := sess.pending[relayID] == pe
 	if mine {
 		pe.timer.Stop()
 		delete(sess.pending, relayID)
 	}
-	s.mu.Unlock()
+	rl.mu.Unlock()
 	if !mine { // answered meanwhile
 		return <-pe.local, nil
 	}

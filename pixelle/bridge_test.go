@@ -22,7 +22,7 @@ func toolErr(t *testing.T, err error) *adapters.ToolError {
 }
 
 // bridgeCall runs BridgeCall in the background; the browser answers.
-func bridgeCall(r *relay, tool, args string) <-chan callOut {
+func bridgeCall(r *testRelay, tool, args string) <-chan callOut {
 	ch := make(chan callOut, 1)
 	go func() {
 		out, err := r.s.BridgeCall(context.Background(), tool, json.RawMessage(args))
@@ -37,7 +37,7 @@ type callOut struct {
 }
 
 // bridgePair pairs the in-process agent with the canvas b shows the code of.
-func bridgePair(t *testing.T, r *relay, b *adaptertest.WSClient) {
+func bridgePair(t *testing.T, r *testRelay, b *adaptertest.WSClient) {
 	t.Helper()
 	if _, err := r.s.BridgeCall(context.Background(), "pair", json.RawMessage(`{"code":"`+code(t, b)+`"}`)); err != nil {
 		t.Fatal(err)
@@ -243,7 +243,7 @@ func TestBridgeDrivesOnlyTheCanvasItPaired(t *testing.T) {
 
 	// Its canvas reconnects after the other one did: still its canvas.
 	mine.Close()
-	adaptertest.WaitFor(t, "mine detached", func() bool { r.s.mu.Lock(); defer r.s.mu.Unlock(); return r.s.sessions[id].browser == nil })
+	adaptertest.WaitFor(t, "mine detached", func() bool { r.run().mu.Lock(); defer r.run().mu.Unlock(); return r.run().sessions[id].browser == nil })
 	if _, err := r.s.BridgeCall(context.Background(), "state.read", json.RawMessage(`{}`)); !errors.Is(err, adapters.ErrNoPage) {
 		t.Fatalf("its canvas offline, the other online: %v", err)
 	}
@@ -278,9 +278,9 @@ func TestBridgeCallerGivesUp(t *testing.T) {
 	if te := toolErr(t, <-errc); te.Code != "OUTCOME_UNKNOWN" || !te.Retryable {
 		t.Fatalf("%+v", te)
 	}
-	r.s.mu.Lock()
-	n := len(r.s.sessions[id].pending)
-	r.s.mu.Unlock()
+	r.run().mu.Lock()
+	n := len(r.run().sessions[id].pending)
+	r.run().mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d commands still pending", n)
 	}

@@ -60,10 +60,7 @@ func TestChromiumPage(t *testing.T) {
 		w.Write([]byte(page))
 	}))
 	defer site.Close()
-	s, err := New(site.URL, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := New(&Config{Website: site.URL})
 	h := adaptertest.Start(t, s, adaptertest.Options{})
 	page = strings.ReplaceAll(pageHTML, "{{RELAY}}", h.URL(""))
 

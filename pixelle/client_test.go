@@ -60,7 +60,7 @@ func scriptedBrowser(t *testing.T, b *adaptertest.WSClient) {
 }
 
 // clientSetup is a relay with a scripted browser and a paired client.
-func clientSetup(t *testing.T, tune func(*Server)) (*relay, *Client, Credentials, *adaptertest.WSClient) {
+func clientSetup(t *testing.T, tune func(*Server)) (*testRelay, *Client, Credentials, *adaptertest.WSClient) {
 	t.Helper()
 	r := startRelay(t, tune)
 	id, tok := r.createSession(t)

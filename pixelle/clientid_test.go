@@ -34,8 +34,8 @@ func TestClientIDRestoredVerbatim(t *testing.T) {
 	}
 }
 
-func (r *relay) browserAttached(id string) bool {
-	r.s.mu.Lock()
-	defer r.s.mu.Unlock()
-	return r.s.sessions[id] != nil && r.s.sessions[id].browser != nil
+func (r *testRelay) browserAttached(id string) bool {
+	r.run().mu.Lock()
+	defer r.run().mu.Unlock()
+	return r.run().sessions[id] != nil && r.run().sessions[id].browser != nil
 }

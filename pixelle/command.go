@@ -360,16 +360,18 @@ func serveAction(c *cli.Context) error {
 	if c.String("website") == "" {
 		return hub.Exit(hub.ExitUsage, "hub pixelle serve: --website ORIGIN is required (the exact Pixelle origin, e.g. https://pixelle.example)")
 	}
-	srv, err := New(c.String("website"), c.Int("port"))
-	if err != nil {
+	cfg := NewConfig()
+	cfg.Website, cfg.Port = c.String("website"), c.Int("port")
+	srv := New(cfg)
+	if err := srv.check(); err != nil {
 		return hub.Exit(hub.ExitUsage, "hub pixelle serve: "+err.Error())
 	}
 	if relay, ok := hubRelay(c.Context); ok {
 		// §Setup: an occupied relay is checked with the website's Origin
 		// and reused when compatible; a second relay nobody dials helps
 		// nobody.
-		if rep, err := (&Client{Relay: relay}).Health(c.Context, srv.Website); err == nil && rep.OK {
-			fmt.Fprintf(c.App.ErrWriter, "hub pixelle serve: the running hub already serves a compatible relay for %s at %s; reuse it (nothing started)\n", srv.Website, relay)
+		if rep, err := (&Client{Relay: relay}).Health(c.Context, srv.Website()); err == nil && rep.OK {
+			fmt.Fprintf(c.App.ErrWriter, "hub pixelle serve: the running hub already serves a compatible relay for %s at %s; reuse it (nothing started)\n", srv.Website(), relay)
 			return nil
 		}
 	}
@@ -385,11 +387,11 @@ func serveAction(c *cli.Context) error {
 	defer stop()
 	run, err := adapters.Standalone{Name: "pixelle", Adapter: srv, Log: log, Dirs: &dirs}.Start(ctx)
 	if err == nil {
-		log.Info("relay ready; stop it with Ctrl-C", "relay", srv.RelayURL(), "website", srv.Website)
+		log.Info("relay ready; stop it with Ctrl-C", "relay", srv.RelayURL(), "website", srv.Website())
 		err = run.Wait()
 	}
 	if err != nil {
-		return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub pixelle serve: %v\nIf another relay holds the port, check it with `hub pixelle health --relay http://127.0.0.1:%d --website %s` and reuse it when compatible; never stop an unknown process — choose another --port instead.", err, c.Int("port"), srv.Website))
+		return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub pixelle serve: %v\nIf another relay holds the port, check it with `hub pixelle health --relay http://127.0.0.1:%d --website %s` and reuse it when compatible; never stop an unknown process — choose another --port instead.", err, c.Int("port"), srv.Website()))
 	}
 	return nil
 }

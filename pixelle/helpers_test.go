@@ -15,31 +15,31 @@ const website = "https://pixelle.example"
 
 const wait = 5 * time.Second
 
-// relay is a started relay plus its harness.
-type relay struct {
+// testRelay is a started relay plus its harness.
+type testRelay struct {
 	*adaptertest.Harness
 	s *Server
 }
 
 // startRelay runs a relay on a free port; tune adjusts timers and limits
 // before Serve.
-func startRelay(t *testing.T, tune func(*Server)) *relay {
+func startRelay(t *testing.T, tune func(*Server)) *testRelay {
 	t.Helper()
-	s, err := New(website, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := New(&Config{Website: website})
 	if tune != nil {
 		tune(s)
 	}
 	h := adaptertest.Start(t, s, adaptertest.Options{})
-	return &relay{Harness: h, s: s}
+	return &testRelay{Harness: h, s: s}
 }
+
+// run is the relay's current run (nil while it does not serve).
+func (r *testRelay) run() *relay { return r.s.cur.Load() }
 
 func browserHeader() http.Header { return http.Header{"Origin": {website}} }
 
 // createSession is POST /api/sessions from the website.
-func (r *relay) createSession(t *testing.T) (id, token string) {
+func (r *testRelay) createSession(t *testing.T) (id, token string) {
 	t.Helper()
 	resp := r.Do(adaptertest.Request{Method: "POST", Path: "/api/sessions", Header: browserHeader()})
 	if resp.Status != 201 {
@@ -51,7 +51,7 @@ func (r *relay) createSession(t *testing.T) (id, token string) {
 }
 
 // dial opens /relay and sends hello; it does not wait for ready.
-func (r *relay) dial(t *testing.T, origin string, hello map[string]string) *adaptertest.WSClient {
+func (r *testRelay) dial(t *testing.T, origin string, hello map[string]string) *adaptertest.WSClient {
 	t.Helper()
 	c := r.MustDial("/relay", adaptertest.DialOptions{Origin: origin})
 	if hello != nil {
@@ -61,7 +61,7 @@ func (r *relay) dial(t *testing.T, origin string, hello map[string]string) *adap
 }
 
 // browser connects an authenticated browser for a session.
-func (r *relay) browser(t *testing.T, id, tok string) *adaptertest.WSClient {
+func (r *testRelay) browser(t *testing.T, id, tok string) *adaptertest.WSClient {
 	t.Helper()
 	c := r.dial(t, website, map[string]string{"type": "hello", "role": "browser", "sessionId": id, "token": tok})
 	m := next(t, c)
@@ -72,7 +72,7 @@ func (r *relay) browser(t *testing.T, id, tok string) *adaptertest.WSClient {
 }
 
 // agent connects an authenticated agent.
-func (r *relay) agent(t *testing.T, id, tok string) *adaptertest.WSClient {
+func (r *testRelay) agent(t *testing.T, id, tok string) *adaptertest.WSClient {
 	t.Helper()
 	c := r.dial(t, "", map[string]string{"type": "hello", "role": "agent", "sessionId": id, "token": tok})
 	m := next(t, c)
@@ -94,7 +94,7 @@ func code(t *testing.T, b *adaptertest.WSClient) string {
 }
 
 // pair exchanges a code and returns the pair result.
-func (r *relay) pair(t *testing.T, code string) pairResult {
+func (r *testRelay) pair(t *testing.T, code string) pairResult {
 	t.Helper()
 	resp := r.Do(adaptertest.Request{Method: "POST", Path: "/api/pair", Body: []byte(`{"code":"` + code + `"}`)})
 	if resp.Status != 200 {
@@ -112,7 +112,7 @@ type paired struct {
 	creds            pairResult
 }
 
-func (r *relay) paired(t *testing.T) paired {
+func (r *testRelay) paired(t *testing.T) paired {
 	t.Helper()
 	id, tok := r.createSession(t)
 	b := r.browser(t, id, tok)
@@ -203,11 +203,11 @@ func hubHeartbeat(interval, dead time.Duration) ws.HeartbeatConfig {
 }
 
 // agents counts live authenticated agent connections.
-func (r *relay) agents() int {
-	r.s.mu.Lock()
-	defer r.s.mu.Unlock()
+func (r *testRelay) agents() int {
+	r.run().mu.Lock()
+	defer r.run().mu.Unlock()
 	n := 0
-	for _, sess := range r.s.sessions {
+	for _, sess := range r.run().sessions {
 		n += len(sess.agents)
 	}
 	return n

@@ -9,15 +9,11 @@ import (
 	"strings"
 
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/ws"
 )
 
-// httpHandler serves /health, /api/sessions, /api/pair and the /relay
-// upgrade. Every request passes the Host and Origin checks first.
-type httpHandler struct {
-	s     *Server
-	relay *ws.Endpoint
-}
+// httpHandler serves one run's /health, /api/sessions, /api/pair and the
+// /relay upgrade. Every request passes the Host and Origin checks first.
+type httpHandler struct{ rl *relay }
 
 // errorBody is the relay's HTTP error shape: {"error":"CODE"}, plus a
 // human message where it helps.
@@ -41,11 +37,8 @@ func hostAllowed(r *http.Request, port int) bool {
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s := h.s
+	s, port := h.rl.s, h.rl.port
 	w.Header().Add("Vary", "Origin")
-	s.mu.Lock()
-	port := s.port
-	s.mu.Unlock()
 	if !hostAllowed(r, port) {
 		writeError(w, http.StatusForbidden, "HOST_NOT_ALLOWED", "Host must be "+hub.LoopbackHost+":"+strconv.Itoa(port))
 		return
@@ -58,7 +51,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		browser = true
-		w.Header().Set("Access-Control-Allow-Origin", s.Website)
+		w.Header().Set("Access-Control-Allow-Origin", s.website)
 	}
 	if r.Method == http.MethodOptions { // every path: "handle allowed-origin OPTIONS with 204"
 		if !browser {
@@ -114,11 +107,11 @@ func (h *httpHandler) createSession(w http.ResponseWriter, r *http.Request, brow
 	}
 	// The body is empty; tolerate a small one but never read an unbounded one.
 	var ignored any
-	if err := hub.ReadJSONBody(r, h.s.PairBodyLimit, &ignored); errors.Is(err, hub.ErrBodyTooLarge) {
+	if err := hub.ReadJSONBody(r, h.rl.s.PairBodyLimit, &ignored); errors.Is(err, hub.ErrBodyTooLarge) {
 		writeError(w, http.StatusRequestEntityTooLarge, "BODY_TOO_LARGE", "")
 		return
 	}
-	id, tok, err := h.s.newSession(h.s.Website)
+	id, tok, err := h.rl.newSession(h.rl.s.website)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "TOO_MANY_SESSIONS", err.Error())
 		return
@@ -131,14 +124,14 @@ func (h *httpHandler) createSession(w http.ResponseWriter, r *http.Request, brow
 
 // pair is POST /api/pair: native agents exchange a code for an agent token.
 func (h *httpHandler) pair(w http.ResponseWriter, r *http.Request) {
-	s := h.s
+	rl, s := h.rl, h.rl.s
 	peerKey := r.RemoteAddr
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		peerKey = host
 	}
-	s.mu.Lock()
-	ok := s.rate.allow(peerKey, s.Now())
-	s.mu.Unlock()
+	rl.mu.Lock()
+	ok := rl.rate.allow(peerKey, s.Now())
+	rl.mu.Unlock()
 	if !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(int(s.RateWindow.Seconds()+0.999)))
 		writeError(w, http.StatusTooManyRequests, "RATE_LIMITED", "too many pairing attempts; wait a minute")
@@ -159,7 +152,7 @@ func (h *httpHandler) pair(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "INVALID_REQUEST", `send {"code":"CODE"}`)
 		return
 	}
-	res, err := s.pairCode(*body.Code)
+	res, err := rl.pairCode(*body.Code)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "INVALID_OR_EXPIRED_CODE", "")
 		return
@@ -206,7 +199,7 @@ func (h *httpHandler) upgrade(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, "BAD_HANDSHAKE", msg)
 		return
 	}
-	h.relay.Serve(w, r)
+	h.rl.endpoint.Serve(w, r)
 }
 
 // handshakeProblem checks the rest of an RFC 6455 opening handshake. The

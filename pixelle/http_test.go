@@ -1,12 +1,14 @@
 package pixelle
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/adapters/adaptertest"
 )
 
@@ -224,18 +226,17 @@ func TestSessionLimit(t *testing.T) {
 }
 
 func TestDefaultLimits(t *testing.T) {
-	s, err := New(website, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := New(&Config{Website: website})
 	if s.MaxSessions != 100 || s.MaxInFlight != 20 || s.MaxMessage != 2<<20 || s.PairBodyLimit != 1024 ||
 		s.RateLimit != 12 || s.RateWindow.Seconds() != 60 || s.AuthTimeout.Seconds() != 5 ||
 		s.CommandTimeout.Seconds() != 12 || s.PairCodeTTL.Minutes() != 5 || s.SessionTTL.Hours() != 1 {
 		t.Fatalf("defaults differ from the contract: %+v", s)
 	}
+	// A relay for anything but an exact origin never serves.
 	for _, bad := range []string{"", "pixelle.example", "https://pixelle.example/app", "null"} {
-		if _, err := New(bad, 0); err == nil {
-			t.Errorf("New(%q) accepted", bad)
+		err := New(&Config{Website: bad}).Serve(context.Background(), &adapters.Env{Log: adaptertest.Logger(t)})
+		if err == nil || !strings.Contains(err.Error(), "exact origin") {
+			t.Errorf("Serve for website %q: %v", bad, err)
 		}
 	}
 }

@@ -29,7 +29,7 @@ func TestFailedLoginsAreThinned(t *testing.T) {
 				r.stop()
 			}
 		}()
-		id, tok, err := r.s.newSession(website)
+		id, tok, err := r.rl.newSession(website)
 		if err != nil {
 			t.Fatal(err)
 		}

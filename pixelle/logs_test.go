@@ -11,11 +11,8 @@ import (
 // failed auth — and checks that no session id, token or pairing code
 // appears in anything the relay logged.
 func TestSecretsNeverLogged(t *testing.T) {
-	s, err := New(website, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &relay{Harness: adaptertest.Start(t, s, adaptertest.Options{}), s: s}
+	s := New(&Config{Website: website})
+	r := &testRelay{Harness: adaptertest.Start(t, s, adaptertest.Options{}), s: s}
 	id, tok := r.createSession(t)
 	b := r.browser(t, id, tok)
 	c := code(t, b)

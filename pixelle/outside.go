@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strconv"
 	"time"
 
 	"github.com/hubdev/hub/adapters"
@@ -17,7 +16,7 @@ import (
 func (s *Server) outsideRelay(ctx context.Context, port int) bool {
 	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	rep, err := (&Client{Relay: "http://" + hub.LoopbackHost + ":" + strconv.Itoa(port)}).Health(hctx, s.Website)
+	rep, err := (&Client{Relay: relayURL(port)}).Health(hctx, s.website)
 	return err == nil && rep.OK
 }
 
@@ -34,19 +33,13 @@ func (s *Server) outsideRelay(ctx context.Context, port int) bool {
 // taking that for a stop made the adapter fail to bind until it was given
 // up on. While it does not answer the status says so; it is never stopped.
 func (s *Server) followOutside(ctx context.Context, env *adapters.Env, port int, ready func(...int)) net.Listener {
-	relay := "http://" + hub.LoopbackHost + ":" + strconv.Itoa(port)
+	relay := relayURL(port)
 	reusing := fmt.Sprintf("reusing the compatible relay at %s started outside the hub (the page and agents use it); the hub starts its own when it stops", relay)
 	silent := fmt.Sprintf("the relay at %s started outside the hub holds the port but does not answer /health as a compatible relay (suspended?); the hub does not use it, never stops it, and starts its own once the port is free", relay)
-	s.setOutside(reusing)
-	s.mu.Lock()
-	s.outsideBridge = NewRemoteBridge(env.Dirs, relay)
-	s.mu.Unlock()
-	defer func() {
-		s.setOutside("")
-		s.mu.Lock()
-		s.outsideBridge = nil
-		s.mu.Unlock()
-	}()
+	bridge := NewRemoteBridge(env.Dirs, relay)
+	note := func(n string) { s.out.Store(&following{note: n, bridge: bridge}) }
+	note(reusing)
+	defer s.out.Store(nil)
 	env.Log.Info("a compatible pixelle relay started outside the hub holds the port; reusing it instead of failing", "relay", relay)
 	answering := true
 	ln, _ := adapters.Follow(ctx, env, adapters.Outside[net.Listener]{
@@ -62,10 +55,10 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, port int,
 			if ok := s.outsideRelay(ctx, port); ok != answering && ctx.Err() == nil {
 				answering = ok
 				if ok {
-					s.setOutside(reusing)
+					note(reusing)
 					env.Log.Info("the pixelle relay started outside the hub answers again; reusing it", "relay", relay)
 				} else {
-					s.setOutside(silent)
+					note(silent)
 					env.Log.Warn("the pixelle relay started outside the hub holds the port but does not answer /health; waiting for the port", "relay", relay)
 				}
 			}
@@ -75,16 +68,17 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, port int,
 	return ln
 }
 
+// following is a relay started outside the hub, while Serve follows it.
+type following struct {
+	note   string        // what Status says about it
+	bridge *RemoteBridge // drives its canvas for geturl's plugin=pixelle
+}
+
 // followed drives the relay this hub adapter reuses, while it reuses one
 // started outside the hub; nil while it relays itself.
 func (s *Server) followed() *RemoteBridge {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.outsideBridge
-}
-
-func (s *Server) setOutside(note string) {
-	s.mu.Lock()
-	s.outside = note
-	s.mu.Unlock()
+	if f := s.out.Load(); f != nil {
+		return f.bridge
+	}
+	return nil
 }

@@ -19,17 +19,11 @@ import (
 func TestFollow(t *testing.T) {
 	adaptertest.TestFollow(t, adaptertest.FollowKit{
 		Outside: func(t *testing.T, dirs hub.Dirs) *adaptertest.Harness {
-			s, err := New(website, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := New(&Config{Website: website})
 			return adaptertest.Start(t, s, adaptertest.Options{Dirs: &dirs})
 		},
 		Hub: func(t *testing.T, ports []int) adapters.Adapter {
-			s, err := New(website, ports[0])
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := New(&Config{Website: website, Port: ports[0]})
 			s.FollowOutside = true
 			return s
 		},
@@ -49,10 +43,7 @@ func TestHubDoesNotReuseAnIncompatibleListener(t *testing.T) {
 	})}
 	go srv.Serve(ln)
 	defer srv.Close()
-	s, err := New(website, ln.Addr().(*net.TCPAddr).Port)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := New(&Config{Website: website, Port: ln.Addr().(*net.TCPAddr).Port})
 	s.FollowOutside = true
 	if err := s.Serve(t.Context(), &adapters.Env{}); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("Serve beside an incompatible listener = %v, want address in use", err)
@@ -84,10 +75,7 @@ func TestHubWaitsForTheFollowedRelaysPort(t *testing.T) {
 	go func() { defer close(served); outside.Serve(ln) }()
 	defer outside.Close()
 
-	s, err := New(website, port)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := New(&Config{Website: website, Port: port})
 	s.FollowOutside = true
 	h := adaptertest.Start(t, s, adaptertest.Options{Follow: adaptertest.FastFollow})
 	answering.Store(false)
@@ -117,7 +105,11 @@ func TestHubWaitsForTheFollowedRelaysPort(t *testing.T) {
 
 // isRunning reports whether the relay serves on its own listener.
 func (s *Server) isRunning() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.running
+	rl := s.cur.Load()
+	if rl == nil {
+		return false
+	}
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return !rl.closed
 }

@@ -16,7 +16,7 @@ type fakeClock struct{ off atomic.Int64 }
 func (c *fakeClock) now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
 func (c *fakeClock) advance(d time.Duration) { c.off.Add(int64(d)) }
 
-func pairStatus(r *relay, body string) (int, string) {
+func pairStatus(r *testRelay, body string) (int, string) {
 	resp := r.Do(adaptertest.Request{Method: "POST", Path: "/api/pair", Body: []byte(body)})
 	return resp.Status, string(resp.Body)
 }

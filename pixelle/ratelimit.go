@@ -6,7 +6,7 @@ import "time"
 // address), as a sliding log of at most limit timestamps per key. Tracking
 // is bounded: at most maxKeys entries, expired entries are pruned, and when
 // the table is full of live entries new keys are refused rather than
-// evicting someone who is being throttled. Guarded by Server.mu.
+// evicting someone who is being throttled. Guarded by relay.mu.
 type rateLimiter struct {
 	limit   int
 	window  time.Duration

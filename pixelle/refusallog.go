@@ -27,11 +27,7 @@ func newRefusalLog() *hub.LogThinner {
 }
 
 // refusedLocked logs a failure of kind key that needs no credential,
-// thinned (see FailedLoginLogBurst). Called under s.mu.
-func (s *Server) refusedLocked(key, msg string, args ...any) {
-	if s.refusals == nil { // not started: nothing to flood
-		s.log.Info(msg, args...)
-		return
-	}
-	s.refusals.Log(s.log, slog.LevelInfo, key, msg, args...)
+// thinned (see FailedLoginLogBurst). Called under rl.mu.
+func (rl *relay) refusedLocked(key, msg string, args ...any) {
+	rl.refusals.Log(rl.log, slog.LevelInfo, key, msg, args...)
 }

@@ -3,9 +3,12 @@ package pixelle
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
 
-	"github.com/lxzan/gws"
-
+	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/ws"
 )
@@ -17,38 +20,38 @@ const (
 	closeGoingAway = 1001
 )
 
-// outbox collects frames and closes decided under Server.mu and performs
+// outbox collects frames and closes decided under relay.mu and performs
 // them after the lock is released, so a slow peer never stalls the relay.
 type outbox []func()
 
-func (o *outbox) send(p *peer, v any) {
+func (o *outbox) send(c *conn, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return
 	}
-	o.sendRaw(p, b)
+	o.sendRaw(c, b)
 }
 
-// sendRaw queues b for p. Called under Server.mu. A frame for a peer whose
-// ready is still being written is held and written after it (see
-// Server.release), so nothing overtakes a ready.
-func (o *outbox) sendRaw(p *peer, b []byte) {
-	if p.authed && !p.told {
-		p.held = append(p.held, b)
+// sendRaw queues b for c. Called under relay.mu. A frame for a connection
+// whose ready is still being written is held and written after it (see
+// conn.release), so nothing overtakes a ready.
+func (o *outbox) sendRaw(c *conn, b []byte) {
+	if c.authed && !c.told {
+		c.held = append(c.held, b)
 		return
 	}
-	o.write(p, b)
+	o.write(c, b)
 }
 
-// write queues b for p unconditionally: the ready itself.
-func (o *outbox) write(p *peer, b []byte) {
-	c := p.conn
-	*o = append(*o, func() { _ = c.WriteText(b) })
+// write queues b for c unconditionally: the ready itself.
+func (o *outbox) write(c *conn, b []byte) {
+	sock := c.sock
+	*o = append(*o, func() { _ = sock.WriteText(b) })
 }
 
-func (o *outbox) close(p *peer, code uint16, reason string) {
-	c := p.conn
-	*o = append(*o, func() { c.Close(code, reason) })
+func (o *outbox) close(c *conn, code uint16, reason string) {
+	sock := c.sock
+	*o = append(*o, func() { sock.Close(code, reason) })
 }
 
 // fail queues a relay-made error for whoever sent pe: its agent socket,
@@ -115,224 +118,130 @@ const (
 	msgUnknownShutdown = "the relay stopped before the browser answered; the command may have been applied"
 )
 
-// relayHandler serves /relay connections.
-type relayHandler struct{ s *Server }
+// relay is one run of a Server: what Serve builds once it holds the port
+// and drops when it returns. Every session, connection and credential
+// lives here and nowhere else. Fields after mu are guarded by it, as are
+// the sessions' and connections' own.
+type relay struct {
+	s        *Server // the configuration: read, never written, while serving
+	env      *adapters.Env
+	log      *slog.Logger
+	port     int
+	url      string          // RELAY for port
+	endpoint *ws.Endpoint    // /relay
+	refusals *hub.LogThinner // this run's failed logins and refused codes (refusallog.go)
 
-// Open registers a freshly upgraded connection (its authentication
-// deadline is the endpoint's, ws.PreAuth); during shutdown it refuses the
-// socket with 1001.
-func (h relayHandler) Open(c *ws.Conn) ws.Session {
-	s := h.s
-	origin, _ := hub.NormalizeOrigin(c.Header().Get("Origin"))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		c.Close(closeGoingAway, "server shutting down")
+	mu       sync.Mutex
+	closed   bool                // set at shutdown: no new timers, sessions or connections
+	sessions map[string]*session // by session id
+	conns    map[*conn]struct{}  // every upgraded connection
+	rate     *rateLimiter
+	nextReq  uint64
+	nextName uint64 // numbers the "s<N>" and "c<N>" labels of logs
+	lastAct  time.Time
+	// The in-process agent's pairing (bridge.go): the session its pair
+	// tool paired with and the agent token that pairing issued.
+	bridgeSession, bridgeToken string
+}
+
+// newRelay is the state of one run on port, with its /relay endpoint
+// among sockets.
+func newRelay(s *Server, env *adapters.Env, port int, sockets *ws.Sockets) *relay {
+	rl := &relay{
+		s: s, env: env, log: env.Log, port: port, url: relayURL(port),
+		refusals: newRefusalLog(),
+		sessions: map[string]*session{},
+		conns:    map[*conn]struct{}{},
+		rate:     newRateLimiter(s.RateLimit, s.RateWindow, s.MaxRatePeers),
+	}
+	// Until its hello is accepted a socket is under the shared
+	// pre-authentication guard: a small hello-sized message limit instead
+	// of MaxMessage, the contract's authentication deadline (close 1008),
+	// and a cap on such sockets (HTTP 503 beyond it).
+	rl.endpoint = sockets.Endpoint(rl, ws.Options{
+		MaxPayload: s.MaxMessage, Heartbeat: env.Heartbeat, Log: env.Log,
+		PreAuth: ws.PreAuth{Timeout: s.AuthTimeout, OnCrowded: func(w http.ResponseWriter, _ *http.Request) {
+			writeError(w, http.StatusServiceUnavailable, "TOO_MANY_CONNECTIONS", "too many connections are waiting to authenticate; retry shortly")
+		}},
+	})
+	return rl
+}
+
+// Open (ws.Handler) registers a freshly upgraded /relay connection (its
+// authentication deadline is the endpoint's, ws.PreAuth); during shutdown
+// it refuses the socket with 1001.
+func (rl *relay) Open(sock *ws.Conn) ws.Session {
+	origin, _ := hub.NormalizeOrigin(sock.Header().Get("Origin"))
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.closed {
+		sock.Close(closeGoingAway, "server shutting down")
 		return nil
 	}
-	s.nextSess++
-	p := &peer{conn: c, origin: origin, label: "c" + itoa(s.nextSess)}
-	s.peers[p] = struct{}{}
-	return &relayPeer{s: s, p: p}
+	rl.nextName++
+	c := &conn{rl: rl, sock: sock, origin: origin, label: "c" + itoa(rl.nextName)}
+	rl.conns[c] = struct{}{}
+	return c
 }
 
-// relayPeer is one connection's session.
-type relayPeer struct {
-	s *Server
-	p *peer
-}
-
-// Closed detaches the peer: a close, a dead heartbeat and shutdown alike.
-func (r *relayPeer) Closed(err error) {
-	s, p := r.s, r.p
-	// A close the relay itself decided (gws reports it as a status code,
-	// e.g. 1009 for an over-limit message) is worth a line for the operator.
-	// One of a socket that never logged in is thinned like its failed
-	// login (refusallog.go).
-	var code interface{ Uint16() uint16 }
+// failPending answers every command in flight with OUTCOME_UNKNOWN (the
+// relay is stopping).
+func (rl *relay) failPending() {
 	var o outbox
-	s.mu.Lock()
-	if errors.As(err, &code) && code.Uint16() != 1000 && code.Uint16() != 1001 {
-		if p.authed {
-			s.log.Info("connection closed by the relay", "conn", p.label, "code", code.Uint16(), "err", err)
-		} else {
-			s.refusedLocked("closed "+itoa(uint64(code.Uint16())), "connection closed by the relay", "conn", p.label, "code", code.Uint16(), "err", err)
-		}
-	}
-	s.detachLocked(p, &o)
-	delete(s.peers, p)
-	s.mu.Unlock()
-	o.flush()
-}
-
-func (r *relayPeer) Message(m *gws.Message) {
-	if m.Opcode != gws.OpcodeText {
-		r.s.closePeer(r.p, closePolicy, "messages must be JSON text")
-		return
-	}
-	r.s.handle(r.p, m.Bytes())
-}
-
-// closePeer detaches p and closes it with code.
-func (s *Server) closePeer(p *peer, code uint16, reason string) {
-	var o outbox
-	s.mu.Lock()
-	s.closeLocked(p, code, reason, &o)
-	s.mu.Unlock()
-	o.flush()
-}
-
-// closeLocked detaches p at once (so no command is routed to a closing
-// socket) and queues its close frame.
-func (s *Server) closeLocked(p *peer, code uint16, reason string, o *outbox) {
-	s.detachLocked(p, o)
-	o.close(p, code, reason)
-}
-
-// detachLocked removes p from its session. A browser leaving fails its
-// session's pending commands with OUTCOME_UNKNOWN and starts the session's
-// expiry clock; an agent leaving drops its own pending entries (never
-// rerouted). Idempotent.
-func (s *Server) detachLocked(p *peer, o *outbox) {
-	if p.gone {
-		return
-	}
-	p.gone = true
-	if !p.authed || p.sess == nil {
-		return
-	}
-	sess := p.sess
-	switch p.role {
-	case "browser":
-		if sess.browser != p {
-			return
-		}
-		sess.browser = nil
+	rl.mu.Lock()
+	for _, sess := range rl.sessions {
 		for id, pe := range sess.pending {
 			pe.timer.Stop()
 			delete(sess.pending, id)
-			o.fail(pe, "OUTCOME_UNKNOWN", msgUnknownBrowser)
+			o.fail(pe, "OUTCOME_UNKNOWN", msgUnknownShutdown)
 		}
-		s.log.Info("browser disconnected", "session", sess.label, "conn", p.label)
-		s.armExpiryLocked(sess)
-	case "agent":
-		delete(sess.agents, p)
-		for id, pe := range sess.pending {
-			if pe.agent == p {
-				pe.timer.Stop()
-				delete(sess.pending, id)
-			}
-		}
-		s.log.Info("agent disconnected", "session", sess.label, "conn", p.label)
 	}
-}
-
-// handle processes one text frame from p.
-func (s *Server) handle(p *peer, data []byte) {
-	m, err := parseMessage(data)
-	var o outbox
-	hello := false
-	s.mu.Lock()
-	switch {
-	case p.gone:
-	case err != nil && !p.authed:
-		s.refusedLocked("malformed JSON", "closing connection after malformed JSON", "conn", p.label)
-		s.closeLocked(p, closePolicy, "malformed JSON", &o)
-	case err != nil:
-		s.log.Info("closing connection after malformed JSON", "conn", p.label)
-		s.closeLocked(p, closePolicy, "malformed JSON", &o)
-	case !p.authed:
-		s.helloLocked(p, m, &o)
-		hello = p.authed
-	case m.Type == "hello":
-		s.closeLocked(p, closePolicy, "already authenticated; roles cannot change", &o)
-	case p.role == "browser":
-		s.browserMessageLocked(p, m, &o)
-	default:
-		s.agentMessageLocked(p, m, &o)
-	}
-	s.mu.Unlock()
+	rl.mu.Unlock()
 	o.flush()
-	if hello {
-		s.release(p)
-	}
 }
 
-// release writes, once p's ready is written, the frames others queued for
-// it meanwhile, in order, and then lets frames go to p directly. Frames
-// queued while held ones are written are held too, so a command routed the
-// moment a browser said hello is delivered, after its ready, never refused.
-func (s *Server) release(p *peer) {
-	for {
-		s.mu.Lock()
-		held := p.held
-		p.held = nil
-		if len(held) == 0 {
-			p.told = true
-			s.mu.Unlock()
-			return
-		}
-		s.mu.Unlock()
-		for _, b := range held {
-			_ = p.conn.WriteText(b)
-		}
+// shutdown clears every timer and forgets every session.
+// The summaries of failed logins still due are written now, not lost
+// with the process.
+func (rl *relay) shutdown() {
+	rl.mu.Lock()
+	rl.closed = true
+	for _, sess := range rl.sessions {
+		sess.stopTimers()
 	}
+	rl.sessions = map[string]*session{}
+	rl.conns = map[*conn]struct{}{}
+	rl.mu.Unlock()
+	rl.refusals.Flush()
 }
 
-// helloLocked authenticates p from its first frame.
-func (s *Server) helloLocked(p *peer, m *message, o *outbox) {
-	if m.Type != "hello" || m.Problem != "" {
-		s.refusedLocked("not hello", "closing connection: first message is not a valid hello", "conn", p.label)
-		s.closeLocked(p, closePolicy, "expected hello", o)
-		return
+// status is Server.Status while this run serves.
+func (rl *relay) status() adapters.Status {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	st := adapters.Status{LastActivity: rl.lastAct}
+	if rl.closed {
+		return st
 	}
-	sess := s.sessions[m.SessionID]
-	switch m.Role {
-	case "browser":
-		if sess == nil || !hub.SecretEqual(m.Token, sess.browserToken) || p.origin == "" || p.origin != sess.origin {
-			s.refusedLocked("browser auth", "browser authentication failed", "conn", p.label)
-			s.closeLocked(p, closePolicy, "invalid credentials", o)
-			return
-		}
+	st.Ports = []int{rl.port}
+	for _, sess := range rl.sessions {
 		if sess.browser != nil {
-			s.log.Info("refusing a second browser for a session", "session", sess.label, "conn", p.label)
-			o.send(p, newNotice("BROWSER_ALREADY_CONNECTED", "another tab is connected to this session"))
-			s.closeLocked(p, closeTryLater, "browser already connected", o)
-			return
+			st.PageAttached = true
 		}
-		sess.browser = p
-		if sess.expiry != nil {
-			sess.expiry.Stop()
-			sess.expiry = nil
-		}
-		s.env.Activity.PageAttached()
-	case "agent":
-		if sess == nil || sess.agentToken == "" || !hub.SecretEqual(m.Token, sess.agentToken) {
-			s.refusedLocked("agent auth", "agent authentication failed", "conn", p.label)
-			s.closeLocked(p, closePolicy, "invalid credentials", o)
-			return
-		}
-		sess.agents[p] = struct{}{}
-		s.env.Activity.AgentActivity()
-	default:
-		s.closeLocked(p, closePolicy, "invalid credentials", o)
-		return
+		st.AgentSessions += len(sess.agents)
 	}
-	p.conn.Authenticated()
-	p.authed, p.role, p.sess = true, m.Role, sess
-	s.touchLocked()
-	s.log.Info("authenticated", "role", m.Role, "session", sess.label, "conn", p.label)
-	ready, _ := json.Marshal(struct {
-		Type   string `json:"type"`
-		Role   string `json:"role"`
-		Paired bool   `json:"paired"`
-	}{"ready", m.Role, sess.agentToken != ""})
-	o.write(p, ready)
+	if !st.PageAttached {
+		st.Note = "waiting for the Pixelle page: click Connect locally with relay " + rl.url
+	}
+	return st
 }
+
+// touchLocked records activity for Status.
+func (rl *relay) touchLocked() { rl.lastAct = time.Now() }
 
 // armExpiryLocked starts the one-hour clock of a session with no browser.
-func (s *Server) armExpiryLocked(sess *session) {
-	if s.closed || s.sessions[sess.id] != sess {
+func (rl *relay) armExpiryLocked(sess *session) {
+	if rl.closed || rl.sessions[sess.id] != sess {
 		return
 	}
 	if sess.expiry != nil {
@@ -340,29 +249,32 @@ func (s *Server) armExpiryLocked(sess *session) {
 	}
 	sess.expiryGen++
 	gen := sess.expiryGen
-	sess.expiry = s.env.Guard.AfterFunc("session expiry", s.SessionTTL, func() { s.expire(sess, gen) })
+	sess.expiry = rl.env.Guard.AfterFunc("session expiry", rl.s.SessionTTL, func() { rl.expire(sess, gen) })
 }
 
 // expire forgets a session whose browser stayed away for SessionTTL and
 // closes its agents: their credentials die with it. gen identifies the
 // timer that fired.
-func (s *Server) expire(sess *session, gen uint64) {
+func (rl *relay) expire(sess *session, gen uint64) {
 	var o outbox
-	s.mu.Lock()
+	rl.mu.Lock()
 	// Only the current period's timer counts: one that fired while the
 	// browser came back (and perhaps left again) is stale.
-	if s.sessions[sess.id] == sess && sess.browser == nil && sess.expiry != nil && sess.expiryGen == gen {
-		delete(s.sessions, sess.id)
+	if rl.sessions[sess.id] == sess && sess.browser == nil && sess.expiry != nil && sess.expiryGen == gen {
+		delete(rl.sessions, sess.id)
 		sess.expiry = nil
 		for a := range sess.agents {
-			s.closeLocked(a, closePolicy, "session expired", &o)
+			a.closeLocked(closePolicy, "session expired", &o)
 		}
 		sess.stopTimers()
-		s.log.Info("session expired", "session", sess.label)
+		rl.log.Info("session expired", "session", sess.label)
 	}
-	s.mu.Unlock()
+	rl.mu.Unlock()
 	o.flush()
 }
+
+// errClosed reports a relay that is shutting down.
+var errClosed = errors.New("relay is shutting down")
 
 func itoa(n uint64) string {
 	b, _ := json.Marshal(n)

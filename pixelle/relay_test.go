@@ -155,14 +155,14 @@ func TestTimerClearedOnCompletion(t *testing.T) {
 	p := r.paired(t)
 	p.a.SendText(cmdMsg("done", `{"method":"state.read"}`))
 	id := next(t, p.b)["id"].(string)
-	r.s.mu.Lock()
+	r.run().mu.Lock()
 	var pe *pending
-	for _, sess := range r.s.sessions {
+	for _, sess := range r.run().sessions {
 		if sess.pending[id] != nil {
 			pe = sess.pending[id]
 		}
 	}
-	r.s.mu.Unlock()
+	r.run().mu.Unlock()
 	if pe == nil {
 		t.Fatal("no pending entry for a routed command")
 	}
@@ -338,12 +338,12 @@ func TestOutcomeUnknownOnTimeout(t *testing.T) {
 		t.Fatalf("late result answered %v", m)
 	}
 	quiet(t, p.a)
-	r.s.mu.Lock()
+	r.run().mu.Lock()
 	n := 0
-	for _, sess := range r.s.sessions {
+	for _, sess := range r.run().sessions {
 		n += len(sess.pending)
 	}
-	r.s.mu.Unlock()
+	r.run().mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d pending entries left", n)
 	}
@@ -447,6 +447,7 @@ func TestShutdownClosesEverything(t *testing.T) {
 	p := r.paired(t)
 	p.a.SendText(cmdMsg("w", `{"method":"state.read"}`))
 	next(t, p.b)
+	rl := r.run()
 	if err := r.Stop(); err != nil {
 		t.Fatalf("Serve returned %v", err)
 	}
@@ -456,10 +457,13 @@ func TestShutdownClosesEverything(t *testing.T) {
 		t.Fatalf("agent got %v, want the command's OUTCOME_UNKNOWN", m)
 	}
 	closedWith(t, p.a, 1001)
-	r.s.mu.Lock()
-	defer r.s.mu.Unlock()
-	if len(r.s.sessions) != 0 || len(r.s.peers) != 0 {
-		t.Fatalf("state left after shutdown: %d sessions, %d peers", len(r.s.sessions), len(r.s.peers))
+	if r.run() != nil {
+		t.Fatal("the stopped relay is still the current one")
+	}
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if len(rl.sessions) != 0 || len(rl.conns) != 0 {
+		t.Fatalf("state left after shutdown: %d sessions, %d connections", len(rl.sessions), len(rl.conns))
 	}
 }
 
@@ -482,12 +486,9 @@ func TestStatusAndLifecycle(t *testing.T) {
 }
 
 func TestHeartbeatDropsSilentBrowser(t *testing.T) {
-	s, err := New(website, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := New(&Config{Website: website})
 	h := adaptertest.Start(t, s, adaptertest.Options{Heartbeat: hubHeartbeat(50*time.Millisecond, 200*time.Millisecond)})
-	r := &relay{Harness: h, s: s}
+	r := &testRelay{Harness: h, s: s}
 	id, tok := r.createSession(t)
 	b := r.MustDial("/relay", adaptertest.DialOptions{Origin: website, NoPong: true})
 	sendJSON(t, b, map[string]string{"type": "hello", "role": "browser", "sessionId": id, "token": tok})
@@ -499,11 +500,11 @@ func TestHeartbeatDropsSilentBrowser(t *testing.T) {
 }
 
 // pendingTimer returns the timer of the routed command relayID.
-func (r *relay) pendingTimer(t *testing.T, relayID string) *time.Timer {
+func (r *testRelay) pendingTimer(t *testing.T, relayID string) *time.Timer {
 	t.Helper()
-	r.s.mu.Lock()
-	defer r.s.mu.Unlock()
-	for _, sess := range r.s.sessions {
+	r.run().mu.Lock()
+	defer r.run().mu.Unlock()
+	for _, sess := range r.run().sessions {
 		if pe := sess.pending[relayID]; pe != nil {
 			return pe.timer
 		}
@@ -547,20 +548,21 @@ func TestTimersClearedOnRevokeRepairAndShutdown(t *testing.T) {
 	a = r.agent(t, res.SessionID, res.Token)
 	a.SendText(cmdMsg("w3", `{"method":"state.read"}`))
 	tm = r.pendingTimer(t, next(t, p.b)["id"].(string))
-	r.s.mu.Lock()
-	sessions := make([]*session, 0, len(r.s.sessions))
-	for _, sess := range r.s.sessions {
+	rl := r.run()
+	rl.mu.Lock()
+	sessions := make([]*session, 0, len(rl.sessions))
+	for _, sess := range rl.sessions {
 		sessions = append(sessions, sess)
 	}
-	r.s.mu.Unlock()
+	rl.mu.Unlock()
 	if err := r.Stop(); err != nil {
 		t.Fatalf("Serve returned %v", err)
 	}
 	if tm.Stop() {
 		t.Fatal("shutdown left a command timer running")
 	}
-	r.s.mu.Lock()
-	defer r.s.mu.Unlock()
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
 	for _, sess := range sessions {
 		if sess.expiry != nil || len(sess.pending) != 0 {
 			t.Fatalf("shutdown left session timers: expiry %v, %d pending", sess.expiry != nil, len(sess.pending))

@@ -26,10 +26,7 @@ func TestRemoteBridge(t *testing.T) {
 			agentDirs := adaptertest.TempDirs(t)
 			var tb adapters.ToolBridge = NewRemoteBridge(agentDirs, relayURL)
 			if mode == "following" {
-				s, err := New(website, r.Port())
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := New(&Config{Website: website, Port: r.Port()})
 				s.FollowOutside = true
 				adaptertest.Start(t, s, adaptertest.Options{Dirs: &agentDirs})
 				if s.followed() == nil {

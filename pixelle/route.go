@@ -9,43 +9,43 @@ import (
 )
 
 // browserMessageLocked handles pair.create, revoke and result frames.
-func (s *Server) browserMessageLocked(p *peer, m *message, o *outbox) {
-	sess := p.sess
-	s.touchLocked()
+func (c *conn) browserMessageLocked(m *message, o *outbox) {
+	rl, sess := c.rl, c.sess
+	rl.touchLocked()
 	switch m.Type {
 	case "pair.create":
 		sess.code = hub.RandomHex(pairCodeBytes)
-		sess.codeExpires = s.Now().Add(s.PairCodeTTL)
-		o.send(p, struct {
+		sess.codeExpires = rl.s.Now().Add(rl.s.PairCodeTTL)
+		o.send(c, struct {
 			Type    string `json:"type"`
 			Code    string `json:"code"`
 			Expires int64  `json:"expires"`
 		}{"pair.code", sess.code, sess.codeExpires.UnixMilli()})
-		s.log.Info("pairing code issued", "session", sess.label)
+		rl.log.Info("pairing code issued", "session", sess.label)
 	case "revoke":
-		s.revokeLocked(sess, o)
-		o.send(p, struct {
+		rl.revokeLocked(sess, o)
+		o.send(c, struct {
 			Type string `json:"type"`
 		}{"revoked"})
 	case "result":
 		if m.Problem != "" {
-			o.send(p, newNotice("INVALID_RESULT", m.Problem))
+			o.send(c, newNotice("INVALID_RESULT", m.Problem))
 			return
 		}
 		pe := sess.pending[m.ID]
 		if pe == nil {
 			// Unknown, finished, timed out, another session's, or its
 			// agent left: never forwarded anywhere.
-			o.send(p, newNotice("UNKNOWN_REQUEST", "no pending command with this id on this session"))
+			o.send(c, newNotice("UNKNOWN_REQUEST", "no pending command with this id on this session"))
 			return
 		}
 		pe.timer.Stop()
 		delete(sess.pending, m.ID)
 		o.result(pe, m)
 	case "command":
-		o.send(p, newNotice("NOT_ALLOWED", "only agents send commands"))
+		o.send(c, newNotice("NOT_ALLOWED", "only agents send commands"))
 	default:
-		o.send(p, newNotice("UNKNOWN_TYPE", "unknown message type"))
+		o.send(c, newNotice("UNKNOWN_TYPE", "unknown message type"))
 	}
 }
 
@@ -67,7 +67,7 @@ func resultFrame(id json.RawMessage, m *message) []byte {
 
 // revokeLocked deletes the agent token and code, fails pending commands and
 // closes every agent of the session.
-func (s *Server) revokeLocked(sess *session, o *outbox) {
+func (rl *relay) revokeLocked(sess *session, o *outbox) {
 	sess.agentToken, sess.code = "", ""
 	for id, pe := range sess.pending {
 		pe.timer.Stop()
@@ -75,18 +75,18 @@ func (s *Server) revokeLocked(sess *session, o *outbox) {
 		o.fail(pe, "OUTCOME_UNKNOWN", msgUnknownRevoked)
 	}
 	for a := range sess.agents {
-		s.closeLocked(a, closePolicy, "revoked", o)
+		a.closeLocked(closePolicy, "revoked", o)
 	}
-	s.log.Info("pairing revoked", "session", sess.label)
+	rl.log.Info("pairing revoked", "session", sess.label)
 }
 
 // agentMessageLocked routes an agent's command to its session's browser.
-func (s *Server) agentMessageLocked(p *peer, m *message, o *outbox) {
-	sess := p.sess
-	s.touchLocked()
-	s.env.Activity.AgentActivity()
+func (c *conn) agentMessageLocked(m *message, o *outbox) {
+	rl, sess := c.rl, c.sess
+	rl.touchLocked()
+	rl.env.Activity.AgentActivity()
 	if m.Type != "command" {
-		o.send(p, newNotice("UNKNOWN_TYPE", "agents send only command messages"))
+		o.send(c, newNotice("UNKNOWN_TYPE", "agents send only command messages"))
 		return
 	}
 	if m.Problem != "" {
@@ -94,22 +94,22 @@ func (s *Server) agentMessageLocked(p *peer, m *message, o *outbox) {
 		if m.IDValid {
 			re.ID = m.IDRaw
 		}
-		o.send(p, re)
+		o.send(c, re)
 		return
 	}
 	browser := sess.browser
 	if browser == nil {
-		o.send(p, newResultError(m.IDRaw, "BROWSER_OFFLINE", msgOffline))
+		o.send(c, newResultError(m.IDRaw, "BROWSER_OFFLINE", msgOffline))
 		return
 	}
-	if len(sess.pending) >= s.MaxInFlight {
-		o.send(p, newResultError(m.IDRaw, "BUSY", msgBusy))
+	if len(sess.pending) >= rl.s.MaxInFlight {
+		o.send(c, newResultError(m.IDRaw, "BUSY", msgBusy))
 		return
 	}
-	s.nextReq++
-	relayID := fmt.Sprintf("r%d-%s", s.nextReq, hub.RandomHex(4))
-	pe := &pending{relayID: relayID, clientID: m.IDRaw, agent: p}
-	pe.timer = s.env.Guard.AfterFunc("command timeout", s.CommandTimeout, func() { s.commandTimeout(sess, relayID) })
+	rl.nextReq++
+	relayID := fmt.Sprintf("r%d-%s", rl.nextReq, hub.RandomHex(4))
+	pe := &pending{relayID: relayID, clientID: m.IDRaw, agent: c}
+	pe.timer = rl.env.Guard.AfterFunc("command timeout", rl.s.CommandTimeout, func() { rl.commandTimeout(sess, relayID) })
 	sess.pending[relayID] = pe
 	o.sendRaw(browser, commandFrame(relayID, m.Command))
 }
@@ -127,15 +127,15 @@ func commandFrame(relayID string, cmd json.RawMessage) []byte {
 }
 
 // commandTimeout fails a command the browser did not answer in time.
-func (s *Server) commandTimeout(sess *session, relayID string) {
+func (rl *relay) commandTimeout(sess *session, relayID string) {
 	var o outbox
-	s.mu.Lock()
+	rl.mu.Lock()
 	if pe := sess.pending[relayID]; pe != nil {
 		delete(sess.pending, relayID)
 		o.fail(pe, "OUTCOME_UNKNOWN", msgUnknownTimeout)
-		s.log.Info("command timed out", "session", sess.label)
+		rl.log.Info("command timed out", "session", sess.label)
 	}
-	s.mu.Unlock()
+	rl.mu.Unlock()
 	o.flush()
 }
 
@@ -144,21 +144,21 @@ var errTooManySessions = errors.New("too many sessions; close unused Pixelle tab
 
 // newSession creates a session for a browser of origin and returns its id
 // and browser token.
-func (s *Server) newSession(origin string) (id, token string, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+func (rl *relay) newSession(origin string) (id, token string, err error) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.closed {
 		return "", "", errClosed
 	}
-	if len(s.sessions) >= s.MaxSessions {
+	if len(rl.sessions) >= rl.s.MaxSessions {
 		return "", "", errTooManySessions
 	}
-	s.nextSess++
-	sess := newSession(hub.RandomToken(secretBytes), "s"+itoa(s.nextSess), hub.RandomToken(secretBytes), origin)
-	s.sessions[sess.id] = sess
-	s.armExpiryLocked(sess)
-	s.touchLocked()
-	s.log.Info("session created", "session", sess.label)
+	rl.nextName++
+	sess := newSession(hub.RandomToken(secretBytes), "s"+itoa(rl.nextName), hub.RandomToken(secretBytes), origin)
+	rl.sessions[sess.id] = sess
+	rl.armExpiryLocked(sess)
+	rl.touchLocked()
+	rl.log.Info("session created", "session", sess.label)
 	return sess.id, sess.browserToken, nil
 }
 
@@ -174,17 +174,17 @@ var errInvalidCode = errors.New("invalid or expired code")
 // pairCode consumes a live code of a session whose browser is connected,
 // issues a fresh agent token, closes the session's earlier agents and tells
 // the browser it is paired.
-func (s *Server) pairCode(raw string) (pairResult, error) {
+func (rl *relay) pairCode(raw string) (pairResult, error) {
 	code, ok := normalizeCode(raw)
 	if !ok {
 		return pairResult{}, errInvalidCode
 	}
 	var o outbox
-	s.mu.Lock()
-	defer func() { s.mu.Unlock(); o.flush() }()
-	now := s.Now()
+	rl.mu.Lock()
+	defer func() { rl.mu.Unlock(); o.flush() }()
+	now := rl.s.Now()
 	var found *session
-	for _, sess := range s.sessions {
+	for _, sess := range rl.sessions {
 		// Check every session so the time taken does not depend on which
 		// one holds the code.
 		if sess.browser != nil && sess.pairCodeValid(code, now) {
@@ -192,7 +192,7 @@ func (s *Server) pairCode(raw string) (pairResult, error) {
 		}
 	}
 	if found == nil {
-		s.refusedLocked("pair", "pairing refused: invalid or expired code")
+		rl.refusedLocked("pair", "pairing refused: invalid or expired code")
 		return pairResult{}, errInvalidCode
 	}
 	found.code = ""
@@ -203,13 +203,13 @@ func (s *Server) pairCode(raw string) (pairResult, error) {
 		o.fail(pe, "OUTCOME_UNKNOWN", msgUnknownRevoked)
 	}
 	for a := range found.agents {
-		s.closeLocked(a, closePolicy, "replaced by a new pairing", &o)
+		a.closeLocked(closePolicy, "replaced by a new pairing", &o)
 	}
 	o.send(found.browser, struct {
 		Type string `json:"type"`
 	}{"paired"})
-	s.touchLocked()
-	s.env.Activity.AgentActivity()
-	s.log.Info("agent paired", "session", found.label)
-	return pairResult{SessionID: found.id, Token: found.agentToken, URL: s.relayURLLocked()}, nil
+	rl.touchLocked()
+	rl.env.Activity.AgentActivity()
+	rl.log.Info("agent paired", "session", found.label)
+	return pairResult{SessionID: found.id, Token: found.agentToken, URL: rl.url}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/ws"
 )
 
 // Credential sizes: 32 random bytes (256 bits) for session ids and tokens,
@@ -16,7 +15,7 @@ const (
 )
 
 // session is one browser tab's relay state. All fields are guarded by
-// Server.mu.
+// relay.mu.
 type session struct {
 	id           string
 	label        string // "s<N>": the only session name that reaches logs
@@ -24,8 +23,8 @@ type session struct {
 	agentToken   string // "" while unpaired or after revoke
 	origin       string // normalised Origin recorded at creation
 
-	browser *peer
-	agents  map[*peer]struct{}
+	browser *conn
+	agents  map[*conn]struct{}
 
 	code        string // current pairing code, "" if none
 	codeExpires time.Time
@@ -41,7 +40,7 @@ type session struct {
 type pending struct {
 	relayID  string
 	clientID json.RawMessage // the agent's id, verbatim (message.IDRaw)
-	agent    *peer           // the agent socket that sent it; nil for an in-process caller
+	agent    *conn           // the agent socket that sent it; nil for an in-process caller
 	// local is the in-process caller's (ToolBridge), buffered 1: an entry
 	// is answered once, when it leaves the session's pending map.
 	local chan relayAnswer
@@ -60,28 +59,10 @@ func (pe *pending) answer(o *outbox, a relayAnswer) {
 	*o = append(*o, func() { ch <- a })
 }
 
-// peer is one upgraded WebSocket connection. Fields after conn are guarded
-// by Server.mu.
-type peer struct {
-	conn   *ws.Conn
-	origin string // normalised Origin of the upgrade, "" if none
-	label  string // "c<N>" for logs
-
-	authed bool
-	role   string
-	sess   *session
-	gone   bool // OnClose ran or the relay closed it
-	// told is set once an authenticated peer's ready has been written.
-	// Until then frames for it are held: written after Server.mu is
-	// released, they could otherwise overtake the ready.
-	told bool
-	held [][]byte
-}
-
 func newSession(id, label, browserToken, origin string) *session {
 	return &session{
 		id: id, label: label, browserToken: browserToken, origin: origin,
-		agents:  map[*peer]struct{}{},
+		agents:  map[*conn]struct{}{},
 		pending: map[string]*pending{},
 	}
 }

@@ -11,10 +11,7 @@ import (
 // TestSlowPairBodyIsCutOff: a native client trickling a POST /api/pair
 // body is cut off at its deadline (issue 15 row 5).
 func TestSlowPairBodyIsCutOff(t *testing.T) {
-	s, err := New(website, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := New(&Config{Website: website})
 	h := adaptertest.Start(t, s, adaptertest.Options{BodyPace: hub.BodyPace{Base: 200 * time.Millisecond, MinRate: 1 << 30}})
 	const n = 200
 	res := adaptertest.Trickle(t, h.Addr(), "POST", "/api/pair", nil, n, 50*time.Millisecond)

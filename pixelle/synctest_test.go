@@ -15,7 +15,7 @@ import (
 // listener, so a synctest bubble can drive it over net.Pipe with the
 // contract's real timings on a fake clock.
 type bubbleRelay struct {
-	s       *Server
+	rl      *relay
 	sockets *ws.Sockets
 	ep      *ws.Endpoint
 }
@@ -26,12 +26,10 @@ func newBubbleRelay(t *testing.T) *bubbleRelay {
 
 // newBubbleRelayLog is newBubbleRelay logging to log.
 func newBubbleRelayLog(t *testing.T, log *slog.Logger) *bubbleRelay {
-	s, err := New(website, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &bubbleRelay{s: s, sockets: &ws.Sockets{}}
-	b.ep = s.start(&adapters.Env{Log: log}, DefaultPort, b.sockets)
+	s := New(&Config{Website: website})
+	b := &bubbleRelay{sockets: &ws.Sockets{}}
+	b.rl = newRelay(s, &adapters.Env{Log: log}, DefaultPort, b.sockets)
+	b.ep = b.rl.endpoint
 	return b
 }
 
@@ -39,7 +37,7 @@ func newBubbleRelayLog(t *testing.T, log *slog.Logger) *bubbleRelay {
 func (b *bubbleRelay) stop() {
 	b.sockets.Shutdown(1001, "test over")
 	b.sockets.Wait()
-	b.s.shutdown()
+	b.rl.shutdown()
 	synctest.Wait()
 }
 
@@ -64,9 +62,9 @@ func (b *bubbleRelay) browser(t *testing.T, id, tok string) *adaptertest.WSClien
 }
 
 func (b *bubbleRelay) alive(id string) bool {
-	b.s.mu.Lock()
-	defer b.s.mu.Unlock()
-	return b.s.sessions[id] != nil
+	b.rl.mu.Lock()
+	defer b.rl.mu.Unlock()
+	return b.rl.sessions[id] != nil
 }
 
 // A session lives an hour without its browser (the contract's TTL): a
@@ -77,12 +75,12 @@ func TestSessionExpiryRealTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newBubbleRelay(t)
 		defer r.stop()
-		id, tok, err := r.s.newSession(website)
+		id, tok, err := r.rl.newSession(website)
 		if err != nil {
 			t.Fatal(err)
 		}
 		br := r.browser(t, id, tok)
-		creds, err := r.s.pairCode(code(t, br))
+		creds, err := r.rl.pairCode(code(t, br))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +117,7 @@ func TestSessionExpiryRealTTL(t *testing.T) {
 			t.Fatalf("agent closed with %d, want %d", code, closePolicy)
 		}
 
-		never, _, _ := r.s.newSession(website)
+		never, _, _ := r.rl.newSession(website)
 		time.Sleep(DefaultSessionTTL + time.Second)
 		synctest.Wait()
 		if r.alive(never) {
@@ -135,13 +133,13 @@ func TestStaleExpiryTimerIgnored(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newBubbleRelay(t)
 		defer r.stop()
-		id, _, _ := r.s.newSession(website)
-		r.s.mu.Lock()
-		sess := r.s.sessions[id]
+		id, _, _ := r.rl.newSession(website)
+		r.rl.mu.Lock()
+		sess := r.rl.sessions[id]
 		stale := sess.expiryGen
-		r.s.armExpiryLocked(sess) // the browser came back and left: a fresh period
-		r.s.mu.Unlock()
-		r.s.expire(sess, stale) // the old period's callback, arriving late
+		r.rl.armExpiryLocked(sess) // the browser came back and left: a fresh period
+		r.rl.mu.Unlock()
+		r.rl.expire(sess, stale) // the old period's callback, arriving late
 		if !r.alive(id) {
 			t.Fatal("a stale expiry callback removed a session inside its fresh TTL")
 		}

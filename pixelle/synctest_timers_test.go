@@ -31,9 +31,9 @@ func TestContractTimersReal(t *testing.T) {
 			t.Fatalf("after 5 s without hello: closed %v, code %d; want 1008", isClosed(silent), code)
 		}
 
-		id, tok, _ := r.s.newSession(website)
+		id, tok, _ := r.rl.newSession(website)
 		br := r.browser(t, id, tok)
-		creds, err := r.s.pairCode(code(t, br))
+		creds, err := r.rl.pairCode(code(t, br))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,17 +57,17 @@ func TestContractTimersReal(t *testing.T) {
 		replaced := code(t, br)
 		time.Sleep(time.Minute)
 		live := code(t, br)
-		if _, err := r.s.pairCode(replaced); err == nil {
+		if _, err := r.rl.pairCode(replaced); err == nil {
 			t.Fatal("a replaced code paired")
 		}
 		time.Sleep(DefaultPairCodeTTL - time.Millisecond)
-		if _, err := r.s.pairCode(live); err != nil {
+		if _, err := r.rl.pairCode(live); err != nil {
 			t.Fatal("a code was refused inside its 5 minutes")
 		}
 		next(t, br) // paired
 		late := code(t, br)
 		time.Sleep(DefaultPairCodeTTL)
-		if _, err := r.s.pairCode(late); err == nil {
+		if _, err := r.rl.pairCode(late); err == nil {
 			t.Fatal("a code paired after its 5 minutes")
 		}
 	})

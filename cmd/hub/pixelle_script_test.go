@@ -69,8 +69,7 @@ func cmdPixelleRelay(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("unsupported: ! pixelle-relay")
 	}
-	srv, err := pixelle.New(pixelleWebsite, 0)
-	ts.Check(err)
+	srv := pixelle.New(&pixelle.Config{Website: pixelleWebsite})
 	if len(args) == 2 && args[0] == "-timeout" {
 		d, err := time.ParseDuration(args[1])
 		ts.Check(err)
