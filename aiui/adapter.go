@@ -17,11 +17,12 @@ import (
 // Factory registers the aiui adapter.
 func Factory() adapters.Factory {
 	return adapters.FactoryFor("aiui", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
-		return New(cfg, KindHub), nil
+		return New(cfg), nil
 	}, Command)
 }
 
-// Registry-file kinds: who started the backend.
+// Kinds of backend (Server.Kind): who started it. The kind goes into the
+// registry and control files and /health.
 const (
 	KindHub   = "hub"
 	KindServe = "serve"
@@ -38,10 +39,15 @@ func DefaultFormats(d *intent.Deps) channel.Registry {
 	return channel.Registry{"text-concat": channel.TextConcat(), "intent-v1": intent.Format(d)}
 }
 
-// Server is the aiui channel backend adapter.
+// Server is the aiui channel backend adapter: its configuration, which
+// Serve only reads. Each Serve builds a fresh backend (backend.go) for
+// what one run holds.
 type Server struct {
-	cfg  *Config
-	kind string
+	cfg *Config
+	// Kind is who runs the backend (KindHub from New). Only the hub's
+	// adapter follows a backend started outside it on its port;
+	// `hub aiui serve` sets KindServe and the MCP face's own KindMCP.
+	Kind string
 	// Formats is the format-registry seam (default DefaultFormats).
 	Formats LoadFormats
 	// FallbackAnyPort lets Serve take an OS-assigned port when cfg.Port is
@@ -68,9 +74,9 @@ type Server struct {
 
 var _ adapters.Adapter = (*Server)(nil)
 
-// New builds the adapter; kind goes into the registry file.
-func New(cfg *Config, kind string) *Server {
-	return &Server{cfg: cfg, kind: kind, Formats: DefaultFormats}
+// New builds the backend for cfg as the hub's adapter (Kind KindHub).
+func New(cfg *Config) *Server {
+	return &Server{cfg: cfg, Kind: KindHub, Formats: DefaultFormats}
 }
 
 // Serve binds the backend and serves until ctx is done.
@@ -81,7 +87,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	}
 	ready := env.Ready
 	ln, port, err := hub.Listen(ports)
-	for err != nil && s.kind == KindHub {
+	for err != nil && s.Kind == KindHub {
 		// The hub's adapter follows a backend started outside it on its
 		// port (outside.go); anyone else's failure to bind is an error.
 		cl, free, held := s.findOutside(ctx, env)

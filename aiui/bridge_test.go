@@ -58,7 +58,7 @@ func bridgeIn(t *testing.T, mode string) (*adaptertest.Harness, adapters.ToolBri
 }
 
 func TestBridgeOffline(t *testing.T) {
-	idle := New(DefaultConfig(), KindHub) // never served
+	idle := New(DefaultConfig()) // never served
 	bridges := []adapters.ToolBridge{idle}
 	for _, mode := range bridgeModes {
 		_, b := bridgeIn(t, mode)

@@ -98,7 +98,7 @@ func TestRealChromium(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Port = 0
 	cfg.DebounceMS = 20
-	s := New(cfg, KindHub)
+	s := New(cfg)
 	h := adaptertest.Start(t, s, adaptertest.Options{
 		// a fast heartbeat proves the browser answers pings by itself; a
 		// wide window, because a loaded machine under -race can take a

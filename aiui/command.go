@@ -95,7 +95,8 @@ func serveCommand() *cli.Command {
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
-			s := New(cfg, KindServe)
+			s := New(cfg)
+			s.Kind = KindServe
 			if err := (adapters.Standalone{Name: "aiui", Adapter: s, Log: log, Dirs: dirs}).Serve(ctx); err != nil {
 				return hub.Exit(hub.ExitFailed, "hub aiui serve: "+err.Error())
 			}
@@ -222,8 +223,8 @@ func startInProcess(ctx context.Context, dirs hub.Dirs, lc *hub.Lifecycle, log *
 	cfg := DefaultConfig()
 	cfg.Port = port
 	cfg.RequirePromptKey = requireKey
-	s := New(cfg, KindMCP)
-	s.FallbackAnyPort = true
+	s := New(cfg)
+	s.Kind, s.FallbackAnyPort = KindMCP, true
 	run, err := adapters.Standalone{Name: "aiui", Adapter: s, Log: log, Dirs: &dirs, Lifecycle: lc, ReadyTimeout: 10 * time.Second}.Start(ctx)
 	if err != nil {
 		return nil, nil, err

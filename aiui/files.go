@@ -43,7 +43,7 @@ func (b *backend) writeRegistryFile() error {
 	}
 	b.regPath = filepath.Join(dir, strconv.Itoa(b.pid)+".json")
 	data, _ := json.MarshalIndent(RegistryEntry{Schema: RegistrySchema, PID: b.pid, PPID: os.Getppid(), Port: b.port,
-		CWD: b.cwd, StartedAt: b.started, Kind: b.s.kind}, "", "  ")
+		CWD: b.cwd, StartedAt: b.started, Kind: b.s.Kind}, "", "  ")
 	b.regData = append(data, '\n')
 	return b.putRegistryFile()
 }
@@ -125,7 +125,7 @@ func (b *backend) newControlKey() error {
 	if err := hub.EnsurePrivateDir(StateDir(b.env.Dirs)); err != nil {
 		return err
 	}
-	data, _ := json.MarshalIndent(ControlFile{Schema: 1, PID: b.pid, Port: b.port, Key: key, StartedAt: b.started, Kind: b.s.kind,
+	data, _ := json.MarshalIndent(ControlFile{Schema: 1, PID: b.pid, Port: b.port, Key: key, StartedAt: b.started, Kind: b.s.Kind,
 		PromptKey: pkey}, "", "  ")
 	data = append(data, '\n')
 	if err := hub.WriteFileAtomic(b.controlPath, data, 0o600); err != nil {

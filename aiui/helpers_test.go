@@ -17,12 +17,19 @@ func start(t testing.TB, mutate func(*Config, *Server)) (*adaptertest.Harness, *
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Port = 0
-	s := New(cfg, KindHub)
+	s := New(cfg)
 	if mutate != nil {
 		mutate(cfg, s)
 	}
 	h := adaptertest.Start(t, s, adaptertest.Options{})
 	return h, s
+}
+
+// newKind is New(cfg) run as kind (KindServe, KindMCP).
+func newKind(cfg *Config, kind string) *Server {
+	s := New(cfg)
+	s.Kind = kind
+	return s
 }
 
 // control returns an authenticated control client from the control file.

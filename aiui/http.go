@@ -136,7 +136,7 @@ func (b *backend) debugInfo(w http.ResponseWriter, r *http.Request) {
 
 func (b *backend) info() map[string]any {
 	return map[string]any{
-		"ok": true, "pid": b.pid, "port": b.port, "generation": b.gen.Load(), "kind": b.s.kind,
+		"ok": true, "pid": b.pid, "port": b.port, "generation": b.gen.Load(), "kind": b.s.Kind,
 		"startedAt": b.started, "formats": b.formats.Load().Names(), "pageTools": b.dir.Summary(),
 		"faces": b.outbox.FaceCount(), "followers": b.outbox.FollowerCount(), "pendingPrompts": b.outbox.Pending(), "cwd": b.cwd,
 		"callTimeoutMs": b.callTimeout().Milliseconds(), "promptKeyRequired": b.cfg.RequirePromptKey,

@@ -29,7 +29,7 @@ func TestFactory(t *testing.T) {
 // lifecycle, and Status reports ports, pages, faces and activity.
 func TestStatusAndLifecycle(t *testing.T) {
 	lc := hub.NewLifecycle(hub.IdleRules{})
-	s := New(func() *Config { c := DefaultConfig(); c.Port = 0; return c }(), KindHub)
+	s := New(func() *Config { c := DefaultConfig(); c.Port = 0; return c }())
 	h := adaptertest.Start(t, s, adaptertest.Options{Lifecycle: lc})
 	st := s.Status()
 	if st.Name != "aiui" || len(st.Ports) != 1 || st.Ports[0] != h.Port() || st.PageAttached {
@@ -55,7 +55,7 @@ func TestStatusAndLifecycle(t *testing.T) {
 func TestDeadToolsPageIsDropped(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Port = 0
-	s := New(cfg, KindHub)
+	s := New(cfg)
 	h := adaptertest.Start(t, s, adaptertest.Options{Heartbeat: ws.HeartbeatConfig{Interval: 20 * time.Millisecond, DeadAfter: 150 * time.Millisecond}})
 	c := h.MustDial("/tools", adaptertest.DialOptions{NoPong: true})
 	c.SendText(`{"v":1,"type":"register","ns":"sleepy","hash":"h","tools":[{"name":"nap","description":"never answers"}]}`)
@@ -91,7 +91,7 @@ func TestServeFailsOnBusyPort(t *testing.T) {
 	h, _ := start(t, nil)
 	cfg := DefaultConfig()
 	cfg.Port = h.Port()
-	err := New(cfg, KindServe).Serve(context.Background(), h.Env)
+	err := newKind(cfg, KindServe).Serve(context.Background(), h.Env)
 	if err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("second backend on a busy port: %v", err)
 	}

@@ -40,7 +40,7 @@ func runRestarted(home string) int {
 	}
 	cfg := DefaultConfig()
 	cfg.Port = 0
-	s := New(cfg, KindHub)
+	s := New(cfg)
 	ready := make(chan struct{})
 	env := &adapters.Env{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Dirs: d, Ready: func(...int) { close(ready) }}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -19,10 +19,10 @@ func faceThenHub(t *testing.T) (face *adaptertest.Harness, srv *Server, h *adapt
 	t.Helper()
 	faceCfg := DefaultConfig()
 	faceCfg.Port = 0
-	face = adaptertest.Start(t, New(faceCfg, KindMCP), adaptertest.Options{})
+	face = adaptertest.Start(t, newKind(faceCfg, KindMCP), adaptertest.Options{})
 	hubCfg := DefaultConfig()
 	hubCfg.Port = face.Port()
-	srv = New(hubCfg, KindHub)
+	srv = New(hubCfg)
 	h = adaptertest.Start(t, srv, adaptertest.Options{Dirs: &face.Dirs, Follow: adaptertest.FastFollow})
 	return face, srv, h
 }
@@ -36,12 +36,12 @@ func TestFollow(t *testing.T) {
 		Outside: func(t *testing.T, dirs hub.Dirs) *adaptertest.Harness {
 			cfg := DefaultConfig()
 			cfg.Port = 0
-			return adaptertest.Start(t, New(cfg, KindMCP), adaptertest.Options{Dirs: &dirs})
+			return adaptertest.Start(t, newKind(cfg, KindMCP), adaptertest.Options{Dirs: &dirs})
 		},
 		Hub: func(t *testing.T, ports []int) adapters.Adapter {
 			cfg := DefaultConfig()
 			cfg.Port = ports[0]
-			return New(cfg, KindHub)
+			return New(cfg)
 		},
 		Hold: func(t *testing.T, _ hub.Dirs) ([]int, func()) {
 			holder, err := net.Listen("tcp4", "127.0.0.1:0")
@@ -77,7 +77,7 @@ func TestServeDoesNotFollow(t *testing.T) {
 	h, _ := start(t, nil)
 	cfg := DefaultConfig()
 	cfg.Port = h.Port()
-	err := New(cfg, KindServe).Serve(context.Background(), h.Env)
+	err := newKind(cfg, KindServe).Serve(context.Background(), h.Env)
 	if err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("Serve on a taken port = %v, want an address-in-use error", err)
 	}
@@ -94,7 +94,7 @@ func TestHubKeepsFollowingWhileTheBackendHoldsThePort(t *testing.T) {
 
 	otherCfg := DefaultConfig()
 	otherCfg.Port = 0
-	other := adaptertest.Start(t, New(otherCfg, KindServe), adaptertest.Options{Dirs: &face.Dirs})
+	other := adaptertest.Start(t, newKind(otherCfg, KindServe), adaptertest.Options{Dirs: &face.Dirs})
 	if cl, err := Locate(context.Background(), face.Dirs); err != nil || cl.PID == 0 || cl.Base == NewClient(port, "").Base {
 		t.Fatalf("the second backend did not take the control file: %+v %v", cl, err)
 	}
@@ -140,7 +140,7 @@ func TestHubFailsBesideAStranger(t *testing.T) {
 	env.Follow = adapters.FollowTiming{Settle: 20 * time.Millisecond, Poll: 5 * time.Millisecond}
 	cfg := DefaultConfig()
 	cfg.Port = holder.Addr().(*net.TCPAddr).Port
-	if err := New(cfg, KindHub).Serve(context.Background(), &env); err == nil || !strings.Contains(err.Error(), "in use") {
+	if err := New(cfg).Serve(context.Background(), &env); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("Serve beside a stranger = %v, want address in use", err)
 	}
 }

@@ -76,7 +76,7 @@ func TestHubRefusesAPortAnotherUserHolds(t *testing.T) {
 			}
 			cfg := DefaultConfig()
 			cfg.Port = sq.Port
-			srv := New(cfg, KindHub)
+			srv := New(cfg)
 			bg := adaptertest.ServeInBackground(srv, env)
 			defer bg.Stop()
 			select {
@@ -177,7 +177,7 @@ func TestHubStopsWaitingWhenAnotherUserTakesThePort(t *testing.T) {
 	env.Follow = adaptertest.FastFollow
 	cfg := DefaultConfig()
 	cfg.Port = port
-	bg := adaptertest.ServeInBackground(New(cfg, KindHub), env)
+	bg := adaptertest.ServeInBackground(New(cfg), env)
 	defer bg.Stop()
 	adaptertest.WaitFor(t, "the hub to wait for a backend on its port", func() bool {
 		select {

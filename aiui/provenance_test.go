@@ -94,7 +94,7 @@ func TestPromptKeyIsPerStart(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.Port, cfg.RequirePromptKey = 0, true
-	h2 := adaptertest.Start(t, New(cfg, KindHub), adaptertest.Options{Dirs: &h1.Dirs})
+	h2 := adaptertest.Start(t, New(cfg), adaptertest.Options{Dirs: &h1.Dirs})
 	if k2 := promptKeyOf(t, h2); k2 == k1 {
 		t.Fatal("the prompt key survived a restart")
 	}

@@ -51,7 +51,7 @@ func TestStartRemovesRecordsOfDeadBackends(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.Port = 0
-	h2 := adaptertest.Start(t, New(cfg, KindHub), adaptertest.Options{Dirs: &dirs})
+	h2 := adaptertest.Start(t, New(cfg), adaptertest.Options{Dirs: &dirs})
 	if _, err := os.Stat(dead); !os.IsNotExist(err) {
 		t.Fatalf("the dead backend's record is still there: %v", err)
 	}
@@ -74,7 +74,7 @@ func TestRegistryDirIsMadePrivate(t *testing.T) {
 	os.Chmod(dir, 0o755)
 	cfg := DefaultConfig()
 	cfg.Port = 0
-	h := adaptertest.Start(t, New(cfg, KindHub), adaptertest.Options{Dirs: &dirs})
+	h := adaptertest.Start(t, New(cfg), adaptertest.Options{Dirs: &dirs})
 	defer h.Stop()
 	if m := adaptertest.FileMode(t, dir); m != 0o700 {
 		t.Fatalf("discovery dir mode %o, want 700", m)
@@ -90,7 +90,7 @@ func TestBackendKeepsItsFiles(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dirs := adaptertest.TempDirs(t)
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		b := &backend{s: New(DefaultConfig(), KindHub), env: &adapters.Env{Dirs: dirs}, log: log,
+		b := &backend{s: New(DefaultConfig()), env: &adapters.Env{Dirs: dirs}, log: log,
 			pid: os.Getpid(), port: 4242, started: time.Now().UTC()}
 		if err := b.writeControlFile(); err != nil {
 			t.Fatal(err)

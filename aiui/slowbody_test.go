@@ -21,7 +21,7 @@ var slowPace = hub.BodyPace{Base: 200 * time.Millisecond, MinRate: 1 << 30}
 func TestSlowPromptBodyIsCutOff(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Port = 0
-	h := adaptertest.Start(t, New(cfg, KindHub), adaptertest.Options{BodyPace: slowPace})
+	h := adaptertest.Start(t, New(cfg), adaptertest.Options{BodyPace: slowPace})
 	const n = 200                                                 // 10 s at one byte per 50 ms
 	for _, origin := range []string{"", "https://evil.example"} { // read, and refused unread
 		hdr := http.Header{}
@@ -41,7 +41,7 @@ func TestSlowPromptBodyIsCutOff(t *testing.T) {
 func TestFollowStreamsOutliveTheBodyDeadline(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Port = 0
-	h := adaptertest.Start(t, New(cfg, KindHub), adaptertest.Options{BodyPace: slowPace})
+	h := adaptertest.Start(t, New(cfg), adaptertest.Options{BodyPace: slowPace})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	followed := make(chan string, 4)
