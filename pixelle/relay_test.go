@@ -1,11 +1,15 @@
 package pixelle
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/adapters/adaptertest"
 )
 
@@ -483,6 +487,44 @@ func TestStatusAndLifecycle(t *testing.T) {
 		t.Fatalf("lifecycle %+v", act)
 	}
 	_ = p
+}
+
+// Sessions and tokens live in memory, so a restart invalidates all of
+// them: the same Server served again knows no session, browser token,
+// agent token or in-process pairing of its last run, and its status
+// starts afresh.
+func TestARestartForgetsEverySessionAndToken(t *testing.T) {
+	s := New(&Config{Website: website})
+	first := &testRelay{Harness: adaptertest.Start(t, s, adaptertest.Options{}), s: s}
+	p := first.paired(t)
+	bridgePair(t, first, p.b) // replaces p's agent: the session's token is the in-process one now
+	rl := first.run()
+	rl.mu.Lock()
+	agentToken := rl.bridgeToken
+	rl.mu.Unlock()
+	if err := first.Stop(); err != nil {
+		t.Fatalf("Serve returned %v", err)
+	}
+	if st := s.Status(); len(st.Ports) != 0 || st.PageAttached || st.AgentSessions != 0 {
+		t.Fatalf("status of a stopped relay: %+v", st)
+	}
+	if _, err := s.BridgeTools(); !errors.Is(err, adapters.ErrNoPage) {
+		t.Fatalf("in-process tools of a stopped relay: %v", err)
+	}
+
+	second := &testRelay{Harness: adaptertest.Start(t, s, adaptertest.Options{}), s: s}
+	b := second.dial(t, website, map[string]string{"type": "hello", "role": "browser", "sessionId": p.id, "token": p.browserToken})
+	closedWith(t, b, closePolicy)
+	a := second.dial(t, "", map[string]string{"type": "hello", "role": "agent", "sessionId": p.id, "token": agentToken})
+	closedWith(t, a, closePolicy)
+	id, tok := second.createSession(t)
+	second.browser(t, id, tok)
+	if _, err := s.BridgeCall(context.Background(), "state.read", json.RawMessage(`{}`)); toolErr(t, err).Code != codeNotPaired {
+		t.Fatalf("the in-process agent after a restart: %v", err)
+	}
+	if st := s.Status(); len(st.Ports) != 1 || st.Ports[0] != second.Port() || !st.PageAttached || st.AgentSessions != 0 {
+		t.Fatalf("status after a restart: %+v", st)
+	}
 }
 
 func TestHeartbeatDropsSilentBrowser(t *testing.T) {
