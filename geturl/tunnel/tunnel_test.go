@@ -173,8 +173,19 @@ func TestCloudflaredEnvironment(t *testing.T) {
 	envs := map[string][]byte{}
 	envs["the environment cloudflared was started with"], _ = os.ReadFile(argsFile + ".env")
 	if runtime.GOOS == "linux" {
-		// What another process of the user reads while the tunnel is up.
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/environ")
+		// What another process of the user reads while the tunnel is up,
+		// once the script has become sleep: read during the exec, the
+		// environment of the mm being replaced comes back empty.
+		proc := "/proc/" + strconv.Itoa(st.PID)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if comm, _ := os.ReadFile(proc + "/comm"); string(comm) == "sleep\n" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the fake cloudflared never became sleep")
+			}
+		}
+		b, err := os.ReadFile(proc + "/environ")
 		if err != nil {
 			t.Fatal(err)
 		}
