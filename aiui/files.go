@@ -30,8 +30,12 @@ type RegistryEntry struct {
 	Kind      string    `json:"kind"`
 }
 
+// cacheDir is ~/.cache/aiui, where the spec keeps the backends' registry
+// and the projects' traces: under HOME, whatever XDG_CACHE_HOME says.
+func cacheDir(home string) string { return filepath.Join(home, ".cache", "aiui") }
+
 // RegistryDir is ~/.cache/aiui/mcp (the spec's path, under HOME).
-func RegistryDir(home string) string { return filepath.Join(home, ".cache", "aiui", "mcp") }
+func RegistryDir(home string) string { return filepath.Join(cacheDir(home), "mcp") }
 
 // writeRegistryFile writes this backend's record, first removing the
 // records of backends that died without removing theirs (kill -9): the

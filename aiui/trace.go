@@ -325,7 +325,7 @@ func projectDir(home, root string) string {
 		slug = slug[:40]
 	}
 	h := sha256.Sum256([]byte(root))
-	return filepath.Join(home, ".cache", "aiui", "projects", slug+"-"+hex.EncodeToString(h[:])[:8])
+	return filepath.Join(cacheDir(home), "projects", slug+"-"+hex.EncodeToString(h[:])[:8])
 }
 
 // blobDir is the thread's trace blob directory, created 0700 on first use.

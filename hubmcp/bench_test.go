@@ -132,7 +132,7 @@ func controlCaller(b *testing.B, home string, port int) func() error {
 	var sess struct {
 		Key string `json:"key"`
 	}
-	raw, err := os.ReadFile(filepath.Join(home, ".stitchslop", "session-"+strconv.Itoa(port)+".json"))
+	raw, err := os.ReadFile(filepath.Join(hub.ExpandHome(stitchslop.DefaultConfigDir, home), "session-"+strconv.Itoa(port)+".json"))
 	if err == nil {
 		err = json.Unmarshal(raw, &sess)
 	}
@@ -171,7 +171,7 @@ func mcpCaller(b *testing.B, dirs hub.Dirs) func() error {
 	go func() {
 		defer close(done)
 		Run(ctx, &mcpserver.LineTransport{In: inR, Out: outW}, Options{Dirs: dirs, Log: adaptertest.Logger(b), Retry: 20 * time.Millisecond,
-			StitchslopDir: func(*supervisor.State) string { return filepath.Join(dirs.Home, ".stitchslop") }})
+			StitchslopDir: func(*supervisor.State) string { return hub.ExpandHome(stitchslop.DefaultConfigDir, dirs.Home) }})
 		outW.Close()
 	}()
 	b.Cleanup(func() { inW.Close(); cancel(); <-done })

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -43,7 +42,7 @@ func settled(a adapters.Status, ok bool) bool {
 // runStitch follows the hub's stitchslop bridge through its control plane,
 // again after every restart, until hctx ends.
 func (f *face) runStitch(hctx context.Context, st *supervisor.State, status *hubStatus) {
-	dir := filepath.Join(f.o.Dirs.Home, ".stitchslop")
+	dir := hub.ExpandHome(stitchslop.DefaultConfigDir, f.o.Dirs.Home)
 	if f.o.StitchslopDir != nil {
 		dir = f.o.StitchslopDir(st)
 	}

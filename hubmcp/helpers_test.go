@@ -158,7 +158,7 @@ func (h *testHub) port(name string) int {
 func (h *testHub) ssPage(tools ...string) *adaptertest.WSClient {
 	h.t.Helper()
 	port := h.port("stitchslop")
-	r, err := stitchslop.OpenRemote(context.Background(), filepath.Join(h.dirs.Home, ".stitchslop"), port)
+	r, err := stitchslop.OpenRemote(context.Background(), hub.ExpandHome(stitchslop.DefaultConfigDir, h.dirs.Home), port)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func runFace(t *testing.T, o Options) *session {
 	}
 	if o.StitchslopDir == nil {
 		home := o.Dirs.Home
-		o.StitchslopDir = func(*supervisor.State) string { return filepath.Join(home, ".stitchslop") }
+		o.StitchslopDir = func(*supervisor.State) string { return hub.ExpandHome(stitchslop.DefaultConfigDir, home) }
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -34,7 +34,7 @@ type Options struct {
 	StartHub func(ctx context.Context) error
 	// StitchslopDir says where the hub's stitchslop adapter keeps its
 	// session files, from the state of the running hub; nil means
-	// ~/.stitchslop.
+	// stitchslop.DefaultConfigDir.
 	StitchslopDir func(st *supervisor.State) string
 	// ListChangedDelay coalesces list_changed across the bridges; 0 means
 	// DefaultListChangedDelay.

@@ -30,7 +30,7 @@ func Command() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "origin", Usage: "the only site allowed to connect, e.g. https://www.stitchslop.com"},
 			&cli.IntFlag{Name: "port", Usage: "pin one port instead of scanning 8787-8790"},
-			&cli.StringFlag{Name: "config-dir", Value: "~/.stitchslop", Usage: "where pairings and session files live"},
+			&cli.StringFlag{Name: "config-dir", Value: DefaultConfigDir, Usage: "where pairings and session files live"},
 			&cli.IntFlag{Name: "agent-idle-minutes", Value: DefaultAgentIdleMinutes, Usage: "exit after this long with no agent activity"},
 			&cli.BoolFlag{Name: "version", Usage: "print the version and protocol number"},
 		},
@@ -153,7 +153,7 @@ func parseClientArgs(args []string, allowOut bool) (clientArgs, error) {
 // clientDescription is every client command's help body: it parses its
 // own flags (anywhere on the line), so urfave/cli cannot list them.
 const clientDescription = "--port N picks the bridge on port N (needed only when several run);\n" +
-	"--config-dir DIR is where its session file is (default ~/.stitchslop).\n" +
+	"--config-dir DIR is where its session file is (default " + DefaultConfigDir + ").\n" +
 	"JSON on stdout; exit 0 ok, 1 refused or failed, 3 no bridge running, 64 usage."
 
 func clientCommand(name, usage, args, kind string) *cli.Command {
@@ -194,7 +194,7 @@ func runClient(c *cli.Context, kind string) error {
 		}
 	}
 	if ca.configDir == "" {
-		ca.configDir = "~/.stitchslop"
+		ca.configDir = DefaultConfigDir
 	}
 	dirs, err := hub.DirsFromEnv()
 	if err != nil {

@@ -15,6 +15,10 @@ type Config struct {
 	ConfigDir string `yaml:"config_dir"`
 }
 
+// DefaultConfigDir holds pairing.json and the session files unless
+// config_dir or --config-dir says otherwise; "~/" is the user's home.
+const DefaultConfigDir = "~/.stitchslop"
+
 // DefaultOrigin is the production Stitch Slop site.
 const DefaultOrigin = "https://www.stitchslop.com"
 
@@ -27,7 +31,7 @@ func NewConfig() *Config {
 		Base:      adapters.Base{Enabled: true},
 		Origin:    DefaultOrigin,
 		Ports:     append([]int(nil), DefaultPorts...),
-		ConfigDir: "~/.stitchslop",
+		ConfigDir: DefaultConfigDir,
 	}
 }
 

@@ -44,7 +44,7 @@ type Options struct {
 	// Ports are scanned in order (default 8787..8790); [0] asks the OS.
 	Ports []int
 	// ConfigDir holds pairing.json and session files; "~/" is expanded
-	// against env.Dirs.Home. Default ~/.stitchslop.
+	// against env.Dirs.Home. Default DefaultConfigDir.
 	ConfigDir string
 	// Token is a one-time bootstrap token armed at start (STITCHSLOP_TOKEN).
 	Token string
@@ -65,7 +65,7 @@ func (o *Options) defaults() {
 		o.Ports = append([]int(nil), DefaultPorts...)
 	}
 	if o.ConfigDir == "" {
-		o.ConfigDir = "~/.stitchslop"
+		o.ConfigDir = DefaultConfigDir
 	}
 	if o.AuthTimeout <= 0 {
 		o.AuthTimeout = DefaultAuthTimeout

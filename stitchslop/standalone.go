@@ -22,7 +22,7 @@ const (
 type StandaloneOptions struct {
 	Origin    string
 	Port      int    // 0: scan 8787..8790
-	ConfigDir string // default ~/.stitchslop
+	ConfigDir string // default DefaultConfigDir
 	Token     string // from STITCHSLOP_TOKEN
 	AgentIdle time.Duration
 	// NoPageWithin overrides §2.7's 30 minutes (tests only).
@@ -59,7 +59,7 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 		return err
 	}
 	if o.ConfigDir == "" {
-		o.ConfigDir = "~/.stitchslop"
+		o.ConfigDir = DefaultConfigDir
 	}
 	dir := hub.ExpandHome(o.ConfigDir, dirs.Home)
 	origin, ok := hub.NormalizeOrigin(o.Origin)

@@ -182,27 +182,25 @@ func (h *Harness) Done() <-chan struct{} { return h.run.Done() }
 // Err is what the run ended with, once Done is closed.
 func (h *Harness) Err() error { return h.run.Wait() }
 
-// TempDirs points HOME and the XDG variables at a fresh temp directory for
-// the test and returns the resulting hub.Dirs.
+// TempDirs points HOME at a fresh temp directory for the test, with the
+// XDG variables unset so that every directory is the default under it,
+// and returns the resulting hub.Dirs (as hub.DirsFromEnv resolves them, in
+// this process and in the processes the test starts).
 func TempDirs(t testing.TB) hub.Dirs {
 	t.Helper()
-	root := t.TempDir()
-	home := filepath.Join(root, "home")
+	home := filepath.Join(t.TempDir(), "home")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if tt, ok := t.(interface{ Setenv(k, v string) }); ok {
-		tt.Setenv("HOME", home)
-		tt.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-		tt.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
-		tt.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+	t.Setenv("HOME", home)
+	for _, v := range []string{"XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"} {
+		t.Setenv(v, "") // empty is unset (XDG base directory rules)
 	}
-	return hub.Dirs{
-		Home:   home,
-		Config: filepath.Join(home, ".config", "hub"),
-		State:  filepath.Join(home, ".local", "state", "hub"),
-		Cache:  filepath.Join(home, ".cache"),
+	d, err := hub.DirsFromEnv()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return d
 }
 
 // Logs returns everything the adapter has logged so far, for tests that

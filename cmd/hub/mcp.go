@@ -71,9 +71,10 @@ func startForMCP(configFlag string, dirs hub.Dirs, log *slog.Logger) error {
 }
 
 // stitchslopDir is where the running hub's stitchslop adapter keeps its
-// session files: its config's config_dir, ~/.stitchslop by default.
+// session files: its config's config_dir, stitchslop.DefaultConfigDir by
+// default.
 func stitchslopDir(st *supervisor.State, dirs hub.Dirs) string {
-	dir := "~/.stitchslop"
+	dir := stitchslop.DefaultConfigDir
 	path := st.Config
 	if path == "embedded default" {
 		path = ""

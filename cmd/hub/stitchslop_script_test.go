@@ -15,6 +15,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/stitchslop"
 )
 
 // TestStitchslopScripts drives `hub stitchslop` (bridge and shell client,
@@ -27,6 +29,12 @@ func TestStitchslopScripts(t *testing.T) {
 	testscript.Run(t, p)
 }
 
+// ssSessionPath is the session file of the bridge on port in the default
+// config dir under home.
+func ssSessionPath(home, port string) string {
+	return filepath.Join(hub.ExpandHome(stitchslop.DefaultConfigDir, home), "session-"+port+".json")
+}
+
 // waitbridge PORT waits until a bridge on PORT wrote its session file: the
 // port accepts connections (the kernel's backlog) before the file exists,
 // so waiting for the port alone races the client's lookup.
@@ -34,7 +42,7 @@ func waitBridge(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: waitbridge PORT")
 	}
-	path := filepath.Join(ts.Getenv("HOME"), ".stitchslop", "session-"+args[0]+".json")
+	path := ssSessionPath(ts.Getenv("HOME"), args[0])
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if _, err := os.Stat(path); err == nil {
 			return
@@ -51,7 +59,7 @@ func sigBridge(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 || !ok {
 		ts.Fatalf("usage: sigbridge HUP|TERM PORT")
 	}
-	b, err := os.ReadFile(filepath.Join(ts.Getenv("HOME"), ".stitchslop", "session-"+args[1]+".json"))
+	b, err := os.ReadFile(ssSessionPath(ts.Getenv("HOME"), args[1]))
 	ts.Check(err)
 	var sess struct{ PID int }
 	ts.Check(json.Unmarshal(b, &sess))
@@ -149,9 +157,9 @@ func servePage(ts *testscript.TestScript, c *adaptertest.WSClient, port, secret 
 }
 
 // waitToolsListed polls GET /tools on the bridge at port, with the key from
-// its session file in $HOME/.stitchslop, until it lists n tools.
+// its session file in the default config dir, until it lists n tools.
 func waitToolsListed(ts *testscript.TestScript, port string, n int) {
-	path := filepath.Join(ts.Getenv("HOME"), ".stitchslop", "session-"+port+".json")
+	path := ssSessionPath(ts.Getenv("HOME"), port)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var sess struct {

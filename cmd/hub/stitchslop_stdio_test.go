@@ -160,7 +160,7 @@ func TestStitchslopMCPOverRealStdio(t *testing.T) {
 	if len(nonProtocol) > 0 {
 		t.Fatalf("stdout carried non-JSON-RPC lines: %q", nonProtocol)
 	}
-	if _, err := os.Stat(filepath.Join(home, ".stitchslop", fmt.Sprintf("session-%d.json", port))); !os.IsNotExist(err) {
+	if _, err := os.Stat(ssSessionPath(home, fmt.Sprint(port))); !os.IsNotExist(err) {
 		t.Fatal("session file left after exit")
 	}
 }
