@@ -97,6 +97,12 @@ type Status struct {
 	LastError     string    `json:"lastError,omitempty"`
 	// Note is set when something needs the user, e.g. a missing key.
 	Note string `json:"note,omitempty"`
+	// Dir is what a client on this machine must know to reach the
+	// adapter besides its ports, as an absolute path the adapter fills
+	// in (stitchslop's config dir, where its session files are); empty
+	// for an adapter that needs none. Clients read it here rather than
+	// parsing the hub's config.
+	Dir string `json:"dir,omitempty"`
 }
 
 // ErrNotImplemented is returned by a Factory whose protocol has not landed

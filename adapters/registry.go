@@ -8,8 +8,10 @@ import (
 )
 
 // Factory describes one adapter kind: its name (the only place it is
-// spelled), how to make its config, how to build it from that config, and
-// its command group. Build one with FactoryFor.
+// spelled), how to make its config, how to build it from that config, its
+// command group, and the hook through which the binary's other parts
+// reach a running one without naming its package. Build one with
+// FactoryFor and set the hook if the bridge has it.
 type Factory struct {
 	Name string
 	// NewConfig returns the section's defaults (a pointer to a struct).
@@ -17,13 +19,20 @@ type Factory struct {
 	// New builds the adapter from a validated, enabled config. A protocol
 	// that has not landed yet returns ErrNotImplemented.
 	New func(cfg Config) (Adapter, error)
-	// Command is the adapter's `hub <name> …` command group, if it has one.
-	Command func() *cli.Command
+	// Command is the adapter's `hub <name> …` command group, if it has
+	// one, given what it needs of the binary (CommandEnv).
+	Command func(env CommandEnv) *cli.Command
+	// Remote reaches, from another process, the adapter that the hub
+	// running for this user reports as st (running, with its ports, and
+	// its Dir when it has one): through the bridge's own control plane, as
+	// its shell client does. ok is false when it cannot be reached so. Nil
+	// for a bridge that offers no ToolBridge.
+	Remote func(env RemoteEnv, st Status) (b ToolBridge, ok bool)
 }
 
 // FactoryFor builds a Factory whose New receives the config type C that
 // newConfig makes, so no adapter writes the type assertion itself.
-func FactoryFor[C Config](name string, newConfig func() C, build func(C) (Adapter, error), command func() *cli.Command) Factory {
+func FactoryFor[C Config](name string, newConfig func() C, build func(C) (Adapter, error), command func(CommandEnv) *cli.Command) Factory {
 	return Factory{
 		Name:      name,
 		NewConfig: func() Config { return newConfig() },
@@ -42,9 +51,11 @@ func FactoryFor[C Config](name string, newConfig func() C, build func(C) (Adapte
 // built by the caller (cmd/hub, or a test) — never by init side effects.
 type Registry struct {
 	byName map[string]Factory
+	order  []string // as given to NewRegistry
 }
 
 // NewRegistry builds a registry; duplicate names are a programming error.
+// The order of factories is the order Factories returns them in.
 func NewRegistry(factories ...Factory) *Registry {
 	r := &Registry{byName: map[string]Factory{}}
 	for _, f := range factories {
@@ -55,6 +66,7 @@ func NewRegistry(factories ...Factory) *Registry {
 			panic(fmt.Sprintf("adapters: factory %q lacks NewConfig or New", f.Name))
 		}
 		r.byName[f.Name] = f
+		r.order = append(r.order, f.Name)
 	}
 	return r
 }
@@ -65,16 +77,38 @@ func (r *Registry) Lookup(name string) (Factory, bool) {
 	return f, ok
 }
 
+// Factories returns the registered factories in the order NewRegistry was
+// given them: the order in which `hub mcp` lists the bridges' tools.
+func (r *Registry) Factories() []Factory {
+	out := make([]Factory, len(r.order))
+	for i, n := range r.order {
+		out[i] = r.byName[n]
+	}
+	return out
+}
+
 // Commands returns the command groups of the registered adapters, in
-// sorted order.
-func (r *Registry) Commands() []*cli.Command {
+// sorted order, each given env.
+func (r *Registry) Commands(env CommandEnv) []*cli.Command {
 	var out []*cli.Command
 	for _, n := range r.Names() {
 		if f := r.byName[n]; f.Command != nil {
-			out = append(out, f.Command())
+			out = append(out, f.Command(env))
 		}
 	}
 	return out
+}
+
+// Remote reaches the adapter name that the running hub reports as st
+// through its factory's Remote hook; ok is false for an adapter the
+// registry does not know, one without the hook, and one that is not
+// running with its ports.
+func (r *Registry) Remote(env RemoteEnv, name string, st Status) (ToolBridge, bool) {
+	f, ok := r.byName[name]
+	if !ok || f.Remote == nil || st.State != StateRunning || len(st.Ports) == 0 {
+		return nil, false
+	}
+	return f.Remote(env, st)
 }
 
 // Names returns the registered names in sorted order.

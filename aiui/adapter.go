@@ -8,17 +8,21 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/aiui/channel"
 	"github.com/hubdev/hub/aiui/intent"
 	"github.com/hubdev/hub/hub"
 )
 
-// Factory registers the aiui adapter.
+// Factory registers the aiui adapter, with its hooks (hooks.go).
 func Factory() adapters.Factory {
-	return adapters.FactoryFor("aiui", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
+	f := adapters.FactoryFor("aiui", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
 		return New(cfg), nil
-	}, Command)
+	}, func(adapters.CommandEnv) *cli.Command { return Command() })
+	f.Remote = remote
+	return f
 }
 
 // Kinds of backend (Server.Kind): who started it. The kind goes into the

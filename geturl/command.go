@@ -23,9 +23,10 @@ import (
 
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON on stdout"}
 
-// Command is the `hub geturl` command group.
-func Command() *cli.Command {
-	cmd := commands()
+// Command is the `hub geturl` command group; env gives `serve` the hub
+// running beside it.
+func Command(env adapters.CommandEnv) *cli.Command {
+	cmd := commands(env)
 	jsonErrors(cmd)
 	return cmd
 }
@@ -67,12 +68,12 @@ func jsonErrors(c *cli.Command) {
 	}
 }
 
-func commands() *cli.Command {
+func commands(env adapters.CommandEnv) *cli.Command {
 	return &cli.Command{
 		Name:  "geturl",
 		Usage: "the GET-only URL bridge for URL-reader agents: serve it, register projects, mint session URLs",
 		Subcommands: []*cli.Command{
-			serveCommand(),
+			serveCommand(env),
 			openCommand(),
 			{
 				Name:  "project",
@@ -112,7 +113,7 @@ func commands() *cli.Command {
 	}
 }
 
-func serveCommand() *cli.Command {
+func serveCommand(env adapters.CommandEnv) *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "run the geturl bridge in the foreground: the data plane and the control plane on 127.0.0.1",
@@ -141,7 +142,7 @@ func serveCommand() *cli.Command {
 			defer stop()
 			// The bridges of a hub running beside it are its /k plugins,
 			// reached through their control planes.
-			view := adapters.RunningHubView(c.Context)
+			view := env.HubView()
 			if err := (adapters.Standalone{Name: "geturl", Adapter: New(cfg), Log: log, Hub: view}).Serve(ctx); err != nil {
 				return hub.Exit(hub.ExitFailed, "hub geturl serve: "+err.Error())
 			}

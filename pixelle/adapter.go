@@ -32,13 +32,15 @@ const (
 	MaxRequestIDLen       = 100
 )
 
-// Factory registers the pixelle adapter.
+// Factory registers the pixelle adapter, with its hooks (hooks.go).
 func Factory() adapters.Factory {
-	return adapters.FactoryFor("pixelle", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
+	f := adapters.FactoryFor("pixelle", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
 		s := New(cfg)
 		s.FollowOutside = true
 		return s, nil
 	}, Command)
+	f.Remote = remote
+	return f
 }
 
 var _ adapters.Adapter = (*Server)(nil)

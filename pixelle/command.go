@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -23,7 +22,7 @@ import (
 // agent command client. Client commands print JSON on stdout (the result,
 // or an error object {"code","message",...}) and human text on stderr; they
 // exit 0 ok, 1 error result, 3 relay not reachable, 64 usage.
-func Command() *cli.Command {
+func Command(env adapters.CommandEnv) *cli.Command {
 	relayFlag := &cli.StringFlag{Name: "relay", Usage: "relay URL (default: $PIXELLE_RELAY, else the running hub's relay, else the paired relay, else " + DefaultRelay + ")"}
 	cmd := &cli.Command{
 		Name:  "pixelle",
@@ -58,7 +57,7 @@ func Command() *cli.Command {
 					&cli.StringFlag{Name: "website", Usage: "the exact Pixelle origin, e.g. https://pixelle.example (required)"},
 					&cli.IntFlag{Name: "port", Value: DefaultPort, Usage: "loopback port (RELAY = http://127.0.0.1:PORT)"},
 				},
-				Action: serveAction,
+				Action: func(c *cli.Context) error { return serveAction(c, env) },
 			},
 			{
 				Name:      "workspace",
@@ -87,14 +86,14 @@ func Command() *cli.Command {
 				Usage:     "check that the relay speaks pixelle-relay/0.2 and permits the website origin",
 				ArgsUsage: " ",
 				Flags:     []cli.Flag{relayFlag, &cli.StringFlag{Name: "website", Usage: "send Origin: WEBSITE and require the relay to permit it"}},
-				Action:    healthAction,
+				Action:    func(c *cli.Context) error { return healthAction(c, env) },
 			},
 			{
 				Name:      "pair",
 				Usage:     "pair with the code Pixelle shows (- reads it from stdin, out of argv); credentials are stored privately, never printed",
 				ArgsUsage: "CODE | -",
 				Flags:     []cli.Flag{relayFlag},
-				Action:    pairAction,
+				Action:    func(c *cli.Context) error { return pairAction(c, env) },
 			},
 			{
 				Name:      "call",
@@ -117,7 +116,7 @@ func Command() *cli.Command {
 						}
 						raw = b
 					}
-					return callAction(c, raw)
+					return callAction(c, env, raw)
 				},
 			},
 			{
@@ -125,14 +124,14 @@ func Command() *cli.Command {
 				Usage:     "shorthand for call '{\"method\":\"state.read\"}'",
 				ArgsUsage: " ",
 				Flags:     []cli.Flag{relayFlag},
-				Action:    shorthand(`{"method":"state.read"}`),
+				Action:    shorthand(env, `{"method":"state.read"}`),
 			},
 			{
 				Name:      "selection",
 				Usage:     "shorthand for call '{\"method\":\"selection.read\"}'",
 				ArgsUsage: " ",
 				Flags:     []cli.Flag{relayFlag},
-				Action:    shorthand(`{"method":"selection.read"}`),
+				Action:    shorthand(env, `{"method":"selection.read"}`),
 			},
 		},
 	}
@@ -146,7 +145,7 @@ func Command() *cli.Command {
 }
 
 // shorthand is a read command with no arguments.
-func shorthand(command string) cli.ActionFunc {
+func shorthand(env adapters.CommandEnv, command string) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		args, err := positional(c)
 		if err != nil {
@@ -155,7 +154,7 @@ func shorthand(command string) cli.ActionFunc {
 		if len(args) != 0 {
 			return fail(c, usageErr("USAGE", "%s takes no arguments", c.Command.Name))
 		}
-		return callAction(c, []byte(command))
+		return callAction(c, env, []byte(command))
 	}
 }
 
@@ -191,7 +190,7 @@ func positional(c *cli.Context) ([]string, error) {
 // hub running beside (as `hub mcp` does), else stored, else the default;
 // it must be a loopback URL. The first three are explicit: a stored
 // pairing with another relay does not apply to them.
-func resolveRelay(c *cli.Context, stored string) (string, bool, error) {
+func resolveRelay(c *cli.Context, env adapters.CommandEnv, stored string) (string, bool, error) {
 	if v := c.String("relay"); v != "" {
 		u, err := ParseRelayURL(v)
 		return u, true, err
@@ -200,7 +199,7 @@ func resolveRelay(c *cli.Context, stored string) (string, bool, error) {
 		u, err := ParseRelayURL(v)
 		return u, true, err
 	}
-	if u, ok := hubRelay(c.Context); ok {
+	if u, ok := hubRelay(c.Context, env); ok {
 		return u, true, nil
 	}
 	if stored != "" {
@@ -211,12 +210,12 @@ func resolveRelay(c *cli.Context, stored string) (string, bool, error) {
 }
 
 // hubRelay is the relay of the hub running beside, if it runs one.
-func hubRelay(ctx context.Context) (string, bool) {
-	st, ok := adapters.HubAdapter(ctx, "pixelle")
+func hubRelay(ctx context.Context, env adapters.CommandEnv) (string, bool) {
+	st, ok := env.HubAdapter(ctx, "pixelle")
 	if !ok {
 		return "", false
 	}
-	return "http://" + hub.LoopbackHost + ":" + strconv.Itoa(st.Ports[0]), true
+	return RelayURL(st.Ports[0]), true
 }
 
 func dirsOrFail(c *cli.Context) (hub.Dirs, error) {
@@ -227,7 +226,7 @@ func dirsOrFail(c *cli.Context) (hub.Dirs, error) {
 	return d, nil
 }
 
-func healthAction(c *cli.Context) error {
+func healthAction(c *cli.Context, env adapters.CommandEnv) error {
 	args, err := positional(c)
 	if err != nil {
 		return fail(c, err)
@@ -241,7 +240,7 @@ func healthAction(c *cli.Context) error {
 			stored = cr.URL
 		}
 	}
-	relay, _, err := resolveRelay(c, stored)
+	relay, _, err := resolveRelay(c, env, stored)
 	if err != nil {
 		return fail(c, err)
 	}
@@ -257,7 +256,7 @@ func healthAction(c *cli.Context) error {
 	return nil
 }
 
-func pairAction(c *cli.Context) error {
+func pairAction(c *cli.Context, env adapters.CommandEnv) error {
 	args, err := positional(c)
 	if err != nil {
 		return fail(c, err)
@@ -280,7 +279,7 @@ func pairAction(c *cli.Context) error {
 	if cr, err := store.Load(); err == nil {
 		stored = cr.URL
 	}
-	relay, _, err := resolveRelay(c, stored)
+	relay, _, err := resolveRelay(c, env, stored)
 	if err != nil {
 		return fail(c, err)
 	}
@@ -315,7 +314,7 @@ func readCode(r io.Reader) (string, error) {
 	return line, nil
 }
 
-func callAction(c *cli.Context, raw []byte) error {
+func callAction(c *cli.Context, env adapters.CommandEnv, raw []byte) error {
 	cmd, err := ValidateCommand(raw)
 	if err != nil {
 		return fail(c, usageErr("INVALID_COMMAND", "%v", err))
@@ -331,7 +330,7 @@ func callAction(c *cli.Context, raw []byte) error {
 	if err != nil {
 		return fail(c, failErr("CREDENTIALS_UNREADABLE", "%v", err))
 	}
-	relay, explicit, err := resolveRelay(c, cr.URL)
+	relay, explicit, err := resolveRelay(c, env, cr.URL)
 	if err != nil {
 		return fail(c, err)
 	}
@@ -351,7 +350,7 @@ func callAction(c *cli.Context, raw []byte) error {
 	return nil
 }
 
-func serveAction(c *cli.Context) error {
+func serveAction(c *cli.Context, env adapters.CommandEnv) error {
 	if c.NArg() != 0 {
 		return hub.Exit(hub.ExitUsage, "hub pixelle serve: unexpected arguments; use --website ORIGIN [--port N]")
 	}
@@ -366,7 +365,7 @@ func serveAction(c *cli.Context) error {
 	if err := srv.check(); err != nil {
 		return hub.Exit(hub.ExitUsage, "hub pixelle serve: "+err.Error())
 	}
-	if relay, ok := hubRelay(c.Context); ok {
+	if relay, ok := hubRelay(c.Context, env); ok {
 		// §Setup: an occupied relay is checked with the website's Origin
 		// and reused when compatible; a second relay nobody dials helps
 		// nobody.

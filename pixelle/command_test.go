@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
 )
 
@@ -14,7 +15,7 @@ import (
 func runCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	app := &cli.App{Name: "hub", Commands: []*cli.Command{Command()}, Writer: &out, ErrWriter: &errOut,
+	app := &cli.App{Name: "hub", Commands: []*cli.Command{Command(adapters.CommandEnv{})}, Writer: &out, ErrWriter: &errOut,
 		ExitErrHandler: func(*cli.Context, error) {}}
 	err := app.Run(append([]string{"hub", "pixelle"}, args...))
 	return out.String(), err

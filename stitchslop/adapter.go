@@ -10,16 +10,20 @@ import (
 	"sync"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/ws"
 )
 
-// Factory registers the stitchslop adapter.
+// Factory registers the stitchslop adapter, with its hooks (hooks.go).
 func Factory() adapters.Factory {
-	return adapters.FactoryFor("stitchslop", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
+	f := adapters.FactoryFor("stitchslop", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
 		return New(Options{Origin: cfg.Origin, Ports: cfg.Ports, ConfigDir: cfg.ConfigDir, FollowOutside: true})
-	}, Command)
+	}, func(adapters.CommandEnv) *cli.Command { return Command() })
+	f.Remote = remote
+	return f
 }
 
 var _ adapters.Adapter = (*Server)(nil)
@@ -196,6 +200,7 @@ func (s *Server) Status() adapters.Status {
 		st.Ports = []int{s.outside.Port}
 	}
 	st.Note = s.noteLocked()
+	st.Dir = s.statusDirLocked()
 	return st
 }
 

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/registry"
 )
@@ -33,9 +31,7 @@ func hubMain(args []string) int {
 
 // run executes the CLI and returns the process exit code.
 func run(args []string) int {
-	app := newApp()
-	ctx := adapters.WithRunningHub(context.Background(), runningHubAdapters)
-	err := app.RunContext(adapters.WithRemoteBridges(ctx, remoteBridge), args)
+	err := newApp().Run(args)
 	if err == nil {
 		return hub.ExitOK
 	}
@@ -57,7 +53,11 @@ func run(args []string) int {
 	return hub.ExitUsage
 }
 
+// newApp is the CLI: the core commands and, from the registry, each
+// bridge's command group, given what it needs of this binary explicitly
+// (commandEnv).
 func newApp() *cli.App {
+	reg := registry.New()
 	core := []*cli.Command{
 		runCommand(),
 		startCommand(),
@@ -86,7 +86,7 @@ func newApp() *cli.App {
 			}
 			return hub.Exit(hub.ExitUsage, name+": "+flagError(err)+"\nRun '"+name+" --help' for usage.")
 		},
-		Commands: append(core, registry.New().Commands()...),
+		Commands: append(core, reg.Commands(commandEnv(reg))...),
 	}
 	app.Action = unknownCommand(cli.ShowAppHelp)
 	for _, c := range app.Commands {

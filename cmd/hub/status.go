@@ -137,13 +137,25 @@ func printAdapters(w io.Writer, list []adapters.Status, now time.Time) {
 	tw.Flush()
 }
 
-// runningHubAdapters is adapters.RunningHub for every command: the
-// adapters of the hub running for this user, asked through its control
-// endpoint; none when no hub runs. Whether a hub runs, and which, is
-// checked on every call (its state file and lock); the same hub's answer
-// serves statusReuse, because one geturl /k listing beside a hub asks for
-// it ten times within a few milliseconds.
-func runningHubAdapters(ctx context.Context) ([]adapters.Status, error) {
+// runningHub is adapters.RunningHub for every command: the adapters of
+// the hub running for this user, asked through its control endpoint; none
+// when no hub runs. Whether a hub runs, and which, is checked on every
+// call (its state file and lock); the same hub's answer is reused for
+// statusReuse, because one geturl /k listing beside a hub asks for it ten
+// times within a few milliseconds.
+type runningHub struct {
+	mu       sync.Mutex
+	pid      int // which hub gave the last answer
+	key      string
+	at       time.Time
+	adapters []adapters.Status // its last answer
+}
+
+// statusReuse is how long the running hub's answer is reused.
+const statusReuse = 50 * time.Millisecond
+
+// Adapters implements adapters.RunningHub.
+func (h *runningHub) Adapters(ctx context.Context) ([]adapters.Status, error) {
 	dirs, err := hub.DirsFromEnv()
 	if err != nil {
 		return nil, err
@@ -152,27 +164,15 @@ func runningHubAdapters(ctx context.Context) ([]adapters.Status, error) {
 	if live != supervisor.Running {
 		return nil, nil
 	}
-	lastStatus.mu.Lock()
-	defer lastStatus.mu.Unlock()
-	if lastStatus.pid == st.PID && hub.SecretEqual(lastStatus.key, st.Key) && time.Since(lastStatus.at) < statusReuse {
-		return slices.Clone(lastStatus.adapters), nil
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pid == st.PID && hub.SecretEqual(h.key, st.Key) && time.Since(h.at) < statusReuse {
+		return slices.Clone(h.adapters), nil
 	}
 	doc, err := fetchStatus(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	lastStatus.pid, lastStatus.key, lastStatus.at, lastStatus.adapters = st.PID, st.Key, time.Now(), doc.Adapters
+	h.pid, h.key, h.at, h.adapters = st.PID, st.Key, time.Now(), doc.Adapters
 	return slices.Clone(doc.Adapters), nil
-}
-
-// statusReuse is how long the running hub's answer is reused.
-const statusReuse = 50 * time.Millisecond
-
-// lastStatus is the running hub's last answer, and which hub gave it.
-var lastStatus struct {
-	mu       sync.Mutex
-	pid      int
-	key      string
-	at       time.Time
-	adapters []adapters.Status
 }

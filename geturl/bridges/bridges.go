@@ -15,7 +15,7 @@
 //
 // A plugin is listed while its adapter is enabled in the hub (Present);
 // geturl running alone lists those of the hub running beside it
-// (adapters.RunningHubView), none while no hub runs. Its status is "ready"
+// (adapters.CommandEnv.HubView), none while no hub runs. Its status is "ready"
 // while a page is attached, "offline" while none is (its calls then answer
 // BROWSER_OFFLINE), and "not running" while the adapter is starting,
 // restarting, failed or stopped, or the process running the bridge is gone
