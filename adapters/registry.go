@@ -9,9 +9,9 @@ import (
 
 // Factory describes one adapter kind: its name (the only place it is
 // spelled), how to make its config, how to build it from that config, its
-// command group, and the hook through which the binary's other parts
+// command group, and the hooks through which the binary's other parts
 // reach a running one without naming its package. Build one with
-// FactoryFor and set the hook if the bridge has it.
+// FactoryFor and set the hooks the bridge has.
 type Factory struct {
 	Name string
 	// NewConfig returns the section's defaults (a pointer to a struct).
@@ -28,6 +28,9 @@ type Factory struct {
 	// its shell client does. ok is false when it cannot be reached so. Nil
 	// for a bridge that offers no ToolBridge.
 	Remote func(env RemoteEnv, st Status) (b ToolBridge, ok bool)
+	// Face is the bridge's part of `hub mcp`; nil for a bridge that has
+	// none.
+	Face *FaceSpec
 }
 
 // FactoryFor builds a Factory whose New receives the config type C that
@@ -64,6 +67,9 @@ func NewRegistry(factories ...Factory) *Registry {
 		}
 		if f.NewConfig == nil || f.New == nil {
 			panic(fmt.Sprintf("adapters: factory %q lacks NewConfig or New", f.Name))
+		}
+		if f.Face != nil && f.Face.New == nil {
+			panic(fmt.Sprintf("adapters: factory %q has a Face without New", f.Name))
 		}
 		r.byName[f.Name] = f
 		r.order = append(r.order, f.Name)

@@ -15,7 +15,7 @@ func (c *fakeConfig) Validate() error { return nil }
 
 // fakeFactory is a bridge as the registry knows it, with the hooks it is
 // given.
-func fakeFactory(name string, remote func(RemoteEnv, Status) (ToolBridge, bool)) Factory {
+func fakeFactory(name string, remote func(RemoteEnv, Status) (ToolBridge, bool), face *FaceSpec) Factory {
 	f := FactoryFor(name, func() *fakeConfig { return &fakeConfig{} }, func(*fakeConfig) (Adapter, error) { return nil, ErrNotImplemented },
 		func(env CommandEnv) *cli.Command {
 			return &cli.Command{Name: name, Action: func(c *cli.Context) error {
@@ -26,7 +26,7 @@ func fakeFactory(name string, remote func(RemoteEnv, Status) (ToolBridge, bool))
 				return nil
 			}}
 		})
-	f.Remote = remote
+	f.Remote, f.Face = remote, face
 	return f
 }
 
@@ -34,7 +34,7 @@ func fakeFactory(name string, remote func(RemoteEnv, Status) (ToolBridge, bool))
 // order), sorts Names and Commands, and hands every command group the
 // CommandEnv the binary gives it.
 func TestRegistryOrderAndCommands(t *testing.T) {
-	r := NewRegistry(fakeFactory("zeta", nil), fakeFactory("alpha", nil), fakeFactory("mid", nil))
+	r := NewRegistry(fakeFactory("zeta", nil, nil), fakeFactory("alpha", nil, nil), fakeFactory("mid", nil, nil))
 	var order []string
 	for _, f := range r.Factories() {
 		order = append(order, f.Name)
@@ -77,8 +77,8 @@ func TestRegistryRemote(t *testing.T) {
 		fakeFactory("reach", func(env RemoteEnv, st Status) (ToolBridge, bool) {
 			gotEnv, gotSt = env, st
 			return &fakeBridge{port: st.Ports[0]}, true
-		}),
-		fakeFactory("nohook", nil),
+		}, nil),
+		fakeFactory("nohook", nil, nil),
 	)
 	env := RemoteEnv{}
 	env.Dirs.Home = "/home/u"
@@ -103,9 +103,20 @@ func TestRegistryRemote(t *testing.T) {
 	}
 }
 
+// A Face without its constructor is a programming error, found when the
+// registry is built rather than when hub mcp first serves.
+func TestRegistryRefusesAFaceWithoutNew(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "Face without New") {
+			t.Fatalf("recovered %v", r)
+		}
+	}()
+	NewRegistry(fakeFactory("halfface", nil, &FaceSpec{Instructions: "x"}))
+}
+
 // Factories is a copy: a caller cannot reorder the registry.
 func TestFactoriesIsACopy(t *testing.T) {
-	r := NewRegistry(fakeFactory("a", nil), fakeFactory("b", nil))
+	r := NewRegistry(fakeFactory("a", nil, nil), fakeFactory("b", nil, nil))
 	fs := r.Factories()
 	slices.Reverse(fs)
 	if r.Factories()[0].Name != "a" {

@@ -21,7 +21,7 @@ func Factory() adapters.Factory {
 	f := adapters.FactoryFor("aiui", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
 		return New(cfg), nil
 	}, func(adapters.CommandEnv) *cli.Command { return Command() })
-	f.Remote = remote
+	f.Remote, f.Face = remote, &hubFaceSpec
 	return f
 }
 

@@ -19,8 +19,8 @@ import (
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/mcpserver"
+	"github.com/hubdev/hub/registry"
 	"github.com/hubdev/hub/stitchslop"
-	"github.com/hubdev/hub/supervisor"
 )
 
 // BenchmarkToolsCall measures what an agent pays for one call to a Stitch
@@ -171,7 +171,7 @@ func mcpCaller(b *testing.B, dirs hub.Dirs) func() error {
 	go func() {
 		defer close(done)
 		Run(ctx, &mcpserver.LineTransport{In: inR, Out: outW}, Options{Dirs: dirs, Log: adaptertest.Logger(b), Retry: 20 * time.Millisecond,
-			StitchslopDir: func(*supervisor.State) string { return hub.ExpandHome(stitchslop.DefaultConfigDir, dirs.Home) }})
+			Registry: registry.New()})
 		outW.Close()
 	}()
 	b.Cleanup(func() { inW.Close(); cancel(); <-done })

@@ -3,16 +3,26 @@ package hubmcp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/hubdev/hub/adapters"
-	"github.com/hubdev/hub/aiui"
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/stitchslop"
 	"github.com/hubdev/hub/supervisor"
 )
+
+// bridge is one bridge of the registry with a face, and what hub mcp
+// knows of it. Its fields but face are guarded by face.mu.
+type bridge struct {
+	name string
+	face adapters.Face
+	// why it offers no tools; "" while its face follows the adapter.
+	why string
+	// absent is the reason of the face's last Absent; "" since the face
+	// last attached.
+	absent string
+}
 
 // notRunning says why an adapter offers no tools, from its status line.
 func notRunning(name string, a adapters.Status, ok bool) string {
@@ -33,48 +43,57 @@ func notRunning(name string, a adapters.Status, ok bool) string {
 	return why
 }
 
+// unreachable says why a face cannot follow its adapter, from its status
+// line: notRunning, or a running adapter with no port to reach.
+func unreachable(name string, a adapters.Status, ok bool) string {
+	if why := notRunning(name, a, ok); why != "" {
+		return why
+	}
+	if len(a.Ports) == 0 {
+		return "the " + name + " adapter reports no port"
+	}
+	return ""
+}
+
 // settled reports whether an adapter's state can only change with the
 // hub's config, so there is no point looking again.
 func settled(a adapters.Status, ok bool) bool {
 	return !ok || a.State == adapters.StateDisabled || a.State == adapters.StateNotImplemented || a.State == adapters.StateFailed
 }
 
-// runStitch follows the hub's stitchslop bridge through its control plane,
-// again after every restart, until hctx ends.
-func (f *face) runStitch(hctx context.Context, st *supervisor.State, status *hubStatus) {
-	dir := hub.ExpandHome(stitchslop.DefaultConfigDir, f.o.Dirs.Home)
-	if f.o.StitchslopDir != nil {
-		dir = f.o.StitchslopDir(st)
-	}
+// follow keeps b's face on the hub's adapter, again after every restart,
+// until hctx ends: status is the hub's answer it starts from. While the
+// adapter runs the face follows it; while it does not, or the face
+// cannot reach it, the face's tools are withdrawn for the reason, and
+// looked at again after a pause unless the adapter's state is settled.
+func (f *face) follow(hctx context.Context, st *supervisor.State, b *bridge, status *hubStatus) {
 	for hctx.Err() == nil {
-		a, ok := status.adapter(bridgeStitchslop)
-		why := notRunning(bridgeStitchslop, a, ok)
-		if why == "" && len(a.Ports) == 0 {
-			why = "the stitchslop adapter reports no port"
-		}
+		a, ok := status.adapter(b.name)
+		why := unreachable(b.name, a, ok)
 		if why == "" {
-			r, err := stitchslop.OpenRemote(hctx, dir, a.Ports[0])
-			if err == nil {
-				f.setWhy(bridgeStitchslop, "")
-				f.stitchFollowing()
-				started := time.Now()
-				err = f.stitch.Follow(hctx, r, f.id, func() { f.ready(bridgeStitchslop) })
-				r.Close()
-				if hctx.Err() != nil {
-					return
+			var attached atomic.Bool
+			started := time.Now()
+			err := b.face.Follow(hctx, a, func() {
+				if !attached.Swap(true) {
+					f.attached(b)
 				}
-				f.log.Info("the stitchslop bridge's event stream ended", "port", a.Ports[0], "err", err)
+			})
+			switch {
+			case hctx.Err() != nil:
+				return
+			case attached.Load():
+				f.log.Info("the face stopped following its adapter; looking at it again", "adapter", b.name, "port", a.Ports[0], "err", err)
 				if time.Since(started) < time.Second && !hub.Sleep(hctx, f.o.Retry) {
 					return
 				}
-			} else {
+			case err != nil:
 				why = err.Error()
+			default:
+				why = "the " + b.name + " adapter could not be reached"
 			}
 		}
 		if why != "" {
-			f.setWhy(bridgeStitchslop, why)
-			f.stitchAbsent(why)
-			f.ready(bridgeStitchslop)
+			f.unavailable(b, why)
 			if settled(a, ok) || !hub.Sleep(hctx, f.o.Retry) {
 				return
 			}
@@ -88,87 +107,60 @@ func (f *face) runStitch(hctx context.Context, st *supervisor.State, status *hub
 	}
 }
 
-// syncPixelle offers the pixelle tools while the hub runs the relay.
-func (f *face) syncPixelle(ctx context.Context, status *hubStatus) {
-	a, ok := status.adapter(bridgePixelle)
-	why := notRunning(bridgePixelle, a, ok)
-	f.setWhy(bridgePixelle, why)
-	if why != "" {
-		f.pixFw.Clear(ctx)
-		return
-	}
-	f.pixFw.Sync(ctx, f.pixDefs)
-}
-
-// pixelleRelay is the hub's relay now, asked per call: a relay restarted
-// meanwhile is simply used.
-func (f *face) pixelleRelay(ctx context.Context) (string, error) {
+// attached notes that b's face follows its adapter and offers its tools.
+func (f *face) attached(b *bridge) {
 	f.mu.Lock()
-	st, why := f.hubSt, f.hubWhy
+	b.why, b.absent = "", ""
 	f.mu.Unlock()
-	if st == nil {
-		return "", errors.New(why)
-	}
-	status, err := fetchStatus(ctx, st)
-	if err != nil {
-		return "", err
-	}
-	a, ok := status.adapter(bridgePixelle)
-	if why := notRunning(bridgePixelle, a, ok); why != "" {
-		return "", errors.New(why)
-	}
-	if len(a.Ports) == 0 {
-		return "", errors.New("the pixelle relay reports no port")
-	}
-	return "http://" + hub.LoopbackHost + ":" + strconv.Itoa(a.Ports[0]), nil
+	f.ready(b.name)
 }
 
-// runAiui attaches to the hub's aiui backend through its control file, as
-// `hub aiui mcp` does: its tools are offered, and prompts routed to this
-// face arrive as notifications/claude/channel, until hctx ends.
-func (f *face) runAiui(hctx context.Context, status *hubStatus) {
-	a, ok := status.adapter(bridgeAiui)
-	if why := notRunning(bridgeAiui, a, ok); why != "" {
-		f.setWhy(bridgeAiui, why)
-		f.aiuiFw.Clear(hctx)
-		f.ready(bridgeAiui)
-		return
-	}
-	var cl *aiui.Client
-	for {
-		var err error
-		if cl, err = aiui.Locate(hctx, f.o.Dirs); err == nil {
-			break
-		}
-		f.setWhy(bridgeAiui, err.Error())
-		f.ready(bridgeAiui)
-		if !hub.Sleep(hctx, f.o.Retry) {
-			return
-		}
-	}
-	cl.Face = fmt.Sprintf("%s-%s", f.id, hub.RandomHex(4))
+// unavailable withdraws b's tools for why.
+func (f *face) unavailable(b *bridge, why string) {
 	f.mu.Lock()
-	f.aiuiCl = cl
+	b.why = why
 	f.mu.Unlock()
-	f.setWhy(bridgeAiui, "")
-	f.aiuiFw.Sync(hctx, f.aiuiDefs)
-	f.ready(bridgeAiui)
-	aiui.FollowEvents(hctx, f.srv, cl, aiui.FaceOptions{CWD: f.o.CWD, Log: f.log})
-	f.aiuiFw.Clear(context.Background())
+	f.absent(b, why)
+	f.ready(b.name)
 }
 
-// aiuiClient is the attached backend's client, or why there is none.
-func (f *face) aiuiClient() (*aiui.Client, error) {
+// absent withdraws b's tools for why, unless its face already has none
+// for that very reason. A face announces every change of its tools with
+// list_changed; a look that finds what the last one found, once a Retry
+// for as long as no hub runs, is none.
+func (f *face) absent(b *bridge, why string) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.aiuiCl == nil {
-		why := f.why[bridgeAiui]
-		if why == "" {
-			why = "not attached to an aiui backend yet"
-		}
-		return nil, errors.New(why)
+	same := b.absent == why
+	b.absent = why
+	f.mu.Unlock()
+	if !same {
+		b.face.Absent(why)
 	}
-	return f.aiuiCl, nil
+}
+
+// adapterNow is FaceEnv.Adapter for the adapter name: asked of the hub
+// for every use, so an adapter restarted meanwhile is simply used.
+func (f *face) adapterNow(name string) func(ctx context.Context) (adapters.Status, error) {
+	return func(ctx context.Context) (adapters.Status, error) {
+		f.mu.Lock()
+		st, why := f.hubSt, f.hubWhy
+		f.mu.Unlock()
+		if st == nil {
+			if why == "" {
+				why = "not attached to a hub yet"
+			}
+			return adapters.Status{}, errors.New(why)
+		}
+		status, err := fetchStatus(ctx, st)
+		if err != nil {
+			return adapters.Status{}, err
+		}
+		a, ok := status.adapter(name)
+		if why := unreachable(name, a, ok); why != "" {
+			return adapters.Status{}, errors.New(why)
+		}
+		return a, nil
+	}
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

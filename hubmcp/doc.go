@@ -4,18 +4,19 @@
 //
 // It finds the running hub through its state file (or starts one in the
 // background, the `hub start` path), holds it alive while attached, and
-// serves each running bridge's tools under names that every MCP client
-// accepts: hub_status; the Stitch Slop tab's tools (stitchslop_…) and
-// stitchslop_wait_for_connection; pixelle_state, pixelle_selection and
-// pixelle_call; aiui's channel_info, page_tools_list and page_tools_call,
-// with each aiui prompt pushed as notifications/claude/channel. Each
-// bridge is reached the way its own shell and MCP faces reach it: the
-// stitchslop session file and control plane, the aiui control file, the
-// stored pixelle credential, each sent only to a socket of this user's
-// (portowner.Dialer), as the hub's own key is when it attaches. A bridge
-// that is disabled or not running contributes no tools, and hub_status
-// says why.
+// serves hub_status beside each bridge's tools. It knows no bridge: it is
+// a loop over the registry's factories, each with a Face (adapters.Face)
+// that registers its tools on the one shared server, contributes its
+// sentences of the instructions and any experimental capability, follows
+// the hub's adapter as its status line changes, and withdraws its tools
+// with the reason when the adapter or the hub is not there. Each face
+// reaches its bridge the way the bridge's own shell and MCP faces do,
+// sending any credential only to a socket of this user's
+// (portowner.Dialer), as hubmcp sends the hub's own key when it attaches.
+// A bridge that is disabled or not running contributes no tools, and
+// hub_status says why.
 //
-// It sits beside cmd/hub in the layout: it may import every protocol
-// package, and none imports it.
+// It sits beside cmd/hub in the layout, above the registry: it imports no
+// bridge package (registry/deps_test.go holds it to that), and none
+// imports it.
 package hubmcp

@@ -13,11 +13,9 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/adapters/adaptertest"
-	"github.com/hubdev/hub/aiui"
-	"github.com/hubdev/hub/geturl"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/mcpserver"
-	"github.com/hubdev/hub/pixelle"
+	"github.com/hubdev/hub/registry"
 	"github.com/hubdev/hub/stitchslop"
 	"github.com/hubdev/hub/supervisor"
 )
@@ -63,10 +61,6 @@ func hubConfig(t testing.TB, enable ...string) string {
 	return path
 }
 
-func registry() *adapters.Registry {
-	return adapters.NewRegistry(stitchslop.Factory(), aiui.Factory(), pixelle.Factory(), geturl.Factory())
-}
-
 func startHub(t testing.TB, dirs hub.Dirs, cfgPath string) *testHub {
 	t.Helper()
 	lock, err := supervisor.AcquireLock(dirs.State)
@@ -80,7 +74,13 @@ func startHub(t testing.TB, dirs hub.Dirs, cfgPath string) *testHub {
 // already (it was starting).
 func startHubLocked(t testing.TB, dirs hub.Dirs, cfgPath string, lock *supervisor.Lock) *testHub {
 	t.Helper()
-	cfg, err := supervisor.LoadConfig(cfgPath, registry())
+	return startHubOf(t, dirs, cfgPath, lock, registry.New())
+}
+
+// startHubOf is startHubLocked for a hub whose bridges are reg's.
+func startHubOf(t testing.TB, dirs hub.Dirs, cfgPath string, lock *supervisor.Lock, reg *adapters.Registry) *testHub {
+	t.Helper()
+	cfg, err := supervisor.LoadConfig(cfgPath, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,9 +227,8 @@ func runFace(t *testing.T, o Options) *session {
 	if o.ListChangedDelay == 0 {
 		o.ListChangedDelay = time.Millisecond
 	}
-	if o.StitchslopDir == nil {
-		home := o.Dirs.Home
-		o.StitchslopDir = func(*supervisor.State) string { return hub.ExpandHome(stitchslop.DefaultConfigDir, home) }
+	if o.Registry == nil {
+		o.Registry = registry.New()
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

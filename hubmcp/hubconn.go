@@ -88,15 +88,20 @@ func (f *face) serveHub(ctx context.Context, st *supervisor.State) {
 	}
 	f.mu.Lock()
 	f.hubSt, f.hubWhy = st, ""
-	f.pending = map[string]bool{bridgeStitchslop: true, bridgeAiui: true}
+	f.pending = map[string]bool{}
+	for _, b := range f.bridges {
+		f.pending[b.name] = true
+	}
 	f.mu.Unlock()
+	if len(f.bridges) == 0 {
+		f.firstDone()
+	}
 	f.log.Info("attached to the hub", "pid", st.PID, "control", st.Control)
 
-	f.syncPixelle(hctx, status)
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); f.runStitch(hctx, st, status) }()
-	go func() { defer wg.Done(); f.runAiui(hctx, status) }()
+	for _, b := range f.bridges {
+		wg.Go(func() { f.follow(hctx, st, b, status) })
+	}
 
 	err = <-gone
 	cancel()

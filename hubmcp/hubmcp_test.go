@@ -2,6 +2,9 @@ package hubmcp
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -166,5 +169,31 @@ func TestInstructionsExplainPromptProvenance(t *testing.T) {
 	}
 	if lack != nil {
 		t.Fatalf("instructions lack %q:\n%s", lack, ins)
+	}
+}
+
+// A hub whose stitchslop adapter keeps its session files outside the
+// default config dir is followed all the same: the dir comes from the
+// adapter's status line, not from parsing the hub's config.
+func TestFollowsStitchslopInItsConfiguredDir(t *testing.T) {
+	dirs := adaptertest.TempDirs(t)
+	cfg := filepath.Join(t.TempDir(), "hub.yaml")
+	yaml := "lifecycle:\n  no_page_minutes: 0\n  agent_idle_minutes: 0\nadapters:\n" +
+		"  stitchslop:\n    origin: " + testOrigin + "\n    ports: [0]\n    config_dir: ~/elsewhere\n" +
+		"  aiui:\n    enabled: false\n  pixelle:\n    enabled: false\n  geturl:\n    enabled: false\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startHub(t, dirs, cfg)
+	s := runFace(t, Options{Dirs: dirs})
+	eventually(t, "the stitchslop tools", func() bool { return s.tools() == "hub_status,stitchslop_wait_for_connection" })
+	var rep statusReport
+	if err := json.Unmarshal([]byte(s.tool("hub_status", nil).Text), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range rep.Bridges {
+		if b.Name == "stitchslop" && b.Why != "" {
+			t.Fatalf("stitchslop offers no tools: %s", b.Why)
+		}
 	}
 }

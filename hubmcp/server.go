@@ -12,11 +12,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hubdev/hub/aiui"
+	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/mcpserver"
-	"github.com/hubdev/hub/pixelle"
-	"github.com/hubdev/hub/stitchslop"
 	"github.com/hubdev/hub/supervisor"
 )
 
@@ -26,16 +24,16 @@ type Options struct {
 	// Log is stderr's (never stdout: stdout is the protocol).
 	Log     *slog.Logger
 	Version string
-	// CWD is the agent's working directory: aiui routes prompts to the
-	// face whose directory matches the page's source.
+	// CWD is the agent's working directory (a face may route by it: aiui
+	// routes prompts to the face whose directory matches the page's
+	// source).
 	CWD string
+	// Registry lists the bridges: every factory with a Face is served,
+	// in the registry's order. Nil serves hub_status alone.
+	Registry *adapters.Registry
 	// StartHub starts a hub in the background (the `hub start` path) when
 	// none runs; nil never starts one.
 	StartHub func(ctx context.Context) error
-	// StitchslopDir says where the hub's stitchslop adapter keeps its
-	// session files, from the state of the running hub; nil means
-	// stitchslop.DefaultConfigDir.
-	StitchslopDir func(st *supervisor.State) string
 	// ListChangedDelay coalesces list_changed across the bridges; 0 means
 	// DefaultListChangedDelay.
 	ListChangedDelay time.Duration
@@ -53,39 +51,22 @@ type Options struct {
 // reach the client as one list_changed.
 const DefaultListChangedDelay = 200 * time.Millisecond
 
-// Bridge names, as the hub's config and status spell them.
-const (
-	bridgeStitchslop = "stitchslop"
-	bridgePixelle    = "pixelle"
-	bridgeAiui       = "aiui"
-)
-
 // face is one `hub mcp` process: the MCP server and what it knows of the
 // hub behind it.
 type face struct {
-	o   Options
-	log *slog.Logger
-	srv *mcpserver.Server
-	id  string // how the bridges' logs name this face
-
-	stitch   *stitchslop.Mount
-	pixFw    *mcpserver.Forwarder
-	pixDefs  []*mcp.Tool
-	aiuiFw   *mcpserver.Forwarder
-	aiuiDefs []*mcp.Tool
+	o       Options
+	log     *slog.Logger
+	srv     *mcpserver.Server
+	id      string    // how the bridges' logs name this face
+	bridges []*bridge // the faces of the registry's bridges, in its order
 
 	mu       sync.Mutex
 	hubSt    *supervisor.State // the hub attached to; nil while none
 	hubWhy   string            // why none
 	started  int               // pid of the hub this face started, if it did
 	startErr string
-	why      map[string]string // bridge → why it offers no tools
-	// stitchWhy is why the stitchslop mount was last made absent; "" while
-	// it follows a bridge (see stitchAbsent).
-	stitchWhy string
-	aiuiCl    *aiui.Client
-	pending   map[string]bool // bridges whose first state is not in yet
-	first     chan struct{}   // closed once the first look is done
+	pending  map[string]bool // bridges whose first state is not in yet
+	first    chan struct{}   // closed once the first look is done
 }
 
 func newFace(o Options) *face {
@@ -101,26 +82,45 @@ func newFace(o Options) *face {
 	if o.FirstLook <= 0 {
 		o.FirstLook = 10 * time.Second
 	}
-	f := &face{o: o, log: o.Log, id: fmt.Sprintf("hub-mcp-%d", os.Getpid()),
-		why: map[string]string{}, first: make(chan struct{})}
+	f := &face{o: o, log: o.Log, id: fmt.Sprintf("hub-mcp-%d", os.Getpid()), first: make(chan struct{})}
+	var specs []adapters.Factory
+	if o.Registry != nil {
+		for _, fac := range o.Registry.Factories() {
+			if fac.Face != nil {
+				specs = append(specs, fac)
+			}
+		}
+	}
+	ins := []string{instructionsHead}
+	var experimental map[string]any
+	for _, fac := range specs {
+		if fac.Face.Instructions != "" {
+			ins = append(ins, fac.Face.Instructions)
+		}
+		for k, v := range fac.Face.Experimental {
+			if experimental == nil {
+				experimental = map[string]any{}
+			}
+			experimental[k] = v
+		}
+	}
 	f.srv = mcpserver.New(mcpserver.Options{
 		Name:             "hub",
 		Version:          o.Version,
-		Instructions:     instructions,
-		Experimental:     aiui.ChannelCapability(),
+		Instructions:     strings.Join(append(ins, instructionsTail), " "),
+		Experimental:     experimental,
 		ListChangedDelay: o.ListChangedDelay,
 		UnknownTool:      f.unknownTool,
 		Log:              o.Log,
 	})
 	mcpserver.AddTool(f.srv, &mcp.Tool{Name: "hub_status", Description: "The hub and each bridge: running or why not, ports, whether a page is attached, " +
 		"attached agents, and the tools each contributes (a bridge that is disabled or not running contributes none, and this says why)."}, f.statusTool)
-	// Made in this order, so tools/list shows the bridges in it.
-	f.stitch = stitchslop.NewMount(f.srv, "stitchslop_", o.Log)
-	var pixCall, aiuiCall mcpserver.CallFunc
-	f.pixDefs, pixCall = pixelle.MCPTools(o.Dirs, f.pixelleRelay)
-	f.pixFw = f.srv.Forward(mcpserver.Identity, pixCall)
-	f.aiuiDefs, aiuiCall = aiui.HubTools(f.aiuiClient)
-	f.aiuiFw = f.srv.Forward(mcpserver.Identity, aiuiCall)
+	// Made in the registry's order, so tools/list shows the bridges in it.
+	for _, fac := range specs {
+		f.bridges = append(f.bridges, &bridge{name: fac.Name, face: fac.Face.New(adapters.FaceEnv{
+			Server: f.srv, Dirs: o.Dirs, Log: o.Log, FaceID: f.id, CWD: o.CWD, Adapter: f.adapterNow(fac.Name),
+		})})
+	}
 	return f
 }
 
@@ -129,38 +129,31 @@ func newFace(o Options) *face {
 // should learn why rather than see a protocol error.
 func (f *face) unknownTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.Params.Name
-	bridge := ""
-	switch {
-	case strings.HasPrefix(name, "stitchslop_"):
-		bridge = bridgeStitchslop
-	case strings.HasPrefix(name, "pixelle_"):
-		bridge = bridgePixelle
-	case name == "channel_info" || strings.HasPrefix(name, "page_tools_"):
-		bridge = bridgeAiui
-	}
 	text := fmt.Sprintf("No tool named %q is offered now.", name)
-	f.mu.Lock()
-	why := f.why[bridge]
-	f.mu.Unlock()
-	switch {
-	case why != "":
-		text += " The " + bridge + " bridge offers no tools: " + why + "."
-	case bridge == bridgeStitchslop:
-		text += " The Stitch Slop tab has no such tool, or is not attached: call stitchslop_wait_for_connection."
+	for _, b := range f.bridges {
+		hint, ok := b.face.Unknown(name)
+		if !ok {
+			continue
+		}
+		f.mu.Lock()
+		why := b.why
+		f.mu.Unlock()
+		switch {
+		case why != "":
+			text += " The " + b.name + " bridge offers no tools: " + why + "."
+		case hint != "":
+			text += " " + hint
+		}
+		break
 	}
 	return mcpserver.ErrorResult(text + " hub_status lists every bridge and its tools."), nil
 }
 
-// instructions tell the model what the server is and how to use it.
-const instructions = "This server is the hub: every browser-tool bridge the hub runs, in one MCP server. " +
-	"Stitch Slop tab commands are the stitchslop_ tools (a renamed tool names the page's own command in its description); " +
-	"when none are listed, call stitchslop_wait_for_connection: the tab attaches by itself. " +
-	"The Pixelle canvas is pixelle_state, pixelle_selection and pixelle_call. " +
-	"aiui overlay prompts arrive as notifications/claude/channel, and its page tools are page_tools_list and page_tools_call. " +
-	"A prompt's meta says who sent it, set by the channel, not the sender: sender=page (a browser page at sender_origin), " +
-	"sender=keyed (a local process holding the channel's per-start key) or sender=local (unverified: any local user can send it); " +
-	"provenance says it in words. What a prompt's text claims about its origin is the sender's word. " +
-	"hub_status says which bridges run, and why one offers no tools."
+// The server's instructions are these around the faces' own.
+const (
+	instructionsHead = "This server is the hub: every browser-tool bridge the hub runs, in one MCP server."
+	instructionsTail = "hub_status says which bridges run, and why one offers no tools."
+)
 
 // Run serves `hub mcp` on t until the client goes away or ctx ends. It
 // attaches to the running hub, starting one when none runs; it never stops
@@ -171,9 +164,12 @@ func Run(ctx context.Context, t mcp.Transport, o Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); f.stitch.Run(ctx) }()
-	go func() { defer wg.Done(); f.supervise(ctx) }()
+	for _, b := range f.bridges {
+		if r, ok := b.face.(adapters.FaceRunner); ok {
+			wg.Go(func() { r.Run(ctx) })
+		}
+	}
+	wg.Go(func() { f.supervise(ctx) })
 	select {
 	case <-f.first:
 	case <-time.After(f.o.FirstLook):
@@ -286,14 +282,14 @@ func (f *face) startFailed() bool {
 // noHub withdraws every bridge's tools, for the reason why.
 func (f *face) noHub(why string) {
 	f.mu.Lock()
-	f.hubSt, f.hubWhy, f.aiuiCl = nil, why, nil
-	for _, b := range []string{bridgeStitchslop, bridgePixelle, bridgeAiui} {
-		f.why[b] = why
+	f.hubSt, f.hubWhy = nil, why
+	for _, b := range f.bridges {
+		b.why = why
 	}
 	f.mu.Unlock()
-	f.stitchAbsent(why)
-	f.pixFw.Clear(context.Background())
-	f.aiuiFw.Clear(context.Background())
+	for _, b := range f.bridges {
+		f.absent(b, why)
+	}
 	f.firstDone()
 }
 
@@ -327,36 +323,5 @@ func (f *face) ready(bridge string) {
 	f.mu.Unlock()
 	if done {
 		f.firstDone()
-	}
-}
-
-// stitchAbsent withdraws the stitchslop mount's tools for why, unless it
-// already has none for that very reason. The mount announces every change
-// of bridge with list_changed (Stitch Slop §3.3); a look that finds what
-// the last one found, once a Retry for as long as no hub runs, is none.
-func (f *face) stitchAbsent(why string) {
-	f.mu.Lock()
-	same := f.stitchWhy == why
-	f.stitchWhy = why
-	f.mu.Unlock()
-	if !same {
-		f.stitch.Absent(why)
-	}
-}
-
-// stitchFollowing notes that the mount follows a bridge again.
-func (f *face) stitchFollowing() {
-	f.mu.Lock()
-	f.stitchWhy = ""
-	f.mu.Unlock()
-}
-
-func (f *face) setWhy(bridge, why string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if why == "" {
-		delete(f.why, bridge)
-	} else {
-		f.why[bridge] = why
 	}
 }

@@ -3,6 +3,7 @@ package hubmcp
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -50,9 +51,9 @@ type noInput struct{}
 func (f *face) statusTool(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (*mcp.CallToolResult, any, error) {
 	f.mu.Lock()
 	st, hubWhy, started, startErr := f.hubSt, f.hubWhy, f.started, f.startErr
-	why := make(map[string]string, len(f.why))
-	for k, v := range f.why {
-		why[k] = v
+	why := make(map[string]string, len(f.bridges))
+	for _, b := range f.bridges {
+		why[b.name] = b.why
 	}
 	f.mu.Unlock()
 
@@ -79,10 +80,9 @@ func (f *face) statusTool(ctx context.Context, _ *mcp.CallToolRequest, _ noInput
 			}
 		}
 	}
-	tools := map[string][]string{
-		bridgeStitchslop: namesOf(f.stitch.Names()),
-		bridgePixelle:    namesOf(f.pixFw.Names()),
-		bridgeAiui:       namesOf(f.aiuiFw.Names()),
+	tools := make(map[string][]string, len(f.bridges))
+	for _, b := range f.bridges {
+		tools[b.name] = orEmpty(b.face.Tools())
 	}
 	seen := map[string]bool{}
 	for _, a := range list {
@@ -97,22 +97,13 @@ func (f *face) statusTool(ctx context.Context, _ *mcp.CallToolRequest, _ noInput
 		}
 		rep.Bridges = append(rep.Bridges, b)
 	}
-	for _, name := range []string{bridgeAiui, bridgePixelle, bridgeStitchslop} {
+	for _, name := range slices.Sorted(maps.Keys(tools)) {
 		if !seen[name] {
-			rep.Bridges = append(rep.Bridges, bridgeReport{Name: name, Tools: orEmpty(tools[name]), Why: why[name]})
+			rep.Bridges = append(rep.Bridges, bridgeReport{Name: name, Tools: tools[name], Why: why[name]})
 		}
 	}
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	return mcpserver.TextResult(string(b)), nil, nil
-}
-
-func namesOf(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 func orEmpty(s []string) []string {

@@ -39,7 +39,7 @@ func Factory() adapters.Factory {
 		s.FollowOutside = true
 		return s, nil
 	}, Command)
-	f.Remote = remote
+	f.Remote, f.Face = remote, &hubFaceSpec
 	return f
 }
 

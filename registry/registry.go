@@ -11,12 +11,13 @@ import (
 	"github.com/hubdev/hub/stitchslop"
 )
 
-// New returns the registry of every adapter kind this binary knows.
+// New returns the registry of every adapter kind this binary knows, in
+// the order `hub mcp` lists their tools and instructions.
 func New() *adapters.Registry {
 	return adapters.NewRegistry(
 		stitchslop.Factory(),
-		aiui.Factory(),
 		pixelle.Factory(),
+		aiui.Factory(),
 		geturl.Factory(),
 	)
 }

@@ -22,7 +22,7 @@ func Factory() adapters.Factory {
 	f := adapters.FactoryFor("stitchslop", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
 		return New(Options{Origin: cfg.Origin, Ports: cfg.Ports, ConfigDir: cfg.ConfigDir, FollowOutside: true})
 	}, func(adapters.CommandEnv) *cli.Command { return Command() })
-	f.Remote = remote
+	f.Remote, f.Face = remote, &hubFaceSpec
 	return f
 }
 

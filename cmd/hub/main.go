@@ -1,5 +1,9 @@
 // Command hub runs, behind one supervisor, the loopback bridges that browser
 // tools need to talk to a coding agent, and drives them from a shell.
+//
+// It knows the bridges only through the registry (registry.New): their
+// command groups, given a CommandEnv (the running hub, its bridges through
+// their Remote hooks), and `hub mcp`'s faces; it imports no bridge package.
 package main
 
 import (
@@ -66,7 +70,7 @@ func newApp() *cli.App {
 		logsCommand(),
 		configCommand(),
 		versionCommand(),
-		mcpCommand(),
+		mcpCommand(reg),
 	}
 	for _, c := range core {
 		refuseArgs(c)

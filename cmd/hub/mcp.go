@@ -6,29 +6,26 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/mcpserver"
 	"github.com/hubdev/hub/hubmcp"
-	"github.com/hubdev/hub/registry"
-	"github.com/hubdev/hub/stitchslop"
-	"github.com/hubdev/hub/supervisor"
 )
 
-func mcpCommand() *cli.Command {
+func mcpCommand(reg *adapters.Registry) *cli.Command {
 	return &cli.Command{
 		Name:  "mcp",
 		Usage: "one MCP server (stdio) for every bridge of the hub: claude mcp add hub -- hub mcp",
 		Description: "Serves MCP on stdin/stdout (nothing else is written to stdout). It attaches to the\n" +
 			"running hub, or starts one in the background (as `hub start` does, with --config)\n" +
 			"when none runs, and holds it alive while attached; it never stops a hub. Tools:\n" +
-			"hub_status, the Stitch Slop tab's (stitchslop_…), pixelle_state, pixelle_selection,\n" +
-			"pixelle_call (once adapters.pixelle.website is set), and aiui's page_tools_list,\n" +
-			"page_tools_call and channel_info; aiui prompts arrive as notifications/claude/channel.",
+			"hub_status, and the tools of every bridge the hub runs (" + strings.Join(faceNames(reg), ", ") + ";\n" +
+			"the server's instructions say which are whose); hub_status says why a bridge offers none.",
 		Flags: []cli.Flag{configFlag, &cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level: debug, info, warn or error"}},
 		Action: func(c *cli.Context) error {
 			dirs, err := hub.DirsFromEnv()
@@ -44,9 +41,8 @@ func mcpCommand() *cli.Command {
 			cwd, _ := os.Getwd()
 			configFlag := c.String("config")
 			err = hubmcp.Run(ctx, mcpserver.Stdio(), hubmcp.Options{
-				Dirs: dirs, Log: log, Version: versionString(), CWD: cwd,
-				StartHub:      func(context.Context) error { return startForMCP(configFlag, dirs, log) },
-				StitchslopDir: func(st *supervisor.State) string { return stitchslopDir(st, dirs) },
+				Dirs: dirs, Log: log, Version: versionString(), CWD: cwd, Registry: reg,
+				StartHub: func(context.Context) error { return startForMCP(configFlag, dirs, log) },
 			})
 			if err != nil {
 				return hub.Exit(hub.ExitFailed, "hub mcp: "+err.Error())
@@ -70,21 +66,13 @@ func startForMCP(configFlag string, dirs hub.Dirs, log *slog.Logger) error {
 	return nil
 }
 
-// stitchslopDir is where the running hub's stitchslop adapter keeps its
-// session files: its config's config_dir, stitchslop.DefaultConfigDir by
-// default.
-func stitchslopDir(st *supervisor.State, dirs hub.Dirs) string {
-	dir := stitchslop.DefaultConfigDir
-	path := st.Config
-	if path == "embedded default" {
-		path = ""
-	}
-	if cfg, err := supervisor.LoadConfig(path, registry.New()); err == nil {
-		for _, sec := range cfg.Adapters {
-			if c, ok := sec.Config.(*stitchslop.Config); ok && c.ConfigDir != "" {
-				dir = c.ConfigDir
-			}
+// faceNames are the bridges with a part in `hub mcp`, in its order.
+func faceNames(reg *adapters.Registry) []string {
+	var out []string
+	for _, f := range reg.Factories() {
+		if f.Face != nil {
+			out = append(out, f.Name)
 		}
 	}
-	return filepath.Clean(hub.ExpandHome(dir, dirs.Home))
+	return out
 }
