@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/replay"
 	"github.com/hubdev/hub/geturl/transport"
@@ -225,7 +226,7 @@ func TestCapabilityBaseRepairs(t *testing.T) {
 			}
 			next := strings.TrimPrefix(c.repair, e.origin())
 			if c.suffix != "" {
-				if m[kernel.FieldRepairBase] != "m" || m[kernel.FieldRepairSuffix] != c.suffix || m["agentAction"] != transport.ActionCorrectRequest {
+				if m[kernel.FieldRepairBase] != "m" || m[kernel.FieldRepairSuffix] != c.suffix || m["agentAction"] != fault.ActionCorrectRequest {
 					t.Fatalf("directions to bases.m: %s", r.body)
 				}
 				next = strings.TrimPrefix(mb, e.origin()) + c.suffix
@@ -247,7 +248,7 @@ func TestCapabilityBaseRepairs(t *testing.T) {
 	k.Handle("/r", &transport.Spec{Route: "/r", Params: []transport.Param{{Name: "path"}}},
 		func(context.Context, *kernel.Call) (any, *transport.Error) { return map[string]bool{"ok": true}, nil })
 	r := e.get("/v0/" + s.Token(CapMutation) + "/r?path=a~nb")
-	if m := decodeJSON(t, r.body); m["errorCode"] != transport.CodeWrongCapabilityBase || m["repair"] != rb+"/r?path=a~nb" || m["agentAction"] != transport.ActionFetchRepair {
+	if m := decodeJSON(t, r.body); m["errorCode"] != transport.CodeWrongCapabilityBase || m["repair"] != rb+"/r?path=a~nb" || m["agentAction"] != fault.ActionFetchRepair {
 		t.Fatalf("%s", r.body)
 	}
 }

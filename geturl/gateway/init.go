@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
@@ -152,6 +153,6 @@ func initQuery(target, initURL string) *transport.Error {
 		terr = &transport.Error{Code: transport.CodeUnknownParameter, Detail: "Init takes no parameters"}
 	}
 	terr.Hint = "Init takes no parameters; fetch the Init URL exactly as given"
-	terr.Retryable, terr.Action, terr.Repair = true, transport.ActionFetchRepair, initURL
+	terr.Retryable, terr.Action, terr.Repair = true, fault.ActionFetchRepair, initURL
 	return terr
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -56,7 +57,7 @@ func (g *Gateway) otherBase(c *kernel.Call, rt *kernel.Route, t *transport.Targe
 		if p, ok := statPath(t); ok {
 			return &transport.Error{
 				Code: transport.CodeWrongCapabilityBase, Detail: "/s is staging (mutation base); stat is /t",
-				Hint: "for path metadata use /t", Retryable: true, Action: transport.ActionFetchRepair,
+				Hint: "for path metadata use /t", Retryable: true, Action: fault.ActionFetchRepair,
 				Repair: c.Bases.Read + "/t?path=" + p,
 			}
 		}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/internal/cputime"
-	"github.com/hubdev/hub/geturl/transport"
 )
 
 // BenchmarkReplay is a replayed intent's whole journal cost: the identity
@@ -15,7 +15,7 @@ import (
 func BenchmarkReplay(b *testing.B) {
 	j := New(Options{})
 	in := Intent{Tool: "write", Args: map[string]any{"path": "/project/src/app.ts", "content": strings.Repeat("x", 4<<10)},
-		Exec: func(context.Context, *Run) (any, *transport.Error) { return map[string]int{"bytes": 4096}, nil }}
+		Exec: func(context.Context, *Run) (any, *fault.Error) { return map[string]int{"bytes": 4096}, nil }}
 	_, start, _ := j.Begin(in)
 	start(context.Background())
 	b.ReportAllocs()

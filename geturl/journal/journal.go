@@ -9,7 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/geturl/fault"
+	"github.com/hubdev/hub/hub/jsonw"
 )
 
 // Default bounds of one journal. The spec names none: these keep a
@@ -48,7 +49,7 @@ type Options struct {
 // JSON-encodable result or a structured error. ctx is the execution's own
 // context, never the request's: a dropped connection does not cancel a
 // mutation.
-type Exec func(ctx context.Context, run *Run) (any, *transport.Error)
+type Exec func(ctx context.Context, run *Run) (any, *fault.Error)
 
 // Intent is one mutation as the agent asked for it.
 type Intent struct {
@@ -141,10 +142,10 @@ func New(o Options) *Journal {
 // context of its own). For a replay start is nil and the record is the
 // existing one, its Replays counted. A call= id already used with other
 // arguments is refused with call_conflict; nothing is recorded then.
-func (j *Journal) Begin(in Intent) (rec Record, start func(context.Context), terr *transport.Error) {
+func (j *Journal) Begin(in Intent) (rec Record, start func(context.Context), terr *fault.Error) {
 	if in.Call != "" && in.Run != "" {
-		return Record{}, nil, &transport.Error{Code: transport.CodeConflictingParams, Detail: "call and run together",
-			Hint: "give call= or run=, not both", Retryable: true, Action: transport.ActionCorrectRequest}
+		return Record{}, nil, &fault.Error{Code: fault.CodeConflictingParams, Detail: "call and run together",
+			Hint: "give call= or run=, not both", Retryable: true, Action: fault.ActionCorrectRequest}
 	}
 	key, d, terr := identify(in)
 	if terr != nil {
@@ -157,10 +158,10 @@ func (j *Journal) Begin(in Intent) (rec Record, start func(context.Context), ter
 		return rec, nil, terr
 	}
 	if len(j.records) >= j.maxRecs && !j.evictOldestFinished("") {
-		return Record{}, nil, &transport.Error{Code: CodeJournalFull,
+		return Record{}, nil, &fault.Error{Code: CodeJournalFull,
 			Detail:    fmt.Sprintf("%d intents are pending or running", len(j.records)),
 			Hint:      "poll the running intents with /j and retry this URL when one has finished",
-			Retryable: true, Action: transport.ActionRetryLater}
+			Retryable: true, Action: fault.ActionRetryLater}
 	}
 	e := &entry{
 		rec:    Record{Call: key, Tool: in.Tool, Explicit: in.Call != "", State: Pending, Origin: in.Origin, Created: j.now()},
@@ -176,15 +177,15 @@ func (j *Journal) Begin(in Intent) (rec Record, start func(context.Context), ter
 
 // identify is the call id and digest of in (an auto: id unless call=
 // names it).
-func identify(in Intent) (string, Digest, *transport.Error) {
+func identify(in Intent) (string, Digest, *fault.Error) {
 	run := in.Run
 	if in.Call != "" {
 		run = ""
 	}
 	d, err := Identity(in.Tool, in.Args, run)
 	if err != nil {
-		return "", d, &transport.Error{Code: transport.CodeInvalidParameter, Detail: "arguments: " + err.Error(),
-			Retryable: true, Action: transport.ActionCorrectRequest}
+		return "", d, &fault.Error{Code: fault.CodeInvalidParameter, Detail: "arguments: " + err.Error(),
+			Retryable: true, Action: fault.ActionCorrectRequest}
 	}
 	key := AutoID(in.Tool, d)
 	switch {
@@ -193,10 +194,10 @@ func identify(in Intent) (string, Digest, *transport.Error) {
 		// The auto: ids belong to the arguments that produce them: taken by
 		// call= for other arguments, the plain request for those would
 		// meet a call_conflict it never asked for.
-		return "", d, &transport.Error{Code: CodeCallConflict,
+		return "", d, &fault.Error{Code: CodeCallConflict,
 			Detail:    "call " + in.Call + " is an automatic id, and these arguments produce " + key,
 			Hint:      "drop call= (the id follows from the arguments), or name the intent with an id not starting with " + autoPrefix,
-			Retryable: true, Action: transport.ActionCorrectRequest}
+			Retryable: true, Action: fault.ActionCorrectRequest}
 	default:
 		key = in.Call
 	}
@@ -206,7 +207,7 @@ func identify(in Intent) (string, Digest, *transport.Error) {
 // replayLocked is the record of key with digest d, its Replays counted,
 // when the journal holds it (held), or call_conflict when key names
 // another intent.
-func (j *Journal) replayLocked(key string, d Digest) (rec Record, held bool, terr *transport.Error) {
+func (j *Journal) replayLocked(key string, d Digest) (rec Record, held bool, terr *fault.Error) {
 	if e := j.records[key]; e != nil {
 		if e.digest != d {
 			return Record{}, false, conflict(key, e.rec.Tool)
@@ -229,7 +230,7 @@ func (j *Journal) replayLocked(key string, d Digest) (rec Record, held bool, ter
 // Replay is Begin for an intent that must not start now: the record it
 // replays (its Replays counted) when the journal holds it, else held is
 // false and nothing is recorded. Any refusal is Begin's.
-func (j *Journal) Replay(in Intent) (rec Record, held bool, terr *transport.Error) {
+func (j *Journal) Replay(in Intent) (rec Record, held bool, terr *fault.Error) {
 	key, d, terr := identify(in)
 	if terr != nil {
 		return Record{}, false, terr
@@ -239,11 +240,11 @@ func (j *Journal) Replay(in Intent) (rec Record, held bool, terr *transport.Erro
 	return j.replayLocked(key, d)
 }
 
-func conflict(key, tool string) *transport.Error {
-	return &transport.Error{Code: CodeCallConflict,
+func conflict(key, tool string) *fault.Error {
+	return &fault.Error{Code: CodeCallConflict,
 		Detail:    "call " + key + " already names a " + tool + " intent with other arguments",
 		Hint:      "use a new call= id for a different operation, or drop call= and let the id follow from the arguments",
-		Retryable: true, Action: transport.ActionCorrectRequest}
+		Retryable: true, Action: fault.ActionCorrectRequest}
 }
 
 // Run is an executing intent, as its Exec sees it.
@@ -273,9 +274,9 @@ func (j *Journal) execute(ctx context.Context, e *entry, exec Exec) {
 	res, terr := j.invoke(ctx, run, exec)
 	var raw json.RawMessage
 	if terr == nil {
-		b, err := transport.Marshal(res)
+		b, err := jsonw.Reflect(nil, res)
 		if err != nil {
-			terr = &transport.Error{Code: CodeExecutorPanic, Detail: "the result could not be encoded"}
+			terr = &fault.Error{Code: CodeExecutorPanic, Detail: "the result could not be encoded"}
 		} else {
 			raw = b
 		}
@@ -303,16 +304,16 @@ func (j *Journal) execute(ctx context.Context, e *entry, exec Exec) {
 
 // invoke runs exec, turning a panic into a failed intent and refusing to
 // start once ctx has ended (the bridge is stopping).
-func (j *Journal) invoke(ctx context.Context, run *Run, exec Exec) (res any, terr *transport.Error) {
+func (j *Journal) invoke(ctx context.Context, run *Run, exec Exec) (res any, terr *fault.Error) {
 	defer func() {
 		if p := recover(); p != nil {
-			res, terr = nil, &transport.Error{Code: CodeExecutorPanic, Detail: "the executor failed unexpectedly; the intent will not run again",
+			res, terr = nil, &fault.Error{Code: CodeExecutorPanic, Detail: "the executor failed unexpectedly; the intent will not run again",
 				Hint: "fetch the retry URL to run it under a new identity", Retryable: true}
 		}
 	}()
 	if ctx.Err() != nil {
-		return nil, &transport.Error{Code: CodeCancelled, Detail: "the bridge stopped before the intent started",
-			Hint: "fetch the retry URL to run it under a new identity", Retryable: true, Action: transport.ActionRetryLater}
+		return nil, &fault.Error{Code: CodeCancelled, Detail: "the bridge stopped before the intent started",
+			Hint: "fetch the retry URL to run it under a new identity", Retryable: true, Action: fault.ActionRetryLater}
 	}
 	return exec(ctx, run)
 }

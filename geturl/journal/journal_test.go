@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/geturl/fault"
 )
 
 // manualAfter is a Wait timer the test fires by hand.
@@ -45,7 +45,7 @@ func (m *manualAfter) armed() int {
 func fixed() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
 
 func writeIntent(path, content string, n *atomic.Int32) Intent {
-	return Intent{Tool: "write", Args: map[string]any{"path": path, "content": content}, Exec: func(ctx context.Context, r *Run) (any, *transport.Error) {
+	return Intent{Tool: "write", Args: map[string]any{"path": path, "content": content}, Exec: func(ctx context.Context, r *Run) (any, *fault.Error) {
 		r.Running()
 		n.Add(1)
 		return map[string]any{"path": path, "bytes": len(content)}, nil
@@ -127,7 +127,7 @@ func TestExplicitCall(t *testing.T) {
 	}
 	both := in
 	both.Run = "2"
-	if _, _, err := j.Begin(both); err == nil || err.Code != transport.CodeConflictingParams {
+	if _, _, err := j.Begin(both); err == nil || err.Code != fault.CodeConflictingParams {
 		t.Fatalf("call with run: %v", err)
 	}
 	if n.Load() != 1 {
@@ -178,7 +178,7 @@ func TestStatesAndWait(t *testing.T) {
 	clock := &manualAfter{}
 	j := New(Options{After: clock.After})
 	release, started := make(chan struct{}), make(chan struct{})
-	rec, start, _ := j.Begin(Intent{Tool: "terminal", Args: map[string]any{"command": "make"}, Exec: func(ctx context.Context, r *Run) (any, *transport.Error) {
+	rec, start, _ := j.Begin(Intent{Tool: "terminal", Args: map[string]any{"command": "make"}, Exec: func(ctx context.Context, r *Run) (any, *fault.Error) {
 		r.Running()
 		r.SetTag(7)
 		close(started)
@@ -211,8 +211,8 @@ func TestStatesAndWait(t *testing.T) {
 		t.Fatalf("finished: %+v", r)
 	}
 
-	fail := &transport.Error{Code: "stale_read", Detail: "changed", Hint: "read it again", Retryable: true, Action: transport.ActionRereadThenRetry}
-	rec, start, _ = j.Begin(Intent{Tool: "write", Args: map[string]any{"path": "/project/b"}, Exec: func(context.Context, *Run) (any, *transport.Error) { return nil, fail }})
+	fail := &fault.Error{Code: "stale_read", Detail: "changed", Hint: "read it again", Retryable: true, Action: fault.ActionRereadThenRetry}
+	rec, start, _ = j.Begin(Intent{Tool: "write", Args: map[string]any{"path": "/project/b"}, Exec: func(context.Context, *Run) (any, *fault.Error) { return nil, fail }})
 	start(context.Background())
 	got, _ := j.Wait(context.Background(), rec.Call, 0)
 	if got.State != Failed || got.Err != fail || got.Result != nil {
@@ -225,13 +225,13 @@ func TestStatesAndWait(t *testing.T) {
 
 func TestPanicAndCancelFailTheIntent(t *testing.T) {
 	j := New(Options{})
-	rec, start, _ := j.Begin(Intent{Tool: "write", Args: "p", Exec: func(context.Context, *Run) (any, *transport.Error) { panic("boom") }})
+	rec, start, _ := j.Begin(Intent{Tool: "write", Args: "p", Exec: func(context.Context, *Run) (any, *fault.Error) { panic("boom") }})
 	start(context.Background())
 	if got, _ := j.Get(rec.Call); got.State != Failed || got.Err.Code != CodeExecutorPanic || !got.Err.Retryable {
 		t.Fatalf("%+v", got)
 	}
 	ran := false
-	rec, start, _ = j.Begin(Intent{Tool: "write", Args: "q", Exec: func(context.Context, *Run) (any, *transport.Error) { ran = true; return nil, nil }})
+	rec, start, _ = j.Begin(Intent{Tool: "write", Args: "q", Exec: func(context.Context, *Run) (any, *fault.Error) { ran = true; return nil, nil }})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	start(ctx)
@@ -249,7 +249,7 @@ func TestBoundsAndTombstones(t *testing.T) {
 	block := make(chan struct{})
 	var starts []func(context.Context)
 	for i := range 3 {
-		_, start, err := j.Begin(Intent{Tool: "write", Args: i, Exec: func(context.Context, *Run) (any, *transport.Error) {
+		_, start, err := j.Begin(Intent{Tool: "write", Args: i, Exec: func(context.Context, *Run) (any, *fault.Error) {
 			n.Add(1)
 			<-block
 			return "done", nil
@@ -291,7 +291,7 @@ func TestBoundsAndTombstones(t *testing.T) {
 	}
 	// Tombstones are bounded too.
 	for i := 10; i < 14; i++ {
-		_, s, _ := j.Begin(Intent{Tool: "write", Args: i, Exec: func(context.Context, *Run) (any, *transport.Error) { return "x", nil }})
+		_, s, _ := j.Begin(Intent{Tool: "write", Args: i, Exec: func(context.Context, *Run) (any, *fault.Error) { return "x", nil }})
 		s(context.Background())
 	}
 	if len(j.tombs) != 2 || len(j.tombSeq) != 2 {
@@ -315,7 +315,7 @@ func TestTombstonesOutlastALongSession(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	const later = 30_000
 	for i := range later {
-		_, s, err := j.Begin(Intent{Tool: "edit", Args: i, Exec: func(context.Context, *Run) (any, *transport.Error) { return nil, nil }})
+		_, s, err := j.Begin(Intent{Tool: "edit", Args: i, Exec: func(context.Context, *Run) (any, *fault.Error) { return nil, nil }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,7 +338,7 @@ func TestByteBound(t *testing.T) {
 	}
 	var calls []string
 	for i := range 3 {
-		rec, s, _ := j.Begin(Intent{Tool: "write", Args: i, Exec: func(context.Context, *Run) (any, *transport.Error) { return string(big), nil }})
+		rec, s, _ := j.Begin(Intent{Tool: "write", Args: i, Exec: func(context.Context, *Run) (any, *fault.Error) { return string(big), nil }})
 		s(context.Background())
 		calls = append(calls, rec.Call)
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/geturl/fault"
 )
 
 // State is where an intent is in its life.
@@ -36,7 +36,7 @@ type Record struct {
 	Result json.RawMessage
 	// Err is the failed intent's structured error, kept whole so a later
 	// poll can still say what went wrong and what to do.
-	Err *transport.Error
+	Err *fault.Error
 	// Replays counts the requests for this intent after the first (poll
 	// requests through /j are not replays).
 	Replays int
@@ -60,7 +60,7 @@ type Record struct {
 func (r *Record) size() int {
 	n := len(r.Result) + len(r.Origin) + 128
 	if r.Err != nil {
-		n += len(r.Err.Detail) + len(r.Err.Hint) + len(r.Err.Repair) + len(r.Err.Retry) + 64
+		n += len(r.Err.Detail) + len(r.Err.Hint) + 64
 	}
 	return n
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
@@ -31,7 +32,7 @@ const (
 // sandbox and files errors are host-path free by construction, anything
 // else is reduced to a code.
 func pathFailure(display string, err error) *transport.Error {
-	e := &transport.Error{Detail: "path=" + display, Retryable: true, Action: transport.ActionCorrectRequest}
+	e := &transport.Error{Detail: "path=" + display, Retryable: true, Action: fault.ActionCorrectRequest}
 	var pe *files.PathError
 	switch {
 	case sandbox.Code(err) != "":
@@ -66,7 +67,7 @@ func (k *Kernel) UnknownRoute(path string, on BaseKind) *transport.Error {
 		Detail:    "route " + shortPath(path),
 		Hint:      "this base serves " + strings.Join(served, " "),
 		Retryable: true,
-		Action:    transport.ActionCorrectRequest,
+		Action:    fault.ActionCorrectRequest,
 	}
 }
 
@@ -101,10 +102,10 @@ func WrongBase(c *Call, detail, suffix string) *transport.Error {
 	e := &transport.Error{Code: transport.CodeWrongCapabilityBase, Detail: detail, Retryable: true}
 	if c.On == MutationBase {
 		e.Hint = "fetch the repair URL: the same request on the read base"
-		e.Action, e.Repair = transport.ActionFetchRepair, c.Bases.Read+suffix
+		e.Action, e.Repair = fault.ActionFetchRepair, c.Bases.Read+suffix
 		return e
 	}
 	e.Hint = "fetch bases.m from Init + repairSuffix; a read URL never names the mutation base"
-	e.Action = transport.ActionCorrectRequest
+	e.Action = fault.ActionCorrectRequest
 	return e.With(FieldRepairBase, "m").With(FieldRepairSuffix, suffix)
 }

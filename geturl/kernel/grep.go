@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/search"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -49,12 +50,12 @@ func (k *Kernel) grep(ctx context.Context, c *Call) (any, *transport.Error) {
 		var re *search.RegexError
 		if errors.As(err, &re) {
 			e := &transport.Error{
-				Code: CodeInvalidRegex, Detail: re.Msg, Retryable: true, Action: transport.ActionFetchRepair,
+				Code: CodeInvalidRegex, Detail: re.Msg, Retryable: true, Action: fault.ActionFetchRepair,
 				Hint:   "the repair URL searches for the same text literally; escape the pattern to keep it a regex",
 				Repair: c.URL("/g", literalGrep(c, via, pattern)),
 			}
 			if !transport.Fits(e.Repair) { // the pattern re-encoded is longer than the agent wrote it
-				e.Repair, e.Action = "", transport.ActionCorrectRequest
+				e.Repair, e.Action = "", fault.ActionCorrectRequest
 				e.Hint = "escape the pattern to keep it a regex, or leave regex= out to search for it literally"
 			}
 			return nil, e

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/outline"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
@@ -106,12 +107,12 @@ func (k *Kernel) outlineFile(ctx context.Context, c *Call) (any, *transport.Erro
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, &transport.Error{Code: CodeNotAFile, Detail: "path=" + rp.Virtual, Hint: "outline takes one source file; /r lists a directory",
-			Retryable: true, Action: transport.ActionCorrectRequest}
+			Retryable: true, Action: fault.ActionCorrectRequest}
 	}
 	release, ok := k.outlines.acquire(ctx)
 	if !ok {
 		return nil, &transport.Error{Code: CodeOutlineBusy, Detail: "the outlines running at once are capped, and as many requests wait",
-			Hint: "fetch the retry URL (this same request) again shortly", Retryable: true, Action: transport.ActionRetryLater,
+			Hint: "fetch the retry URL (this same request) again shortly", Retryable: true, Action: fault.ActionRetryLater,
 			Retry: c.Base() + c.Target.Rewrite(c.Route.Path, nil, "")}
 	}
 	defer release()
@@ -125,7 +126,7 @@ func (k *Kernel) outlineFile(ctx context.Context, c *Call) (any, *transport.Erro
 	if errors.Is(err, outline.ErrUnsupported) || errors.Is(err, outline.ErrNotGo) {
 		return nil, &transport.Error{
 			Code: CodeUnsupportedLanguage, Detail: "path=" + rp.Virtual + ": " + err.Error(), Retryable: true,
-			Hint: "read it with /r instead", Action: transport.ActionFetchRepair,
+			Hint: "read it with /r instead", Action: fault.ActionFetchRepair,
 			Repair: c.URL("/r", new(transport.Query).Add("path", rp.Virtual)),
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -209,7 +210,7 @@ func TestOutlineGate(t *testing.T) {
 		}
 		// The queue is full: one more is refused at once.
 		busy := serve(context.Background()).err
-		if busy == nil || busy.Code != CodeOutlineBusy || !busy.Retryable || busy.Action != transport.ActionRetryLater ||
+		if busy == nil || busy.Code != CodeOutlineBusy || !busy.Retryable || busy.Action != fault.ActionRetryLater ||
 			busy.Retry != readBase+"/o?path=a.ts" {
 			t.Fatalf("past the queue: %+v", busy)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/staging"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -143,7 +144,7 @@ func (k *Kernel) plugin(ctx context.Context, c *Call) (any, *transport.Error) {
 	if !ok {
 		return nil, &transport.Error{
 			Code: CodeUnknownPlugin, Detail: "plugin=" + id, Retryable: true,
-			Hint: "GET " + c.URL("/k", nil) + " lists the installed plugins", Action: transport.ActionCorrectRequest,
+			Hint: "GET " + c.URL("/k", nil) + " lists the installed plugins", Action: fault.ActionCorrectRequest,
 		}
 	}
 	if name := c.Args.Text("tool"); name != "" {
@@ -159,7 +160,7 @@ func (k *Kernel) plugin(ctx context.Context, c *Call) (any, *transport.Error) {
 			return u.CallTool(ctx, c, id, name)
 		}
 		return nil, &transport.Error{
-			Code: CodeUnknownTool, Detail: "plugin=" + id + " tool=" + name, Retryable: true, Action: transport.ActionCorrectRequest,
+			Code: CodeUnknownTool, Detail: "plugin=" + id + " tool=" + name, Retryable: true, Action: fault.ActionCorrectRequest,
 			Hint: "GET " + c.URL("/k", new(transport.Query).Add("plugin", id)) + " lists its tools",
 		}
 	}

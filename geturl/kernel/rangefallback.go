@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/replay"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -80,7 +81,7 @@ func (k *Kernel) rangeFallback(_ context.Context, c *Call) (any, *transport.Erro
 		return nil, k.aboveLevel(c, "response "+id+" was answered on the mutation base")
 	case err != nil:
 		return nil, &transport.Error{Code: CodeRangeOutOfBounds, Detail: err.Error(), Retryable: true,
-			Hint: "start again from " + c.URL("/z", new(transport.Query).Add("id", id).Add("part", "0")), Action: transport.ActionCorrectRequest}
+			Hint: "start again from " + c.URL("/z", new(transport.Query).Add("id", id).Add("part", "0")), Action: fault.ActionCorrectRequest}
 	}
 	return PlainText(r.Render(c.URL("/z", &next))), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/transport"
 	"github.com/hubdev/hub/hub/jsonw"
@@ -99,7 +100,7 @@ func (k *Kernel) read(_ context.Context, c *Call) (any, *transport.Error) {
 		if errors.Is(err, files.ErrTooManyPaths) {
 			code = transport.CodeTooManyValues
 		}
-		return nil, &transport.Error{Code: code, Detail: err.Error(), Retryable: true, Action: transport.ActionCorrectRequest}
+		return nil, &transport.Error{Code: code, Detail: err.Error(), Retryable: true, Action: fault.ActionCorrectRequest}
 	}
 	if cov := c.Session.Coverage(); cov != nil && !c.Head {
 		cov.Record(res)
@@ -181,7 +182,7 @@ func readTargets(args *transport.Args) ([]files.Target, *transport.Error) {
 		r := ranges[i]
 		if r.end > 0 && r.lines > 0 {
 			return nil, &transport.Error{Code: transport.CodeAmbiguousRange, Detail: "path #" + strconv.Itoa(i+1) + " has both end= and lines=",
-				Hint: "give end= (last line) or lines= (a count), not both", Retryable: true, Action: transport.ActionCorrectRequest}
+				Hint: "give end= (last line) or lines= (a count), not both", Retryable: true, Action: fault.ActionCorrectRequest}
 		}
 		t := files.Target{Path: p, Start: r.start, End: r.end, Skip: r.skip}
 		if r.lines > 0 {
@@ -190,7 +191,7 @@ func readTargets(args *transport.Args) ([]files.Target, *transport.Error) {
 		if t.End > 0 && t.Start > t.End {
 			return nil, &transport.Error{Code: transport.CodeInvalidParameter,
 				Detail:    "path #" + strconv.Itoa(i+1) + ": end=" + strconv.Itoa(t.End) + " is before start=" + strconv.Itoa(t.Start),
-				Retryable: true, Action: transport.ActionCorrectRequest}
+				Retryable: true, Action: fault.ActionCorrectRequest}
 		}
 		targets[i] = t
 	}
@@ -242,5 +243,5 @@ func rangeConflict(name string, pathNo int) *transport.Error {
 	return &transport.Error{Code: transport.CodeConflictingParams,
 		Detail:    name + "= given twice for path #" + strconv.Itoa(max(pathNo, 1)),
 		Hint:      "a line range belongs to the path= written before it; give each path one range",
-		Retryable: true, Action: transport.ActionCorrectRequest}
+		Retryable: true, Action: fault.ActionCorrectRequest}
 }

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/transport"
-	"github.com/hubdev/hub/geturl/transport/transporttest"
+	"github.com/hubdev/hub/geturl/internal/corpus"
 )
 
 type grepResult struct {
@@ -107,7 +108,7 @@ func TestGrepBadRegexRepairsToLiteral(t *testing.T) {
 		{"/g?regex=1&ignoreCase=1&raw=[~ut", "/g?ignoreCase=1&raw=%5B~~ut"},
 	} {
 		e := p.fail(c.target, CodeInvalidRegex)
-		if e.Repair != readBase+c.repair || e.Action != transport.ActionFetchRepair {
+		if e.Repair != readBase+c.repair || e.Action != fault.ActionFetchRepair {
 			t.Fatalf("%s: repair %q", c.target, e.Repair)
 		}
 		if _, err := p.call(c.repair); err != nil {
@@ -178,7 +179,7 @@ func TestSearchStaysInScope(t *testing.T) {
 // searched for literally through its Encode form on the raw tail and as
 // pattern=, is found on exactly its line with exactly its text.
 func TestCorpusThroughGrep(t *testing.T) {
-	cases := transporttest.Corpus(t)
+	cases := corpus.Cases(t)
 	tree := map[string]string{}
 	var lines []string
 	for _, c := range cases {
@@ -214,7 +215,7 @@ func TestGrepBadRegexRepairFitsTheTransport(t *testing.T) {
 	p := newProject(t, searchTree)
 	long := strings.Repeat("[", 4000)
 	e := p.fail("/g?regex=1&raw="+long, CodeInvalidRegex)
-	if e.Repair != "" || e.Action != transport.ActionCorrectRequest {
+	if e.Repair != "" || e.Action != fault.ActionCorrectRequest {
 		t.Fatalf("repair of %d bytes offered (%s)", len(e.Repair), e.Action)
 	}
 	short := strings.Repeat("[", 100)

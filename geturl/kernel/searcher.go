@@ -3,6 +3,7 @@ package kernel
 import (
 	"errors"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/search"
 	"github.com/hubdev/hub/geturl/transport"
@@ -19,7 +20,7 @@ func (k *Kernel) searchFailure(c *Call, path string, err error) *transport.Error
 	if sandbox.Code(err) != "" {
 		return pathFailure(display, err)
 	}
-	e := &transport.Error{Code: transport.CodeInvalidParameter, Detail: err.Error(), Retryable: true, Action: transport.ActionCorrectRequest}
+	e := &transport.Error{Code: transport.CodeInvalidParameter, Detail: err.Error(), Retryable: true, Action: fault.ActionCorrectRequest}
 	switch {
 	case errors.Is(err, search.ErrEmptyPattern):
 		e.Code = transport.CodeMissingParameter

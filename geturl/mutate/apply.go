@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/geturl/fault"
 )
 
 // ApplyPatch is /a: it parses an apply_patch text (see ParsePatch for the
@@ -29,7 +29,7 @@ func (e *Engine) ApplyPatch(ctx context.Context, text string) (*PatchResult, err
 		return nil, parseFailure(err)
 	}
 	if len(p.Files) == 0 {
-		return nil, refusal(CodePatchEmpty, "the patch has no file sections", "add *** Add File:, *** Update File: or *** Delete File: sections between *** Begin Patch and *** End Patch", transport.ActionCorrectRequest, true)
+		return nil, refusal(CodePatchEmpty, "the patch has no file sections", "add *** Add File:, *** Update File: or *** Delete File: sections between *** Begin Patch and *** End Patch", fault.ActionCorrectRequest, true)
 	}
 	f, done, terr := e.begin(ctx)
 	if terr != nil {
@@ -67,15 +67,15 @@ func (e *Engine) ApplyPatch(ctx context.Context, text string) (*PatchResult, err
 	return res, nil
 }
 
-func parseFailure(err error) *transport.Error {
+func parseFailure(err error) *fault.Error {
 	var pe *PatchError
 	if !errors.As(err, &pe) {
-		return refusal(CodePatchInvalid, err.Error(), "", transport.ActionCorrectRequest, true)
+		return refusal(CodePatchInvalid, err.Error(), "", fault.ActionCorrectRequest, true)
 	}
 	if pe.Code == CodePatchTooLarge {
-		return refusal(CodePatchTooLarge, pe.Error(), "split the change into several patches", transport.ActionCorrectRequest, true)
+		return refusal(CodePatchTooLarge, pe.Error(), "split the change into several patches", fault.ActionCorrectRequest, true)
 	}
-	e := refusal(CodePatchInvalid, pe.Error(), "fix the patch text: *** Begin Patch, then *** Add File: / *** Update File: / *** Delete File: sections, then *** End Patch; hunk lines start with ' ', '-' or '+'", transport.ActionCorrectRequest, true)
+	e := refusal(CodePatchInvalid, pe.Error(), "fix the patch text: *** Begin Patch, then *** Add File: / *** Update File: / *** Delete File: sections, then *** End Patch; hunk lines start with ' ', '-' or '+'", fault.ActionCorrectRequest, true)
 	if pe.Line > 0 {
 		e.With("patchLine", pe.Line)
 	}

@@ -11,9 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/hub/jsonw"
 	"github.com/rogpeppe/go-internal/txtar"
-
-	"github.com/hubdev/hub/geturl/transport"
 )
 
 // TestApplyGolden runs every testdata/apply archive: the "in/" files are
@@ -50,7 +49,7 @@ func TestApplyGolden(t *testing.T) {
 			res, err := p.eng.ApplyPatch(context.Background(), patch)
 			var got []byte
 			if err != nil {
-				b, merr := transport.Marshal(err)
+				b, merr := jsonw.Reflect(nil, err)
 				if merr != nil {
 					t.Fatal(merr)
 				}

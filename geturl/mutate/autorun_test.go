@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/internal/treetest"
 	"github.com/hubdev/hub/geturl/sandbox"
-	"github.com/hubdev/hub/geturl/transport"
 )
 
 // autorunTree is a project with its tools' configuration: an agent's
@@ -53,7 +53,7 @@ func TestEngineRefusesAutorunConfig(t *testing.T) {
 			p.read(".claude/settings.json")
 			before := treetest.Snapshot(t, p.root)
 			err := run(p.eng)
-			te, _ := err.(*transport.Error)
+			te, _ := err.(*fault.Error)
 			if te == nil || te.Code != "autorun_config" || te.Retryable || te.Action != "" || te.Hint != AutorunHint {
 				t.Fatalf("err = %s", body(t, err))
 			}
@@ -81,7 +81,7 @@ func TestEngineAllowsAutorunConfig(t *testing.T) {
 	p := newProject(t, autorunTree)
 	p.eng.Allow = sandbox.Allow{Autorun: true}
 	_, err := p.eng.Write(context.Background(), ".vscode/.git/config", "[core]\n")
-	if te, _ := err.(*transport.Error); te == nil || te.Code != "vcs_metadata" {
+	if te, _ := err.(*fault.Error); te == nil || te.Code != "vcs_metadata" {
 		t.Fatalf("err = %s", body(t, err))
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/geturl/fault"
 )
 
 // change is the net effect of a patch on one file.
@@ -266,7 +266,7 @@ func (tx *txn) logged(changes []change) *txnLog {
 }
 
 // commit performs the changes, or none of them.
-func commit(f *fsys, changes []change) (int, *transport.Error) {
+func commit(f *fsys, changes []change) (int, *fault.Error) {
 	tx := &txn{f: f, dirs: make(map[string]*dir), synced: make(map[string]bool)}
 	defer tx.close()
 	for _, c := range changes {
@@ -302,7 +302,7 @@ func commit(f *fsys, changes []change) (int, *transport.Error) {
 
 // fail rolls back the steps taken after c failed with err, drops the log
 // once nothing of the patch is left, and says what happened.
-func (tx *txn) fail(c change, err error, log *txnLog) *transport.Error {
+func (tx *txn) fail(c change, err error, log *txnLog) *fault.Error {
 	cause := ioFailure(c.v.t.virtual, opName(c.kind), err)
 	if failed := tx.rollback(); len(failed) > 0 {
 		// the log stays: the next mutation, or geturl's next start,

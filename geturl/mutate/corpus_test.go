@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubdev/hub/geturl/transport/transporttest"
+	"github.com/hubdev/hub/geturl/internal/corpus"
 )
 
 // TestCorpusExactBytes writes every text of the transport's nasty-string
@@ -17,7 +17,7 @@ import (
 func TestCorpusExactBytes(t *testing.T) {
 	ctx := context.Background()
 	const before, after = "«BEGIN»", "«END»"
-	for i, c := range transporttest.Corpus(t) {
+	for i, c := range corpus.Cases(t) {
 		t.Run(fmt.Sprintf("%02d %s", i, c.Name), func(t *testing.T) {
 			p := newProject(t, map[string]string{
 				"edit_new.txt": before + "<<X>>" + after,

@@ -16,7 +16,7 @@
 // swapped in after the check cannot lead out either. Results and errors
 // name files only by their virtual "/project/..." paths; OS error texts,
 // which carry host paths, are reduced to codes. Errors are
-// *transport.Error values with a stable errorCode, an agentAction and a
+// *fault.Error values with a stable errorCode, an agentAction and a
 // repairHint that says what to do.
 //
 // Every write is atomic: the bytes go to a hidden temporary file in the

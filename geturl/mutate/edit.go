@@ -6,8 +6,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/files"
-	"github.com/hubdev/hub/geturl/transport"
 )
 
 // maxCounted bounds how many occurrences of an ambiguous old text are
@@ -34,7 +34,7 @@ func (e *Engine) Edit(ctx context.Context, p, old, new string) (*EditResult, err
 	switch {
 	case old == "":
 		return nil, refusal(CodeEditOldEmpty, "old text is empty",
-			"old must quote the exact text to replace; to insert, include a neighbouring line in both old and new; to create a file use /w", transport.ActionCorrectRequest, true)
+			"old must quote the exact text to replace; to insert, include a neighbouring line in both old and new; to create a file use /w", fault.ActionCorrectRequest, true)
 	case old == new:
 		return nil, refusal(CodeEditNoChange, "old and new are identical", "nothing to change", "", false)
 	}
@@ -48,7 +48,7 @@ func (e *Engine) Edit(ctx context.Context, p, old, new string) (*EditResult, err
 		return nil, terr
 	}
 	if !t.exists {
-		return nil, refusal("path_not_found", "path does not exist: "+t.virtual, "check the spelling (/f finds files by name); to create a file use /w", transport.ActionCorrectRequest, true).With("path", t.virtual)
+		return nil, refusal("path_not_found", "path does not exist: "+t.virtual, "check the spelling (/f finds files by name); to create a file use /w", fault.ActionCorrectRequest, true).With("path", t.virtual)
 	}
 	d := f.dir(path.Dir(t.rel))
 	defer d.close()
@@ -82,7 +82,7 @@ func (e *Engine) Edit(ctx context.Context, p, old, new string) (*EditResult, err
 			listed += ", …"
 		}
 		return nil, refusal(CodeEditOldAmbiguous, fmt.Sprintf("old text occurs %s times in %s (lines %s)", count, t.virtual, listed),
-			"extend old with neighbouring lines until it occurs exactly once, or change every place with one /a patch", transport.ActionCorrectRequest, true).
+			"extend old with neighbouring lines until it occurs exactly once, or change every place with one /a patch", fault.ActionCorrectRequest, true).
 			With("path", t.virtual).With("occurrences", n).With("lines", lines)
 	}
 	if crlf {
@@ -144,7 +144,7 @@ func occurrences(s, old string) (first, n int, lines []int) {
 // notFound explains a missing old text as precisely as it cheaply can: a
 // line-ending mismatch, or a match that differs only in whitespace at line
 // ends.
-func notFound(virtual, fp, s, old string) *transport.Error {
+func notFound(virtual, fp, s, old string) *fault.Error {
 	detail := "old text does not occur in " + virtual
 	hint := "read the file again and copy old exactly: it must match byte for byte, indentation and line breaks included"
 	switch {
@@ -157,7 +157,7 @@ func notFound(virtual, fp, s, old string) *transport.Error {
 			hint = fmt.Sprintf("read around line %d and copy old exactly (indentation, tabs versus spaces, trailing spaces)", l)
 		}
 	}
-	return refusal(CodeEditOldNotFound, detail, hint, transport.ActionRereadThenRetry, true).With("path", virtual).With("fingerprint", fp)
+	return refusal(CodeEditOldNotFound, detail, hint, fault.ActionRereadThenRetry, true).With("path", virtual).With("fingerprint", fp)
 }
 
 // looseFind looks for pat among the file lines comparing both sides with

@@ -4,9 +4,9 @@ import (
 	"context"
 	"strings"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/sandbox"
-	"github.com/hubdev/hub/geturl/transport"
 )
 
 // Engine performs one session generation's file mutations. Build one per
@@ -45,19 +45,19 @@ type Engine struct {
 
 // begin takes the project's slot in the gate and opens the project root.
 // The returned function undoes both.
-func (e *Engine) begin(ctx context.Context) (*fsys, func(), *transport.Error) {
+func (e *Engine) begin(ctx context.Context) (*fsys, func(), *fault.Error) {
 	g := e.Gate
 	if g == nil {
 		g = &sharedGate
 	}
 	unlock, err := g.Lock(ctx, e.Scope.Root())
 	if err != nil {
-		return nil, nil, refusal(CodeProjectBusy, "another mutation of this project is still running", "retry the same URL", transport.ActionRetryLater, true)
+		return nil, nil, refusal(CodeProjectBusy, "another mutation of this project is still running", "retry the same URL", fault.ActionRetryLater, true)
 	}
 	f, err := openFS(e.Scope, e.Logs, e.hook)
 	if err != nil {
 		unlock()
-		return nil, nil, refusal(CodeWriteFailed, "the project root cannot be opened", "", transport.ActionRetryLater, true)
+		return nil, nil, refusal(CodeWriteFailed, "the project root cannot be opened", "", fault.ActionRetryLater, true)
 	}
 	// A patch a crash cut short is rolled back before anything reads or
 	// changes the project again (Recover does it when geturl starts).
@@ -97,9 +97,9 @@ type target struct {
 // refused. Every path a mutation changes passes here: /w's and /e's,
 // and each of a patch's Add, Update, Delete and Move to paths, before the
 // patch changes anything.
-func (e *Engine) resolve(p string) (target, *transport.Error) {
+func (e *Engine) resolve(p string) (target, *fault.Error) {
 	if strings.HasSuffix(p, "/") && len(p) > 1 {
-		return target{}, refusal("invalid_path", "a path ending in / names a directory: "+e.Scope.Display(p), "name the file", transport.ActionCorrectRequest, true).With("path", e.Scope.Display(p))
+		return target{}, refusal("invalid_path", "a path ending in / names a directory: "+e.Scope.Display(p), "name the file", fault.ActionCorrectRequest, true).With("path", e.Scope.Display(p))
 	}
 	r, err := e.Scope.ResolveMutable(p, e.Allow)
 	if err != nil {

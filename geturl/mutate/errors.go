@@ -6,12 +6,12 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/sandbox"
-	"github.com/hubdev/hub/geturl/transport"
 )
 
 // Error codes of the mutation engine. Every error the engine returns is a
-// *transport.Error with one of these codes or a sandbox path code
+// *fault.Error with one of these codes or a sandbox path code
 // (path_outside_scope, symlink_escape, path_not_found, ...). They are part
 // of the wire contract: agents branch on them.
 const (
@@ -62,18 +62,18 @@ const AutorunHint = "this session has no terminal, so the file tools do not chan
 	"A session with the terminal may change them (it can run commands anyway); the operator grants it per project"
 
 // refusal builds an agent-facing error.
-func refusal(code, detail, hint, action string, retryable bool) *transport.Error {
-	return &transport.Error{Code: code, Detail: detail, Hint: hint, Action: action, Retryable: retryable}
+func refusal(code, detail, hint, action string, retryable bool) *fault.Error {
+	return &fault.Error{Code: code, Detail: detail, Hint: hint, Action: action, Retryable: retryable}
 }
 
 // pathFailure is a path the sandbox refused. Sandbox messages never carry a
 // host path and display is the sandbox's own safe echo of the request.
-func pathFailure(display string, err error) *transport.Error {
+func pathFailure(display string, err error) *fault.Error {
 	code := sandbox.Code(err)
 	if code == "" {
 		return ioFailure(display, "resolve", err)
 	}
-	e := refusal(code, err.Error()+": "+display, "", transport.ActionCorrectRequest, true)
+	e := refusal(code, err.Error()+": "+display, "", fault.ActionCorrectRequest, true)
 	switch {
 	case errors.Is(err, sandbox.ErrOutsideScope):
 		e.Hint = "mutations stay inside /project: name a path relative to /project, starting with /project/, or a native absolute path inside the project; symlinks may not lead out"
@@ -91,38 +91,38 @@ func pathFailure(display string, err error) *transport.Error {
 
 // ioFailure turns an OS error into a code. The OS message is dropped: it
 // names the file on the host.
-func ioFailure(virtual, op string, err error) *transport.Error {
+func ioFailure(virtual, op string, err error) *fault.Error {
 	var errno syscall.Errno
 	errors.As(err, &errno)
-	var e *transport.Error
+	var e *fault.Error
 	switch {
 	case errors.Is(err, fs.ErrPermission):
 		e = refusal(CodePermissionDenied, op+" "+virtual+": permission denied", "the hub's user may not change this path", "", false)
 	case errno == syscall.ENOSPC || errno == syscall.EDQUOT:
-		e = refusal(CodeNoSpace, op+" "+virtual+": no space left on the device", "free disk space, then retry", transport.ActionRetryLater, true)
+		e = refusal(CodeNoSpace, op+" "+virtual+": no space left on the device", "free disk space, then retry", fault.ActionRetryLater, true)
 	case errno == syscall.EROFS:
 		e = refusal(CodeReadOnlyFS, op+" "+virtual+": read-only file system", "", "", false)
 	case op == "read":
-		e = refusal(CodeReadFailed, "read "+virtual+" failed", "", transport.ActionRetryLater, true)
+		e = refusal(CodeReadFailed, "read "+virtual+" failed", "", fault.ActionRetryLater, true)
 	default:
-		e = refusal(CodeWriteFailed, op+" "+virtual+" failed", "", transport.ActionRetryLater, true)
+		e = refusal(CodeWriteFailed, op+" "+virtual+" failed", "", fault.ActionRetryLater, true)
 	}
 	e.With("path", virtual)
 	return e
 }
 
 // fileFailure reports why the file at virtual could not be read or written.
-func fileFailure(virtual, op string, err error, limit int64) *transport.Error {
-	var e *transport.Error
+func fileFailure(virtual, op string, err error, limit int64) *fault.Error {
+	var e *fault.Error
 	switch {
 	case errors.Is(err, errIsDir):
-		e = refusal(CodeIsDirectory, virtual+" is a directory", "name a file", transport.ActionCorrectRequest, true)
+		e = refusal(CodeIsDirectory, virtual+" is a directory", "name a file", fault.ActionCorrectRequest, true)
 	case errors.Is(err, errNotRegular):
 		e = refusal(CodeNotRegularFile, virtual+" is not a regular file", "only regular files can be changed with these tools", "", false)
 	case errors.Is(err, errTooLarge):
 		e = refusal(CodeFileTooLarge, virtual+" is larger than "+sizeText(limit), "files this large are changed with the terminal (/x)", "", false)
 	case errors.Is(err, fs.ErrNotExist):
-		e = refusal("path_not_found", sandbox.ErrNotFound.Error()+": "+virtual, "check the spelling; /f finds files by name", transport.ActionCorrectRequest, true)
+		e = refusal("path_not_found", sandbox.ErrNotFound.Error()+": "+virtual, "check the spelling; /f finds files by name", fault.ActionCorrectRequest, true)
 	default:
 		return ioFailure(virtual, op, err)
 	}

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/sandbox"
-	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/hub/jsonw"
 )
 
 // project is a real project directory with an engine on it, plus a
@@ -145,9 +146,9 @@ func codeOf(t testing.TB, err error) string {
 	if err == nil {
 		return ""
 	}
-	var te *transport.Error
+	var te *fault.Error
 	if !errors.As(err, &te) {
-		t.Fatalf("error %v (%T) is not a *transport.Error", err, err)
+		t.Fatalf("error %v (%T) is not a *fault.Error", err, err)
 	}
 	return te.Code
 }
@@ -155,11 +156,11 @@ func codeOf(t testing.TB, err error) string {
 // body is the agent-facing JSON of an error.
 func body(t testing.TB, err error) string {
 	t.Helper()
-	var te *transport.Error
+	var te *fault.Error
 	if !errors.As(err, &te) {
-		t.Fatalf("error %v is not a *transport.Error", err)
+		t.Fatalf("error %v is not a *fault.Error", err)
 	}
-	b, merr := transport.Marshal(te)
+	b, merr := jsonw.Reflect(nil, te)
 	if merr != nil {
 		t.Fatal(merr)
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/files"
-	"github.com/hubdev/hub/geturl/transport"
 )
 
 // vfile is one file a patch touches, as the preflight sees it: what is on
@@ -49,7 +49,7 @@ func newPlanner(e *Engine, f *fsys, lim Limits) *planner {
 
 // get returns the state of the file at t, looking at the disk the first
 // time.
-func (pl *planner) get(t target) (*vfile, *transport.Error) {
+func (pl *planner) get(t target) (*vfile, *fault.Error) {
 	if v := pl.files[t.host]; v != nil {
 		return v, nil
 	}
@@ -71,19 +71,19 @@ func (pl *planner) get(t target) (*vfile, *transport.Error) {
 }
 
 // regular refuses a target that is something other than a regular file.
-func (v *vfile) regular() *transport.Error {
+func (v *vfile) regular() *fault.Error {
 	switch {
 	case v.onDisk == absent || v.onDisk.IsRegular():
 		return nil
 	case v.onDisk.IsDir():
-		return refusal(CodeIsDirectory, v.t.virtual+" is a directory", "apply_patch adds, updates and deletes files; name a file", transport.ActionCorrectRequest, true).With("path", v.t.virtual)
+		return refusal(CodeIsDirectory, v.t.virtual+" is a directory", "apply_patch adds, updates and deletes files; name a file", fault.ActionCorrectRequest, true).With("path", v.t.virtual)
 	}
 	return refusal(CodeNotRegularFile, v.t.virtual+" is not a regular file", "only regular files can be patched", "", false).With("path", v.t.virtual)
 }
 
 // load reads the file's current bytes from disk if the patch has not
 // already decided them.
-func (pl *planner) load(v *vfile) *transport.Error {
+func (pl *planner) load(v *vfile) *fault.Error {
 	if v.known {
 		return nil
 	}
@@ -98,7 +98,7 @@ func (pl *planner) load(v *vfile) *transport.Error {
 
 // preflight runs every section against the file states, touching nothing
 // on disk, and returns the per-section results.
-func (pl *planner) preflight(p *Patch) ([]PatchFileResult, *transport.Error) {
+func (pl *planner) preflight(p *Patch) ([]PatchFileResult, *fault.Error) {
 	out := make([]PatchFileResult, len(p.Files))
 	for i := range p.Files {
 		fp := &p.Files[i]
@@ -112,7 +112,7 @@ func (pl *planner) preflight(p *Patch) ([]PatchFileResult, *transport.Error) {
 	return out, nil
 }
 
-func (pl *planner) section(fp *FilePatch) (PatchFileResult, *transport.Error) {
+func (pl *planner) section(fp *FilePatch) (PatchFileResult, *fault.Error) {
 	res := PatchFileResult{Op: string(fp.Op)}
 	t, err := pl.e.resolve(fp.Path)
 	if err != nil {
@@ -130,7 +130,7 @@ func (pl *planner) section(fp *FilePatch) (PatchFileResult, *transport.Error) {
 	case OpAdd:
 		if v.now {
 			return res, refusal(CodeFileExists, "Add File "+t.virtual+": the file exists",
-				"change it with an Update File section, or delete it first with Delete File", transport.ActionCorrectRequest, true).With("path", t.virtual)
+				"change it with an Update File section, or delete it first with Delete File", fault.ActionCorrectRequest, true).With("path", t.virtual)
 		}
 		if int64(len(fp.Content)) > pl.lim.MaxFileBytes {
 			return res, refusal(CodeContentTooLarge, "Add File "+t.virtual+": more than "+sizeText(pl.lim.MaxFileBytes), "", "", false).With("path", t.virtual)
@@ -184,7 +184,7 @@ func (pl *planner) section(fp *FilePatch) (PatchFileResult, *transport.Error) {
 				}
 				if dst.now {
 					return res, refusal(CodeFileExists, "Move to "+t2.virtual+": the destination exists",
-						"move to a new name, or delete the destination first with Delete File", transport.ActionCorrectRequest, true).With("path", t2.virtual)
+						"move to a new name, or delete the destination first with Delete File", fault.ActionCorrectRequest, true).With("path", t2.virtual)
 				}
 				dst.perm, dst.defaultPerm = v.perm, v.defaultPerm // a moved script stays executable
 				dst.now = true
@@ -197,30 +197,30 @@ func (pl *planner) section(fp *FilePatch) (PatchFileResult, *transport.Error) {
 	return res, nil
 }
 
-func notInPatch(virtual, op string) *transport.Error {
+func notInPatch(virtual, op string) *fault.Error {
 	hint := "check the path (/f finds files by name)"
 	if op == "Update File" {
 		hint += "; to create a file use an Add File section"
 	}
-	return refusal(CodePatchFileNotFound, op+" "+virtual+": the file does not exist", hint, transport.ActionCorrectRequest, true).With("path", virtual)
+	return refusal(CodePatchFileNotFound, op+" "+virtual+": the file does not exist", hint, fault.ActionCorrectRequest, true).With("path", virtual)
 }
 
-func symlinkRefusal(virtual, op string) *transport.Error {
+func symlinkRefusal(virtual, op string) *fault.Error {
 	return refusal(CodeNotRegularFile, op+" "+virtual+": the path is a symlink; apply_patch deletes and moves regular files only",
 		"name the file the link points to, or use the terminal (/x) for links", "", false).With("path", virtual)
 }
 
 // hunkFailure reports an update hunk that does not apply.
-func hunkFailure(virtual string, fp *FilePatch, err error) *transport.Error {
+func hunkFailure(virtual string, fp *FilePatch, err error) *fault.Error {
 	var he *hunkError
 	if !errors.As(err, &he) {
-		return refusal(CodePatchHunkNotFound, "Update File "+virtual+": "+err.Error(), "", transport.ActionRereadThenRetry, true)
+		return refusal(CodePatchHunkNotFound, "Update File "+virtual+": "+err.Error(), "", fault.ActionRereadThenRetry, true)
 	}
 	if he.tooMuch {
-		return refusal(CodePatchTooComplex, "Update File "+virtual+": "+he.reason, "give each hunk more distinctive context lines, or split the patch", transport.ActionCorrectRequest, true).With("path", virtual)
+		return refusal(CodePatchTooComplex, "Update File "+virtual+": "+he.reason, "give each hunk more distinctive context lines, or split the patch", fault.ActionCorrectRequest, true).With("path", virtual)
 	}
 	e := refusal(CodePatchHunkNotFound, fmt.Sprintf("Update File %s, hunk %d (patch line %d): %s", virtual, he.hunk+1, he.line, he.reason),
-		"read the file again around that place and copy the context and removed lines exactly; nothing was changed", transport.ActionRereadThenRetry, true)
+		"read the file again around that place and copy the context and removed lines exactly; nothing was changed", fault.ActionRereadThenRetry, true)
 	e.With("path", virtual).With("hunk", he.hunk+1).With("hunkLine", he.line)
 	if he.want != "" {
 		e.With("expected", he.want)

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/internal/treetest"
-	"github.com/hubdev/hub/geturl/transport"
 )
 
 // rollbackTree and rollbackPatch touch every kind of commit step: replace,
@@ -251,7 +251,7 @@ func TestRolledBackHintKeepsTheCause(t *testing.T) {
 			return nil
 		}
 		_, err := p.eng.ApplyPatch(context.Background(), rollbackPatch)
-		var te *transport.Error
+		var te *fault.Error
 		if !errors.As(err, &te) || te.Code != c.code || !strings.Contains(body(t, err), `"rolledBack":true`) {
 			t.Fatalf("%v: err = %v", c.errno, err)
 		}

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/internal/treetest"
-	"github.com/hubdev/hub/geturl/transport"
 )
 
 // vcsTree is a repository: its .git (a real one's shape), a submodule's
@@ -113,11 +113,11 @@ func TestMutationsRefuseVCSMetadata(t *testing.T) {
 			p.read(".git/config") // a whole-file overwrite has the coverage it needs
 			before := treetest.Snapshot(t, p.root)
 			err := run(p.eng)
-			var te *transport.Error
+			var te *fault.Error
 			if err == nil {
 				t.Fatal("not refused")
 			}
-			te, _ = err.(*transport.Error)
+			te, _ = err.(*fault.Error)
 			if te == nil || te.Code != "vcs_metadata" || te.Retryable || te.Hint != VCSHint {
 				t.Fatalf("err = %s", body(t, err))
 			}

@@ -7,8 +7,8 @@ import (
 	"io/fs"
 	"path"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/files"
-	"github.com/hubdev/hub/geturl/transport"
 )
 
 // Write is /w: it creates the file at p with content, making missing parent
@@ -63,7 +63,7 @@ func (e *Engine) Write(ctx context.Context, p, content string) (*WriteResult, er
 			d.close() // a directory held open cannot be removed everywhere
 			f.rmdirs(created)
 			if errors.Is(err, fs.ErrExist) {
-				return nil, refusal(CodeFileExists, t.virtual+" appeared while it was being created", "read it, then retry", transport.ActionRereadThenRetry, true).With("path", t.virtual)
+				return nil, refusal(CodeFileExists, t.virtual+" appeared while it was being created", "read it, then retry", fault.ActionRereadThenRetry, true).With("path", t.virtual)
 			}
 			return nil, ioFailure(t.virtual, "write", err)
 		}
@@ -80,23 +80,23 @@ func (e *Engine) Write(ctx context.Context, p, content string) (*WriteResult, er
 
 // checkCoverage allows a whole-file replacement of t, whose current
 // fingerprint is fp, only with complete current read coverage.
-func (e *Engine) checkCoverage(t target, fp string) *transport.Error {
+func (e *Engine) checkCoverage(t target, fp string) *fault.Error {
 	var cov files.Coverage
 	var ok bool
 	if e.Ledger != nil {
 		cov, ok = e.Ledger.Lookup(t.host)
 	}
 	const localized = "; for a localized change, /e or /a needs no full read"
-	var err *transport.Error
+	var err *fault.Error
 	switch {
 	case ok && cov.Complete(fp):
 		return nil
 	case !ok:
 		err = refusal(CodeReadRequired, t.virtual+" exists and has not been read in full by this session since it last changed",
-			"read the whole file with /r (follow next until complete), then retry"+localized, transport.ActionRereadThenRetry, true)
+			"read the whole file with /r (follow next until complete), then retry"+localized, fault.ActionRereadThenRetry, true)
 	case cov.Fingerprint() != fp:
 		err = refusal(CodeStaleRead, t.virtual+" changed since it was read (read "+cov.Fingerprint()+", now "+fp+")",
-			"read the current file in full with /r, then retry"+localized, transport.ActionRereadThenRetry, true)
+			"read the current file in full with /r, then retry"+localized, fault.ActionRereadThenRetry, true)
 		err.With("readFingerprint", cov.Fingerprint())
 	default:
 		missing := cov.Missing()
@@ -108,11 +108,11 @@ func (e *Engine) checkCoverage(t target, fp string) *transport.Error {
 				detail += fmt.Sprintf(" (and %d more gaps)", len(missing)-1)
 			}
 			hint = fmt.Sprintf("read from line %d with /r (follow next until complete), then retry", missing[0][0]) + localized
-			err = refusal(CodeReadIncomplete, detail, hint, transport.ActionRereadThenRetry, true)
+			err = refusal(CodeReadIncomplete, detail, hint, fault.ActionRereadThenRetry, true)
 			err.With("readFrom", missing[0][0])
 			err.With("missingLines", missing[:min(len(missing), 16)])
 		} else {
-			err = refusal(CodeReadIncomplete, detail, hint, transport.ActionRereadThenRetry, true)
+			err = refusal(CodeReadIncomplete, detail, hint, fault.ActionRereadThenRetry, true)
 		}
 	}
 	err.With("path", t.virtual)

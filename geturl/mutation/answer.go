@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/journal"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/mutate"
@@ -41,7 +42,7 @@ type recordAnswer struct {
 func (h *Host) journaled(ctx context.Context, c *kernel.Call, st *State, in journal.Intent) (any, *transport.Error) {
 	root := c.Session.Scope().Root()
 	exec := in.Exec
-	in.Exec = func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
+	in.Exec = func(ctx context.Context, run *journal.Run) (any, *fault.Error) {
 		v0 := h.ver.get(root)
 		res, err := exec(ctx, run)
 		tag := v0
@@ -58,9 +59,9 @@ func (h *Host) journaled(ctx context.Context, c *kernel.Call, st *State, in jour
 	}
 	in.Run, in.Call = c.Args.Text("run"), c.Args.Text("call")
 	in.Origin = origin(c)
-	rec, start, terr := st.Journal.Begin(in)
-	if terr != nil {
-		return nil, terr
+	rec, start, f := st.Journal.Begin(in)
+	if f != nil {
+		return nil, transport.ErrorOf(f)
 	}
 	if start != nil {
 		h.spawn(st, start)
@@ -98,12 +99,13 @@ func (h *Host) answer(ctx context.Context, c *kernel.Call, st *State, rec journa
 // render answers a record; replayed marks a request that found it.
 func (h *Host) render(c *kernel.Call, rec journal.Record, replayed bool, root string) (any, *transport.Error) {
 	if rec.State == journal.Failed && rec.Err != nil && !rec.Evicted {
-		e := rec.Err.Clone()
+		e := transport.ErrorOf(rec.Err)
+		e.Repair = foregroundRepair(c, rec)
 		e.With("call", rec.Call).With("tool", rec.Tool).With("state", string(rec.State))
 		if replayed {
 			e.With("replayed", true).With("replays", rec.Replays)
 		}
-		if e.Retry == "" && e.Retryable && e.Action != transport.ActionCorrectRequest {
+		if e.Retryable && e.Action != fault.ActionCorrectRequest {
 			if o := recoveryOrigin(c, rec); o != "" {
 				if u := c.Bases.Mutation + withRun(o, journal.DeriveRun(rec.Call, "retry", 0)); fits(u) {
 					e.Retry = u

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/mutate"
 	"github.com/hubdev/hub/geturl/sandbox"
@@ -17,7 +18,8 @@ import (
 // the raw= tail.
 func content(c *kernel.Call, st *State, blobParam, countParam string, names ...string) (string, *transport.Error) {
 	if blobParam != "" && c.Args.Has(blobParam) {
-		return st.Staging.Assemble(c.Args.Text(blobParam), c.Args.IntOr(countParam, 0))
+		text, f := st.Staging.Assemble(c.Args.Text(blobParam), c.Args.IntOr(countParam, 0))
+		return text, transport.ErrorOf(f)
 	}
 	_, v, _ := c.Args.Content(names...)
 	return v, nil
@@ -55,7 +57,7 @@ func resolvePath(s kernel.Session, p string) (string, *transport.Error) {
 	sc := s.Scope()
 	if strings.HasSuffix(p, "/") && len(p) > 1 {
 		return "", &transport.Error{Code: "invalid_path", Detail: "a path ending in / names a directory: " + sc.Display(p),
-			Hint: "name the file", Retryable: true, Action: transport.ActionCorrectRequest}
+			Hint: "name the file", Retryable: true, Action: fault.ActionCorrectRequest}
 	}
 	r, err := sc.ResolveMutable(p, allowOf(s.Permissions()))
 	if err != nil {
@@ -71,7 +73,7 @@ func pathRefusal(sc *sandbox.Scope, p string, err error) *transport.Error {
 	if code == "" {
 		code = "invalid_path"
 	}
-	e := &transport.Error{Code: code, Detail: err.Error() + ": " + sc.Display(p), Retryable: true, Action: transport.ActionCorrectRequest}
+	e := &transport.Error{Code: code, Detail: err.Error() + ": " + sc.Display(p), Retryable: true, Action: fault.ActionCorrectRequest}
 	switch {
 	case errors.Is(err, sandbox.ErrOutsideScope):
 		e.Hint = "mutations stay inside /project: name a path relative to /project, starting with /project/, or a native absolute path inside the project; symlinks may not lead out"

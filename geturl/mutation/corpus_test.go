@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hubdev/hub/geturl/transport"
-	"github.com/hubdev/hub/geturl/transport/transporttest"
+	"github.com/hubdev/hub/geturl/internal/corpus"
 )
 
 // TestCorpusThroughRoutes sends every text of the transport's nasty-string
@@ -19,7 +19,7 @@ func TestCorpusThroughRoutes(t *testing.T) {
 	e := newEnv(t, rw, nil)
 	enc := transport.Encode
 	const before, after = "«B»", "«E»"
-	for i, c := range transporttest.Corpus(t) {
+	for i, c := range corpus.Cases(t) {
 		t.Run(fmt.Sprintf("%02d %s", i, c.Name), func(t *testing.T) {
 			e.t = t
 			check := func(how, rel, want string) {

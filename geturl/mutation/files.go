@@ -3,6 +3,7 @@ package mutation
 import (
 	"context"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/journal"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/mutate"
@@ -76,14 +77,14 @@ func (h *Host) engine(c *kernel.Call, st *State) *mutate.Engine {
 }
 
 // engineErr passes the engine's structured errors on.
-func engineErr(err error) *transport.Error {
+func engineErr(err error) *fault.Error {
 	if err == nil {
 		return nil
 	}
-	if te, ok := err.(*transport.Error); ok {
-		return te
+	if f, ok := err.(*fault.Error); ok {
+		return f
 	}
-	return &transport.Error{Code: mutate.CodeWriteFailed, Detail: "the mutation failed", Retryable: true, Action: transport.ActionRetryLater}
+	return &fault.Error{Code: mutate.CodeWriteFailed, Detail: "the mutation failed", Retryable: true, Action: fault.ActionRetryLater}
 }
 
 // write answers /w.
@@ -103,7 +104,7 @@ func (h *Host) write(ctx context.Context, c *kernel.Call) (any, *transport.Error
 	eng := h.engine(c, st)
 	return h.journaled(ctx, c, st, journal.Intent{
 		Tool: toolWrite, Args: map[string]any{"path": path, "content": text},
-		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
+		Exec: func(ctx context.Context, run *journal.Run) (any, *fault.Error) {
 			run.Running()
 			res, err := eng.Write(ctx, path, text)
 			return res, engineErr(err)
@@ -132,7 +133,7 @@ func (h *Host) edit(ctx context.Context, c *kernel.Call) (any, *transport.Error)
 	eng := h.engine(c, st)
 	return h.journaled(ctx, c, st, journal.Intent{
 		Tool: toolEdit, Args: map[string]any{"path": path, "old": old, "new": repl},
-		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
+		Exec: func(ctx context.Context, run *journal.Run) (any, *fault.Error) {
 			run.Running()
 			res, err := eng.Edit(ctx, path, old, repl)
 			return res, engineErr(err)
@@ -154,7 +155,7 @@ func (h *Host) patch(ctx context.Context, c *kernel.Call) (any, *transport.Error
 	eng := h.engine(c, st)
 	return h.journaled(ctx, c, st, journal.Intent{
 		Tool: toolPatch, Args: map[string]any{"patch": text},
-		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
+		Exec: func(ctx context.Context, run *journal.Run) (any, *fault.Error) {
 			run.Running()
 			res, err := eng.ApplyPatch(ctx, text)
 			return res, engineErr(err)

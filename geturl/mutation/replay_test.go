@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/journal"
 	"github.com/hubdev/hub/geturl/transport"
@@ -73,7 +74,7 @@ func TestReplayOfPatchAndEdit(t *testing.T) {
 	// here fails, the old text being gone), and its replay is itself.
 	rerun := e.m + "/e?path=e.txt&old=one&new=ONE&run=2&wait=1500"
 	a := e.fail(rerun, "edit_old_not_found")
-	if a.Call == "" || a.AgentAction != transport.ActionRereadThenRetry {
+	if a.Call == "" || a.AgentAction != fault.ActionRereadThenRetry {
 		t.Fatal(a.raw)
 	}
 	if b := e.fail(rerun, "edit_old_not_found"); b.Call != a.Call || !strings.Contains(b.raw, `"replayed":true`) {
@@ -90,7 +91,7 @@ func TestWaitOutOfRangeRefusedBeforeIntent(t *testing.T) {
 		u := e.m + "/w?path=" + name + "&wait=" + tc.wait + "&raw=x"
 		a := e.fail(u, transport.CodeValueOutOfRange)
 		want := e.m + "/w?path=" + name + "&wait=" + tc.fixed + "&raw=x"
-		if a.Repair != want || a.AgentAction != transport.ActionFetchRepair {
+		if a.Repair != want || a.AgentAction != fault.ActionFetchRepair {
 			t.Fatalf("wait=%s: repair %q, want %q", tc.wait, a.Repair, want)
 		}
 		if e.sess.state.Journal.Len() != 0 || !e.missing(name) {
@@ -182,7 +183,7 @@ func TestStaleReadRefusalAndRetry(t *testing.T) {
 	e := newEnv(t, rw, map[string]string{"f.txt": "old\n", "g.txt": "g1\ng2\n"})
 	u := e.m + "/w?path=f.txt&wait=1500&raw=new~n"
 	a := e.fail(u, "read_required")
-	if a.AgentAction != transport.ActionRereadThenRetry || !a.Retryable || !strings.HasPrefix(a.Retry, e.m+"/w?path=f.txt&wait=1500&run=retry.") || !strings.HasSuffix(a.Retry, "&raw=new~n") {
+	if a.AgentAction != fault.ActionRereadThenRetry || !a.Retryable || !strings.HasPrefix(a.Retry, e.m+"/w?path=f.txt&wait=1500&run=retry.") || !strings.HasSuffix(a.Retry, "&raw=new~n") {
 		t.Fatalf("%s", a.raw)
 	}
 	// The poll of the failed record keeps every field of the error.

@@ -48,9 +48,9 @@ func (h *Host) stage(_ context.Context, c *kernel.Call) (any, *transport.Error) 
 	}
 	raw, _ := c.Args.Raw()
 	name := c.Args.Text("blob")
-	ack, terr := st.Staging.Put(name, c.Args.IntOr("i", 0), c.Args.IntOr("count", 0), raw)
-	if terr != nil {
-		return nil, terr
+	ack, f := st.Staging.Put(name, c.Args.IntOr("i", 0), c.Args.IntOr("count", 0), raw)
+	if f != nil {
+		return nil, transport.ErrorOf(f)
 	}
 	a := stageAnswer{OK: true, Ack: ack, StatusURL: statusURL(c, name)}
 	if !ack.Complete {
@@ -68,9 +68,9 @@ func (h *Host) blobStatus(_ context.Context, c *kernel.Call) (any, *transport.Er
 		return nil, terr
 	}
 	name := c.Args.Text("blob")
-	s, terr := st.Staging.Status(name)
-	if terr != nil {
-		return nil, terr
+	s, f := st.Staging.Status(name)
+	if f != nil {
+		return nil, transport.ErrorOf(f)
 	}
 	return blobAnswer{OK: true, Status: s, StatusURL: statusURL(c, name)}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/journal"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/terminal"
@@ -44,7 +45,7 @@ func bgWithTimeout(a *transport.Args) *transport.Error {
 	if bg, _ := a.Bool("bg"); bg && a.Has("timeout") {
 		return &transport.Error{Code: transport.CodeConflictingParams, Detail: "bg=1 and timeout together",
 			Hint: "a background launch has no timeout (its startup is watched, then it runs until stopped); drop timeout=", Retryable: true,
-			Action: transport.ActionCorrectRequest}
+			Action: fault.ActionCorrectRequest}
 	}
 	return nil
 }
@@ -85,17 +86,11 @@ func (h *Host) terminal(ctx context.Context, c *kernel.Call) (any, *transport.Er
 		req.Timeout = time.Duration(n) * time.Second
 	}
 	runner := st.runner(mgr, sc)
-	foreground := ""
-	if bg {
-		// Without call= too: the foreground form is another intent, and
-		// an explicit id already names this one (call_conflict).
-		foreground = c.Bases.Mutation + withoutParams(origin(c), "bg", "call")
-	}
 	return h.journaled(ctx, c, st, journal.Intent{
 		Tool: toolTerminal, Args: args,
-		Exec: func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
+		Exec: func(ctx context.Context, run *journal.Run) (any, *fault.Error) {
 			if bg {
-				return launch(ctx, run, runner, req, foreground)
+				return launch(ctx, run, runner, req)
 			}
 			return runForeground(ctx, run, runner, req)
 		},
@@ -106,7 +101,7 @@ func (h *Host) terminal(ctx context.Context, c *kernel.Call) (any, *transport.Er
 // execution's context: the bridge stopping kills it, a dropped request
 // does not. Any exit status is a result; only a command that could not run
 // (refused, no slot, canceled) fails the intent.
-func runForeground(ctx context.Context, run *journal.Run, r *terminal.Runner, req terminal.Request) (any, *transport.Error) {
+func runForeground(ctx context.Context, run *journal.Run, r *terminal.Runner, req terminal.Request) (any, *fault.Error) {
 	job, err := r.Start(ctx, req)
 	if err != nil {
 		return nil, terminalErr(err)
@@ -125,9 +120,10 @@ func runForeground(ctx context.Context, run *journal.Run, r *terminal.Runner, re
 }
 
 // launch starts a background command and answers its startup. One that
-// died during startup fails the intent, its transcript kept, with the
-// foreground form of the same request as the repair URL.
-func launch(ctx context.Context, run *journal.Run, r *terminal.Runner, req terminal.Request, foreground string) (any, *transport.Error) {
+// died during startup fails the intent, its transcript kept; its answer
+// offers the foreground form of the same request as the repair URL
+// (foregroundRepair).
+func launch(ctx context.Context, run *journal.Run, r *terminal.Runner, req terminal.Request) (any, *fault.Error) {
 	job, err := r.Launch(ctx, req)
 	if err != nil {
 		return nil, terminalErr(err)
@@ -139,8 +135,7 @@ func launch(ctx context.Context, run *journal.Run, r *terminal.Runner, req termi
 		return nil, terminalErr(err)
 	}
 	if te := res.Err(); te != nil {
-		e := te.Transport()
-		e.Repair = foreground
+		e := te.Fault()
 		e.With("startupTranscript", res.StartupTranscript).With("detectedUrls", res.DetectedURLs).With("detectedPorts", res.DetectedPorts)
 		if res.ExitCode != nil {
 			e.With("exitCode", *res.ExitCode)
@@ -153,12 +148,23 @@ func launch(ctx context.Context, run *journal.Run, r *terminal.Runner, req termi
 	return res, nil
 }
 
-func terminalErr(err error) *transport.Error {
+// foregroundRepair is the repair URL a background launch that died during
+// startup offers: the same request without bg=, and without call= too
+// (the foreground form is another intent, and an explicit id already
+// names this one: call_conflict). "" for any other failure.
+func foregroundRepair(c *kernel.Call, rec journal.Record) string {
+	if rec.Tool != toolTerminal || rec.Err.Code != terminal.CodeBackgroundStartFailed || rec.Origin == "" {
+		return ""
+	}
+	return c.Bases.Mutation + withoutParams(rec.Origin, "bg", "call")
+}
+
+func terminalErr(err error) *fault.Error {
 	var te *terminal.Error
 	if errors.As(err, &te) {
-		return te.Transport()
+		return te.Fault()
 	}
-	return &transport.Error{Code: terminal.CodeSpawnFailed, Detail: "the command could not run", Retryable: true, Action: transport.ActionRetryLater}
+	return &fault.Error{Code: terminal.CodeSpawnFailed, Detail: "the command could not run", Retryable: true, Action: fault.ActionRetryLater}
 }
 
 // withoutParams removes every parameter called one of names from a

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/internal/treetest"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/terminal"
@@ -214,7 +215,7 @@ func TestTerminalBackground(t *testing.T) {
 	}
 
 	f := e.settle(e.do(e.m + "/x?bg=1&wait=1500&raw=echo+boom;+exit+3"))
-	if f.ErrorCode != terminal.CodeBackgroundStartFailed || f.AgentAction != transport.ActionRunForeground || f.Repair != e.m+"/x?wait=1500&raw=echo+boom;+exit+3" || !strings.Contains(f.raw, `"startupTranscript":"boom\n"`) {
+	if f.ErrorCode != terminal.CodeBackgroundStartFailed || f.AgentAction != fault.ActionRunForeground || f.Repair != e.m+"/x?wait=1500&raw=echo+boom;+exit+3" || !strings.Contains(f.raw, `"startupTranscript":"boom\n"`) {
 		t.Fatalf("%s", f.raw)
 	}
 	if fr := result(t, e.settle(e.ok(f.Repair))); fr.ExitCode != 3 || fr.Output != "boom\n" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/journal"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/mutation"
@@ -173,7 +174,7 @@ func (h *Host) TakesUnlisted(id string) bool {
 func (h *Host) CallTool(ctx context.Context, c *kernel.Call, id, tool string) (any, *transport.Error) {
 	p, ok := h.plugin(id)
 	if !ok { // it went away since the handler looked
-		return nil, &transport.Error{Code: kernel.CodeUnknownPlugin, Detail: "plugin=" + id, Retryable: true, Action: transport.ActionCorrectRequest}
+		return nil, &transport.Error{Code: kernel.CodeUnknownPlugin, Detail: "plugin=" + id, Retryable: true, Action: fault.ActionCorrectRequest}
 	}
 	// The handler asked Gate already; a caller that did not is refused
 	// here all the same, before the plugin classifies anything.
@@ -187,20 +188,20 @@ func (h *Host) CallTool(ctx context.Context, c *kernel.Call, id, tool string) (a
 	}
 	mut, err := p.Classify(tool, args)
 	if err != nil {
-		return nil, toolError(c, err)
+		return nil, transport.ErrorOf(toolError(c, err))
 	}
 	if terr := wrongBase(c, mut); terr != nil {
 		return nil, terr
 	}
 	if !mut {
-		res, terr := call(ctx, c, p, auth, tool, args)
-		if terr != nil {
-			return nil, terr
+		res, f := call(ctx, c, p, auth, tool, args)
+		if f != nil {
+			return nil, transport.ErrorOf(f)
 		}
 		return callAnswer{OK: true, Plugin: id, Tool: tool, Result: res}, nil
 	}
 	in := pluginIntent(id, tool, args)
-	in.Exec = func(ctx context.Context, run *journal.Run) (any, *transport.Error) {
+	in.Exec = func(ctx context.Context, run *journal.Run) (any, *fault.Error) {
 		run.Running()
 		return call(ctx, c, p, auth, tool, args)
 	}
@@ -239,9 +240,9 @@ func arguments(c *kernel.Call) (json.RawMessage, *transport.Error) {
 		if !ok {
 			return nil, &transport.Error{Code: mutation.CodeMutationsUnavailable, Detail: "this session generation has no staged content"}
 		}
-		var terr *transport.Error
-		if text, terr = st.Staging.Assemble(c.Args.Text("blob"), c.Args.IntOr("count", 0)); terr != nil {
-			return nil, terr
+		var f *fault.Error
+		if text, f = st.Staging.Assemble(c.Args.Text("blob"), c.Args.IntOr("count", 0)); f != nil {
+			return nil, transport.ErrorOf(f)
 		}
 	case c.Args.Has("raw"):
 		text, _ = c.Args.Raw()
@@ -253,7 +254,7 @@ func arguments(c *kernel.Call) (json.RawMessage, *transport.Error) {
 	if err != nil {
 		return nil, &transport.Error{Code: CodeInvalidArguments, Detail: "the arguments must be one JSON object: " + err.Error(),
 			Hint:      "put the arguments as a JSON object after raw= (last), or stage larger JSON with /s and pass blob=",
-			Retryable: true, Action: transport.ActionCorrectRequest}
+			Retryable: true, Action: fault.ActionCorrectRequest}
 	}
 	return canon, nil
 }
@@ -278,7 +279,7 @@ func wrongBase(c *kernel.Call, mut bool) *transport.Error {
 		if given := intentControls(c); len(given) > 0 {
 			return &transport.Error{Code: transport.CodeInvalidParameter,
 				Detail: strings.Join(given, ", ") + " on a call that only reads: nothing is journaled for it to steer",
-				Hint:   "fetch the repair URL: the same call without them", Retryable: true, Action: transport.ActionFetchRepair,
+				Hint:   "fetch the repair URL: the same call without them", Retryable: true, Action: fault.ActionFetchRepair,
 				Repair: c.Bases.Read + readCall(c)}
 		}
 	}
@@ -309,10 +310,10 @@ func readCall(c *kernel.Call) string {
 
 // call runs the plugin under auth and redacts the project's host path
 // from what it returns.
-func call(ctx context.Context, c *kernel.Call, p plugin.Plugin, auth plugin.Authority, tool string, args json.RawMessage) (res json.RawMessage, terr *transport.Error) {
+func call(ctx context.Context, c *kernel.Call, p plugin.Plugin, auth plugin.Authority, tool string, args json.RawMessage) (res json.RawMessage, terr *fault.Error) {
 	defer func() {
 		if r := recover(); r != nil {
-			res, terr = nil, &transport.Error{Code: CodePluginFailed, Detail: "plugin " + p.ID() + " failed unexpectedly"}
+			res, terr = nil, &fault.Error{Code: CodePluginFailed, Detail: "plugin " + p.ID() + " failed unexpectedly"}
 		}
 	}()
 	out, err := p.Call(ctx, auth, tool, args)
@@ -324,25 +325,25 @@ func call(ctx context.Context, c *kernel.Call, p plugin.Plugin, auth plugin.Auth
 	}
 	red := json.RawMessage(c.Session.Scope().Redact(string(out)))
 	if !json.Valid(red) {
-		return nil, &transport.Error{Code: CodePluginFailed, Detail: "plugin " + p.ID() + " returned invalid JSON"}
+		return nil, &fault.Error{Code: CodePluginFailed, Detail: "plugin " + p.ID() + " returned invalid JSON"}
 	}
 	return red, nil
 }
 
 // toolError turns a plugin's error into the agent-facing shape, host
 // paths redacted.
-func toolError(c *kernel.Call, err error) *transport.Error {
+func toolError(c *kernel.Call, err error) *fault.Error {
 	sc := c.Session.Scope()
 	var pe *plugin.Error
 	if errors.As(err, &pe) {
-		e := &transport.Error{Code: pe.Code, Detail: sc.Redact(pe.Detail), Hint: sc.Redact(pe.Hint), Retryable: pe.Retryable}
+		e := &fault.Error{Code: pe.Code, Detail: sc.Redact(pe.Detail), Hint: sc.Redact(pe.Hint), Retryable: pe.Retryable}
 		if pe.Retryable {
-			e.Action = transport.ActionRetryLater
+			e.Action = fault.ActionRetryLater
 		}
 		return e
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return &transport.Error{Code: CodePluginFailed, Detail: "the call was cut short: " + err.Error(), Retryable: true, Action: transport.ActionRetryLater}
+		return &fault.Error{Code: CodePluginFailed, Detail: "the call was cut short: " + err.Error(), Retryable: true, Action: fault.ActionRetryLater}
 	}
-	return &transport.Error{Code: CodePluginFailed, Detail: sc.Redact(err.Error()), Retryable: true, Action: transport.ActionRetryLater}
+	return &fault.Error{Code: CodePluginFailed, Detail: sc.Redact(err.Error()), Retryable: true, Action: fault.ActionRetryLater}
 }

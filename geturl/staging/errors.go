@@ -3,7 +3,7 @@ package staging
 import (
 	"fmt"
 
-	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/geturl/fault"
 )
 
 // Error codes of the store, part of the wire contract.
@@ -18,6 +18,6 @@ const (
 	CodeInvalidName     = "staged_blob_invalid_name"
 )
 
-func refuse(code, hint, format string, a ...any) *transport.Error {
-	return &transport.Error{Code: code, Detail: fmt.Sprintf(format, a...), Hint: hint, Retryable: true, Action: transport.ActionCorrectRequest}
+func refuse(code, hint, format string, a ...any) *fault.Error {
+	return &fault.Error{Code: code, Detail: fmt.Sprintf(format, a...), Hint: hint, Retryable: true, Action: fault.ActionCorrectRequest}
 }

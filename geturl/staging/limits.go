@@ -24,7 +24,8 @@ const PreviewBytes = 160
 // NameRE is the grammar of blob names (the spec leaves it open).
 var NameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-// CheckName is a transport.Param Check for blob names.
+// CheckName checks a blob name: "" when it is one, else what is wrong (a
+// parameter check of the /s and /b routes).
 func CheckName(v string) string {
 	if !NameRE.MatchString(v) {
 		return "must be 1-64 letters, digits, '.', '_' or '-'"

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/geturl/fault"
 )
 
 // Store is one session generation's staged blobs. It is safe for
@@ -69,7 +69,7 @@ type Status struct {
 }
 
 // Put stages chunk index of blob name, declaring count chunks in all.
-func (s *Store) Put(name string, index, count int, content string) (Ack, *transport.Error) {
+func (s *Store) Put(name string, index, count int, content string) (Ack, *fault.Error) {
 	if !NameRE.MatchString(name) {
 		return Ack{}, refuse(CodeInvalidName, "", "blob name %q: %s", shorten(name), CheckName(name))
 	}
@@ -137,7 +137,7 @@ func (b *blob) indexes() (recv, miss []int) {
 }
 
 // Status reports a blob's chunks.
-func (s *Store) Status(name string) (Status, *transport.Error) {
+func (s *Store) Status(name string) (Status, *fault.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -168,7 +168,7 @@ func (s *Store) Status(name string) (Status, *transport.Error) {
 // more would expect chunks that cannot exist. Using a blob does not
 // remove it: a replay of the consuming URL must find the same content, so
 // the journal recognises it as the same intent.
-func (s *Store) Assemble(name string, count int) (string, *transport.Error) {
+func (s *Store) Assemble(name string, count int) (string, *fault.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -188,7 +188,7 @@ func (s *Store) Assemble(name string, count int) (string, *transport.Error) {
 	if len(miss) > 0 {
 		e := refuse(CodeBlobIncomplete, "stage the missing chunks with /s, then fetch this URL again",
 			"blob %s is missing %d of %d chunks", name, len(miss), b.count)
-		e.Action = transport.ActionStageContent
+		e.Action = fault.ActionStageContent
 		return "", e.With("missing", miss)
 	}
 	out := make([]byte, 0, b.bytes)
@@ -198,7 +198,7 @@ func (s *Store) Assemble(name string, count int) (string, *transport.Error) {
 	return string(out), nil
 }
 
-func (s *Store) getLocked(name string, now time.Time) (*blob, *transport.Error) {
+func (s *Store) getLocked(name string, now time.Time) (*blob, *fault.Error) {
 	s.expireLocked(now)
 	b := s.blobs[name]
 	if b == nil {

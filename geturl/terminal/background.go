@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/geturl/fault"
 )
 
 // Launched is the outcome of a background launch's startup window.
@@ -54,7 +54,7 @@ func (l *Launched) Err() *Error {
 	}
 	return &Error{Code: CodeBackgroundStartFailed, Detail: detail,
 		Hint:      "read startupTranscript; run the foreground form (the repair URL) to see the whole failure",
-		Retryable: true, Action: transport.ActionRunForeground, Repair: l.Repair}
+		Retryable: true, Action: fault.ActionRunForeground, Repair: l.Repair}
 }
 
 // Process describes a tracked background process.
@@ -132,7 +132,7 @@ func (r *Runner) reserve() *Error {
 			Detail: "at most " + strconv.Itoa(m.cfg.MaxBackground) + " background processes per session, " +
 				strconv.Itoa(m.cfg.MaxBackgroundTotal) + " in all",
 			Hint:      "stop one first: kill -- -PID ends a background process group",
-			Retryable: true, Action: transport.ActionRetryLater}
+			Retryable: true, Action: fault.ActionRetryLater}
 	}
 	r.bgCount++
 	m.bgCount++
@@ -152,7 +152,7 @@ func (r *Runner) launch(ctx context.Context, pr prepared, job *Job[*Launched]) (
 	if ctx.Err() != nil { // shut down or canceled before it started
 		r.unreserve()
 		return nil, &Error{Code: CodeCanceled, Detail: "canceled before it started", Retryable: true,
-			Action: transport.ActionRetryLater}
+			Action: fault.ActionRetryLater}
 	}
 	p, serr := r.spawn(pr, m.cfg.MaxTranscript)
 	if serr != nil {
@@ -200,7 +200,7 @@ watch:
 			p.stop()
 			<-p.done
 			return nil, &Error{Code: CodeCanceled, Detail: "canceled during the startup window; the process was stopped",
-				Retryable: true, Action: transport.ActionRetryLater}
+				Retryable: true, Action: fault.ActionRetryLater}
 		}
 	}
 	running := true

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/geturl/fault"
 )
 
 // A Vite-like dev server: coloured startup lines, then it serves (sleeps).
@@ -63,7 +63,7 @@ func TestLaunchDiesDuringStartup(t *testing.T) {
 		t.Fatalf("repair %+v", l.Repair)
 	}
 	e := l.Err()
-	if e == nil || e.Code != CodeBackgroundStartFailed || e.Action != transport.ActionRunForeground || !e.Retryable ||
+	if e == nil || e.Code != CodeBackgroundStartFailed || e.Action != fault.ActionRunForeground || !e.Retryable ||
 		e.Repair != l.Repair || !strings.Contains(e.Detail, "status 1") {
 		t.Fatalf("%+v", e)
 	}

@@ -1,8 +1,6 @@
 package terminal
 
-import (
-	"github.com/hubdev/hub/geturl/transport"
-)
+import "github.com/hubdev/hub/geturl/fault"
 
 // Error codes of the terminal. They are part of the wire contract. A bad
 // cwd is reported with the sandbox's own codes (path_not_found,
@@ -24,14 +22,14 @@ const (
 )
 
 // Error is a structured terminal refusal or failure. Its text never holds
-// a host path. The caller turns it into the agent-facing error (Transport)
+// a host path. The caller turns it into the agent-facing error (Fault)
 // and adds the recovery URLs it can build.
 type Error struct {
 	Code      string
 	Detail    string
 	Hint      string
 	Retryable bool
-	// Action is the spec's agentAction (transport.Action* values).
+	// Action is the spec's agentAction (fault.Action* values).
 	Action string
 	// Refusal is set for catastrophic_command.
 	Refusal *Refusal
@@ -47,11 +45,11 @@ func (e *Error) Error() string {
 	return e.Code + ": " + e.Detail
 }
 
-// Transport returns the agent-facing error without recovery URLs (the
-// caller knows the bases; for background_start_failed it builds the repair
-// URL from Repair). A catastrophic refusal carries its rule.
-func (e *Error) Transport() *transport.Error {
-	t := &transport.Error{Code: e.Code, Detail: e.Detail, Hint: e.Hint, Retryable: e.Retryable, Action: e.Action}
+// Fault returns the agent-facing error without recovery URLs (the caller
+// knows the bases; for background_start_failed it builds the repair URL
+// from Repair). A catastrophic refusal carries its rule.
+func (e *Error) Fault() *fault.Error {
+	t := &fault.Error{Code: e.Code, Detail: e.Detail, Hint: e.Hint, Retryable: e.Retryable, Action: e.Action}
 	if e.Refusal != nil {
 		t.With("rule", e.Refusal.Rule)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/geturl/fault"
 )
 
 // Result is the outcome of a foreground command.
@@ -78,15 +78,15 @@ func (r *Runner) foreground(ctx context.Context, pr prepared, job *Job[*Result])
 			return nil, &Error{Code: CodeBusy,
 				Detail:    "terminal concurrency capped: the machine-wide foreground slots are in use",
 				Hint:      "retry shortly, or launch long-running commands with bg=1",
-				Retryable: true, Action: transport.ActionRetryLater}
+				Retryable: true, Action: fault.ActionRetryLater}
 		}
 		return nil, &Error{Code: CodeCanceled, Detail: "canceled while waiting for a foreground slot", Retryable: true,
-			Action: transport.ActionRetryLater}
+			Action: fault.ActionRetryLater}
 	}
 	defer release()
 	if ctx.Err() != nil { // given a slot as it was canceled: do not start
 		return nil, &Error{Code: CodeCanceled, Detail: "canceled before it started", Retryable: true,
-			Action: transport.ActionRetryLater}
+			Action: fault.ActionRetryLater}
 	}
 	p, serr := r.spawn(pr, m.cfg.MaxOutput)
 	if serr != nil {

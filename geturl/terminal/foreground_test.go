@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/geturl/fault"
 )
 
 func TestForegroundOutputAndExitCode(t *testing.T) {
@@ -132,8 +132,8 @@ func TestForegroundRefusals(t *testing.T) {
 			t.Errorf("%q: %v; want %s", tc.req.Command, err, tc.code)
 			continue
 		}
-		if te.Transport().Code != tc.code {
-			t.Errorf("transport code %q", te.Transport().Code)
+		if te.Fault().Code != tc.code {
+			t.Errorf("transport code %q", te.Fault().Code)
 		}
 		if tc.code == CodeCatastrophic && (te.Refusal == nil || te.Refusal.Rule != RuleMkfs || te.Retryable) {
 			t.Errorf("catastrophic: %+v", te)
@@ -314,7 +314,7 @@ func TestGateBusyRefusal(t *testing.T) {
 	<-j4.Done() // the queue (1) is full: refused at once
 	_, err := j4.Result()
 	var te *Error
-	if !errors.As(err, &te) || te.Code != CodeBusy || !te.Retryable || te.Action != transport.ActionRetryLater ||
+	if !errors.As(err, &te) || te.Code != CodeBusy || !te.Retryable || te.Action != fault.ActionRetryLater ||
 		!strings.Contains(te.Detail, "terminal concurrency capped") {
 		t.Fatalf("%v", err)
 	}

@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/sandbox"
-	"github.com/hubdev/hub/geturl/transport"
 )
 
 // Request is one command to run.
@@ -40,15 +40,15 @@ func (r *Runner) prepare(req Request) (prepared, *Error) {
 	switch {
 	case strings.TrimSpace(req.Command) == "":
 		return prepared{}, &Error{Code: CodeEmptyCommand, Detail: "command is empty", Retryable: true,
-			Action: transport.ActionCorrectRequest, Hint: "put the command after raw= (or stage it and pass blob=)"}
+			Action: fault.ActionCorrectRequest, Hint: "put the command after raw= (or stage it and pass blob=)"}
 	case strings.IndexByte(req.Command, 0) >= 0:
 		return prepared{}, &Error{Code: CodeInvalidCommand, Detail: "command contains a NUL byte", Retryable: true,
-			Action: transport.ActionCorrectRequest}
+			Action: fault.ActionCorrectRequest}
 	case len(req.Command) > cfg.MaxCommand:
 		return prepared{}, &Error{Code: CodeCommandTooLong,
 			Detail:    "command is " + strconv.Itoa(len(req.Command)) + " bytes, at most " + strconv.Itoa(cfg.MaxCommand),
 			Hint:      "write the script to a file with /w or /a and run it with sh",
-			Retryable: true, Action: transport.ActionCorrectRequest}
+			Retryable: true, Action: fault.ActionCorrectRequest}
 	}
 	if ref, bad := Catastrophic(req.Command); bad {
 		return prepared{}, &Error{Code: CodeCatastrophic, Detail: ref.Reason + " (rule " + ref.Rule + ")",
@@ -62,7 +62,7 @@ func (r *Runner) prepare(req Request) (prepared, *Error) {
 	if timeout < 0 || timeout > cfg.MaxTimeout {
 		return prepared{}, &Error{Code: CodeTimeoutOutOfRange,
 			Detail:    "timeout must be between 1 ms and " + cfg.MaxTimeout.String(),
-			Retryable: true, Action: transport.ActionCorrectRequest}
+			Retryable: true, Action: fault.ActionCorrectRequest}
 	}
 	cwd := req.Cwd
 	if cwd == "" {
@@ -75,11 +75,11 @@ func (r *Runner) prepare(req Request) (prepared, *Error) {
 			code = "path_not_found"
 		}
 		return prepared{}, &Error{Code: code, Detail: "cwd=" + r.scope.Display(cwd), Retryable: true,
-			Action: transport.ActionCorrectRequest, Hint: "cwd is a directory inside the project, relative to /project"}
+			Action: fault.ActionCorrectRequest, Hint: "cwd is a directory inside the project, relative to /project"}
 	}
 	if fi, err := os.Stat(p.Host); err != nil || !fi.IsDir() {
 		return prepared{}, &Error{Code: CodeNotADirectory, Detail: "cwd=" + p.Virtual, Retryable: true,
-			Action: transport.ActionCorrectRequest}
+			Action: fault.ActionCorrectRequest}
 	}
 	// Judged again from where it starts: "../../.." can climb to / from
 	// there, which the check above, not knowing the directory, lets pass.
@@ -109,7 +109,7 @@ func (r *Runner) spawn(pr prepared, limit int) (*proc, *Error) {
 		// The OS error names host paths (the shell, the directory): keep
 		// only its errno.
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil, &Error{Code: CodeSpawnFailed, Retryable: true, Action: transport.ActionRetryLater,
+			return nil, &Error{Code: CodeSpawnFailed, Retryable: true, Action: fault.ActionRetryLater,
 				Detail: "the command's supervisor did not report the shell started within " + reaperStartWait.String() +
 					"; whatever the command had started was killed"}
 		}

@@ -3,6 +3,8 @@ package transport
 import (
 	"strings"
 	"testing"
+
+	"github.com/hubdev/hub/geturl/fault"
 )
 
 const base = "https://t.example/v0/AbCd1234"
@@ -219,7 +221,7 @@ func TestBindRefuses(t *testing.T) {
 			if !err.Retryable || err.Detail == "" || err.Action == "" {
 				t.Errorf("incomplete error %+v", err)
 			}
-			if (err.Repair != "") != (err.Action == ActionFetchRepair) {
+			if (err.Repair != "") != (err.Action == fault.ActionFetchRepair) {
 				t.Errorf("action %s with repair %q", err.Action, err.Repair)
 			}
 		})
@@ -246,7 +248,7 @@ func TestRepairIsExactlyRebindable(t *testing.T) {
 
 func TestLimits(t *testing.T) {
 	long := "/x?raw=" + strings.Repeat("a", MaxTarget)
-	if _, err := ParseTarget(long); err == nil || err.Code != CodeRequestTooLarge || err.Action != ActionStageContent {
+	if _, err := ParseTarget(long); err == nil || err.Code != CodeRequestTooLarge || err.Action != fault.ActionStageContent {
 		t.Fatalf("target: %v", err)
 	}
 	if _, err := ParseTarget("/x?raw=" + strings.Repeat("a", MaxRaw+1)); err == nil || err.Code != CodeRawTooLarge {
@@ -323,7 +325,7 @@ func TestRepairPassesValidate(t *testing.T) {
 		},
 	}
 	_, err := bind(t, s, "start=1&strt=2")
-	if err == nil || err.Code != CodeUnknownParameter || err.Repair != "" || err.Action != ActionCorrectRequest {
+	if err == nil || err.Code != CodeUnknownParameter || err.Repair != "" || err.Action != fault.ActionCorrectRequest {
 		t.Fatalf("typo whose repair Validate refuses: %+v", err)
 	}
 	_, err = bind(t, s, "start=1&start=2")

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/hubdev/hub/geturl/transport/transporttest"
+	"github.com/hubdev/hub/geturl/internal/corpus"
 )
 
 // echoSpec takes a text through both transports at once: a parameter value
@@ -96,7 +96,7 @@ func readEcho(t *testing.T, resp *http.Response) (echoed, bool) {
 // value and the raw tail, and requires the exact bytes back.
 func TestCorpusRoundTripsOverHTTP(t *testing.T) {
 	srv := echoServer(t)
-	cases := transporttest.Corpus(t)
+	cases := corpus.Cases(t)
 	for _, c := range cases {
 		if !utf8.ValidString(c.Text) {
 			t.Fatalf("%s: corpus texts are valid UTF-8", c.Name)
@@ -125,7 +125,7 @@ func TestCorpusRoundTripsOverHTTP(t *testing.T) {
 // TestCorpusLiteralEscapesSurvive: the corpus's escape lookalikes must reach
 // the tool as the literal text, never as what they look like.
 func TestCorpusLiteralEscapesSurvive(t *testing.T) {
-	for _, c := range transporttest.Corpus(t) {
+	for _, c := range corpus.Cases(t) {
 		if strings.Contains(c.Text, "~") && Decode(Encode(c.Text)) != c.Text {
 			t.Errorf("%s: escape lookalike changed", c.Name)
 		}

@@ -3,6 +3,7 @@ package transport
 import (
 	"strings"
 
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/hub/jsonw"
 )
 
@@ -14,11 +15,11 @@ const (
 	CodeMalformedRequest    = "malformed_request"
 	CodeUnknownParameter    = "unknown_parameter"
 	CodeDuplicateParameter  = "duplicate_parameter"
-	CodeConflictingParams   = "conflicting_parameters"
+	CodeConflictingParams   = fault.CodeConflictingParams
 	CodeConflictingContent  = "conflicting_content_transports"
 	CodeMissingParameter    = "missing_parameter"
 	CodeEmptyParameter      = "empty_parameter"
-	CodeInvalidParameter    = "invalid_parameter"
+	CodeInvalidParameter    = fault.CodeInvalidParameter
 	CodeValueOutOfRange     = "value_out_of_range"
 	CodeTooManyValues       = "too_many_values"
 	CodeAmbiguousRange      = "ambiguous_range"
@@ -27,17 +28,7 @@ const (
 	CodeWrongCapabilityBase = "wrong_capability_base"
 	CodeMethodNotAllowed    = "method_not_allowed"
 	CodeNotFound            = "not_found"
-	CodeInternal            = "internal_error"
-)
-
-// Agent actions: what the agent should do next (the spec's agentAction).
-const (
-	ActionCorrectRequest  = "correct_request"
-	ActionFetchRepair     = "fetch_repair"
-	ActionStageContent    = "stage_content"
-	ActionRereadThenRetry = "reread_then_retry"
-	ActionRunForeground   = "run_foreground"
-	ActionRetryLater      = "retry_later"
+	CodeInternal            = fault.CodeInternal
 )
 
 // Error is the agent-facing refusal, served as HTTP 200 so URL readers show
@@ -48,7 +39,7 @@ type Error struct {
 	Detail    string // errorDetail: concise, machine-readable
 	Hint      string // repairHint: a human-readable correction
 	Retryable bool   // whether a corrected request can succeed
-	Action    string // agentAction
+	Action    string // agentAction, one of the fault.Action constants
 
 	Repair string // a corrected variant of the request
 	Retry  string // a fresh identity for the same intent after recovery
@@ -56,12 +47,18 @@ type Error struct {
 	Poll   string // where a pending result will appear
 	Repeat string // an intentional re-execution
 
-	extra []field
+	extra []fault.Field
 }
 
-type field struct {
-	key string
-	val any
+// ErrorOf is the agent-facing form of an engine's fault: the same fields,
+// no recovery URL yet (the caller adds those it can build). f is not
+// changed. A nil fault is a nil error.
+func ErrorOf(f *fault.Error) *Error {
+	if f == nil {
+		return nil
+	}
+	return &Error{Code: f.Code, Detail: f.Detail, Hint: f.Hint, Retryable: f.Retryable, Action: f.Action,
+		extra: append([]fault.Field(nil), f.Fields()...)}
 }
 
 // Error implements error with the code and detail (lower-case, no URL).
@@ -75,12 +72,10 @@ func (e *Error) Error() string {
 // With adds a tool-specific field to the JSON body, after the standard ones.
 // Keys that collide with standard fields are ignored.
 func (e *Error) With(key string, val any) *Error {
-	switch key {
-	case "ok", "errorCode", "errorDetail", "repairHint", "retryable", "agentAction",
-		"repair", "retry", "next", "poll", "repeat":
+	if fault.Standard(key) {
 		return e
 	}
-	e.extra = append(e.extra, field{key, val})
+	e.extra = append(e.extra, fault.Field{Key: key, Val: val})
 	return e
 }
 
@@ -88,15 +83,15 @@ func (e *Error) With(key string, val any) *Error {
 // touching e: a journal keeps one error and answers it to many requests.
 func (e *Error) Clone() *Error {
 	c := *e
-	c.extra = append([]field(nil), e.extra...)
+	c.extra = append([]fault.Field(nil), e.extra...)
 	return &c
 }
 
 // Field returns the value of a tool-specific field added with With.
 func (e *Error) Field(key string) (any, bool) {
 	for _, f := range e.extra {
-		if f.key == key {
-			return f.val, true
+		if f.Key == key {
+			return f.Val, true
 		}
 	}
 	return nil, false
@@ -113,39 +108,17 @@ func (e *Error) AppendJSON(b []byte) ([]byte, error) {
 	if e == nil {
 		return append(b, "null"...), nil
 	}
-	b = append(b, `{"ok":false,"errorCode":`...)
-	b = jsonw.String(b, e.Code)
-	opt := func(k, v string) {
-		if v != "" {
-			b = append(b, `,"`...)
-			b = append(b, k...)
-			b = append(b, `":`...)
-			b = jsonw.String(b, v)
-		}
+	b = fault.AppendHead(b, e.Code, e.Detail, e.Hint, e.Retryable, e.Action)
+	b = fault.AppendOpt(b, "repair", e.Repair)
+	b = fault.AppendOpt(b, "retry", e.Retry)
+	b = fault.AppendOpt(b, "next", e.Next)
+	b = fault.AppendOpt(b, "poll", e.Poll)
+	b = fault.AppendOpt(b, "repeat", e.Repeat)
+	out, err := fault.AppendFields(b, e.extra)
+	if err != nil {
+		return nil, err
 	}
-	opt("errorDetail", e.Detail)
-	opt("repairHint", e.Hint)
-	if e.Retryable {
-		b = append(b, `,"retryable":true`...)
-	} else {
-		b = append(b, `,"retryable":false`...)
-	}
-	opt("agentAction", e.Action)
-	opt("repair", e.Repair)
-	opt("retry", e.Retry)
-	opt("next", e.Next)
-	opt("poll", e.Poll)
-	opt("repeat", e.Repeat)
-	for _, f := range e.extra {
-		b = append(b, ',')
-		b = jsonw.String(b, f.key)
-		b = append(b, ':')
-		var err error
-		if b, err = AppendJSON(b, f.val); err != nil {
-			return nil, err
-		}
-	}
-	return append(b, '}'), nil
+	return out, nil
 }
 
 // Appender is an answer that writes its own JSON: byte for byte what

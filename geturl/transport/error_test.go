@@ -3,11 +3,13 @@ package transport
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/hubdev/hub/geturl/fault"
 )
 
 func TestErrorJSON(t *testing.T) {
 	e := &Error{Code: CodeValueOutOfRange, Detail: "wait=5000 is outside 0..1500", Retryable: true,
-		Action: ActionFetchRepair, Repair: "https://h/v0/t/x?wait=1500&raw=a<b>&c"}
+		Action: fault.ActionFetchRepair, Repair: "https://h/v0/t/x?wait=1500&raw=a<b>&c"}
 	e.With("route", "/x").With("ok", true)
 	b, err := Marshal(e)
 	if err != nil {
@@ -55,5 +57,39 @@ func TestAppendJSON(t *testing.T) {
 	}
 	if got, err := AppendJSON([]byte("keep"), func() {}); err == nil || string(got) != "keep" {
 		t.Fatalf("unencodable: %s, %v", got, err)
+	}
+}
+
+// An engine's fault reaches the agent byte for byte, the recovery URLs the
+// URL layer adds in their places among the standard fields.
+func TestErrorOfKeepsTheFaultsBytes(t *testing.T) {
+	f := (&fault.Error{Code: "edit_old_not_found", Detail: "old <text> & more", Hint: "reread ~", Retryable: true,
+		Action: fault.ActionRereadThenRetry}).With("path", "/project/a").With("closest", map[string]any{"line": 3})
+	want, err := f.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := ErrorOf(f)
+	got, err := Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	e.Retry, e.Repair = "https://h/v0/t/e?run=retry.1&a=b", "https://h/v0/t/e?x"
+	e.With("call", "auto:edit:1")
+	got, _ = Marshal(e)
+	wantURLs := `{"ok":false,"errorCode":"edit_old_not_found","errorDetail":"old <text> & more","repairHint":"reread ~",` +
+		`"retryable":true,"agentAction":"reread_then_retry","repair":"https://h/v0/t/e?x","retry":"https://h/v0/t/e?run=retry.1&a=b",` +
+		`"path":"/project/a","closest":{"line":3},"call":"auto:edit:1"}`
+	if string(got) != wantURLs {
+		t.Errorf("got  %s\nwant %s", got, wantURLs)
+	}
+	if len(f.Fields()) != 2 {
+		t.Errorf("ErrorOf changed the fault: %d fields", len(f.Fields()))
+	}
+	if ErrorOf(nil) != nil {
+		t.Error("a nil fault is a nil error")
 	}
 }

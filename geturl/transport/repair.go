@@ -1,6 +1,10 @@
 package transport
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/hubdev/hub/geturl/fault"
+)
 
 // draft is a request being corrected: the agent's pairs (with the text they
 // wrote, so a repair changes only what it must) and the raw tail.
@@ -57,7 +61,7 @@ const maxRepairRounds = 4
 // URL when every issue (in every round) has a deterministic correction and
 // the corrected request binds cleanly.
 func refusal(t *Target, s *Spec, base string, issues []issue) *Error {
-	e := &Error{Code: issues[0].code, Retryable: true, Action: ActionCorrectRequest}
+	e := &Error{Code: issues[0].code, Retryable: true, Action: fault.ActionCorrectRequest}
 	details := make([]string, len(issues))
 	for i, is := range issues {
 		details[i] = is.detail
@@ -70,14 +74,14 @@ func refusal(t *Target, s *Spec, base string, issues []issue) *Error {
 		}
 	}
 	if e.Code == CodeRawTooLarge {
-		e.Action = ActionStageContent
+		e.Action = fault.ActionStageContent
 	}
 	if q, ok := repairQuery(t, s, issues); ok {
 		e.Repair = base + s.Route
 		if q != "" {
 			e.Repair += "?" + q
 		}
-		e.Action = ActionFetchRepair
+		e.Action = fault.ActionFetchRepair
 	}
 	return e
 }

@@ -3,6 +3,8 @@ package transport
 import (
 	"strconv"
 	"strings"
+
+	"github.com/hubdev/hub/geturl/fault"
 )
 
 // Target is a request-target cut into its path and parameters. Nothing in it
@@ -33,7 +35,7 @@ func ParseTarget(target string) (*Target, *Error) {
 			Detail:    "request target is " + strconv.Itoa(len(target)) + " bytes; the limit is " + strconv.Itoa(MaxTarget),
 			Hint:      "stage large content with /s in chunks of about 1 KiB and reference it with blob=",
 			Retryable: true,
-			Action:    ActionStageContent,
+			Action:    fault.ActionStageContent,
 		}
 	}
 	if rest, ok := cutScheme(target); ok {
@@ -47,7 +49,7 @@ func ParseTarget(target string) (*Target, *Error) {
 		}
 	}
 	if !strings.HasPrefix(target, "/") {
-		return nil, &Error{Code: CodeMalformedRequest, Detail: "request target must start with /", Action: ActionCorrectRequest}
+		return nil, &Error{Code: CodeMalformedRequest, Detail: "request target must start with /", Action: fault.ActionCorrectRequest}
 	}
 	t := &Target{Path: target}
 	q := ""
@@ -76,7 +78,7 @@ func rawTooLarge(n int, how string) *Error {
 		Detail:    "raw= content is " + strconv.Itoa(n) + " bytes " + how + "; the limit is " + strconv.Itoa(MaxRaw),
 		Hint:      "stage the content with /s in chunks of about 1 KiB and reference it with blob=",
 		Retryable: true,
-		Action:    ActionStageContent,
+		Action:    fault.ActionStageContent,
 	}
 }
 

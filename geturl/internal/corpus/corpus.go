@@ -1,9 +1,10 @@
-// Package transporttest gives tests of every geturl route the shared
-// nasty-string corpus (geturl/transport/testdata/corpus.json): URL grammar,
-// whitespace and C0 controls, quotes, Windows paths, regex, PowerShell,
-// TS/JSX, JSON, diffs, emoji and escape lookalikes. Each text must reach the
-// tool byte for byte after Encode, a real HTTP request and Decode.
-package transporttest
+// Package corpus gives tests of every geturl layer the shared nasty-string
+// corpus (testdata/corpus.json beside this file): URL grammar, whitespace
+// and C0 controls, quotes, Windows paths, regex, PowerShell, TS/JSX, JSON,
+// diffs, emoji and escape lookalikes. Through a route each text must reach
+// the tool byte for byte after Encode, a real HTTP request and Decode; an
+// engine must handle each as any other text.
+package corpus
 
 import (
 	"encoding/json"
@@ -24,7 +25,7 @@ type Case struct {
 // CorpusPath is the corpus file's location in the source tree.
 func CorpusPath() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "testdata", "corpus.json")
+	return filepath.Join(filepath.Dir(file), "testdata", "corpus.json")
 }
 
 // Load reads a corpus file.
@@ -45,8 +46,8 @@ func Load(path string) ([]Case, error) {
 	return f.Cases, nil
 }
 
-// Corpus loads the shared corpus or fails the test.
-func Corpus(t testing.TB) []Case {
+// Cases loads the shared corpus or fails the test.
+func Cases(t testing.TB) []Case {
 	t.Helper()
 	cs, err := Load(CorpusPath())
 	if err != nil {
