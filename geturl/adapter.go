@@ -21,6 +21,7 @@ import (
 	"github.com/hubdev/hub/geturl/opencode"
 	"github.com/hubdev/hub/geturl/plugin"
 	"github.com/hubdev/hub/geturl/pluginhost"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/session"
 	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/geturl/tunnel"
@@ -92,8 +93,7 @@ func newServer(cfg *Config, extra ...plugin.Plugin) (*Server, error) {
 		return nil, err
 	}
 	s.catalog = catalog
-	s.kernel = kernel.New(kernel.Options{Plugins: catalog})
-	s.host.Install(s.kernel)
+	s.kernel = kernel.New(kernel.Options{Plugins: catalog, Mutations: s.host})
 	return s, nil
 }
 
@@ -283,10 +283,10 @@ func (s *Server) publicOrigin() string {
 }
 
 // plugins is /k's catalogue, for the control page.
-func (s *Server) plugins() []kernel.PluginSummary {
+func (s *Server) plugins() []route.PluginSummary {
 	list := s.catalog.List()
 	if list == nil {
-		list = []kernel.PluginSummary{}
+		list = []route.PluginSummary{}
 	}
 	return list
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
-	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/tunnel"
 	"github.com/hubdev/hub/hub"
 )
@@ -421,7 +421,7 @@ func TestInitSizeWithLongestName(t *testing.T) {
 	if len(body) > 1638 {
 		t.Fatalf("Init is %d bytes with a 40-character project name, over 1.6 KiB:\n%s", len(body), body)
 	}
-	if _, err := b.s.mgr.AddProject(t.TempDir(), strings.Repeat("n", 41), kernel.Permissions{}); err == nil {
+	if _, err := b.s.mgr.AddProject(t.TempDir(), strings.Repeat("n", 41), route.Permissions{}); err == nil {
 		t.Fatal("a 41-character name was accepted")
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/session"
 	"github.com/hubdev/hub/hub"
 )
@@ -163,7 +164,7 @@ func (c *control) addProject(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, errors.New("dir is required"))
 		return
 	}
-	p, err := c.mgr.AddProject(req.Dir, req.Name, kernel.Permissions{Write: req.Write != nil && *req.Write,
+	p, err := c.mgr.AddProject(req.Dir, req.Name, route.Permissions{Write: req.Write != nil && *req.Write,
 		Terminal: req.Terminal != nil && *req.Terminal, Bridges: req.Bridges != nil && *req.Bridges})
 	if err != nil {
 		refuse(w, err)
@@ -328,7 +329,7 @@ func effectiveTools(k *kernel.Kernel, write, terminal bool) []string {
 	var out []string
 	for _, r := range k.Routes() {
 		ok := true
-		if r.Base == kernel.MutationBase {
+		if r.Base == route.MutationBase {
 			switch r.Tool {
 			case "terminal":
 				ok = terminal

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hubdev/hub/geturl/internal/cputime"
 	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/route"
 )
 
 // benchEnv is a served project: one 4 KiB file and eight 2 KiB ones.
@@ -28,7 +29,7 @@ func benchEnv(b *testing.B) (*env, *testSession) {
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.ts", i)), []byte(strings.Repeat(line, 32)), 0o644)
 	}
 	e := newEnv(b)
-	s := newSession(b, dir, kernel.Permissions{Write: true, Terminal: true}, "A")
+	s := newSession(b, dir, route.Permissions{Write: true, Terminal: true}, "A")
 	e.table.Add(s)
 	return e, s
 }
@@ -67,12 +68,12 @@ func benchInProcess(b *testing.B, url string) {
 
 func BenchmarkInit(b *testing.B) {
 	e, s := benchEnv(b)
-	benchInProcess(b, e.srv.URL+"/v0/init/"+s.Token(CapInit))
+	benchInProcess(b, e.srv.URL+"/v0/init/"+s.Token(route.CapInit))
 }
 
 func BenchmarkReadOneFile4KiB(b *testing.B) {
 	e, s := benchEnv(b)
-	benchInProcess(b, e.srv.URL+"/v0/"+s.Token(CapRead)+"/r?path=four.ts")
+	benchInProcess(b, e.srv.URL+"/v0/"+s.Token(route.CapRead)+"/r?path=four.ts")
 }
 
 func BenchmarkReadEightFiles(b *testing.B) {
@@ -81,7 +82,7 @@ func BenchmarkReadEightFiles(b *testing.B) {
 	for i := range 8 {
 		q += fmt.Sprintf("&path=f%d.ts", i)
 	}
-	benchInProcess(b, e.srv.URL+"/v0/"+s.Token(CapRead)+"/r?"+q[1:])
+	benchInProcess(b, e.srv.URL+"/v0/"+s.Token(route.CapRead)+"/r?"+q[1:])
 }
 
 // BenchmarkReadOneFile4KiBServerCPU puts the client in a child process, so
@@ -89,7 +90,7 @@ func BenchmarkReadEightFiles(b *testing.B) {
 // time, children excluded): the number the ≤ 100 µs target is about.
 func BenchmarkReadOneFile4KiBServerCPU(b *testing.B) {
 	e, s := benchEnv(b)
-	benchServerCPU(b, e.srv.URL+"/v0/"+s.Token(CapRead)+"/r?path=four.ts")
+	benchServerCPU(b, e.srv.URL+"/v0/"+s.Token(route.CapRead)+"/r?path=four.ts")
 }
 
 // BenchmarkReadEightFilesServerCPU is /r of eight 2 KiB files, server CPU
@@ -100,7 +101,7 @@ func BenchmarkReadEightFilesServerCPU(b *testing.B) {
 	for i := range 8 {
 		q += fmt.Sprintf("&path=f%d.ts", i)
 	}
-	benchServerCPU(b, e.srv.URL+"/v0/"+s.Token(CapRead)+"/r?"+q[1:])
+	benchServerCPU(b, e.srv.URL+"/v0/"+s.Token(route.CapRead)+"/r?"+q[1:])
 }
 
 // BenchmarkStaticAnswerServerCPU is the floor under the one above: the same
@@ -110,7 +111,7 @@ func BenchmarkReadEightFilesServerCPU(b *testing.B) {
 func BenchmarkStaticAnswerServerCPU(b *testing.B) {
 	e, s := benchEnv(b)
 	w := &discardWriter{h: http.Header{}}
-	e.gw.ServeHTTP(w, httptestRequest(e, "/v0/"+s.Token(CapRead)+"/r?path=four.ts"))
+	e.gw.ServeHTTP(w, httptestRequest(e, "/v0/"+s.Token(route.CapRead)+"/r?path=four.ts"))
 	body := bytes.Repeat([]byte("x"), w.n)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		write(w, http.StatusOK, ctypeJSON, body)
@@ -163,7 +164,7 @@ func selfCPU() time.Duration {
 // no net/http server): the gateway's and the kernel's own share.
 func BenchmarkReadOneFile4KiBHandler(b *testing.B) {
 	e, s := benchEnv(b)
-	req := httptestRequest(e, "/v0/"+s.Token(CapRead)+"/r?path=four.ts")
+	req := httptestRequest(e, "/v0/"+s.Token(route.CapRead)+"/r?path=four.ts")
 	b.ReportAllocs()
 	stop := cputime.Start(b)
 	for range b.N {
@@ -222,9 +223,9 @@ func BenchmarkGrep10kFiles(b *testing.B) {
 	}{{"rg", false}, {"go", true}} {
 		b.Run(c.name, func(b *testing.B) {
 			e := newEnvWith(b, kernel.Options{NoRG: c.noRG})
-			s := newSession(b, dir, kernel.Permissions{}, "A")
+			s := newSession(b, dir, route.Permissions{}, "A")
 			e.table.Add(s)
-			benchInProcess(b, e.srv.URL+"/v0/"+s.Token(CapRead)+"/g?path=pkg&raw=NEEDLE")
+			benchInProcess(b, e.srv.URL+"/v0/"+s.Token(route.CapRead)+"/g?path=pkg&raw=NEEDLE")
 		})
 	}
 }

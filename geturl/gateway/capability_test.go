@@ -21,6 +21,7 @@ import (
 	"github.com/hubdev/hub/geturl/plugin"
 	"github.com/hubdev/hub/geturl/pluginhost"
 	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -58,20 +59,20 @@ func (probe) Call(_ context.Context, _ plugin.Authority, tool string, _ json.Raw
 
 type capSession struct {
 	scope  *sandbox.Scope
-	perm   kernel.Permissions
+	perm   route.Permissions
 	store  *replay.Store
-	tokens map[gateway.Capability]string
+	tokens map[route.Capability]string
 	state  *mutation.State
 }
 
-func (s *capSession) Scope() *sandbox.Scope                   { return s.scope }
-func (s *capSession) Permissions() kernel.Permissions         { return s.perm }
-func (s *capSession) Replay() *replay.Store                   { return s.store }
-func (s *capSession) Coverage() kernel.Coverage               { return s.state.Ledger }
-func (s *capSession) Project() string                         { return "demo" }
-func (s *capSession) Token(c gateway.Capability) string       { return s.tokens[c] }
-func (s *capSession) Mutations() *mutation.State              { return s.state }
-func (s *capSession) tok(c gateway.Capability) (string, bool) { t, ok := s.tokens[c]; return t, ok }
+func (s *capSession) Scope() *sandbox.Scope                 { return s.scope }
+func (s *capSession) Permissions() route.Permissions        { return s.perm }
+func (s *capSession) Replay() *replay.Store                 { return s.store }
+func (s *capSession) Coverage() route.Coverage              { return s.state.Ledger }
+func (s *capSession) Project() string                       { return "demo" }
+func (s *capSession) Token(c route.Capability) string       { return s.tokens[c] }
+func (s *capSession) Mutations() *mutation.State            { return s.state }
+func (s *capSession) tok(c route.Capability) (string, bool) { t, ok := s.tokens[c]; return t, ok }
 
 // TestWeakerBaseNeverNamesStronger walks every declared route (and a few
 // undeclared ones) with many kinds of query — valid, repairable, wrong —
@@ -105,33 +106,32 @@ func TestWeakerBaseNeverNamesStronger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := kernel.New(kernel.Options{Plugins: ph, NoRG: true, NoVersions: true})
-	mh.Install(k)
+	k := kernel.New(kernel.Options{Plugins: ph, Mutations: mh, NoRG: true, NoVersions: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	shutdown := mh.Run(ctx)
 	t.Cleanup(func() { cancel(); shutdown(context.Background()) })
-	table := &gateway.TokenTable{}
+	table := &route.TokenTable{}
 	srv := httptest.NewUnstartedServer(nil)
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	srv.Config.Handler = gateway.New(gateway.Options{Sessions: table, Kernel: k, Port: port})
 	srv.Start()
 	t.Cleanup(srv.Close)
 
-	newSession := func(perm kernel.Permissions, seed string) *capSession {
+	newSession := func(perm route.Permissions, seed string) *capSession {
 		sc, err := sandbox.New(root)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := &capSession{scope: sc, perm: perm, store: replay.New(nil), state: mutation.NewState(&files.Ledger{}, nil),
-			tokens: map[gateway.Capability]string{gateway.CapInit: seed + "Init001", gateway.CapRead: seed + "Read001"}}
+			tokens: map[route.Capability]string{route.CapInit: seed + "Init001", route.CapRead: seed + "Read001"}}
 		if perm.Mutations() {
-			s.tokens[gateway.CapMutation] = seed + "Mut0001"
+			s.tokens[route.CapMutation] = seed + "Mut0001"
 		}
 		table.Add(s)
 		return s
 	}
-	full := newSession(kernel.Permissions{Write: true, Terminal: true}, "A")
-	ro := newSession(kernel.Permissions{}, "B")
+	full := newSession(route.Permissions{Write: true, Terminal: true}, "A")
+	ro := newSession(route.Permissions{}, "B")
 	sessions := []*capSession{full, ro}
 
 	fetch := func(method, target string) (int, http.Header, string) {
@@ -150,7 +150,7 @@ func TestWeakerBaseNeverNamesStronger(t *testing.T) {
 		return resp.StatusCode, resp.Header, string(b)
 	}
 
-	mutBase := "/v0/" + full.Token(gateway.CapMutation)
+	mutBase := "/v0/" + full.Token(route.CapMutation)
 	lastID := regexp.MustCompile(`^GETMCP_RANGE \{"id":"(z[0-9a-f]+)"`)
 	// A staged blob, so blob= reaches the routes that consume one.
 	fetch("GET", mutBase+"/s?blob=b1&i=0&count=1&raw={}")
@@ -190,10 +190,10 @@ func TestWeakerBaseNeverNamesStronger(t *testing.T) {
 	}
 	var bases []base
 	for _, s := range sessions {
-		others := func(own ...gateway.Capability) []string {
+		others := func(own ...route.Capability) []string {
 			var out []string
 			for _, o := range sessions {
-				for _, c := range []gateway.Capability{gateway.CapInit, gateway.CapRead, gateway.CapMutation} {
+				for _, c := range []route.Capability{route.CapInit, route.CapRead, route.CapMutation} {
 					tok, ok := o.tok(c)
 					keep := o == s
 					for _, c2 := range own {
@@ -208,9 +208,9 @@ func TestWeakerBaseNeverNamesStronger(t *testing.T) {
 		}
 		// The read base may name itself only; the mutation base itself
 		// and the read base.
-		bases = append(bases, base{s.Token(gateway.CapRead) + " read", "/v0/" + s.Token(gateway.CapRead), others(gateway.CapRead)})
-		if tok, ok := s.tok(gateway.CapMutation); ok {
-			bases = append(bases, base{tok + " mutation", "/v0/" + tok, others(gateway.CapRead, gateway.CapMutation)})
+		bases = append(bases, base{s.Token(route.CapRead) + " read", "/v0/" + s.Token(route.CapRead), others(route.CapRead)})
+		if tok, ok := s.tok(route.CapMutation); ok {
+			bases = append(bases, base{tok + " mutation", "/v0/" + tok, others(route.CapRead, route.CapMutation)})
 		}
 	}
 
@@ -256,7 +256,7 @@ func TestWeakerBaseNeverNamesStronger(t *testing.T) {
 	// The walk reached the answers that used to name the mutation base.
 	for _, target := range []string{"/x?wait=1000&raw=echo+hi", "/k?plugin=probe&tool=poke&raw={}", "/z?last=1&part=0"} {
 		fetch("GET", mutBase+"/s?blob=last&i=0&count=2&raw=x")
-		_, _, body := fetch("GET", "/v0/"+full.Token(gateway.CapRead)+target)
+		_, _, body := fetch("GET", "/v0/"+full.Token(route.CapRead)+target)
 		var e struct{ ErrorCode, Repair, RepairBase, RepairSuffix string }
 		json.Unmarshal([]byte(body), &e)
 		if e.ErrorCode != transport.CodeWrongCapabilityBase || e.Repair != "" || e.RepairBase != "m" || e.RepairSuffix != target {

@@ -7,8 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/route"
 )
 
 // FuzzGateway sends arbitrary request-targets (with valid and invalid
@@ -17,7 +17,7 @@ import (
 func FuzzGateway(f *testing.F) {
 	e := newEnv(f)
 	dir := f.TempDir()
-	s := newSession(f, dir, kernel.Permissions{Write: true}, "A")
+	s := newSession(f, dir, route.Permissions{Write: true}, "A")
 	e.table.Add(s)
 	for _, seed := range []string{
 		"/v0/init/AInit001", "/v0/ARead001/r?path=x", "/v0/ARead001/z?last=1", "/v0/AMut0001/r?path=a",

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 	"github.com/hubdev/hub/hub"
 )
@@ -36,8 +37,8 @@ type Options struct {
 
 // Event is one authenticated request, for the operator's activity view.
 type Event struct {
-	Session    Session
-	Capability Capability
+	Session    route.LiveSession
+	Capability route.Capability
 	Route      string // "init", a declared route ("/r"), or "unknown"
 	Tool       string // the route's tool ("read"), "" for init and unknown
 	Status     int
@@ -121,7 +122,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess, kind, ok := g.opts.Sessions.Lookup(p.token)
-	if !ok || (p.init != (kind == CapInit)) {
+	if !ok || (p.init != (kind == route.CapInit)) {
 		g.notFound(w, r, rec)
 		return
 	}
@@ -185,9 +186,9 @@ func cutAbsolute(p string) (string, bool) {
 }
 
 // bases builds the session's exact bases on the origin the agent used.
-func bases(origin string, s Session) kernel.Bases {
-	b := kernel.Bases{Read: origin + "/v0/" + s.Token(CapRead)}
-	if tok := s.Token(CapMutation); tok != "" && s.Permissions().Mutations() {
+func bases(origin string, s route.LiveSession) route.Bases {
+	b := route.Bases{Read: origin + "/v0/" + s.Token(route.CapRead)}
+	if tok := s.Token(route.CapMutation); tok != "" && s.Permissions().Mutations() {
 		b.Mutation = origin + "/v0/" + tok
 	}
 	return b

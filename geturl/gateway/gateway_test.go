@@ -14,6 +14,7 @@ import (
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -30,11 +31,11 @@ func decodeJSON(t *testing.T, body string) map[string]any {
 // byte-identical, with identical headers, whatever the token resembles.
 func TestOpaque404(t *testing.T) {
 	e := newEnv(t)
-	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true}, "A")
+	s := newSession(t, t.TempDir(), route.Permissions{Write: true}, "A")
 	e.table.Add(s)
-	other := newSession(t, t.TempDir(), kernel.Permissions{}, "B")
+	other := newSession(t, t.TempDir(), route.Permissions{}, "B")
 	e.table.Add(other)
-	read, mut, ini := s.Token(CapRead), s.Token(CapMutation), s.Token(CapInit)
+	read, mut, ini := s.Token(route.CapRead), s.Token(route.CapMutation), s.Token(route.CapInit)
 	altered := read[:7] + "X"
 	targets := []string{
 		"/", "/favicon.ico", "/v0", "/v0/", "/v0/init/", "/v0/init", "/v0/bootstrap/",
@@ -72,7 +73,7 @@ func TestOpaque404(t *testing.T) {
 	}
 	// A stopped session's tokens are as unknown as never-issued ones.
 	e.table.Remove(other)
-	if r := e.get("/v0/" + other.Token(CapRead) + "/k"); r.status != 404 || r.body != first.body {
+	if r := e.get("/v0/" + other.Token(route.CapRead) + "/k"); r.status != 404 || r.body != first.body {
 		t.Fatalf("removed session: %d %s", r.status, r.body)
 	}
 	if r := e.get("/v0/" + read + "/k"); r.status != 200 {
@@ -80,42 +81,11 @@ func TestOpaque404(t *testing.T) {
 	}
 }
 
-// TestLookupComparesEveryToken: the lookup compares against every entry,
-// in constant time, whether the token matches the first entry, the last or
-// none — so its timing does not depend on which tokens exist.
-func TestLookupComparesEveryToken(t *testing.T) {
-	var table TokenTable
-	var sessions []*testSession
-	for _, seed := range []string{"A", "B", "C"} {
-		s := newSession(t, t.TempDir(), kernel.Permissions{Terminal: true}, seed)
-		sessions = append(sessions, s)
-		table.Add(s)
-	}
-	calls := 0
-	orig := compare
-	compare = func(a, b []byte) int { calls++; return orig(a, b) }
-	defer func() { compare = orig }()
-	for _, tok := range []string{sessions[0].Token(CapInit), sessions[2].Token(CapMutation), "AInit00X", "", "much-longer-than-eight"} {
-		calls = 0
-		_, _, ok := table.Lookup(tok)
-		if calls != 9 {
-			t.Fatalf("%q: %d comparisons, want 9", tok, calls)
-		}
-		if ok != (tok == sessions[0].Token(CapInit) || tok == sessions[2].Token(CapMutation)) {
-			t.Fatalf("%q: found=%v", tok, ok)
-		}
-	}
-	s, kind, ok := table.Lookup(sessions[2].Token(CapMutation))
-	if !ok || kind != CapMutation || s != sessions[2] {
-		t.Fatal("wrong session or kind")
-	}
-}
-
 func TestHostCheck(t *testing.T) {
 	e := newEnv(t)
-	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	s := newSession(t, t.TempDir(), route.Permissions{}, "A")
 	e.table.Add(s)
-	initPath := "/v0/init/" + s.Token(CapInit)
+	initPath := "/v0/init/" + s.Token(route.CapInit)
 	port := strings.TrimPrefix(e.origin(), "http://127.0.0.1")
 	for _, c := range []struct {
 		host, public string
@@ -140,7 +110,7 @@ func TestHostCheck(t *testing.T) {
 		e.publicOrigin = c.public
 		r := e.get(initPath, c.host)
 		if !c.ok {
-			if r.status != http.StatusForbidden || strings.Contains(r.body, s.Token(CapRead)) {
+			if r.status != http.StatusForbidden || strings.Contains(r.body, s.Token(route.CapRead)) {
 				t.Errorf("host %q (public %q): %d %s", c.host, c.public, r.status, r.body)
 			}
 			continue
@@ -150,7 +120,7 @@ func TestHostCheck(t *testing.T) {
 			continue
 		}
 		bases := decodeJSON(t, r.body)["bases"].(map[string]any)
-		if bases["r"] != c.base+"/v0/"+s.Token(CapRead) {
+		if bases["r"] != c.base+"/v0/"+s.Token(route.CapRead) {
 			t.Errorf("host %q: base %v, want %s", c.host, bases["r"], c.base)
 		}
 	}
@@ -158,17 +128,17 @@ func TestHostCheck(t *testing.T) {
 
 func TestMethods(t *testing.T) {
 	e := newEnv(t)
-	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	s := newSession(t, t.TempDir(), route.Permissions{}, "A")
 	e.table.Add(s)
 	for _, m := range []string{"POST", "PUT", "DELETE", "PATCH", "OPTIONS"} {
-		for _, target := range []string{"/v0/" + s.Token(CapRead) + "/k", "/v0/nothing/r"} {
+		for _, target := range []string{"/v0/" + s.Token(route.CapRead) + "/k", "/v0/nothing/r"} {
 			r := e.do(m, target)
 			if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != "GET, HEAD" {
 				t.Fatalf("%s %s: %d", m, target, r.status)
 			}
 		}
 	}
-	r := e.do("HEAD", "/v0/"+s.Token(CapRead)+"/k")
+	r := e.do("HEAD", "/v0/"+s.Token(route.CapRead)+"/k")
 	if r.status != 200 || r.body != "" || r.header.Get("Content-Type") != "application/json" {
 		t.Fatalf("HEAD: %d %q", r.status, r.body)
 	}
@@ -184,36 +154,36 @@ func TestMethods(t *testing.T) {
 // to it, byte for byte as written.
 func TestCapabilityBaseRepairs(t *testing.T) {
 	e := newEnv(t, withMutationStubs)
-	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true, Terminal: true}, "A")
+	s := newSession(t, t.TempDir(), route.Permissions{Write: true, Terminal: true}, "A")
 	e.table.Add(s)
-	ro := newSession(t, t.TempDir(), kernel.Permissions{}, "B")
+	ro := newSession(t, t.TempDir(), route.Permissions{}, "B")
 	e.table.Add(ro)
-	rb, mb := e.origin()+"/v0/"+s.Token(CapRead), e.origin()+"/v0/"+s.Token(CapMutation)
+	rb, mb := e.origin()+"/v0/"+s.Token(route.CapRead), e.origin()+"/v0/"+s.Token(route.CapMutation)
 	for _, c := range []struct {
 		name, target, code, repair, suffix string
 	}{
-		{"mutation route on read base", "/v0/" + s.Token(CapRead) + "/x?wait=1000&raw=npm+test", transport.CodeWrongCapabilityBase, "", "/x?wait=1000&raw=npm+test"},
-		{"query kept byte for byte", "/v0/" + s.Token(CapRead) + "/w?path=a%20b&raw=x~n&wait=1", transport.CodeWrongCapabilityBase, "", "/w?path=a%20b&raw=x~n&wait=1"},
-		{"read route on mutation base", "/v0/" + s.Token(CapMutation) + "/k?plugin=x", "", "", ""},
-		{"/s?path on read base is stat", "/v0/" + s.Token(CapRead) + "/s?path=src/a.ts", transport.CodeWrongCapabilityBase, rb + "/t?path=src/a.ts", ""},
-		{"/s staging on read base", "/v0/" + s.Token(CapRead) + "/s?blob=b&i=0&count=1&raw=x", transport.CodeWrongCapabilityBase, "", "/s?blob=b&i=0&count=1&raw=x"},
-		{"mutation route, read-only session", "/v0/" + ro.Token(CapRead) + "/x?raw=ls", kernel.CodeMutationsDisabled, "", ""},
-		{"unknown route", "/v0/" + s.Token(CapRead) + "/nope", transport.CodeUnknownRoute, "", ""},
-		{"no route", "/v0/" + s.Token(CapRead), transport.CodeUnknownRoute, "", ""},
-		{"nested route", "/v0/" + s.Token(CapRead) + "/r/x", transport.CodeUnknownRoute, "", ""},
-		{"mutation base, unknown route", "/v0/" + s.Token(CapMutation) + "/q", transport.CodeUnknownRoute, "", ""},
+		{"mutation route on read base", "/v0/" + s.Token(route.CapRead) + "/x?wait=1000&raw=npm+test", transport.CodeWrongCapabilityBase, "", "/x?wait=1000&raw=npm+test"},
+		{"query kept byte for byte", "/v0/" + s.Token(route.CapRead) + "/w?path=a%20b&raw=x~n&wait=1", transport.CodeWrongCapabilityBase, "", "/w?path=a%20b&raw=x~n&wait=1"},
+		{"read route on mutation base", "/v0/" + s.Token(route.CapMutation) + "/k?plugin=x", "", "", ""},
+		{"/s?path on read base is stat", "/v0/" + s.Token(route.CapRead) + "/s?path=src/a.ts", transport.CodeWrongCapabilityBase, rb + "/t?path=src/a.ts", ""},
+		{"/s staging on read base", "/v0/" + s.Token(route.CapRead) + "/s?blob=b&i=0&count=1&raw=x", transport.CodeWrongCapabilityBase, "", "/s?blob=b&i=0&count=1&raw=x"},
+		{"mutation route, read-only session", "/v0/" + ro.Token(route.CapRead) + "/x?raw=ls", route.CodeMutationsDisabled, "", ""},
+		{"unknown route", "/v0/" + s.Token(route.CapRead) + "/nope", transport.CodeUnknownRoute, "", ""},
+		{"no route", "/v0/" + s.Token(route.CapRead), transport.CodeUnknownRoute, "", ""},
+		{"nested route", "/v0/" + s.Token(route.CapRead) + "/r/x", transport.CodeUnknownRoute, "", ""},
+		{"mutation base, unknown route", "/v0/" + s.Token(route.CapMutation) + "/q", transport.CodeUnknownRoute, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := e.get(c.target)
 			if r.status != 200 {
 				t.Fatalf("status %d", r.status)
 			}
-			if strings.Contains(r.body, s.Token(CapMutation)) && !strings.Contains(c.target, s.Token(CapMutation)) {
+			if strings.Contains(r.body, s.Token(route.CapMutation)) && !strings.Contains(c.target, s.Token(route.CapMutation)) {
 				t.Fatalf("the read base named the mutation base: %s", r.body)
 			}
 			m := decodeJSON(t, r.body)
 			if c.code == "" {
-				if m["ok"] != true && m["errorCode"] != kernel.CodeUnknownPlugin {
+				if m["ok"] != true && m["errorCode"] != route.CodeUnknownPlugin {
 					t.Fatalf("%s", r.body)
 				}
 				return
@@ -226,11 +196,11 @@ func TestCapabilityBaseRepairs(t *testing.T) {
 			}
 			next := strings.TrimPrefix(c.repair, e.origin())
 			if c.suffix != "" {
-				if m[kernel.FieldRepairBase] != "m" || m[kernel.FieldRepairSuffix] != c.suffix || m["agentAction"] != fault.ActionCorrectRequest {
+				if m[route.FieldRepairBase] != "m" || m[route.FieldRepairSuffix] != c.suffix || m["agentAction"] != fault.ActionCorrectRequest {
 					t.Fatalf("directions to bases.m: %s", r.body)
 				}
 				next = strings.TrimPrefix(mb, e.origin()) + c.suffix
-			} else if _, ok := m[kernel.FieldRepairSuffix]; ok {
+			} else if _, ok := m[route.FieldRepairSuffix]; ok {
 				t.Fatalf("a suffix beside a repair URL: %s", r.body)
 			}
 			if next != "" {
@@ -246,8 +216,8 @@ func TestCapabilityBaseRepairs(t *testing.T) {
 	// exact URL: the read base is the weaker one
 	k := e.k
 	k.Handle("/r", &transport.Spec{Route: "/r", Params: []transport.Param{{Name: "path"}}},
-		func(context.Context, *kernel.Call) (any, *transport.Error) { return map[string]bool{"ok": true}, nil })
-	r := e.get("/v0/" + s.Token(CapMutation) + "/r?path=a~nb")
+		func(context.Context, *route.Call) (any, *transport.Error) { return map[string]bool{"ok": true}, nil })
+	r := e.get("/v0/" + s.Token(route.CapMutation) + "/r?path=a~nb")
 	if m := decodeJSON(t, r.body); m["errorCode"] != transport.CodeWrongCapabilityBase || m["repair"] != rb+"/r?path=a~nb" || m["agentAction"] != fault.ActionFetchRepair {
 		t.Fatalf("%s", r.body)
 	}
@@ -257,9 +227,9 @@ func TestCapabilityBaseRepairs(t *testing.T) {
 // mutation route is not routed on either base.
 func TestUnservedMutationRoutesAreUnknown(t *testing.T) {
 	e := newEnv(t)
-	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true, Terminal: true}, "A")
+	s := newSession(t, t.TempDir(), route.Permissions{Write: true, Terminal: true}, "A")
 	e.table.Add(s)
-	for _, tok := range []string{s.Token(CapRead), s.Token(CapMutation)} {
+	for _, tok := range []string{s.Token(route.CapRead), s.Token(route.CapMutation)} {
 		for _, route := range []string{"/w", "/e", "/a", "/x", "/s?blob=a", "/b", "/j"} {
 			r := e.get("/v0/" + tok + route)
 			if m := decodeJSON(t, r.body); m["errorCode"] != transport.CodeUnknownRoute {
@@ -275,13 +245,13 @@ func TestUnservedMutationRoutesAreUnknown(t *testing.T) {
 func TestRangeFallback(t *testing.T) {
 	big := strings.Repeat("ä€😀 & <x> ~ line\n", 600)
 	e := newEnv(t, func(k *kernel.Kernel) {
-		k.Handle("/t", &transport.Spec{Route: "/t"}, func(context.Context, *kernel.Call) (any, *transport.Error) {
+		k.Handle("/t", &transport.Spec{Route: "/t"}, func(context.Context, *route.Call) (any, *transport.Error) {
 			return map[string]any{"ok": true, "content": big}, nil
 		})
 	})
-	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	s := newSession(t, t.TempDir(), route.Permissions{}, "A")
 	e.table.Add(s)
-	r := e.get("/v0/" + s.Token(CapRead) + "/t")
+	r := e.get("/v0/" + s.Token(route.CapRead) + "/t")
 	if !strings.HasPrefix(r.body, `{"rangeFallback":{"id":"`) {
 		t.Fatalf("no leading rangeFallback: %.200s", r.body)
 	}
@@ -296,7 +266,7 @@ func TestRangeFallback(t *testing.T) {
 		t.Fatalf("bytes %v, want %d", fb["bytes"], len(want))
 	}
 	next := fb["first"].(string)
-	if next != e.origin()+"/v0/"+s.Token(CapRead)+"/z?id="+id+"&part=0" {
+	if next != e.origin()+"/v0/"+s.Token(route.CapRead)+"/z?id="+id+"&part=0" {
 		t.Fatalf("first %q", next)
 	}
 	var got []byte
@@ -322,13 +292,13 @@ func TestRangeFallback(t *testing.T) {
 		t.Fatal("reconstruction differs")
 	}
 	// range reads did not replace the last pointer; last=1 is the same
-	rr := e.get("/v0/" + s.Token(CapRead) + "/z?last=1&part=0")
+	rr := e.get("/v0/" + s.Token(route.CapRead) + "/z?last=1&part=0")
 	meta, _, err := replay.Parse([]byte(rr.body))
 	if err != nil || meta.ID != id {
 		t.Fatalf("last=1: %v %+v", err, meta)
 	}
 	// offset mode, also on the mutation base? (read-only session: read base)
-	rr = e.get("/v0/" + s.Token(CapRead) + "/z?id=" + id + "&offset=1&length=3")
+	rr = e.get("/v0/" + s.Token(route.CapRead) + "/z?id=" + id + "&offset=1&length=3")
 	meta, chunk, err := replay.Parse([]byte(rr.body))
 	if err != nil || meta.Offset != 0 && meta.Offset != 1 || len(chunk) == 0 || !strings.Contains(meta.Next, "offset=") {
 		t.Fatalf("offset: %v %+v %q", err, meta, chunk)
@@ -342,17 +312,17 @@ func TestRangeFallback(t *testing.T) {
 		"/z":                                        transport.CodeMissingParameter,
 		"/z?id=" + id + "&offset=5":                 transport.CodeMissingParameter,
 	} {
-		rr := e.get("/v0/" + s.Token(CapRead) + target)
+		rr := e.get("/v0/" + s.Token(route.CapRead) + target)
 		if m := decodeJSON(t, rr.body); m["errorCode"] != code {
 			t.Errorf("%s: %s", target, rr.body)
 		}
 	}
 	// nor did those errors: last=1 still reads the large answer
-	rr = e.get("/v0/" + s.Token(CapRead) + "/z?last=1&part=999")
+	rr = e.get("/v0/" + s.Token(route.CapRead) + "/z?last=1&part=999")
 	if m := decodeJSON(t, rr.body); m["ok"] != false {
 		t.Fatalf("part=999: %s", rr.body)
 	}
-	rr = e.get("/v0/" + s.Token(CapRead) + "/z?last=1&part=0")
+	rr = e.get("/v0/" + s.Token(route.CapRead) + "/z?last=1&part=0")
 	if meta, _, err := replay.Parse([]byte(rr.body)); err != nil || meta.ID != id {
 		t.Fatalf("last=1 after /z errors: %v %+v", err, meta)
 	}
@@ -360,13 +330,13 @@ func TestRangeFallback(t *testing.T) {
 
 func TestSmallAnswersAreStoredWithoutFallback(t *testing.T) {
 	e := newEnv(t)
-	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	s := newSession(t, t.TempDir(), route.Permissions{}, "A")
 	e.table.Add(s)
-	r := e.get("/v0/" + s.Token(CapRead) + "/k")
+	r := e.get("/v0/" + s.Token(route.CapRead) + "/k")
 	if r.body != `{"ok":true,"plugins":[]}` {
 		t.Fatalf("%s", r.body)
 	}
-	rr := e.get("/v0/" + s.Token(CapRead) + "/z?last=1")
+	rr := e.get("/v0/" + s.Token(route.CapRead) + "/z?last=1")
 	_, chunk, err := replay.Parse([]byte(rr.body))
 	if err != nil || string(chunk) != r.body {
 		t.Fatalf("%v %q", err, chunk)
@@ -380,12 +350,12 @@ func TestSmallAnswersAreStoredWithoutFallback(t *testing.T) {
 
 func TestPluginDiscovery(t *testing.T) {
 	e := newEnv(t)
-	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	s := newSession(t, t.TempDir(), route.Permissions{}, "A")
 	e.table.Add(s)
-	base := "/v0/" + s.Token(CapRead)
+	base := "/v0/" + s.Token(route.CapRead)
 	for target, code := range map[string]string{
-		"/k?plugin=opencode-control":       kernel.CodeUnknownPlugin,
-		"/k?plugin=x&tool=y&raw={\"a\":1}": kernel.CodeUnknownPlugin,
+		"/k?plugin=opencode-control":       route.CodeUnknownPlugin,
+		"/k?plugin=x&tool=y&raw={\"a\":1}": route.CodeUnknownPlugin,
 		"/k?tool=y":                        transport.CodeMissingParameter,
 		"/k?plugn=x":                       transport.CodeUnknownParameter,
 		"/k?plugin=x&tool=y&blob=b&raw={}": transport.CodeConflictingContent,
@@ -407,20 +377,20 @@ func TestTokensNeverLogged(t *testing.T) {
 	var buf bytes.Buffer
 	e := newEnv(t, withMutationStubs)
 	e.gw.log = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true}, "A")
+	s := newSession(t, t.TempDir(), route.Permissions{Write: true}, "A")
 	e.table.Add(s)
 	for _, target := range []string{
-		"/v0/init/" + s.Token(CapInit), "/v0/bootstrap/" + s.Token(CapInit),
-		"/v0/" + s.Token(CapRead) + "/k?plugin=secretvalue", "/v0/" + s.Token(CapRead) + "/x?raw=secretvalue",
-		"/v0/" + s.Token(CapMutation) + "/w?path=secretvalue", "/v0/" + s.Token(CapRead) + "/" + s.Token(CapMutation),
-		"/v0/" + s.Token(CapRead)[:7] + "Q/r", "/v0/init/" + s.Token(CapRead),
+		"/v0/init/" + s.Token(route.CapInit), "/v0/bootstrap/" + s.Token(route.CapInit),
+		"/v0/" + s.Token(route.CapRead) + "/k?plugin=secretvalue", "/v0/" + s.Token(route.CapRead) + "/x?raw=secretvalue",
+		"/v0/" + s.Token(route.CapMutation) + "/w?path=secretvalue", "/v0/" + s.Token(route.CapRead) + "/" + s.Token(route.CapMutation),
+		"/v0/" + s.Token(route.CapRead)[:7] + "Q/r", "/v0/init/" + s.Token(route.CapRead),
 	} {
 		e.get(target)
 	}
-	e.do("POST", "/v0/"+s.Token(CapRead)+"/k")
-	e.get("/v0/init/"+s.Token(CapInit), "evil.example")
+	e.do("POST", "/v0/"+s.Token(route.CapRead)+"/k")
+	e.get("/v0/init/"+s.Token(route.CapInit), "evil.example")
 	out := buf.String()
-	for _, secret := range []string{s.Token(CapInit), s.Token(CapRead), s.Token(CapMutation), s.Token(CapRead)[:7], "secretvalue"} {
+	for _, secret := range []string{s.Token(route.CapInit), s.Token(route.CapRead), s.Token(route.CapMutation), s.Token(route.CapRead)[:7], "secretvalue"} {
 		if strings.Contains(out, secret) {
 			t.Fatalf("log contains %q:\n%s", secret, out)
 		}
@@ -438,16 +408,16 @@ func TestTokensNeverLogged(t *testing.T) {
 func TestSemicolonsAreContent(t *testing.T) {
 	var seen string
 	e := newEnv(t, func(k *kernel.Kernel) {
-		k.Handle("/t", &transport.Spec{Route: "/t", Raw: true}, func(_ context.Context, c *kernel.Call) (any, *transport.Error) {
+		k.Handle("/t", &transport.Spec{Route: "/t", Raw: true}, func(_ context.Context, c *route.Call) (any, *transport.Error) {
 			seen, _ = c.Args.Raw()
 			return map[string]bool{"ok": true}, nil
 		})
 	})
 	var errLog bytes.Buffer
 	e.srv.Config.ErrorLog = log.New(&errLog, "", 0)
-	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	s := newSession(t, t.TempDir(), route.Permissions{}, "A")
 	e.table.Add(s)
-	e.get("/v0/" + s.Token(CapRead) + "/t?raw=cd+src;make;echo+a&b")
+	e.get("/v0/" + s.Token(route.CapRead) + "/t?raw=cd+src;make;echo+a&b")
 	if seen != "cd src;make;echo a&b" {
 		t.Fatalf("raw %q", seen)
 	}
@@ -462,12 +432,12 @@ func TestObserve(t *testing.T) {
 	var events []Event
 	e := newEnv(t)
 	e.gw.opts.Observe = func(ev Event) { events = append(events, ev) }
-	s := newSession(t, t.TempDir(), kernel.Permissions{}, "A")
+	s := newSession(t, t.TempDir(), route.Permissions{}, "A")
 	e.table.Add(s)
-	e.get("/v0/init/" + s.Token(CapInit))
-	e.get("/v0/" + s.Token(CapRead) + "/k")
-	e.get("/v0/" + s.Token(CapRead) + "/k?plugn=x")
-	e.get("/v0/" + s.Token(CapRead) + "/nope")
+	e.get("/v0/init/" + s.Token(route.CapInit))
+	e.get("/v0/" + s.Token(route.CapRead) + "/k")
+	e.get("/v0/" + s.Token(route.CapRead) + "/k?plugn=x")
+	e.get("/v0/" + s.Token(route.CapRead) + "/nope")
 	e.get("/v0/ZZZZZZZZ/k")
 	if len(events) != 4 {
 		t.Fatalf("%d events", len(events))
@@ -488,9 +458,9 @@ func TestObserve(t *testing.T) {
 // for the one it lost.
 func TestRangeFallbackLevels(t *testing.T) {
 	e := newEnv(t, withMutationStubs)
-	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true}, "A")
+	s := newSession(t, t.TempDir(), route.Permissions{Write: true}, "A")
 	e.table.Add(s)
-	rb, mb := "/v0/"+s.Token(CapRead), "/v0/"+s.Token(CapMutation)
+	rb, mb := "/v0/"+s.Token(route.CapRead), "/v0/"+s.Token(route.CapMutation)
 	readAnswer := e.get(rb + "/k").body
 	mutAnswer := e.get(mb + "/w?path=a").body
 	chunk := func(base, q string) (string, map[string]any) {
@@ -505,12 +475,12 @@ func TestRangeFallbackLevels(t *testing.T) {
 		t.Fatalf("mutation base, last=1: %q", c)
 	}
 	c, m := chunk(rb, "/z?last=1&part=0")
-	if c != "" || m["errorCode"] != transport.CodeWrongCapabilityBase || m[kernel.FieldRepairSuffix] != "/z?last=1&part=0" || m["repair"] != nil {
+	if c != "" || m["errorCode"] != transport.CodeWrongCapabilityBase || m[route.FieldRepairSuffix] != "/z?last=1&part=0" || m["repair"] != nil {
 		t.Fatalf("read base, last=1 after a mutation answer: %q %v", c, m)
 	}
 	mid := regexp.MustCompile(`"id":"(z[0-9a-f]+)"`).FindStringSubmatch(e.get(mb + "/z?last=1").body)[1]
 	if _, m := chunk(rb, "/z?id="+mid+"&offset=0&length=5"); m["errorCode"] != transport.CodeWrongCapabilityBase ||
-		m[kernel.FieldRepairSuffix] != "/z?id="+mid+"&offset=0&length=5" {
+		m[route.FieldRepairSuffix] != "/z?id="+mid+"&offset=0&length=5" {
 		t.Fatalf("read base, id of a mutation answer: %v", m)
 	}
 	if c, _ := chunk(mb, "/z?id="+mid); c != mutAnswer {

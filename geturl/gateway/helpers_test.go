@@ -13,6 +13,7 @@ import (
 	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -20,32 +21,32 @@ import (
 // testSession is an in-memory session generation over a real directory.
 type testSession struct {
 	scope   *sandbox.Scope
-	perm    kernel.Permissions
+	perm    route.Permissions
 	store   *replay.Store
 	project string
-	tokens  map[Capability]string
+	tokens  map[route.Capability]string
 	cov     *files.Ledger
 }
 
 func (s *testSession) Scope() *sandbox.Scope           { return s.scope }
-func (s *testSession) Permissions() kernel.Permissions { return s.perm }
+func (s *testSession) Permissions() route.Permissions  { return s.perm }
 func (s *testSession) Replay() *replay.Store           { return s.store }
-func (s *testSession) Coverage() kernel.Coverage       { return s.cov }
+func (s *testSession) Coverage() route.Coverage        { return s.cov }
 func (s *testSession) Project() string                 { return s.project }
-func (s *testSession) Token(c Capability) string       { return s.tokens[c] }
+func (s *testSession) Token(c route.Capability) string { return s.tokens[c] }
 
 // newSession makes a session over dir with tokens derived from a seed
 // letter, so tests can tell sessions apart.
-func newSession(t testing.TB, dir string, perm kernel.Permissions, seed string) *testSession {
+func newSession(t testing.TB, dir string, perm route.Permissions, seed string) *testSession {
 	t.Helper()
 	sc, err := sandbox.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &testSession{scope: sc, perm: perm, store: replay.New(nil), project: "demo", cov: &files.Ledger{},
-		tokens: map[Capability]string{CapInit: seed + "Init001", CapRead: seed + "Read001"}}
+		tokens: map[route.Capability]string{route.CapInit: seed + "Init001", route.CapRead: seed + "Read001"}}
 	if perm.Mutations() {
-		s.tokens[CapMutation] = seed + "Mut0001"
+		s.tokens[route.CapMutation] = seed + "Mut0001"
 	}
 	return s
 }
@@ -56,7 +57,7 @@ type env struct {
 	srv   *httptest.Server
 	gw    *Gateway
 	k     *kernel.Kernel
-	table *TokenTable
+	table *route.TokenTable
 	port  int
 	// publicOrigin is returned by the gateway's PublicOrigin option.
 	publicOrigin string
@@ -69,7 +70,7 @@ func newEnv(t testing.TB, opts ...func(*kernel.Kernel)) *env {
 
 func newEnvWith(t testing.TB, ko kernel.Options, opts ...func(*kernel.Kernel)) *env {
 	t.Helper()
-	e := &env{t: t, k: kernel.New(ko), table: &TokenTable{}}
+	e := &env{t: t, k: kernel.New(ko), table: &route.TokenTable{}}
 	for _, o := range opts {
 		o(e.k)
 	}
@@ -87,10 +88,10 @@ func newEnvWith(t testing.TB, ko kernel.Options, opts ...func(*kernel.Kernel)) *
 // mutation kernel exists.
 func withMutationStubs(k *kernel.Kernel) {
 	for _, r := range k.Routes() {
-		if r.Base == kernel.MutationBase {
+		if r.Base == route.MutationBase {
 			path := r.Path
 			k.Handle(path, &transport.Spec{Route: path, Params: []transport.Param{{Name: "path"}, transport.WaitParam(), {Name: "old"}, {Name: "new"}, {Name: "blob"}, {Name: "i", Kind: transport.Int, Max: 63}, {Name: "count", Kind: transport.Int, Min: 1, Max: 64}, transport.CallParam()}, Raw: true},
-				func(context.Context, *kernel.Call) (any, *transport.Error) {
+				func(context.Context, *route.Call) (any, *transport.Error) {
 					return map[string]any{"ok": true, "stub": path}, nil
 				})
 		}

@@ -4,7 +4,7 @@ import (
 	"bytes"
 
 	"github.com/hubdev/hub/geturl/fault"
-	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -19,15 +19,15 @@ const MaxInit = 1638
 // an agent needs before its second call. Everything else is disclosed
 // later, by exact URLs in answers and by /k.
 type initContract struct {
-	OK          bool         `json:"ok"`
-	Protocol    string       `json:"protocol"`
-	Bases       kernel.Bases `json:"bases"`
-	Endpoints   endpoints    `json:"endpoints"`
-	Root        string       `json:"root"`
-	Project     string       `json:"project"`
-	Permissions permissions  `json:"permissions"`
-	Fetch       string       `json:"fetch"`
-	Rules       []string     `json:"rules"`
+	OK          bool        `json:"ok"`
+	Protocol    string      `json:"protocol"`
+	Bases       route.Bases `json:"bases"`
+	Endpoints   endpoints   `json:"endpoints"`
+	Root        string      `json:"root"`
+	Project     string      `json:"project"`
+	Permissions permissions `json:"permissions"`
+	Fetch       string      `json:"fetch"`
+	Rules       []string    `json:"rules"`
 }
 
 type permissions struct {
@@ -88,7 +88,7 @@ const (
 )
 
 // initContract builds the contract for a session reached through origin.
-func (g *Gateway) initContract(origin string, s Session) *initContract {
+func (g *Gateway) initContract(origin string, s route.LiveSession) *initContract {
 	b := bases(origin, s)
 	perm := s.Permissions()
 	c := &initContract{
@@ -103,7 +103,7 @@ func (g *Gateway) initContract(origin string, s Session) *initContract {
 			continue
 		}
 		ref := "r"
-		if rt.Base == kernel.MutationBase {
+		if rt.Base == route.MutationBase {
 			if b.Mutation == "" {
 				continue
 			}
@@ -123,7 +123,7 @@ func (g *Gateway) initContract(origin string, s Session) *initContract {
 // allowed hides mutation routes a session's permissions rule out: file
 // tools need write, the terminal needs terminal; staging and results serve
 // both.
-func allowed(rt *kernel.Route, p kernel.Permissions) bool {
+func allowed(rt *route.Entry, p route.Permissions) bool {
 	switch rt.Tool {
 	case "write", "edit", "apply_patch":
 		return p.Write

@@ -6,16 +6,16 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/route"
 )
 
 // TestInitSize measures the fully enabled contract (mutations and plugin
 // discovery on) against the spec's 1.6 KiB ceiling on the local origin.
 func TestInitSize(t *testing.T) {
 	e := newEnv(t, withMutationStubs)
-	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true, Terminal: true}, "A")
+	s := newSession(t, t.TempDir(), route.Permissions{Write: true, Terminal: true}, "A")
 	e.table.Add(s)
-	r := e.get("/v0/init/" + s.Token(CapInit))
+	r := e.get("/v0/init/" + s.Token(route.CapInit))
 	if r.status != 200 {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
@@ -35,7 +35,7 @@ func TestInitSize(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.body), &c); err != nil {
 		t.Fatal(err)
 	}
-	if c.Bases["r"] != e.origin()+"/v0/"+s.Token(CapRead) || c.Bases["m"] != e.origin()+"/v0/"+s.Token(CapMutation) {
+	if c.Bases["r"] != e.origin()+"/v0/"+s.Token(route.CapRead) || c.Bases["m"] != e.origin()+"/v0/"+s.Token(route.CapMutation) {
 		t.Fatalf("bases %v", c.Bases)
 	}
 	if c.Endpoints["plugins"] != [2]string{"r", "/k"} || c.Endpoints["terminal"][0] != "m" || c.Root != "/project" {
@@ -47,7 +47,7 @@ func TestInitSize(t *testing.T) {
 	// Through a quick tunnel the origin is longer (it appears twice): the
 	// contract must still fit.
 	e.publicOrigin = "https://marked-vision-brought-tommy.trycloudflare.com"
-	r = e.get("/v0/init/"+s.Token(CapInit), "marked-vision-brought-tommy.trycloudflare.com")
+	r = e.get("/v0/init/"+s.Token(route.CapInit), "marked-vision-brought-tommy.trycloudflare.com")
 	t.Logf("through a quick tunnel: %d bytes", len(r.body))
 	if r.status != 200 || len(r.body) > MaxInit {
 		t.Fatalf("tunnel init: %d, %d bytes", r.status, len(r.body))
@@ -58,10 +58,10 @@ func TestInitSize(t *testing.T) {
 // it cannot reach: a terminal-only contract keeps only the polling rule.
 func TestInitRulesFollowPermissions(t *testing.T) {
 	e := newEnv(t, withMutationStubs)
-	for _, p := range []kernel.Permissions{{Terminal: true}, {}} {
+	for _, p := range []route.Permissions{{Terminal: true}, {}} {
 		s := newSession(t, t.TempDir(), p, "A")
 		e.table.Add(s)
-		r := e.get("/v0/init/" + s.Token(CapInit))
+		r := e.get("/v0/init/" + s.Token(route.CapInit))
 		var c struct {
 			Endpoints map[string][2]string `json:"endpoints"`
 			Rules     []string             `json:"rules"`
@@ -86,10 +86,10 @@ func TestInitRulesFollowPermissions(t *testing.T) {
 // ignored. A bare ? (or a stray &, as on every route) carries none.
 func TestInitRefusesParameters(t *testing.T) {
 	e := newEnv(t, withMutationStubs)
-	s := newSession(t, t.TempDir(), kernel.Permissions{Write: true}, "A")
+	s := newSession(t, t.TempDir(), route.Permissions{Write: true}, "A")
 	e.table.Add(s)
 	for _, pre := range []string{"/v0/init/", "/v0/bootstrap/"} {
-		bare := pre + s.Token(CapInit)
+		bare := pre + s.Token(route.CapInit)
 		for _, tc := range []struct{ query, code, detail string }{
 			{"utm_source=x", "unknown_parameter", "utm_source"},
 			{"a=1&b", "unknown_parameter", "a; b"},

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hubdev/hub/geturl/route"
 )
 
 // record is what one request's log line says. It holds no token, no path
@@ -14,8 +16,8 @@ import (
 type record struct {
 	route    string
 	tool     string
-	cap      Capability
-	sess     Session // nil until the token is known
+	cap      route.Capability
+	sess     route.LiveSession // nil until the token is known
 	status   int
 	code     string
 	bytes    int

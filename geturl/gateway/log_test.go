@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/route"
 )
 
 // TestLogRequestOffCostsNothing: with debug off (the usual level), a
@@ -52,8 +53,8 @@ func (b *syncBuffer) String() string {
 func TestUnauthenticatedFailuresAreSummarized(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out syncBuffer
-		table := &TokenTable{}
-		sess := newSession(t, t.TempDir(), kernel.Permissions{}, "a")
+		table := &route.TokenTable{}
+		sess := newSession(t, t.TempDir(), route.Permissions{}, "a")
 		table.Add(sess)
 		g := New(Options{Sessions: table, Kernel: kernel.New(kernel.Options{}), Port: 8080,
 			Logger: slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))})
@@ -85,7 +86,7 @@ func TestUnauthenticatedFailuresAreSummarized(t *testing.T) {
 
 		before := strings.Count(out.String(), "\n")
 		for range UnauthLogBurst + 1 {
-			get("/v0/" + sess.tokens[CapRead] + "/nosuchroute")
+			get("/v0/" + sess.tokens[route.CapRead] + "/nosuchroute")
 		}
 		if got := strings.Count(out.String(), "\n"); got != before+UnauthLogBurst+1 {
 			t.Fatalf("%d requests with a live token wrote %d lines, want one each", UnauthLogBurst+1, got-before)

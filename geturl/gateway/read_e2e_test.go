@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/route"
 )
 
 // TestReadEndToEnd reads through the gateway as a tunnel delivers it: on
@@ -24,12 +24,12 @@ func TestReadEndToEnd(t *testing.T) {
 	os.Symlink("/etc", filepath.Join(dir, "etc"))
 	e := newEnv(t)
 	e.publicOrigin = "https://abc.trycloudflare.com"
-	s := newSession(t, dir, kernel.Permissions{}, "A")
+	s := newSession(t, dir, route.Permissions{}, "A")
 	e.table.Add(s)
 	host := "abc.trycloudflare.com"
-	base := e.publicOrigin + "/v0/" + s.Token(CapRead)
+	base := e.publicOrigin + "/v0/" + s.Token(route.CapRead)
 
-	target := "/v0/" + s.Token(CapRead) + "/r?path=big.txt"
+	target := "/v0/" + s.Token(route.CapRead) + "/r?path=big.txt"
 	var content strings.Builder
 	for pages := 0; target != ""; pages++ {
 		if pages > 20 {
@@ -61,7 +61,7 @@ func TestReadEndToEnd(t *testing.T) {
 	if content.String() != big.String() {
 		t.Fatal("pages do not reconstruct the file")
 	}
-	r := e.get("/v0/"+s.Token(CapRead)+"/r?path=etc/passwd", host)
+	r := e.get("/v0/"+s.Token(route.CapRead)+"/r?path=etc/passwd", host)
 	if strings.Contains(r.body, "root:") || !strings.Contains(r.body, `"unreturnedPaths":["/project/etc/passwd"]`) {
 		t.Fatalf("symlink escape: %s", r.body)
 	}
@@ -73,18 +73,18 @@ func TestReadEndToEnd(t *testing.T) {
 func TestInitByPermissions(t *testing.T) {
 	e := newEnv(t, withMutationStubs)
 	for _, c := range []struct {
-		perm     kernel.Permissions
+		perm     route.Permissions
 		hasM     bool
 		has, not []string
 	}{
-		{kernel.Permissions{}, false, []string{"read", "plugins"}, []string{"write", "terminal", "stage", "result"}},
-		{kernel.Permissions{Terminal: true}, true, []string{"terminal", "stage", "result"}, []string{"write", "edit", "apply_patch"}},
-		{kernel.Permissions{Write: true}, true, []string{"write", "edit", "apply_patch", "stage"}, []string{"terminal"}},
+		{route.Permissions{}, false, []string{"read", "plugins"}, []string{"write", "terminal", "stage", "result"}},
+		{route.Permissions{Terminal: true}, true, []string{"terminal", "stage", "result"}, []string{"write", "edit", "apply_patch"}},
+		{route.Permissions{Write: true}, true, []string{"write", "edit", "apply_patch", "stage"}, []string{"terminal"}},
 	} {
 		s := newSession(t, t.TempDir(), c.perm, "P")
 		e.table.Add(s)
-		for _, route := range []string{"/v0/init/", "/v0/bootstrap/"} {
-			r := e.get(route + s.Token(CapInit))
+		for _, pre := range []string{"/v0/init/", "/v0/bootstrap/"} {
+			r := e.get(pre + s.Token(route.CapInit))
 			var ic struct {
 				Bases     map[string]string    `json:"bases"`
 				Endpoints map[string][2]string `json:"endpoints"`

@@ -5,8 +5,8 @@ import (
 	"strconv"
 
 	"github.com/hubdev/hub/geturl/internal/bufpool"
-	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 	"github.com/hubdev/hub/hub/jsonw"
 )
@@ -73,13 +73,13 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) int {
 // free, so a rangeFallback prefix is written in front of it in place rather
 // than into a copy; the store keeps its own copy, and the buffer goes back
 // to the pool once net/http has written it.
-func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, rec *record, c *kernel.Call, v any, terr *transport.Error) {
+func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, rec *record, c *route.Call, v any, terr *transport.Error) {
 	rec.status = http.StatusOK
 	if terr != nil {
 		rec.code = terr.Code
 		v = terr
 	}
-	if text, ok := v.(kernel.PlainText); ok {
+	if text, ok := v.(route.PlainText); ok {
 		rec.bytes = len(text)
 		write(w, http.StatusOK, ctypeText, text)
 		return

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -29,7 +29,7 @@ type rangeFallback struct {
 func TestAppendRangeFallback(t *testing.T) {
 	s := replay.New(nil)
 	for _, base := range []string{"http://127.0.0.1:47432/v0/AbCd1234", "https://abc.trycloudflare.com/v0/Zz9Yy8Xx"} {
-		c := &kernel.Call{Bases: kernel.Bases{Read: base}, On: kernel.ReadBase}
+		c := &route.Call{Bases: route.Bases{Read: base}, On: route.ReadBase}
 		for range 200 {
 			id := s.Put(replay.ReadLevel, []byte("{}"))
 			if transport.Encode(id) != id {
@@ -59,7 +59,7 @@ func TestConcurrentAnswersKeepTheirBytes(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), []byte(body), 0o644)
 	}
 	e := newEnv(t)
-	s := newSession(t, dir, kernel.Permissions{}, "A")
+	s := newSession(t, dir, route.Permissions{}, "A")
 	e.table.Add(s)
 	var wg sync.WaitGroup
 	for i := range 8 {
@@ -67,7 +67,7 @@ func TestConcurrentAnswersKeepTheirBytes(t *testing.T) {
 			want := strings.Repeat(fmt.Sprintf("file %d line\n", i), 250+300*i)
 			for range 20 {
 				w := &recordingWriter{h: http.Header{}}
-				e.gw.ServeHTTP(w, httptestRequest(e, fmt.Sprintf("/v0/%s/r?path=f%d.txt", s.Token(CapRead), i)))
+				e.gw.ServeHTTP(w, httptestRequest(e, fmt.Sprintf("/v0/%s/r?path=f%d.txt", s.Token(route.CapRead), i)))
 				var a struct {
 					RangeFallback struct{ ID string } `json:"rangeFallback"`
 					Files         []struct{ Content string }
@@ -120,11 +120,11 @@ func TestRangeFallbackLongOrigin(t *testing.T) {
 	content := strings.Repeat("line of text\n", 400)
 	os.WriteFile(filepath.Join(dir, "big.txt"), []byte(content), 0o644)
 	e := newEnv(t)
-	s := newSession(t, dir, kernel.Permissions{}, "A")
+	s := newSession(t, dir, route.Permissions{}, "A")
 	e.table.Add(s)
 	for _, host := range []string{"abc.trycloudflare.com", strings.Repeat("a", 200) + ".trycloudflare.com"} {
 		e.publicOrigin = "https://" + host
-		r := e.get("/v0/"+s.Token(CapRead)+"/r?path=big.txt", host)
+		r := e.get("/v0/"+s.Token(route.CapRead)+"/r?path=big.txt", host)
 		var a struct {
 			RangeFallback struct {
 				ID    string
@@ -136,7 +136,7 @@ func TestRangeFallbackLongOrigin(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.body), &a); err != nil || len(a.Files) != 1 || a.Files[0].Content != content {
 			t.Fatalf("%d-byte origin: %v %.200s", len(e.publicOrigin), err, r.body)
 		}
-		want := e.publicOrigin + "/v0/" + s.Token(CapRead) + "/z?id=" + a.RangeFallback.ID + "&part=0"
+		want := e.publicOrigin + "/v0/" + s.Token(route.CapRead) + "/z?id=" + a.RangeFallback.ID + "&part=0"
 		if a.RangeFallback.First != want {
 			t.Fatalf("first %q, want %q", a.RangeFallback.First, want)
 		}

@@ -5,26 +5,26 @@ import (
 	"strings"
 
 	"github.com/hubdev/hub/geturl/fault"
-	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
 // serveRoute answers an authenticated /v0/<tok>/<route>: the route on its
 // own base goes to the kernel; a route of the other base is refused with
-// directions to it (kernel.WrongBase); anything else is unknown_route.
-func (g *Gateway) serveRoute(w http.ResponseWriter, r *http.Request, rec *record, target, origin string, sess Session, kind Capability, route string) {
-	on := kernel.ReadBase
-	if kind == CapMutation {
-		on = kernel.MutationBase
+// directions to it (route.WrongBase); anything else is unknown_route.
+func (g *Gateway) serveRoute(w http.ResponseWriter, r *http.Request, rec *record, target, origin string, sess route.LiveSession, kind route.Capability, path string) {
+	on := route.ReadBase
+	if kind == route.CapMutation {
+		on = route.MutationBase
 	}
 	k := g.opts.Kernel
-	rt, declared := k.Route(route)
+	rt, declared := k.Route(path)
 	if declared {
-		rec.route, rec.tool = route, rt.Tool
+		rec.route, rec.tool = path, rt.Tool
 	} else {
 		rec.route = "unknown"
 	}
-	c := &kernel.Call{Session: sess, Bases: bases(origin, sess), On: on, Route: rt, Head: r.Method == http.MethodHead}
+	c := &route.Call{Session: sess, Bases: bases(origin, sess), On: on, Route: rt, Head: r.Method == http.MethodHead}
 	t, terr := transport.ParseTarget(target)
 	if terr != nil {
 		g.answer(w, r, rec, c, nil, terr)
@@ -32,8 +32,8 @@ func (g *Gateway) serveRoute(w http.ResponseWriter, r *http.Request, rec *record
 	}
 	switch {
 	case !declared:
-		g.answer(w, r, rec, c, nil, k.UnknownRoute(route, on))
-	case c.Head && on == kernel.MutationBase:
+		g.answer(w, r, rec, c, nil, k.UnknownRoute(path, on))
+	case c.Head && on == route.MutationBase:
 		// HEAD is a probe (link previewers, readers checking the type):
 		// it must never create or run an intent. The GET runs it.
 		h := w.Header()
@@ -51,9 +51,9 @@ func (g *Gateway) serveRoute(w http.ResponseWriter, r *http.Request, rec *record
 }
 
 // otherBase answers a route that belongs to the other capability base.
-func (g *Gateway) otherBase(c *kernel.Call, rt *kernel.Route, t *transport.Target, target string) *transport.Error {
+func (g *Gateway) otherBase(c *route.Call, rt *route.Entry, t *transport.Target, target string) *transport.Error {
 	_, query, _ := strings.Cut(target, "?")
-	if c.On == kernel.ReadBase && rt.Path == "/s" {
+	if c.On == route.ReadBase && rt.Path == "/s" {
 		if p, ok := statPath(t); ok {
 			return &transport.Error{
 				Code: transport.CodeWrongCapabilityBase, Detail: "/s is staging (mutation base); stat is /t",
@@ -62,16 +62,16 @@ func (g *Gateway) otherBase(c *kernel.Call, rt *kernel.Route, t *transport.Targe
 			}
 		}
 	}
-	other := kernel.MutationBase
-	if c.On == kernel.MutationBase {
-		other = kernel.ReadBase
+	other := route.MutationBase
+	if c.On == route.MutationBase {
+		other = route.ReadBase
 	}
 	if !rt.Served() {
 		return g.opts.Kernel.UnknownRoute(rt.Path, c.On)
 	}
 	if c.Bases.Of(other) == "" {
 		return &transport.Error{
-			Code: kernel.CodeMutationsDisabled, Detail: rt.Path + " needs the mutation capability",
+			Code: route.CodeMutationsDisabled, Detail: rt.Path + " needs the mutation capability",
 			Hint: "this session is read-only; the operator can enable file writes or terminal for the project",
 		}
 	}
@@ -79,8 +79,8 @@ func (g *Gateway) otherBase(c *kernel.Call, rt *kernel.Route, t *transport.Targe
 	if query != "" {
 		suffix += "?" + query
 	}
-	name := map[kernel.BaseKind]string{kernel.ReadBase: "read (bases.r)", kernel.MutationBase: "mutation (bases.m)"}
-	return kernel.WrongBase(c, rt.Path+" is served on the "+name[other]+" base", suffix)
+	name := map[route.BaseKind]string{route.ReadBase: "read (bases.r)", route.MutationBase: "mutation (bases.m)"}
+	return route.WrongBase(c, rt.Path+" is served on the "+name[other]+" base", suffix)
 }
 
 // statPath recognises /s?path=<p> used for stat: a path and nothing that

@@ -6,14 +6,15 @@ import (
 
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/files"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
 // Tool-level error codes (the transport's own are in package transport).
+// The codes the plugin host and the mutation routes share with the
+// kernel are in package route.
 const (
-	CodeUnknownPlugin = "unknown_plugin"
-	CodeUnknownTool   = "unknown_tool"
 	// CodePluginCallsUnavailable: the catalog lists tools but runs none.
 	CodePluginCallsUnavailable = "plugin_calls_unavailable"
 	CodeUnknownResponse        = "unknown_response"
@@ -23,7 +24,6 @@ const (
 	CodeNotADirectory          = "not_a_directory"
 	CodeBinaryFile             = "binary_file"
 	CodeReadFailed             = "read_failed"
-	CodeMutationsDisabled      = "mutations_disabled"
 )
 
 // pathFailure turns a failure to resolve or read one path into the
@@ -55,7 +55,7 @@ func pathFailure(display string, err error) *transport.Error {
 // UnknownRoute is the structured answer to an authenticated request for a
 // route that is not served on the base it arrived on (bare 404s are kept
 // for bad tokens only). The hint lists what that base serves.
-func (k *Kernel) UnknownRoute(path string, on BaseKind) *transport.Error {
+func (k *Kernel) UnknownRoute(path string, on route.BaseKind) *transport.Error {
 	var served []string
 	for _, r := range k.routes {
 		if r.Served() && r.OnBase(on) {
@@ -77,35 +77,4 @@ func shortPath(p string) string {
 		return p[:64] + "…"
 	}
 	return p
-}
-
-// Fields a wrong_capability_base answer on the read base carries instead
-// of a repair URL: the base to use, by its key in Init's bases ("m"), and
-// the request from its route on, to append to that base.
-const (
-	FieldRepairBase   = "repairBase"
-	FieldRepairSuffix = "repairSuffix"
-)
-
-// WrongBase refuses a request that is served on the other capability base
-// than the one it arrived on. detail says why; suffix is the request from
-// its route on, as written ("/x?wait=1000&raw=ls"). The session must have
-// the other base (a read-only session's mutation requests are
-// mutations_disabled, not this).
-//
-// On the mutation base the answer is the exact repair URL on the read
-// base. On the read base it is never a URL: a weaker capability never
-// names a stronger one, or every leaked read URL would be a terminal. The
-// agent holds bases.m from Init; the answer names it by that key and
-// gives the suffix to append.
-func WrongBase(c *Call, detail, suffix string) *transport.Error {
-	e := &transport.Error{Code: transport.CodeWrongCapabilityBase, Detail: detail, Retryable: true}
-	if c.On == MutationBase {
-		e.Hint = "fetch the repair URL: the same request on the read base"
-		e.Action, e.Repair = fault.ActionFetchRepair, c.Bases.Read+suffix
-		return e
-	}
-	e.Hint = "fetch bases.m from Init + repairSuffix; a read URL never names the mutation base"
-	e.Action = fault.ActionCorrectRequest
-	return e.With(FieldRepairBase, "m").With(FieldRepairSuffix, suffix)
 }

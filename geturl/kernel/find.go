@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/search"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -34,7 +35,7 @@ type findAnswer struct {
 }
 
 // find answers /f.
-func (k *Kernel) find(ctx context.Context, c *Call) (any, *transport.Error) {
+func (k *Kernel) find(ctx context.Context, c *route.Call) (any, *transport.Error) {
 	_, content, _ := c.Args.Content("content", "raw")
 	req := search.FindRequest{Path: c.Args.Text("path"), Name: c.Args.Text("name"), Content: content}
 	res, err := k.searcher(c).Find(ctx, req)

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/hubdev/hub/geturl/fault"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/search"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -40,7 +41,7 @@ type grepAnswer struct {
 
 // grep answers /g. A pattern that is not a valid regular expression is
 // refused with the exact URL of the same search done literally.
-func (k *Kernel) grep(ctx context.Context, c *Call) (any, *transport.Error) {
+func (k *Kernel) grep(ctx context.Context, c *route.Call) (any, *transport.Error) {
 	via, pattern, _ := c.Args.Content("pattern", "raw")
 	regex, _ := c.Args.Bool("regex")
 	icase, _ := c.Args.Bool("ignoreCase")
@@ -75,7 +76,7 @@ func (k *Kernel) grep(ctx context.Context, c *Call) (any, *transport.Error) {
 
 // literalGrep rebuilds the call without regex=, keeping the text on the
 // transport the agent used.
-func literalGrep(c *Call, via, pattern string) *transport.Query {
+func literalGrep(c *route.Call, via, pattern string) *transport.Query {
 	var q transport.Query
 	if c.Args.Has("path") {
 		q.Add("path", c.Args.Text("path"))

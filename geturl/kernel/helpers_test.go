@@ -10,6 +10,7 @@ import (
 
 	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 	"github.com/hubdev/hub/hub/jsonw"
@@ -17,15 +18,15 @@ import (
 
 type testSession struct {
 	scope *sandbox.Scope
-	perm  Permissions
+	perm  route.Permissions
 	store *replay.Store
 	led   *files.Ledger
 }
 
-func (s *testSession) Scope() *sandbox.Scope    { return s.scope }
-func (s *testSession) Permissions() Permissions { return s.perm }
-func (s *testSession) Replay() *replay.Store    { return s.store }
-func (s *testSession) Coverage() Coverage       { return s.led }
+func (s *testSession) Scope() *sandbox.Scope          { return s.scope }
+func (s *testSession) Permissions() route.Permissions { return s.perm }
+func (s *testSession) Replay() *replay.Store          { return s.store }
+func (s *testSession) Coverage() route.Coverage       { return s.led }
 
 const readBase = "https://t.example/v0/RRRRRRRR"
 
@@ -86,14 +87,14 @@ func (p *project) call(target string) (string, *transport.Error) {
 	if !ok {
 		p.t.Fatalf("no route %s", path)
 	}
-	c := &Call{Session: p.s, Bases: Bases{Read: readBase}, On: ReadBase, Route: rt}
+	c := &route.Call{Session: p.s, Bases: route.Bases{Read: readBase}, On: route.ReadBase, Route: rt}
 	v, terr := p.k.Serve(context.Background(), c, tg)
 	if terr != nil {
 		b, _ := transport.Marshal(terr)
 		p.assertNoHostPath(string(b))
 		return "", terr
 	}
-	if text, ok := v.(PlainText); ok {
+	if text, ok := v.(route.PlainText); ok {
 		return string(text), nil
 	}
 	b, merr := transport.Marshal(v)

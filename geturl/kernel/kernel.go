@@ -4,6 +4,8 @@ import (
 	"context"
 	"os/exec"
 
+	"github.com/hubdev/hub/geturl/mutation"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/search"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -11,7 +13,7 @@ import (
 // Options configure a Kernel.
 type Options struct {
 	// Plugins is the plugin catalog /k discovers; nil means none installed.
-	Plugins Plugins
+	Plugins route.Plugins
 	// RG is the ripgrep executable /g uses; "" looks rg up on PATH once,
 	// at New. NoRG forces the Go engine (same results, no rg process).
 	RG   string
@@ -24,14 +26,17 @@ type Options struct {
 	// Outlines bounds the /o requests outlining at once, across every
 	// session (0: DefaultOutlines); see outlineGate.
 	Outlines int
+	// Mutations serves the mutation routes; nil leaves them declared and
+	// unserved (unknown_route), as in a read-only bridge.
+	Mutations *mutation.Host
 }
 
 // Kernel is the route table with its handlers. It is immutable after New
 // (apart from Handle, used before serving) and safe for concurrent use.
 type Kernel struct {
-	routes       []*Route
-	byPath       map[string]*Route
-	plugins      Plugins
+	routes       []*route.Entry
+	byPath       map[string]*route.Entry
+	plugins      route.Plugins
 	rg           string
 	searchLimits search.Limits
 	noVersions   bool
@@ -40,7 +45,7 @@ type Kernel struct {
 
 // New builds the kernel with every route of the table.
 func New(opts Options) *Kernel {
-	k := &Kernel{byPath: map[string]*Route{}, plugins: opts.Plugins, rg: opts.RG, searchLimits: opts.SearchLimits, noVersions: opts.NoVersions,
+	k := &Kernel{byPath: map[string]*route.Entry{}, plugins: opts.Plugins, rg: opts.RG, searchLimits: opts.SearchLimits, noVersions: opts.NoVersions,
 		outlines: newOutlineGate(opts.Outlines)}
 	if k.rg == "" && !opts.NoRG {
 		k.rg, _ = exec.LookPath("rg")
@@ -51,41 +56,46 @@ func New(opts Options) *Kernel {
 	if k.plugins == nil {
 		k.plugins = noPlugins{}
 	}
-	for _, r := range k.table() {
+	for _, r := range k.table(opts.Mutations) {
 		k.routes = append(k.routes, r)
 		k.byPath[r.Path] = r
 	}
 	return k
 }
 
-// table is the one place routes are declared: read routes with their
-// handlers, mutation routes declared without one (package mutation
-// installs them) so capability-base repairs and Init know them even in a
-// kernel without mutations. Order is Init's order.
-func (k *Kernel) table() []*Route {
-	return []*Route{
-		{Path: "/r", Tool: "read", Base: ReadBase, Spec: readSpec, Handle: k.read, Init: "/r?path=<p>"},
-		{Path: "/f", Tool: "find", Base: ReadBase, Spec: findSpec, Handle: k.find, Init: "/f?name=<part>"},
-		{Path: "/g", Tool: "grep", Base: ReadBase, Spec: grepSpec, Handle: k.grep, Init: "/g?path=<p>&raw=<literal>"},
-		{Path: "/o", Tool: "outline", Base: ReadBase, Spec: outlineSpec, Handle: k.outlineFile, Init: "/o?path=<p>"},
-		{Path: "/t", Tool: "stat", Base: ReadBase, Spec: statSpec, Handle: k.stat, Init: "/t?path=<p>"},
-		{Path: "/p", Tool: "project", Base: ReadBase, Spec: projectSpec, Handle: k.project, Init: "/p"},
-		{Path: "/k", Tool: "plugins", Base: AnyBase, Spec: pluginSpec, Handle: k.plugin, Init: "/k"},
-		{Path: "/z", Tool: "range", Base: AnyBase, Spec: rangeSpec, Handle: k.rangeFallback},
+// table is the one place routes are declared, each with its handler: the
+// read routes' are the kernel's own, the mutation routes' are m's
+// (package mutation). Without m the mutation routes are still declared,
+// unserved, so capability-base repairs and Init know them. Order is Init's
+// order.
+func (k *Kernel) table(m *mutation.Host) []*route.Entry {
+	var w, e, a, x, s, b, j route.Handler
+	if m != nil {
+		w, e, a, x, s, b, j = m.Write, m.Edit, m.Patch, m.Terminal, m.Stage, m.BlobStatus, m.Result
+	}
+	return []*route.Entry{
+		{Path: "/r", Tool: "read", Base: route.ReadBase, Spec: readSpec, Handle: k.read, Init: "/r?path=<p>"},
+		{Path: "/f", Tool: "find", Base: route.ReadBase, Spec: findSpec, Handle: k.find, Init: "/f?name=<part>"},
+		{Path: "/g", Tool: "grep", Base: route.ReadBase, Spec: grepSpec, Handle: k.grep, Init: "/g?path=<p>&raw=<literal>"},
+		{Path: "/o", Tool: "outline", Base: route.ReadBase, Spec: outlineSpec, Handle: k.outlineFile, Init: "/o?path=<p>"},
+		{Path: "/t", Tool: "stat", Base: route.ReadBase, Spec: statSpec, Handle: k.stat, Init: "/t?path=<p>"},
+		{Path: "/p", Tool: "project", Base: route.ReadBase, Spec: projectSpec, Handle: k.project, Init: "/p"},
+		{Path: "/k", Tool: "plugins", Base: route.AnyBase, Spec: pluginSpec, Handle: k.plugin, Init: "/k"},
+		{Path: "/z", Tool: "range", Base: route.AnyBase, Spec: rangeSpec, Handle: k.rangeFallback},
 
-		{Path: "/w", Tool: "write", Base: MutationBase, Init: "/w?path=<p>&wait=1000&raw=<content>"},
-		{Path: "/e", Tool: "edit", Base: MutationBase, Init: "/e?path=<p>&old=<a>&new=<b>&wait=1000"},
-		{Path: "/a", Tool: "apply_patch", Base: MutationBase, Init: "/a?wait=1000&raw=<patch>"},
-		{Path: "/x", Tool: "terminal", Base: MutationBase, Init: "/x?wait=1000&raw=<command>"},
-		{Path: "/s", Tool: "stage", Base: MutationBase, Init: "/s?blob=<id>&i=<n>&count=<N>&raw=<chunk>"},
-		{Path: "/b", Tool: "blob_status", Base: MutationBase},
-		{Path: "/j", Tool: "result", Base: MutationBase, Init: "/j?call=<id>"},
+		{Path: "/w", Tool: "write", Base: route.MutationBase, Spec: mutation.WriteSpec, Handle: w, Init: "/w?path=<p>&wait=1000&raw=<content>"},
+		{Path: "/e", Tool: "edit", Base: route.MutationBase, Spec: mutation.EditSpec, Handle: e, Init: "/e?path=<p>&old=<a>&new=<b>&wait=1000"},
+		{Path: "/a", Tool: "apply_patch", Base: route.MutationBase, Spec: mutation.PatchSpec, Handle: a, Init: "/a?wait=1000&raw=<patch>"},
+		{Path: "/x", Tool: "terminal", Base: route.MutationBase, Spec: mutation.TerminalSpec, Handle: x, Init: "/x?wait=1000&raw=<command>"},
+		{Path: "/s", Tool: "stage", Base: route.MutationBase, Spec: mutation.StageSpec, Handle: s, Init: "/s?blob=<id>&i=<n>&count=<N>&raw=<chunk>"},
+		{Path: "/b", Tool: "blob_status", Base: route.MutationBase, Spec: mutation.BlobSpec, Handle: b},
+		{Path: "/j", Tool: "result", Base: route.MutationBase, Spec: mutation.ResultSpec, Handle: j, Init: "/j?call=<id>"},
 	}
 }
 
-// Handle installs the spec and handler of a declared route (the mutation
-// kernel's entry point, and tests'). It must be called before serving.
-func (k *Kernel) Handle(path string, spec *transport.Spec, h Handler) {
+// Handle replaces the spec and handler of a declared route, before
+// serving: tests serve stand-ins with it.
+func (k *Kernel) Handle(path string, spec *transport.Spec, h route.Handler) {
 	r, ok := k.byPath[path]
 	if !ok {
 		panic("kernel: Handle of undeclared route " + path)
@@ -94,56 +104,16 @@ func (k *Kernel) Handle(path string, spec *transport.Spec, h Handler) {
 }
 
 // Route returns the declared route for a path ("/r").
-func (k *Kernel) Route(path string) (*Route, bool) {
+func (k *Kernel) Route(path string) (*route.Entry, bool) {
 	r, ok := k.byPath[path]
 	return r, ok
 }
 
 // Routes returns the table in declaration order.
-func (k *Kernel) Routes() []*Route { return k.routes }
-
-// Call is one request on its way through a route.
-type Call struct {
-	Session Session
-	Bases   Bases
-	// On is the base kind the request arrived on (ReadBase or MutationBase).
-	On    BaseKind
-	Route *Route
-	Args  *transport.Args
-	// Head is set for HEAD requests: the agent sees no body, so nothing it
-	// "read" may count as read coverage.
-	Head bool
-	// Target is the request as written, for recovery URLs that must
-	// repeat it exactly with one control parameter changed (retry and
-	// repeat carry a new run=).
-	Target *transport.Target
-
-	// Set by journaled handlers, for the activity view: the intent's call
-	// id, and whether this request replayed an existing intent.
-	Intent   string
-	Replayed bool
-}
-
-// StoresAnswer reports whether the call's JSON answer goes into the
-// session's replay store and becomes what /z?last=1 reads: not for HEAD
-// (the agent saw no body), not for /z itself, whose answers, errors
-// included, never replace the last pointer, and not for a route that does
-// not exist (Route nil): a mistyped /Z?last=1 must not replace the answer
-// it meant to recover with its own short unknown_route.
-func (c *Call) StoresAnswer() bool {
-	return !c.Head && c.Session.Replay() != nil && c.Route != nil && c.Route.Path != rangeSpec.Route
-}
-
-// Base is the exact base the call arrived on.
-func (c *Call) Base() string { return c.Bases.Of(c.On) }
-
-// URL builds an exact URL on the call's base.
-func (c *Call) URL(route string, q *transport.Query) string {
-	return transport.URL(c.Base(), route, q)
-}
+func (k *Kernel) Routes() []*route.Entry { return k.routes }
 
 // Serve binds the target's parameters to a served route and runs it.
-func (k *Kernel) Serve(ctx context.Context, c *Call, t *transport.Target) (any, *transport.Error) {
+func (k *Kernel) Serve(ctx context.Context, c *route.Call, t *transport.Target) (any, *transport.Error) {
 	if !c.Route.Served() {
 		return nil, k.UnknownRoute(c.Route.Path, c.On)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/outline"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -89,7 +90,7 @@ type outlineAnswer struct {
 // of a JS/TS or Go file. Another kind of file gets the exact /r URL instead.
 // The file is read and outlined holding a slot of the kernel's
 // outlineGate; without one the answer is the retryable outline_busy.
-func (k *Kernel) outlineFile(ctx context.Context, c *Call) (any, *transport.Error) {
+func (k *Kernel) outlineFile(ctx context.Context, c *route.Call) (any, *transport.Error) {
 	sc := c.Session.Scope()
 	p := c.Args.Text("path")
 	rp, err := sc.ResolveExisting(p)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/geturl/fault"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -183,7 +184,7 @@ func TestOutlineGate(t *testing.T) {
 		serve := func(ctx context.Context) result {
 			tg, _ := transport.ParseTarget("/o?path=a.ts")
 			rt, _ := p.k.Route("/o")
-			v, terr := p.k.Serve(ctx, &Call{Session: p.s, Bases: Bases{Read: readBase}, On: ReadBase, Route: rt}, tg)
+			v, terr := p.k.Serve(ctx, &route.Call{Session: p.s, Bases: route.Bases{Read: readBase}, On: route.ReadBase, Route: rt}, tg)
 			if terr != nil {
 				return result{err: terr}
 			}

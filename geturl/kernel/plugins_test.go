@@ -5,20 +5,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
 type fakePlugins struct{}
 
-func (fakePlugins) List() []PluginSummary {
-	return []PluginSummary{{ID: "hub-status", Description: "the hub's adapters", Tools: 1}}
+func (fakePlugins) List() []route.PluginSummary {
+	return []route.PluginSummary{{ID: "hub-status", Description: "the hub's adapters", Tools: 1}}
 }
 
-func (fakePlugins) Tools(id string) ([]PluginTool, bool) {
+func (fakePlugins) Tools(id string) ([]route.PluginTool, bool) {
 	if id != "hub-status" {
 		return nil, false
 	}
-	return []PluginTool{{Name: "status", InputSchema: json.RawMessage(`{"type":"object"}`)}}, true
+	return []route.PluginTool{{Name: "status", InputSchema: json.RawMessage(`{"type":"object"}`)}}, true
 }
 
 func TestPluginDiscovery(t *testing.T) {
@@ -26,7 +27,7 @@ func TestPluginDiscovery(t *testing.T) {
 	if body := p.ok("/k", nil); body != `{"ok":true,"plugins":[]}` {
 		t.Fatalf("%s", body)
 	}
-	p.fail("/k?plugin=hub-status", CodeUnknownPlugin)
+	p.fail("/k?plugin=hub-status", route.CodeUnknownPlugin)
 
 	p.k = New(Options{Plugins: fakePlugins{}})
 	if body := p.ok("/k", nil); !strings.Contains(body, `"id":"hub-status"`) {
@@ -36,7 +37,7 @@ func TestPluginDiscovery(t *testing.T) {
 		t.Fatalf("%s", body)
 	}
 	p.fail("/k?plugin=hub-status&tool=status&raw={}", CodePluginCallsUnavailable)
-	if e := p.fail("/k?plugin=hub-status&tool=nope", CodeUnknownTool); !strings.Contains(e.Hint, readBase+"/k?plugin=hub-status") {
+	if e := p.fail("/k?plugin=hub-status&tool=nope", route.CodeUnknownTool); !strings.Contains(e.Hint, readBase+"/k?plugin=hub-status") {
 		t.Fatalf("%+v", e)
 	}
 	p.fail("/k?raw={}", transport.CodeMissingParameter)

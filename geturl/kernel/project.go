@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hubdev/hub/geturl/discover"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -20,7 +21,7 @@ type projectAnswer struct {
 // project answers /p: executables on PATH (presence and version, never
 // their location), project markers, package.json scripts, go.mod and
 // Makefile targets — what to build and test with, without a mutation.
-func (k *Kernel) project(ctx context.Context, c *Call) (any, *transport.Error) {
+func (k *Kernel) project(ctx context.Context, c *route.Call) (any, *transport.Error) {
 	d := discover.Discoverer{Scope: c.Session.Scope(), NoVersions: k.noVersions}
 	return projectAnswer{OK: true, Root: sandbox.VirtualRoot, Project: d.Discover(ctx)}, nil
 }

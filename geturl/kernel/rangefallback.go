@@ -7,6 +7,7 @@ import (
 
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -28,23 +29,13 @@ var rangeSpec = &transport.Spec{
 	Requires: [][2]string{{"offset", "length"}, {"length", "offset"}},
 }
 
-// Level is the replay level of the call's base: what it may store and
-// read back (replay.Level). An answer from the mutation base is never
-// replayed through the read base.
-func (c *Call) Level() replay.Level {
-	if c.On == MutationBase {
-		return replay.MutationLevel
-	}
-	return replay.ReadLevel
-}
-
 // rangeFallback answers /z with one plain-text piece of a stored response.
 // It never runs anything again and never becomes the "last" response, not
 // even when it answers an error (see Call.StoresAnswer): one mistyped
 // recovery URL must not lose what last=1 recovers. A response the
-// mutation base answered is refused on the read base (kernel.WrongBase:
+// mutation base answered is refused on the read base (route.WrongBase:
 // the agent is sent to bases.m without this answer naming it).
-func (k *Kernel) rangeFallback(_ context.Context, c *Call) (any, *transport.Error) {
+func (k *Kernel) rangeFallback(_ context.Context, c *route.Call) (any, *transport.Error) {
 	store := c.Session.Replay()
 	at := c.Level()
 	id := c.Args.Text("id")
@@ -83,15 +74,15 @@ func (k *Kernel) rangeFallback(_ context.Context, c *Call) (any, *transport.Erro
 		return nil, &transport.Error{Code: CodeRangeOutOfBounds, Detail: err.Error(), Retryable: true,
 			Hint: "start again from " + c.URL("/z", new(transport.Query).Add("id", id).Add("part", "0")), Action: fault.ActionCorrectRequest}
 	}
-	return PlainText(r.Render(c.URL("/z", &next))), nil
+	return route.PlainText(r.Render(c.URL("/z", &next))), nil
 }
 
 // aboveLevel refuses, on the read base, a /z of a response the mutation
 // base answered: the same request belongs on bases.m.
-func (k *Kernel) aboveLevel(c *Call, detail string) *transport.Error {
+func (k *Kernel) aboveLevel(c *route.Call, detail string) *transport.Error {
 	suffix := c.Route.Path
 	if c.Target != nil {
 		suffix = c.Target.Rewrite(c.Route.Path, nil, "")
 	}
-	return WrongBase(c, detail, suffix)
+	return route.WrongBase(c, detail, suffix)
 }

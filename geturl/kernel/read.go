@@ -7,6 +7,7 @@ import (
 
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/files"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 	"github.com/hubdev/hub/hub/jsonw"
 )
@@ -89,7 +90,7 @@ func (a *readAnswer) AppendJSON(b []byte) ([]byte, error) {
 
 // read answers /r. What it returned is recorded as read coverage (not for
 // HEAD, whose body nobody sees).
-func (k *Kernel) read(_ context.Context, c *Call) (any, *transport.Error) {
+func (k *Kernel) read(_ context.Context, c *route.Call) (any, *transport.Error) {
 	targets, terr := readTargets(c.Args)
 	if terr != nil {
 		return nil, terr

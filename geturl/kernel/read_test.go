@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/geturl/files"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -243,7 +244,7 @@ func TestHeadRecordsNoCoverage(t *testing.T) {
 	p := newProject(t, map[string]string{"a.txt": "a\n"})
 	tg, _ := transport.ParseTarget("/r?path=a.txt")
 	rt, _ := p.k.Route("/r")
-	c := &Call{Session: p.s, Bases: Bases{Read: readBase}, On: ReadBase, Route: rt, Head: true}
+	c := &route.Call{Session: p.s, Bases: route.Bases{Read: readBase}, On: route.ReadBase, Route: rt, Head: true}
 	if _, err := p.k.Serve(context.Background(), c, tg); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -30,12 +31,12 @@ func TestRouteTable(t *testing.T) {
 	}
 	for _, p := range []string{"/w", "/e", "/a", "/x", "/s", "/b", "/j"} {
 		r, ok := k.Route(p)
-		if !ok || r.Base != MutationBase || r.Served() {
+		if !ok || r.Base != route.MutationBase || r.Served() {
 			t.Fatalf("%s: mutation route must be declared, unserved, on the mutation base", p)
 		}
 	}
 	for _, p := range []string{"/k", "/z"} {
-		if r, _ := k.Route(p); r.Base != AnyBase || !r.Served() {
+		if r, _ := k.Route(p); r.Base != route.AnyBase || !r.Served() {
 			t.Fatalf("%s must be served on both bases", p)
 		}
 	}
@@ -52,11 +53,11 @@ func TestRouteTable(t *testing.T) {
 
 func TestUnknownRouteListsWhatTheBaseServes(t *testing.T) {
 	k := New(Options{})
-	e := k.UnknownRoute("/q", ReadBase)
+	e := k.UnknownRoute("/q", route.ReadBase)
 	if e.Code != transport.CodeUnknownRoute || !strings.Contains(e.Hint, "/r") || strings.Contains(e.Hint, "/w") {
 		t.Fatalf("%+v", e)
 	}
-	e = k.UnknownRoute("/q", MutationBase)
+	e = k.UnknownRoute("/q", route.MutationBase)
 	if strings.Contains(e.Hint, "/r ") || !strings.Contains(e.Hint, "/k") {
 		t.Fatalf("%+v", e)
 	}
@@ -67,15 +68,15 @@ func TestUnknownRouteListsWhatTheBaseServes(t *testing.T) {
 func TestStoresAnswer(t *testing.T) {
 	p := newProject(t, nil)
 	k := New(Options{})
-	rt := func(path string) *Route { r, _ := k.Route(path); return r }
+	rt := func(path string) *route.Entry { r, _ := k.Route(path); return r }
 	for _, c := range []struct {
-		call Call
+		call route.Call
 		want bool
 	}{
-		{Call{Session: p.s, Route: rt("/r")}, true},
-		{Call{Session: p.s, Route: rt("/r"), Head: true}, false},
-		{Call{Session: p.s, Route: rt("/z")}, false},
-		{Call{Session: p.s}, false}, // no such route
+		{route.Call{Session: p.s, Route: rt("/r")}, true},
+		{route.Call{Session: p.s, Route: rt("/r"), Head: true}, false},
+		{route.Call{Session: p.s, Route: rt("/z")}, false},
+		{route.Call{Session: p.s}, false}, // no such route
 	} {
 		if got := c.call.StoresAnswer(); got != c.want {
 			t.Errorf("%+v: StoresAnswer %v", c.call.Route, got)

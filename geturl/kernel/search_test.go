@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/geturl/fault"
-	"github.com/hubdev/hub/geturl/transport"
 	"github.com/hubdev/hub/geturl/internal/corpus"
+	"github.com/hubdev/hub/geturl/transport"
 )
 
 type grepResult struct {

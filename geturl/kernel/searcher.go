@@ -4,18 +4,19 @@ import (
 	"errors"
 
 	"github.com/hubdev/hub/geturl/fault"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/search"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
 // searcher is the session's search engine, with the rg found once at New.
-func (k *Kernel) searcher(c *Call) *search.Searcher {
+func (k *Kernel) searcher(c *route.Call) *search.Searcher {
 	return &search.Searcher{Scope: c.Session.Scope(), RG: k.rg, Limits: k.searchLimits}
 }
 
 // searchFailure maps search errors that are not regex errors.
-func (k *Kernel) searchFailure(c *Call, path string, err error) *transport.Error {
+func (k *Kernel) searchFailure(c *route.Call, path string, err error) *transport.Error {
 	display := c.Session.Scope().Display(path)
 	if sandbox.Code(err) != "" {
 		return pathFailure(display, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hubdev/hub/geturl/files"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -20,7 +21,7 @@ type statAnswer struct {
 
 // stat answers /t: kind, size and modification time; a symlink is described
 // as a link, its target named only when inside the project.
-func (k *Kernel) stat(_ context.Context, c *Call) (any, *transport.Error) {
+func (k *Kernel) stat(_ context.Context, c *route.Call) (any, *transport.Error) {
 	p := c.Args.Text("path")
 	sc := c.Session.Scope()
 	info, err := files.NewReader(sc).Stat(p)

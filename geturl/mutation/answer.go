@@ -8,8 +8,8 @@ import (
 
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/journal"
-	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/mutate"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -39,7 +39,7 @@ type recordAnswer struct {
 // its one execution (detached from the request), a replay starts
 // nothing. Either way the request may wait up to wait= for the record to
 // finish, then gets the record.
-func (h *Host) journaled(ctx context.Context, c *kernel.Call, st *State, in journal.Intent) (any, *transport.Error) {
+func (h *Host) journaled(ctx context.Context, c *route.Call, st *State, in journal.Intent) (any, *transport.Error) {
 	root := c.Session.Scope().Root()
 	exec := in.Exec
 	in.Exec = func(ctx context.Context, run *journal.Run) (any, *fault.Error) {
@@ -70,7 +70,7 @@ func (h *Host) journaled(ctx context.Context, c *kernel.Call, st *State, in jour
 }
 
 // noteChange tells Options.Changed what a file mutation changed.
-func (h *Host) noteChange(sess kernel.Session, call, tool string, res any) {
+func (h *Host) noteChange(sess route.Session, call, tool string, res any) {
 	cp, ok := res.(mutate.Changes)
 	if h.changed == nil || !ok {
 		return
@@ -88,7 +88,7 @@ func (h *Host) noteChange(sess kernel.Session, call, tool string, res any) {
 
 // answer is the record's answer, after waiting up to wait= for it to
 // finish; replayed marks a request that found it.
-func (h *Host) answer(ctx context.Context, c *kernel.Call, st *State, rec journal.Record, replayed bool) (any, *transport.Error) {
+func (h *Host) answer(ctx context.Context, c *route.Call, st *State, rec journal.Record, replayed bool) (any, *transport.Error) {
 	c.Intent, c.Replayed = rec.Call, replayed
 	if ms := c.Args.IntOr("wait", 0); ms > 0 && !rec.State.Finished() && !rec.Evicted {
 		rec, _ = st.Journal.Wait(ctx, rec.Call, waitFor(ms))
@@ -97,7 +97,7 @@ func (h *Host) answer(ctx context.Context, c *kernel.Call, st *State, rec journa
 }
 
 // render answers a record; replayed marks a request that found it.
-func (h *Host) render(c *kernel.Call, rec journal.Record, replayed bool, root string) (any, *transport.Error) {
+func (h *Host) render(c *route.Call, rec journal.Record, replayed bool, root string) (any, *transport.Error) {
 	if rec.State == journal.Failed && rec.Err != nil && !rec.Evicted {
 		e := transport.ErrorOf(rec.Err)
 		e.Repair = foregroundRepair(c, rec)
@@ -156,7 +156,7 @@ func fits(u string) bool {
 }
 
 // origin is the request as written from its route on, for Intent.Origin.
-func origin(c *kernel.Call) string {
+func origin(c *route.Call) string {
 	if c.Target == nil {
 		return ""
 	}
@@ -165,7 +165,7 @@ func origin(c *kernel.Call) string {
 
 // recoveryOrigin is the request a retry or repeat URL repeats: the
 // intent's own (a /j poll has no other), else this request's.
-func recoveryOrigin(c *kernel.Call, rec journal.Record) string {
+func recoveryOrigin(c *route.Call, rec journal.Record) string {
 	if rec.Origin != "" {
 		return rec.Origin
 	}
@@ -192,7 +192,7 @@ func withRun(o, nonce string) string {
 // native ones: identity from in.Tool, in.Args and the request's
 // run=/call=, one
 // execution detached from the request, the record as the answer.
-func (h *Host) Journaled(ctx context.Context, c *kernel.Call, in journal.Intent) (any, *transport.Error) {
+func (h *Host) Journaled(ctx context.Context, c *route.Call, in journal.Intent) (any, *transport.Error) {
 	st, terr := prepare(c, "")
 	if terr != nil {
 		return nil, terr
@@ -205,7 +205,7 @@ func (h *Host) Journaled(ctx context.Context, c *kernel.Call, in journal.Intent)
 // learns its outcome even when what would run it is not there now (a
 // plugin gone, a bridge that cannot classify the call while it is down).
 // held is false when the journal does not hold it; nothing is recorded.
-func (h *Host) Replayed(ctx context.Context, c *kernel.Call, in journal.Intent) (res any, held bool, terr *transport.Error) {
+func (h *Host) Replayed(ctx context.Context, c *route.Call, in journal.Intent) (res any, held bool, terr *transport.Error) {
 	st, terr := prepare(c, "")
 	if terr != nil {
 		return nil, false, nil
@@ -221,4 +221,4 @@ func (h *Host) Replayed(ctx context.Context, c *kernel.Call, in journal.Intent) 
 
 // Origin is the request as written from its route on ("/k?plugin=…"),
 // for repair URLs that send the same request to another base.
-func Origin(c *kernel.Call) string { return origin(c) }
+func Origin(c *route.Call) string { return origin(c) }

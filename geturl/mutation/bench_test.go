@@ -1,4 +1,4 @@
-package mutation
+package mutation_test
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/hubdev/hub/geturl/internal/benchdata"
 	"github.com/hubdev/hub/geturl/internal/cputime"
+	"github.com/hubdev/hub/geturl/mutation"
 	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -202,7 +203,7 @@ func BenchmarkStagedWrite4Chunks(b *testing.B) {
 // wait=1500 until it finished, the record. server-cpu-µs/op is the
 // server's; shell-cpu-µs/op the shell's it started.
 func BenchmarkJournaledTerminalTrue(b *testing.B) {
-	e := newEnvWith(b, rw, Options{Terminal: &terminal.Config{}}, benchTree())
+	e := newEnvWith(b, rw, mutation.Options{Terminal: &terminal.Config{}}, benchTree())
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -1,4 +1,4 @@
-package mutation
+package mutation_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/mutation"
 	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -18,7 +19,7 @@ import (
 func TestChangedReportsTheFilesAMutationChanged(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
-	o := Options{Terminal: &terminal.Config{}, Changed: func(c Change) {
+	o := mutation.Options{Terminal: &terminal.Config{}, Changed: func(c mutation.Change) {
 		mu.Lock()
 		defer mu.Unlock()
 		if c.Session == nil || c.Call == "" {

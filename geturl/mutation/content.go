@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/hubdev/hub/geturl/fault"
-	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/mutate"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/staging"
 	"github.com/hubdev/hub/geturl/transport"
@@ -16,7 +16,7 @@ import (
 // route's spec has already made sure exactly one is present): a staged
 // blob (blobParam, with its optional countParam), a text parameter, or
 // the raw= tail.
-func content(c *kernel.Call, st *State, blobParam, countParam string, names ...string) (string, *transport.Error) {
+func content(c *route.Call, st *State, blobParam, countParam string, names ...string) (string, *transport.Error) {
 	if blobParam != "" && c.Args.Has(blobParam) {
 		text, f := st.Staging.Assemble(c.Args.Text(blobParam), c.Args.IntOr(countParam, 0))
 		return text, transport.ErrorOf(f)
@@ -45,7 +45,7 @@ func countParam(name string) transport.Param {
 // with the terminal, since changing it is running commands. Every file
 // mutation gets its sandbox.Allow here, before it becomes an intent
 // (resolvePath) and when the engine runs it (Host.engine).
-func allowOf(p kernel.Permissions) sandbox.Allow {
+func allowOf(p route.Permissions) sandbox.Allow {
 	return sandbox.Allow{Autorun: p.Terminal}
 }
 
@@ -53,7 +53,7 @@ func allowOf(p kernel.Permissions) sandbox.Allow {
 // returns its /project spelling, which both the intent's identity and the
 // engine use (so a/b, ./a/b and /project/a/b are one intent). A path the
 // sandbox refuses never becomes an intent.
-func resolvePath(s kernel.Session, p string) (string, *transport.Error) {
+func resolvePath(s route.Session, p string) (string, *transport.Error) {
 	sc := s.Scope()
 	if strings.HasSuffix(p, "/") && len(p) > 1 {
 		return "", &transport.Error{Code: "invalid_path", Detail: "a path ending in / names a directory: " + sc.Display(p),
@@ -104,7 +104,7 @@ const CodeMutationsUnavailable = "mutations_unavailable"
 
 // prepare checks the session's permission for a tool and returns its
 // mutation state; a refusal here comes before any intent exists.
-func prepare(c *kernel.Call, need string) (*State, *transport.Error) {
+func prepare(c *route.Call, need string) (*State, *transport.Error) {
 	p := c.Session.Permissions()
 	allowed := p.Mutations()
 	switch need {

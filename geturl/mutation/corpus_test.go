@@ -1,4 +1,4 @@
-package mutation
+package mutation_test
 
 import (
 	"fmt"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/hubdev/hub/geturl/transport"
 	"github.com/hubdev/hub/geturl/internal/corpus"
+	"github.com/hubdev/hub/geturl/transport"
 )
 
 // TestCorpusThroughRoutes sends every text of the transport's nasty-string

@@ -1,7 +1,11 @@
-// Package mutation is geturl's mutation kernel: the handlers of the
-// mutation routes /w (write), /e (edit), /a (apply_patch), /x (terminal),
-// /s (stage), /b (blob status) and /j (journal result), installed on the
-// kernel's route table with Install.
+// Package mutation is geturl's mutation routes: the Host's handlers of /w
+// (write), /e (edit), /a (apply_patch), /x (terminal), /s (stage), /b (blob
+// status) and /j (journal result), with their parameter specs, which the
+// kernel's route table names. The engines below it (the intent journal,
+// staging, the file-change engine, the terminal) answer in fault.Error;
+// this package turns their faults into the agent's answer and adds the
+// recovery URLs only it can build (poll, retry, repeat, a background
+// launch's foreground repair).
 //
 // Every file or terminal mutation goes through the session generation's
 // IntentJournal (package journal): the handler binds the route's strict

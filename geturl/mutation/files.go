@@ -5,8 +5,8 @@ import (
 
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/journal"
-	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/mutate"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -17,9 +17,9 @@ func journalControls() []transport.Param {
 
 var callOrRun = transport.Group{Names: []string{"call", "run"}}
 
-// writeSpec is /w: a path and the whole content, by the raw tail, a staged
+// WriteSpec is /w: a path and the whole content, by the raw tail, a staged
 // blob (with its optional count) or content=.
-var writeSpec = &transport.Spec{
+var WriteSpec = &transport.Spec{
 	Route: "/w",
 	Params: append([]transport.Param{
 		{Name: "path", Aliases: []string{"file"}, Required: true},
@@ -34,9 +34,9 @@ var writeSpec = &transport.Spec{
 	Requires: [][2]string{{"count", "blob"}},
 }
 
-// editSpec is /e: a path, the old text (old= or a staged oldBlob) and the
+// EditSpec is /e: a path, the old text (old= or a staged oldBlob) and the
 // new text (new=, a staged newBlob, or the raw tail).
-var editSpec = &transport.Spec{
+var EditSpec = &transport.Spec{
 	Route: "/e",
 	Params: append([]transport.Param{
 		{Name: "path", Aliases: []string{"file"}, Required: true},
@@ -54,8 +54,8 @@ var editSpec = &transport.Spec{
 	Requires: [][2]string{{"oldCount", "oldBlob"}, {"newCount", "newBlob"}},
 }
 
-// patchSpec is /a: the patch by the raw tail, a staged blob or patch=.
-var patchSpec = &transport.Spec{
+// PatchSpec is /a: the patch by the raw tail, a staged blob or patch=.
+var PatchSpec = &transport.Spec{
 	Route: "/a",
 	Params: append([]transport.Param{
 		{Name: "patch"},
@@ -71,7 +71,7 @@ var patchSpec = &transport.Spec{
 
 // engine is the file engine for one call: the session's scope, ledger,
 // edit tracker and authority, the process's project gate.
-func (h *Host) engine(c *kernel.Call, st *State) *mutate.Engine {
+func (h *Host) engine(c *route.Call, st *State) *mutate.Engine {
 	return &mutate.Engine{Scope: c.Session.Scope(), Ledger: st.Ledger, Gate: h.gate, Logs: h.logs, Edits: st.Edits,
 		Allow: allowOf(c.Session.Permissions())}
 }
@@ -87,8 +87,8 @@ func engineErr(err error) *fault.Error {
 	return &fault.Error{Code: mutate.CodeWriteFailed, Detail: "the mutation failed", Retryable: true, Action: fault.ActionRetryLater}
 }
 
-// write answers /w.
-func (h *Host) write(ctx context.Context, c *kernel.Call) (any, *transport.Error) {
+// Write answers /w.
+func (h *Host) Write(ctx context.Context, c *route.Call) (any, *transport.Error) {
 	st, terr := prepare(c, "write")
 	if terr != nil {
 		return nil, terr
@@ -112,8 +112,8 @@ func (h *Host) write(ctx context.Context, c *kernel.Call) (any, *transport.Error
 	})
 }
 
-// edit answers /e.
-func (h *Host) edit(ctx context.Context, c *kernel.Call) (any, *transport.Error) {
+// Edit answers /e.
+func (h *Host) Edit(ctx context.Context, c *route.Call) (any, *transport.Error) {
 	st, terr := prepare(c, "write")
 	if terr != nil {
 		return nil, terr
@@ -141,9 +141,9 @@ func (h *Host) edit(ctx context.Context, c *kernel.Call) (any, *transport.Error)
 	})
 }
 
-// patch answers /a. The patch's paths are resolved by the engine (every
+// Patch answers /a. The patch's paths are resolved by the engine (every
 // section, Move to included); the intent's identity is the patch text.
-func (h *Host) patch(ctx context.Context, c *kernel.Call) (any, *transport.Error) {
+func (h *Host) Patch(ctx context.Context, c *route.Call) (any, *transport.Error) {
 	st, terr := prepare(c, "write")
 	if terr != nil {
 		return nil, terr

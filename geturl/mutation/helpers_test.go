@@ -1,4 +1,4 @@
-package mutation
+package mutation_test
 
 import (
 	"encoding/json"
@@ -18,7 +18,9 @@ import (
 	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/gateway"
 	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/mutation"
 	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -27,21 +29,21 @@ import (
 // mutation state.
 type testSession struct {
 	scope  *sandbox.Scope
-	perm   kernel.Permissions
+	perm   route.Permissions
 	store  *replay.Store
-	tokens map[gateway.Capability]string
-	state  *State
+	tokens map[route.Capability]string
+	state  *mutation.State
 }
 
-func (s *testSession) Scope() *sandbox.Scope           { return s.scope }
-func (s *testSession) Permissions() kernel.Permissions { return s.perm }
-func (s *testSession) Replay() *replay.Store           { return s.store }
-func (s *testSession) Coverage() kernel.Coverage       { return s.state.Ledger }
-func (s *testSession) Project() string                 { return "demo" }
-func (s *testSession) Token(c gateway.Capability) string {
+func (s *testSession) Scope() *sandbox.Scope          { return s.scope }
+func (s *testSession) Permissions() route.Permissions { return s.perm }
+func (s *testSession) Replay() *replay.Store          { return s.store }
+func (s *testSession) Coverage() route.Coverage       { return s.state.Ledger }
+func (s *testSession) Project() string                { return "demo" }
+func (s *testSession) Token(c route.Capability) string {
 	return s.tokens[c]
 }
-func (s *testSession) Mutations() *State { return s.state }
+func (s *testSession) Mutations() *mutation.State { return s.state }
 
 // env is a project served by a real gateway with the mutation kernel
 // installed, plus a directory outside the project that escapes aim at.
@@ -49,26 +51,25 @@ type env struct {
 	t       testing.TB
 	root    string // canonical
 	outside string // canonical
-	host    *Host
+	host    *mutation.Host
 	k       *kernel.Kernel
 	srv     *httptest.Server
-	table   *gateway.TokenTable
+	table   *route.TokenTable
 	sess    *testSession
 	r, m    string // the session's bases
 }
 
-func newEnv(t testing.TB, perm kernel.Permissions, tree map[string]string) *env {
+func newEnv(t testing.TB, perm route.Permissions, tree map[string]string) *env {
 	t.Helper()
-	return newEnvWith(t, perm, Options{}, tree)
+	return newEnvWith(t, perm, mutation.Options{}, tree)
 }
 
-func newEnvWith(t testing.TB, perm kernel.Permissions, o Options, tree map[string]string) *env {
+func newEnvWith(t testing.TB, perm route.Permissions, o mutation.Options, tree map[string]string) *env {
 	t.Helper()
-	e := &env{t: t, root: realDir(t, t.TempDir()), outside: realDir(t, t.TempDir()), table: &gateway.TokenTable{}}
+	e := &env{t: t, root: realDir(t, t.TempDir()), outside: realDir(t, t.TempDir()), table: &route.TokenTable{}}
 	writeTree(t, e.root, tree)
-	e.host = NewHost(o)
-	e.k = kernel.New(kernel.Options{NoRG: true, NoVersions: true})
-	e.host.Install(e.k)
+	e.host = mutation.NewHost(o)
+	e.k = kernel.New(kernel.Options{Mutations: e.host, NoRG: true, NoVersions: true})
 	e.srv = httptest.NewUnstartedServer(nil)
 	port := e.srv.Listener.Addr().(*net.TCPAddr).Port
 	e.srv.Config.Handler = gateway.New(gateway.Options{Sessions: e.table, Kernel: e.k, Port: port})
@@ -76,22 +77,22 @@ func newEnvWith(t testing.TB, perm kernel.Permissions, o Options, tree map[strin
 	t.Cleanup(e.srv.Close)
 	e.sess = e.newSession(perm, "A")
 	origin := "http://127.0.0.1:" + strconv.Itoa(port)
-	e.r = origin + "/v0/" + e.sess.tokens[gateway.CapRead]
-	if tok := e.sess.tokens[gateway.CapMutation]; tok != "" {
+	e.r = origin + "/v0/" + e.sess.tokens[route.CapRead]
+	if tok := e.sess.tokens[route.CapMutation]; tok != "" {
 		e.m = origin + "/v0/" + tok
 	}
 	return e
 }
 
-func (e *env) newSession(perm kernel.Permissions, seed string) *testSession {
+func (e *env) newSession(perm route.Permissions, seed string) *testSession {
 	sc, err := sandbox.New(e.root)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	s := &testSession{scope: sc, perm: perm, store: replay.New(nil), state: NewState(&files.Ledger{}, nil),
-		tokens: map[gateway.Capability]string{gateway.CapInit: seed + "Init001", gateway.CapRead: seed + "Read001"}}
+	s := &testSession{scope: sc, perm: perm, store: replay.New(nil), state: mutation.NewState(&files.Ledger{}, nil),
+		tokens: map[route.Capability]string{route.CapInit: seed + "Init001", route.CapRead: seed + "Read001"}}
 	if perm.Mutations() {
-		s.tokens[gateway.CapMutation] = seed + "Mut0001"
+		s.tokens[route.CapMutation] = seed + "Mut0001"
 	}
 	e.table.Add(s)
 	return s
@@ -249,4 +250,4 @@ func (e *env) missing(rel string) bool {
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-var rw = kernel.Permissions{Write: true, Terminal: true}
+var rw = route.Permissions{Write: true, Terminal: true}

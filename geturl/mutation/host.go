@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/mutate"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/hub"
 )
@@ -35,8 +35,8 @@ type Options struct {
 // Change is one successful file mutation as the operator may see it:
 // which files, never their content.
 type Change struct {
-	Session kernel.Session
-	// Call is the intent's call id, as the request's kernel.Call.Intent.
+	Session route.Session
+	// Call is the intent's call id, as the request's route.Call.Intent.
 	Call string
 	// Tool is write, edit or apply_patch.
 	Tool string
@@ -73,17 +73,6 @@ func NewHost(o Options) *Host {
 		h.pollWait = 1000
 	}
 	return h
-}
-
-// Install serves the mutation routes of k.
-func (h *Host) Install(k *kernel.Kernel) {
-	k.Handle("/w", writeSpec, h.write)
-	k.Handle("/e", editSpec, h.edit)
-	k.Handle("/a", patchSpec, h.patch)
-	k.Handle("/x", terminalSpec, h.terminal)
-	k.Handle("/s", stageSpec, h.stage)
-	k.Handle("/b", blobSpec, h.blobStatus)
-	k.Handle("/j", resultSpec, h.result)
 }
 
 // Run makes ctx (the adapter's Serve context) the lifetime of the

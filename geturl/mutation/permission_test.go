@@ -1,4 +1,4 @@
-package mutation
+package mutation_test
 
 import (
 	"encoding/json"
@@ -6,14 +6,15 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/geturl/internal/treetest"
-	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/mutation"
+	"github.com/hubdev/hub/geturl/route"
 )
 
 // A read-only session has no mutation base: every mutation route, on the
 // only base it has, is refused with no effect, and no URL it is offered
 // performs the mutation either.
 func TestReadOnlySessionRefusesEveryMutation(t *testing.T) {
-	e := newEnv(t, kernel.Permissions{}, map[string]string{"f.txt": "keep\n"})
+	e := newEnv(t, route.Permissions{}, map[string]string{"f.txt": "keep\n"})
 	var init struct {
 		Bases map[string]string
 	}
@@ -35,7 +36,7 @@ func TestReadOnlySessionRefusesEveryMutation(t *testing.T) {
 		"/j?call=auto:write:0123456789abcdef",
 	} {
 		a := e.do(e.r + q)
-		if a.OK || a.ErrorCode != kernel.CodeMutationsDisabled {
+		if a.OK || a.ErrorCode != route.CodeMutationsDisabled {
 			t.Errorf("%s: %s", q, a.raw)
 		}
 		if a.Repair != "" || a.Retry != "" || a.Repeat != "" || a.Poll != "" {
@@ -54,9 +55,9 @@ func TestReadOnlySessionRefusesEveryMutation(t *testing.T) {
 // Per-route permission: file tools need write, /x needs terminal; staging
 // and results serve either. Refusals come before any intent.
 func TestPerRoutePermissions(t *testing.T) {
-	term := newEnv(t, kernel.Permissions{Terminal: true}, map[string]string{"f.txt": "keep\n"})
+	term := newEnv(t, route.Permissions{Terminal: true}, map[string]string{"f.txt": "keep\n"})
 	for _, q := range []string{"/w?path=n.txt&raw=x", "/e?path=f.txt&old=keep&new=x", "/a?raw=***+Begin+Patch~n***+Delete+File:+f.txt~n***+End+Patch~n"} {
-		a := term.fail(term.m+q, CodeToolNotPermitted)
+		a := term.fail(term.m+q, mutation.CodeToolNotPermitted)
 		if a.Repair != "" || a.Retry != "" {
 			t.Fatal(a.raw)
 		}
@@ -66,8 +67,8 @@ func TestPerRoutePermissions(t *testing.T) {
 	if term.sess.state.Journal.Len() != 0 || !term.missing("n.txt") || term.file("f.txt") != "keep\n" {
 		t.Fatal("a refused mutation left a trace")
 	}
-	write := newEnv(t, kernel.Permissions{Write: true}, nil)
-	write.fail(write.m+"/x?raw=touch+x", CodeToolNotPermitted)
+	write := newEnv(t, route.Permissions{Write: true}, nil)
+	write.fail(write.m+"/x?raw=touch+x", mutation.CodeToolNotPermitted)
 	if !write.missing("x") {
 		t.Fatal("ran")
 	}

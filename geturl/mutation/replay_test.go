@@ -1,4 +1,4 @@
-package mutation
+package mutation_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/journal"
+	"github.com/hubdev/hub/geturl/mutation"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -102,7 +103,7 @@ func TestWaitOutOfRangeRefusedBeforeIntent(t *testing.T) {
 			if e.file(name) != "x" {
 				t.Fatal("the repair URL did not write")
 			}
-			e.sess.state = NewState(&files.Ledger{}, nil)
+			e.sess.state = mutation.NewState(&files.Ledger{}, nil)
 		}
 	}
 	if e.do(e.m+"/j?call=auto:write:0123456789abcdef&wait=2000").Repair != e.m+"/j?call=auto:write:0123456789abcdef&wait=1500" {
@@ -111,7 +112,7 @@ func TestWaitOutOfRangeRefusedBeforeIntent(t *testing.T) {
 	// The clamp composes with the other deterministic corrections: every
 	// one of these is refused with the same exact repair, and none made
 	// an intent.
-	e.sess.state = NewState(&files.Ledger{}, nil)
+	e.sess.state = mutation.NewState(&files.Ledger{}, nil)
 	for _, q := range []string{
 		"/w?path=c.txt&raw=x&wait=5000",           // misplaced after raw=, then clamped
 		"/w?path=c.txt&wiat=5000&raw=x",           // a typo, then clamped
@@ -157,7 +158,7 @@ func TestCallAndRun(t *testing.T) {
 // the request that created it.
 func TestPendingThenPoll(t *testing.T) {
 	e := newEnv(t, rw, nil)
-	unlock, err := e.host.gate.Lock(context.Background(), e.root) // another session's write in progress
+	unlock, err := e.host.ProjectGate().Lock(context.Background(), e.root) // another session's write in progress
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +221,7 @@ func TestStaleReadRefusalAndRetry(t *testing.T) {
 func TestSerialEditHint(t *testing.T) {
 	e := newEnv(t, rw, map[string]string{"s.txt": "a b c d\n"})
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	e.sess.state = NewState(&files.Ledger{}, func() time.Time { return now })
+	e.sess.state = mutation.NewState(&files.Ledger{}, func() time.Time { return now })
 	var last answer
 	for _, w := range []string{"a", "b", "c"} {
 		last = e.done(e.m + "/e?path=s.txt&old=" + w + "&new=" + strings.ToUpper(w) + "&wait=1500")
@@ -240,7 +241,7 @@ func TestSerialEditHint(t *testing.T) {
 // the intent goes away while it is queued, and it still runs, once.
 func TestDroppedRequestDoesNotCancel(t *testing.T) {
 	e := newEnv(t, rw, nil)
-	unlock, err := e.host.gate.Lock(context.Background(), e.root)
+	unlock, err := e.host.ProjectGate().Lock(context.Background(), e.root)
 	if err != nil {
 		t.Fatal(err)
 	}

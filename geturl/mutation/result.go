@@ -5,19 +5,19 @@ import (
 	"strconv"
 
 	"github.com/hubdev/hub/geturl/journal"
-	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
-// resultSpec is /j: a call id and how long to wait for it.
-var resultSpec = &transport.Spec{
+// ResultSpec is /j: a call id and how long to wait for it.
+var ResultSpec = &transport.Spec{
 	Route:  "/j",
 	Params: []transport.Param{required(transport.CallParam()), transport.WaitParam()},
 }
 
-// result answers /j: the intent's record, after waiting up to wait= for
+// Result answers /j: the intent's record, after waiting up to wait= for
 // it to finish. Polling is never a replay and never runs anything.
-func (h *Host) result(ctx context.Context, c *kernel.Call) (any, *transport.Error) {
+func (h *Host) Result(ctx context.Context, c *route.Call) (any, *transport.Error) {
 	st, terr := prepare(c, "")
 	if terr != nil {
 		return nil, terr

@@ -3,13 +3,13 @@ package mutation
 import (
 	"context"
 
-	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/staging"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
-// stageSpec is /s: one chunk, blob=&i=&count= before the raw tail.
-var stageSpec = &transport.Spec{
+// StageSpec is /s: one chunk, blob=&i=&count= before the raw tail.
+var StageSpec = &transport.Spec{
 	Route: "/s",
 	Params: []transport.Param{
 		required(blobParam("blob")),
@@ -20,8 +20,8 @@ var stageSpec = &transport.Spec{
 	Groups: []transport.Group{{Names: []string{"raw"}, Required: true}},
 }
 
-// blobSpec is /b: one blob's status.
-var blobSpec = &transport.Spec{
+// BlobSpec is /b: one blob's status.
+var BlobSpec = &transport.Spec{
 	Route:  "/b",
 	Params: []transport.Param{required(blobParam("blob"))},
 }
@@ -39,9 +39,9 @@ type blobAnswer struct {
 	StatusURL string `json:"statusUrl"`
 }
 
-// stage answers /s. It is not journaled: a chunk is immutable, so sending
+// Stage answers /s. It is not journaled: a chunk is immutable, so sending
 // it again is a no-op by construction.
-func (h *Host) stage(_ context.Context, c *kernel.Call) (any, *transport.Error) {
+func (h *Host) Stage(_ context.Context, c *route.Call) (any, *transport.Error) {
 	st, terr := prepare(c, "")
 	if terr != nil {
 		return nil, terr
@@ -61,8 +61,8 @@ func (h *Host) stage(_ context.Context, c *kernel.Call) (any, *transport.Error) 
 	return a, nil
 }
 
-// blobStatus answers /b.
-func (h *Host) blobStatus(_ context.Context, c *kernel.Call) (any, *transport.Error) {
+// BlobStatus answers /b.
+func (h *Host) BlobStatus(_ context.Context, c *route.Call) (any, *transport.Error) {
 	st, terr := prepare(c, "")
 	if terr != nil {
 		return nil, terr
@@ -75,6 +75,6 @@ func (h *Host) blobStatus(_ context.Context, c *kernel.Call) (any, *transport.Er
 	return blobAnswer{OK: true, Status: s, StatusURL: statusURL(c, name)}, nil
 }
 
-func statusURL(c *kernel.Call, name string) string {
+func statusURL(c *route.Call, name string) string {
 	return transport.URL(c.Bases.Mutation, "/b", new(transport.Query).Add("blob", name))
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/journal"
-	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/mutate"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/staging"
 	"github.com/hubdev/hub/geturl/terminal"
@@ -83,12 +83,12 @@ func NewState(ledger *files.Ledger, now func() time.Time) *State {
 // Session is a session generation that can mutate: the kernel's view plus
 // its mutation state. session.Generation implements it.
 type Session interface {
-	kernel.Session
+	route.Session
 	Mutations() *State
 }
 
 // StateOf returns a session's mutation state, if it has one.
-func StateOf(s kernel.Session) (*State, bool) {
+func StateOf(s route.Session) (*State, bool) {
 	ms, ok := s.(Session)
 	if !ok {
 		return nil, false

@@ -1,6 +1,6 @@
 //go:build linux
 
-package mutation
+package mutation_test
 
 import (
 	"context"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/journal"
-	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -17,11 +17,11 @@ import (
 // MaxTimeoutSeconds bounds timeout= on /x (the terminal's own maximum).
 const MaxTimeoutSeconds = 600
 
-// terminalSpec is /x: the command (raw tail, a staged blob or command=),
+// TerminalSpec is /x: the command (raw tail, a staged blob or command=),
 // where it starts (cwd=, default the project root), bg=1 for a
 // startup-verified background launch, and timeout= in seconds for a
 // foreground command (default 120, at most 600).
-var terminalSpec = &transport.Spec{
+var TerminalSpec = &transport.Spec{
 	Route: "/x",
 	Params: append([]transport.Param{
 		{Name: "command", Aliases: []string{"cmd"}},
@@ -53,10 +53,10 @@ func bgWithTimeout(a *transport.Args) *transport.Error {
 // CodeTerminalUnavailable: no terminal engine is wired.
 const CodeTerminalUnavailable = "terminal_unavailable"
 
-// terminal answers /x. The command is the intent (with its resolved cwd,
+// Terminal answers /x. The command is the intent (with its resolved cwd,
 // bg and timeout); a replay never runs it again, and once the project has
 // changed since it ran, the replay's answer offers a repeat URL.
-func (h *Host) terminal(ctx context.Context, c *kernel.Call) (any, *transport.Error) {
+func (h *Host) Terminal(ctx context.Context, c *route.Call) (any, *transport.Error) {
 	st, terr := prepare(c, "terminal")
 	if terr != nil {
 		return nil, terr
@@ -152,7 +152,7 @@ func launch(ctx context.Context, run *journal.Run, r *terminal.Runner, req termi
 // startup offers: the same request without bg=, and without call= too
 // (the foreground form is another intent, and an explicit id already
 // names this one: call_conflict). "" for any other failure.
-func foregroundRepair(c *kernel.Call, rec journal.Record) string {
+func foregroundRepair(c *route.Call, rec journal.Record) string {
 	if rec.Tool != toolTerminal || rec.Err.Code != terminal.CodeBackgroundStartFailed || rec.Origin == "" {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package mutation
+package mutation_test
 
 import (
 	"context"
@@ -14,14 +14,15 @@ import (
 
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/internal/treetest"
-	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/mutation"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
 func newTermEnv(t *testing.T, cfg terminal.Config, tree map[string]string) *env {
 	t.Helper()
-	e := newEnvWith(t, rw, Options{Terminal: &cfg}, tree)
+	e := newEnvWith(t, rw, mutation.Options{Terminal: &cfg}, tree)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -179,7 +180,7 @@ func TestTerminalBoundsAndRefusals(t *testing.T) {
 // URL — and runs once a slot frees.
 func TestTerminalMachineWideGate(t *testing.T) {
 	e := newTermEnv(t, terminal.Config{}, nil)
-	gate := e.host.terminalManager().Gate()
+	gate := e.host.TerminalManager().Gate()
 	var releases []func()
 	for range 2 {
 		rel, err := gate.Acquire(context.Background(), 0)
@@ -250,8 +251,8 @@ func TestTerminalBackground(t *testing.T) {
 
 // A write-only session's /x, and a terminal without an engine, refuse.
 func TestTerminalUnavailable(t *testing.T) {
-	e := newEnv(t, kernel.Permissions{Terminal: true}, nil)
-	e.fail(e.m+"/x?raw=true", CodeTerminalUnavailable)
+	e := newEnv(t, route.Permissions{Terminal: true}, nil)
+	e.fail(e.m+"/x?raw=true", mutation.CodeTerminalUnavailable)
 	_ = filepath.Join
 }
 

@@ -1,4 +1,4 @@
-package mutation
+package mutation_test
 
 import (
 	"os"
@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/geturl/internal/treetest"
-	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/mutate"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
 // writeOnly is a session that may write files but not run commands.
-var writeOnly = kernel.Permissions{Write: true}
+var writeOnly = route.Permissions{Write: true}
 
 // fsmonitor is what the attack puts in .git/config: git runs it, through
 // the shell, at every git status (shell prompts and editors run one on

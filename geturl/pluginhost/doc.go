@@ -1,6 +1,6 @@
 // Package pluginhost is geturl's plugin host behind the generic /k route:
-// the catalog /k discovers (kernel.Plugins) and the runner of tool calls
-// (kernel.PluginCaller).
+// the catalog /k discovers (route.Plugins) and the runner of tool calls
+// (route.PluginCaller).
 //
 // A call's arguments are one JSON object, from the raw= tail or a staged
 // blob, canonicalised strictly (journal.CanonicalJSON: recursively
@@ -24,7 +24,7 @@
 // a fresh plugin.Authority — the calling generation's canonical project
 // root and permissions — which the plugin may narrow and can never widen.
 // A plugin.Gated plugin (a hub bridge) may refuse a session outright: the
-// host then leaves it out of that session's /k listing (kernel.PluginGate)
+// host then leaves it out of that session's /k listing (route.PluginGate)
 // and answers its refusal to every use, before Classify or Call.
 // Every answer has the project's host path redacted to /project as a last
 // line of defence.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/journal"
-	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/mutation"
 	"github.com/hubdev/hub/geturl/plugin"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -34,10 +34,10 @@ type Host struct {
 }
 
 var (
-	_ kernel.Plugins        = (*Host)(nil)
-	_ kernel.UnlistedCaller = (*Host)(nil)
-	_ kernel.PluginReplayer = (*Host)(nil)
-	_ kernel.PluginGate     = (*Host)(nil)
+	_ route.Plugins        = (*Host)(nil)
+	_ route.UnlistedCaller = (*Host)(nil)
+	_ route.PluginReplayer = (*Host)(nil)
+	_ route.PluginGate     = (*Host)(nil)
 )
 
 // New builds the catalog of ps, in order; mutation calls are journaled
@@ -74,7 +74,7 @@ func (h *Host) plugin(id string) (plugin.Plugin, bool) {
 
 // authority is the ceiling of a call by session s: its generation's
 // canonical project root and permissions.
-func authority(s kernel.Session) plugin.Authority {
+func authority(s route.Session) plugin.Authority {
 	perm := s.Permissions()
 	return plugin.Authority{Root: s.Scope().Root(), Write: perm.Write, Terminal: perm.Terminal, Bridges: perm.Bridges}
 }
@@ -88,21 +88,21 @@ func admit(p plugin.Plugin, auth plugin.Authority) error {
 	return nil
 }
 
-// List implements kernel.Plugins: every present plugin with its status and
+// List implements route.Plugins: every present plugin with its status and
 // tool count, as the operator sees them.
-func (h *Host) List() []kernel.PluginSummary { return h.list(nil) }
+func (h *Host) List() []route.PluginSummary { return h.list(nil) }
 
-// ListFor implements kernel.PluginGate: List without the plugins session
+// ListFor implements route.PluginGate: List without the plugins session
 // s may not reach (their status is not even asked).
-func (h *Host) ListFor(s kernel.Session) []kernel.PluginSummary {
+func (h *Host) ListFor(s route.Session) []route.PluginSummary {
 	auth := authority(s)
 	return h.list(&auth)
 }
 
-// Gate implements kernel.PluginGate: the refusal a Gated plugin gives
+// Gate implements route.PluginGate: the refusal a Gated plugin gives
 // session s, whether or not it is present now (its refusal says what the
 // project lacks, which holds either way).
-func (h *Host) Gate(s kernel.Session, id string) *transport.Error {
+func (h *Host) Gate(s route.Session, id string) *transport.Error {
 	p, ok := h.byID[id]
 	if !ok {
 		return nil
@@ -114,7 +114,7 @@ func (h *Host) Gate(s kernel.Session, id string) *transport.Error {
 }
 
 // gateError is a plugin's refusal to admit a session, as /k serves it.
-func gateError(s kernel.Session, err error) *transport.Error {
+func gateError(s route.Session, err error) *transport.Error {
 	sc := s.Scope()
 	var pe *plugin.Error
 	if errors.As(err, &pe) {
@@ -124,8 +124,8 @@ func gateError(s kernel.Session, err error) *transport.Error {
 }
 
 // list is the present plugins, only those auth reaches when it is set.
-func (h *Host) list(auth *plugin.Authority) []kernel.PluginSummary {
-	out := make([]kernel.PluginSummary, 0, len(h.plugins))
+func (h *Host) list(auth *plugin.Authority) []route.PluginSummary {
+	out := make([]route.PluginSummary, 0, len(h.plugins))
 	for _, p := range h.plugins {
 		if !present(p) || auth != nil && admit(p, *auth) != nil {
 			continue
@@ -133,21 +133,21 @@ func (h *Host) list(auth *plugin.Authority) []kernel.PluginSummary {
 		ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
 		st := p.Status(ctx)
 		cancel()
-		out = append(out, kernel.PluginSummary{ID: p.ID(), Description: p.Description(), Status: st, Tools: len(p.Tools())})
+		out = append(out, route.PluginSummary{ID: p.ID(), Description: p.Description(), Status: st, Tools: len(p.Tools())})
 	}
 	return out
 }
 
-// Tools implements kernel.Plugins.
-func (h *Host) Tools(id string) ([]kernel.PluginTool, bool) {
+// Tools implements route.Plugins.
+func (h *Host) Tools(id string) ([]route.PluginTool, bool) {
 	p, ok := h.plugin(id)
 	if !ok {
 		return nil, false
 	}
 	tools := p.Tools()
-	out := make([]kernel.PluginTool, len(tools))
+	out := make([]route.PluginTool, len(tools))
 	for i, t := range tools {
-		out[i] = kernel.PluginTool{Name: t.Name, Description: t.Description, Mutation: t.Mutation, InputSchema: t.InputSchema}
+		out[i] = route.PluginTool{Name: t.Name, Description: t.Description, Mutation: t.Mutation, InputSchema: t.InputSchema}
 	}
 	return out, true
 }
@@ -159,7 +159,7 @@ type callAnswer struct {
 	Result json.RawMessage `json:"result"`
 }
 
-// TakesUnlisted implements kernel.UnlistedCaller: an Open plugin
+// TakesUnlisted implements route.UnlistedCaller: an Open plugin
 // classifies calls of tools it does not list itself.
 func (h *Host) TakesUnlisted(id string) bool {
 	p, ok := h.plugin(id)
@@ -170,11 +170,11 @@ func (h *Host) TakesUnlisted(id string) bool {
 	return ok && o.TakesUnlisted()
 }
 
-// CallTool implements kernel.PluginCaller.
-func (h *Host) CallTool(ctx context.Context, c *kernel.Call, id, tool string) (any, *transport.Error) {
+// CallTool implements route.PluginCaller.
+func (h *Host) CallTool(ctx context.Context, c *route.Call, id, tool string) (any, *transport.Error) {
 	p, ok := h.plugin(id)
 	if !ok { // it went away since the handler looked
-		return nil, &transport.Error{Code: kernel.CodeUnknownPlugin, Detail: "plugin=" + id, Retryable: true, Action: fault.ActionCorrectRequest}
+		return nil, &transport.Error{Code: route.CodeUnknownPlugin, Detail: "plugin=" + id, Retryable: true, Action: fault.ActionCorrectRequest}
 	}
 	// The handler asked Gate already; a caller that did not is refused
 	// here all the same, before the plugin classifies anything.
@@ -208,12 +208,12 @@ func (h *Host) CallTool(ctx context.Context, c *kernel.Call, id, tool string) (a
 	return h.mut.Journaled(ctx, c, in)
 }
 
-// ReplayTool implements kernel.PluginReplayer: a mutation this
+// ReplayTool implements route.PluginReplayer: a mutation this
 // generation has journaled is answered from its record, whether or not
 // its plugin is there now (a bridge that is down cannot even classify the
 // call), so the agent learns its outcome instead of being told its URL is
 // wrong.
-func (h *Host) ReplayTool(ctx context.Context, c *kernel.Call, id, tool string) (any, bool, *transport.Error) {
+func (h *Host) ReplayTool(ctx context.Context, c *route.Call, id, tool string) (any, bool, *transport.Error) {
 	if h.Gate(c.Session, id) != nil {
 		return nil, false, nil // the call proper is refused
 	}
@@ -232,7 +232,7 @@ func pluginIntent(id, tool string, args json.RawMessage) journal.Intent {
 
 // arguments reads the call's JSON object from the raw tail or a staged
 // blob ({} when there is neither) and canonicalises it.
-func arguments(c *kernel.Call) (json.RawMessage, *transport.Error) {
+func arguments(c *route.Call) (json.RawMessage, *transport.Error) {
 	text := "{}"
 	switch {
 	case c.Args.Has("blob"):
@@ -260,21 +260,21 @@ func arguments(c *kernel.Call) (json.RawMessage, *transport.Error) {
 }
 
 // wrongBase refuses a call on the base its classification does not
-// belong to (kernel.WrongBase): a read on the mutation base gets the exact
+// belong to (route.WrongBase): a read on the mutation base gets the exact
 // same call on the read base as the repair (without the wait=, run= or
 // call= it would ignore, which it refuses on the read base too); a
 // mutation on the read base gets the call to append to bases.m, never
 // the URL. A session with no mutation base is told it has none.
-func wrongBase(c *kernel.Call, mut bool) *transport.Error {
+func wrongBase(c *route.Call, mut bool) *transport.Error {
 	switch {
-	case mut && c.On == kernel.ReadBase:
+	case mut && c.On == route.ReadBase:
 		if c.Bases.Mutation == "" {
-			return &transport.Error{Code: kernel.CodeMutationsDisabled, Detail: "this call is a mutation and the session is read-only",
+			return &transport.Error{Code: route.CodeMutationsDisabled, Detail: "this call is a mutation and the session is read-only",
 				Hint: "the operator can enable file writes or terminal for the project"}
 		}
-		return kernel.WrongBase(c, "this call is a mutation: it is served on the mutation (bases.m) base", mutation.Origin(c))
-	case !mut && c.On == kernel.MutationBase:
-		return kernel.WrongBase(c, "this call only reads: it is served on the read (bases.r) base", readCall(c))
+		return route.WrongBase(c, "this call is a mutation: it is served on the mutation (bases.m) base", mutation.Origin(c))
+	case !mut && c.On == route.MutationBase:
+		return route.WrongBase(c, "this call only reads: it is served on the read (bases.r) base", readCall(c))
 	case !mut:
 		if given := intentControls(c); len(given) > 0 {
 			return &transport.Error{Code: transport.CodeInvalidParameter,
@@ -289,7 +289,7 @@ func wrongBase(c *kernel.Call, mut bool) *transport.Error {
 // intentControls are the parameters that steer a journaled intent (wait,
 // run, call) given on this call. A read is not journaled, so strict
 // binding refuses them rather than ignore them.
-func intentControls(c *kernel.Call) []string {
+func intentControls(c *route.Call) []string {
 	var given []string
 	for _, n := range []string{"wait", "run", "call"} {
 		if c.Args.Has(n) {
@@ -301,7 +301,7 @@ func intentControls(c *kernel.Call) []string {
 
 // readCall is the request as written from its route on, without the
 // intent controls a read has no use for.
-func readCall(c *kernel.Call) string {
+func readCall(c *route.Call) string {
 	if c.Target == nil {
 		return mutation.Origin(c)
 	}
@@ -310,7 +310,7 @@ func readCall(c *kernel.Call) string {
 
 // call runs the plugin under auth and redacts the project's host path
 // from what it returns.
-func call(ctx context.Context, c *kernel.Call, p plugin.Plugin, auth plugin.Authority, tool string, args json.RawMessage) (res json.RawMessage, terr *fault.Error) {
+func call(ctx context.Context, c *route.Call, p plugin.Plugin, auth plugin.Authority, tool string, args json.RawMessage) (res json.RawMessage, terr *fault.Error) {
 	defer func() {
 		if r := recover(); r != nil {
 			res, terr = nil, &fault.Error{Code: CodePluginFailed, Detail: "plugin " + p.ID() + " failed unexpectedly"}
@@ -332,7 +332,7 @@ func call(ctx context.Context, c *kernel.Call, p plugin.Plugin, auth plugin.Auth
 
 // toolError turns a plugin's error into the agent-facing shape, host
 // paths redacted.
-func toolError(c *kernel.Call, err error) *fault.Error {
+func toolError(c *route.Call, err error) *fault.Error {
 	sc := c.Session.Scope()
 	var pe *plugin.Error
 	if errors.As(err, &pe) {

@@ -22,6 +22,7 @@ import (
 	"github.com/hubdev/hub/geturl/mutation"
 	"github.com/hubdev/hub/geturl/plugin"
 	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -84,19 +85,19 @@ func (p *counter) count() int {
 
 type testSession struct {
 	scope  *sandbox.Scope
-	perm   kernel.Permissions
+	perm   route.Permissions
 	store  *replay.Store
-	tokens map[gateway.Capability]string
+	tokens map[route.Capability]string
 	state  *mutation.State
 }
 
-func (s *testSession) Scope() *sandbox.Scope             { return s.scope }
-func (s *testSession) Permissions() kernel.Permissions   { return s.perm }
-func (s *testSession) Replay() *replay.Store             { return s.store }
-func (s *testSession) Coverage() kernel.Coverage         { return s.state.Ledger }
-func (s *testSession) Project() string                   { return "demo" }
-func (s *testSession) Token(c gateway.Capability) string { return s.tokens[c] }
-func (s *testSession) Mutations() *mutation.State        { return s.state }
+func (s *testSession) Scope() *sandbox.Scope           { return s.scope }
+func (s *testSession) Permissions() route.Permissions  { return s.perm }
+func (s *testSession) Replay() *replay.Store           { return s.store }
+func (s *testSession) Coverage() route.Coverage        { return s.state.Ledger }
+func (s *testSession) Project() string                 { return "demo" }
+func (s *testSession) Token(c route.Capability) string { return s.tokens[c] }
+func (s *testSession) Mutations() *mutation.State      { return s.state }
 
 type env struct {
 	t      *testing.T
@@ -104,21 +105,20 @@ type env struct {
 	p      *counter
 	srv    *httptest.Server
 	host   *Host
-	table  *gateway.TokenTable
+	table  *route.TokenTable
 	origin string
 }
 
 func newEnv(t *testing.T, extra ...plugin.Plugin) *env {
 	root, _ := filepath.EvalSymlinks(t.TempDir())
-	e := &env{t: t, root: root, p: &counter{leak: root}, table: &gateway.TokenTable{}}
+	e := &env{t: t, root: root, p: &counter{leak: root}, table: &route.TokenTable{}}
 	mh := mutation.NewHost(mutation.Options{})
 	h, err := New(mh, append([]plugin.Plugin{e.p}, extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.host = h
-	k := kernel.New(kernel.Options{Plugins: h, NoRG: true, NoVersions: true})
-	mh.Install(k)
+	k := kernel.New(kernel.Options{Plugins: h, Mutations: mh, NoRG: true, NoVersions: true})
 	e.srv = httptest.NewUnstartedServer(nil)
 	port := e.srv.Listener.Addr().(*net.TCPAddr).Port
 	e.srv.Config.Handler = gateway.New(gateway.Options{Sessions: e.table, Kernel: k, Port: port})
@@ -129,15 +129,15 @@ func newEnv(t *testing.T, extra ...plugin.Plugin) *env {
 }
 
 // session adds a session and returns its read and mutation bases.
-func (e *env) session(perm kernel.Permissions, seed string) (r, m string) {
+func (e *env) session(perm route.Permissions, seed string) (r, m string) {
 	sc, err := sandbox.New(e.root)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	s := &testSession{scope: sc, perm: perm, store: replay.New(nil), state: mutation.NewState(&files.Ledger{}, nil),
-		tokens: map[gateway.Capability]string{gateway.CapInit: seed + "Init001", gateway.CapRead: seed + "Read001"}}
+		tokens: map[route.Capability]string{route.CapInit: seed + "Init001", route.CapRead: seed + "Read001"}}
 	if perm.Mutations() {
-		s.tokens[gateway.CapMutation] = seed + "Mut0001"
+		s.tokens[route.CapMutation] = seed + "Mut0001"
 		m = e.origin + "/v0/" + seed + "Mut0001"
 	}
 	e.table.Add(s)
@@ -184,7 +184,7 @@ func (e *env) get(u string) answer {
 
 func TestDiscovery(t *testing.T) {
 	e := newEnv(t)
-	r, _ := e.session(kernel.Permissions{Write: true}, "A")
+	r, _ := e.session(route.Permissions{Write: true}, "A")
 	if a := e.get(r + "/k"); !strings.Contains(a.raw, `{"id":"counter","description":"counts calls","status":"ready","tools":4}`) {
 		t.Fatal(a.raw)
 	}
@@ -198,7 +198,7 @@ func TestDiscovery(t *testing.T) {
 // is directed to the same call on bases.m.
 func TestCapabilityRepairBothWays(t *testing.T) {
 	e := newEnv(t)
-	r, m := e.session(kernel.Permissions{Write: true}, "A")
+	r, m := e.session(route.Permissions{Write: true}, "A")
 	if a := e.get(r + `/k?plugin=counter&tool=peek&raw={}`); !a.OK || string(a.Result) != `{"n":1,"where":"/project/sub"}` {
 		t.Fatal(a.raw)
 	}
@@ -234,7 +234,7 @@ func TestCapabilityRepairBothWays(t *testing.T) {
 // once; run= calls it again.
 func TestPluginMutationDedupe(t *testing.T) {
 	e := newEnv(t)
-	_, m := e.session(kernel.Permissions{Write: true, Terminal: true}, "A")
+	_, m := e.session(route.Permissions{Write: true, Terminal: true}, "A")
 	first := e.get(m + `/k?plugin=counter&tool=bump&wait=1500&raw={"b":[1,{"y":2,"x":1}],"a":"x"}`)
 	for _, u := range []string{
 		m + `/k?plugin=counter&tool=bump&wait=1500&raw={"b":[1,{"y":2,"x":1}],"a":"x"}`,
@@ -277,22 +277,22 @@ func TestPluginMutationDedupe(t *testing.T) {
 // session's mutation is refused with no URL and never reaches the plugin.
 func TestAuthorityAndReadOnly(t *testing.T) {
 	e := newEnv(t)
-	_, m := e.session(kernel.Permissions{Write: true}, "A")
-	r2, _ := e.session(kernel.Permissions{}, "B")
+	_, m := e.session(route.Permissions{Write: true}, "A")
+	r2, _ := e.session(route.Permissions{}, "B")
 	e.get(m + `/k?plugin=counter&tool=bump&wait=1500&raw={}`)
 	e.get(r2 + `/k?plugin=counter&tool=peek&raw={}`)
 	if e.p.calls[0] != (plugin.Authority{Root: e.root, Write: true}) || e.p.calls[1] != (plugin.Authority{Root: e.root}) {
 		t.Fatalf("%+v", e.p.calls)
 	}
 	a := e.get(r2 + `/k?plugin=counter&tool=bump&wait=1500&raw={}`)
-	if a.ErrorCode != kernel.CodeMutationsDisabled || a.Repair != "" || a.Retry != "" || e.p.count() != 2 {
+	if a.ErrorCode != route.CodeMutationsDisabled || a.Repair != "" || a.Retry != "" || e.p.count() != 2 {
 		t.Fatal(a.raw)
 	}
 }
 
 func TestBadArgumentsAndErrors(t *testing.T) {
 	e := newEnv(t)
-	r, m := e.session(kernel.Permissions{Write: true}, "A")
+	r, m := e.session(route.Permissions{Write: true}, "A")
 	for _, raw := range []string{`{"a":1,"a":2}`, `[1]`, `{"a":`, `"x"`, `{}{}`} {
 		if a := e.get(r + `/k?plugin=counter&tool=peek&raw=` + transport.Encode(raw)); a.ErrorCode != CodeInvalidArguments {
 			t.Errorf("%s: %s", raw, a.raw)
@@ -369,14 +369,14 @@ func (p *pager) Call(context.Context, plugin.Authority, string, json.RawMessage)
 func TestConditionalAndOpenPlugins(t *testing.T) {
 	pg := &pager{}
 	e := newEnv(t, pg)
-	r, _ := e.session(kernel.Permissions{Write: true}, "A")
+	r, _ := e.session(route.Permissions{Write: true}, "A")
 	for _, tc := range []struct {
 		present, page bool
 		list          string // what /k shows of pager ("" = absent)
 		call          string // errorCode of a call of "look" ("" = ok)
 		other         string // errorCode of a call of "nope"
 	}{
-		{false, true, "", kernel.CodeUnknownPlugin, kernel.CodeUnknownPlugin},
+		{false, true, "", route.CodeUnknownPlugin, route.CodeUnknownPlugin},
 		{true, false, `{"id":"pager","description":"a page","status":"offline","tools":0}`, "BROWSER_OFFLINE", "BROWSER_OFFLINE"},
 		{true, true, `{"id":"pager","description":"a page","status":"ready","tools":1}`, "", "unknown_tool"},
 	} {
@@ -386,7 +386,7 @@ func TestConditionalAndOpenPlugins(t *testing.T) {
 		if a := e.get(r + "/k"); tc.list == "" && strings.Contains(a.raw, `"pager"`) || tc.list != "" && !strings.Contains(a.raw, tc.list) {
 			t.Errorf("%+v: /k: %s", tc, a.raw)
 		}
-		if a := e.get(r + "/k?plugin=pager"); (tc.list == "") != (a.ErrorCode == kernel.CodeUnknownPlugin) {
+		if a := e.get(r + "/k?plugin=pager"); (tc.list == "") != (a.ErrorCode == route.CodeUnknownPlugin) {
 			t.Errorf("%+v: schemas: %s", tc, a.raw)
 		}
 		if a := e.get(r + `/k?plugin=pager&tool=look&raw={}`); a.ErrorCode != tc.call || tc.call == "" && !strings.Contains(a.raw, `"seen":true`) {
@@ -398,7 +398,7 @@ func TestConditionalAndOpenPlugins(t *testing.T) {
 	}
 	// The counter, which is not Open, still has the kernel refuse its
 	// unlisted tools before it sees them.
-	if a := e.get(r + `/k?plugin=counter&tool=nope&raw={}`); a.ErrorCode != kernel.CodeUnknownTool || e.p.count() != 0 {
+	if a := e.get(r + `/k?plugin=counter&tool=nope&raw={}`); a.ErrorCode != route.CodeUnknownTool || e.p.count() != 0 {
 		t.Fatal(a.raw)
 	}
 	pg.mu.Lock()
@@ -416,7 +416,7 @@ func TestJournaledCallReplaysWhilePluginIsAway(t *testing.T) {
 	pg := &pager{present: true, page: true}
 	pg.classifyMut = true
 	e := newEnv(t, pg)
-	_, m := e.session(kernel.Permissions{Write: true}, "A")
+	_, m := e.session(route.Permissions{Write: true}, "A")
 	u := m + `/k?plugin=pager&tool=look&wait=1000&raw={"n":1}`
 	if a := e.get(u); a.State != "succeeded" || a.Replayed {
 		t.Fatal(a.raw)
@@ -444,7 +444,7 @@ func TestJournaledCallReplaysWhilePluginIsAway(t *testing.T) {
 // either base (a read on the mutation base needs one repair, not two).
 func TestReadCallRefusesIntentControls(t *testing.T) {
 	e := newEnv(t)
-	r, m := e.session(kernel.Permissions{Write: true}, "A")
+	r, m := e.session(route.Permissions{Write: true}, "A")
 	for _, base := range []string{r, m} {
 		for _, q := range []string{`run=2&`, `call=mine&`, `wait=1000&`, `wait=1000&run=x.1&`} {
 			a := e.get(base + `/k?plugin=counter&tool=peek&` + q + `raw={}`)
@@ -498,9 +498,9 @@ func (g *gated) Call(ctx context.Context, auth plugin.Authority, tool string, ar
 func TestGatedPluginOnlyForAdmittedSessions(t *testing.T) {
 	pg := &gated{pager: &pager{present: true, page: true}}
 	e := newEnv(t, pg)
-	ro, _ := e.session(kernel.Permissions{}, "A")
-	wr, wm := e.session(kernel.Permissions{Write: true, Terminal: true}, "B")
-	br, bm := e.session(kernel.Permissions{Write: true, Bridges: true}, "C")
+	ro, _ := e.session(route.Permissions{}, "A")
+	wr, wm := e.session(route.Permissions{Write: true, Terminal: true}, "B")
+	br, bm := e.session(route.Permissions{Write: true, Bridges: true}, "C")
 	for _, base := range []string{ro, wr, wm} {
 		if a := e.get(base + "/k"); !a.OK || strings.Contains(a.raw, `"gated"`) || !strings.Contains(a.raw, `"counter"`) {
 			t.Fatalf("%s: %s", base, a.raw)

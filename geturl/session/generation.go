@@ -5,10 +5,9 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/geturl/files"
-	"github.com/hubdev/hub/geturl/gateway"
-	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/mutation"
 	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 )
 
@@ -23,8 +22,8 @@ type Generation struct {
 	id      string // the session's
 	project string
 	scope   *sandbox.Scope
-	perms   kernel.Permissions
-	tokens  map[gateway.Capability]string
+	perms   route.Permissions
+	tokens  map[route.Capability]string
 	replay  *replay.Store
 	ledger  *files.Ledger
 	mut     *mutation.State
@@ -32,37 +31,37 @@ type Generation struct {
 }
 
 var (
-	_ gateway.Session  = (*Generation)(nil)
-	_ mutation.Session = (*Generation)(nil)
+	_ route.LiveSession = (*Generation)(nil)
+	_ mutation.Session  = (*Generation)(nil)
 )
 
 func newGeneration(d Definition, p Project, scope *sandbox.Scope, now func() time.Time) *Generation {
 	g := &Generation{
 		id: d.ID, project: p.Name, scope: scope,
 		perms:  p.permissions(),
-		tokens: map[gateway.Capability]string{gateway.CapInit: newToken(), gateway.CapRead: newToken()},
+		tokens: map[route.Capability]string{route.CapInit: newToken(), route.CapRead: newToken()},
 		replay: replay.New(now),
 		ledger: &files.Ledger{},
 		born:   now(),
 	}
 	g.mut = mutation.NewState(g.ledger, now)
 	if g.perms.Mutations() {
-		g.tokens[gateway.CapMutation] = newToken()
+		g.tokens[route.CapMutation] = newToken()
 	}
 	return g
 }
 
-// Scope implements kernel.Session.
+// Scope implements route.Session.
 func (g *Generation) Scope() *sandbox.Scope { return g.scope }
 
-// Permissions implements kernel.Session.
-func (g *Generation) Permissions() kernel.Permissions { return g.perms }
+// Permissions implements route.Session.
+func (g *Generation) Permissions() route.Permissions { return g.perms }
 
-// Replay implements kernel.Session.
+// Replay implements route.Session.
 func (g *Generation) Replay() *replay.Store { return g.replay }
 
-// Coverage implements kernel.Session.
-func (g *Generation) Coverage() kernel.Coverage { return g.ledger }
+// Coverage implements route.Session.
+func (g *Generation) Coverage() route.Coverage { return g.ledger }
 
 // Mutations implements mutation.Session: the generation's journal,
 // staging store and edit tracker (also for read-only generations, which
@@ -77,11 +76,11 @@ func (g *Generation) end() {
 	g.mut.Close(ctx)
 }
 
-// Project implements gateway.Session.
+// Project implements route.LiveSession.
 func (g *Generation) Project() string { return g.project }
 
-// Token implements gateway.Session.
-func (g *Generation) Token(k gateway.Capability) string { return g.tokens[k] }
+// Token implements route.LiveSession.
+func (g *Generation) Token(k route.Capability) string { return g.tokens[k] }
 
 // SessionID is the session this generation belongs to.
 func (g *Generation) SessionID() string { return g.id }

@@ -12,8 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hubdev/hub/geturl/gateway"
-	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/sandbox"
 )
 
@@ -37,7 +36,7 @@ type Options struct {
 // process mints new tokens, because tokens are never persisted.
 type Manager struct {
 	opts   Options
-	tokens gateway.TokenTable
+	tokens route.TokenTable
 
 	mu   sync.Mutex
 	reg  registry
@@ -120,7 +119,7 @@ func Open(o Options) (*Manager, error) {
 }
 
 // Sessions is the token table the data plane looks tokens up in.
-func (m *Manager) Sessions() gateway.Sessions { return &m.tokens }
+func (m *Manager) Sessions() *route.TokenTable { return &m.tokens }
 
 // startLocked mints a generation for d. A project whose root is gone keeps
 // its sessions enabled but not live, with a note, until the root is back.
@@ -199,7 +198,7 @@ func (m *Manager) defaultNameLocked(root string) string {
 // a directory) under name, or a name derived from it, granting perm. Two
 // names may share one root, e.g. a read-only and a read-write view.
 // perm.Bridges needs perm.Write (errBridgesNeedWrite).
-func (m *Manager) AddProject(dir, name string, perm kernel.Permissions) (ProjectView, error) {
+func (m *Manager) AddProject(dir, name string, perm route.Permissions) (ProjectView, error) {
 	scope, err := sandbox.New(dir)
 	if err != nil {
 		return ProjectView{}, errorf(CodeInvalidProject, "%s is not a usable project root: %v", dir, rootErr(err))
@@ -429,7 +428,7 @@ func (m *Manager) viewLocked(d Definition) SessionView {
 		v.Write, v.Terminal, v.Bridges = perm.Write, perm.Terminal, perm.Bridges
 	}
 	if g := m.live[d.ID]; g != nil {
-		v.Live, v.InitToken = true, g.Token(gateway.CapInit)
+		v.Live, v.InitToken = true, g.Token(route.CapInit)
 	} else if d.Enabled {
 		v.Note = "the project root is unavailable; the session comes back when it is"
 	}

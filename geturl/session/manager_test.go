@@ -7,8 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubdev/hub/geturl/gateway"
-	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/route"
 )
 
 func open(t *testing.T, seed ...Project) (*Manager, string) {
@@ -31,7 +30,7 @@ func code(err error) string {
 
 func mustProject(t *testing.T, m *Manager, dir, name string, write, terminal bool) ProjectView {
 	t.Helper()
-	p, err := m.AddProject(dir, name, kernel.Permissions{Write: write, Terminal: terminal})
+	p, err := m.AddProject(dir, name, route.Permissions{Write: write, Terminal: terminal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,17 +86,17 @@ func TestProjectsAndPersistence(t *testing.T) {
 	}
 	// Two names may share one root.
 	mustProject(t, m, root, "rw", true, true)
-	if _, err := m.AddProject(root, "rw", kernel.Permissions{}); code(err) != CodeProjectExists {
+	if _, err := m.AddProject(root, "rw", route.Permissions{}); code(err) != CodeProjectExists {
 		t.Fatalf("duplicate name: %v", err)
 	}
 	file := filepath.Join(root, "f")
 	os.WriteFile(file, nil, 0o600)
 	for _, dir := range []string{file, filepath.Join(root, "missing")} {
-		if _, err := m.AddProject(dir, "x", kernel.Permissions{}); code(err) != CodeInvalidProject {
+		if _, err := m.AddProject(dir, "x", route.Permissions{}); code(err) != CodeInvalidProject {
 			t.Fatalf("AddProject(%s) = %v, want %s", dir, err, CodeInvalidProject)
 		}
 	}
-	if _, err := m.AddProject(root, "../evil", kernel.Permissions{}); code(err) != CodeInvalidName {
+	if _, err := m.AddProject(root, "../evil", route.Permissions{}); code(err) != CodeInvalidName {
 		t.Fatalf("bad name: %v", err)
 	}
 	s := mustSession(t, m, "rw")
@@ -109,7 +108,7 @@ func TestProjectsAndPersistence(t *testing.T) {
 	}
 	b, _ := os.ReadFile(path)
 	g, _ := m.Live(s.ID)
-	for _, k := range []gateway.Capability{gateway.CapInit, gateway.CapRead, gateway.CapMutation} {
+	for _, k := range []route.Capability{route.CapInit, route.CapRead, route.CapMutation} {
 		if tok := g.Token(k); tok == "" || strings.Contains(string(b), tok) {
 			t.Fatalf("%v token %q missing or persisted", k, tok)
 		}
@@ -127,7 +126,7 @@ func TestProjectsAndPersistence(t *testing.T) {
 		t.Fatalf("reloaded: %+v %+v", m2.Projects(), m2.List())
 	}
 	g2, _ := m2.Live(s.ID)
-	if g2.Token(gateway.CapInit) == g.Token(gateway.CapInit) {
+	if g2.Token(route.CapInit) == g.Token(route.CapInit) {
 		t.Fatal("a new process reused a token")
 	}
 	if err := m2.Delete(s.ID); err != nil {
@@ -136,7 +135,7 @@ func TestProjectsAndPersistence(t *testing.T) {
 	if err := m2.RemoveProject("rw"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok := m2.Sessions().Lookup(g2.Token(gateway.CapRead)); ok {
+	if _, _, ok := m2.Sessions().Lookup(g2.Token(route.CapRead)); ok {
 		t.Fatal("a deleted session's token still resolves")
 	}
 }
@@ -189,14 +188,14 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-func liveTokens(t *testing.T, m *Manager, id string) map[gateway.Capability]string {
+func liveTokens(t *testing.T, m *Manager, id string) map[route.Capability]string {
 	t.Helper()
 	g, ok := m.Live(id)
 	if !ok {
 		t.Fatalf("session %s is not live", id)
 	}
-	out := map[gateway.Capability]string{}
-	for _, k := range []gateway.Capability{gateway.CapInit, gateway.CapRead, gateway.CapMutation} {
+	out := map[route.Capability]string{}
+	for _, k := range []route.Capability{route.CapInit, route.CapRead, route.CapMutation} {
 		out[k] = g.Token(k)
 	}
 	return out
@@ -217,16 +216,16 @@ func TestRotationIsolation(t *testing.T) {
 	a, b := mustSession(t, m, "ro"), mustSession(t, m, "ro")
 	c := mustSession(t, m, "rw")
 	ta, tb, tc := liveTokens(t, m, a.ID), liveTokens(t, m, b.ID), liveTokens(t, m, c.ID)
-	if ta[gateway.CapMutation] != "" || tc[gateway.CapMutation] == "" {
+	if ta[route.CapMutation] != "" || tc[route.CapMutation] == "" {
 		t.Fatalf("a read-only session has a mutation token, or a writable one lacks it: %v %v", ta, tc)
 	}
 	if _, err := m.Rotate(a.ID); err != nil {
 		t.Fatal(err)
 	}
-	if resolves(m, ta[gateway.CapInit]) || resolves(m, ta[gateway.CapRead]) {
+	if resolves(m, ta[route.CapInit]) || resolves(m, ta[route.CapRead]) {
 		t.Fatal("rotated session's old tokens still resolve")
 	}
-	if !resolves(m, tb[gateway.CapRead]) || !resolves(m, tc[gateway.CapRead]) {
+	if !resolves(m, tb[route.CapRead]) || !resolves(m, tc[route.CapRead]) {
 		t.Fatal("rotating a touched other sessions")
 	}
 	ta = liveTokens(t, m, a.ID)
@@ -235,10 +234,10 @@ func TestRotationIsolation(t *testing.T) {
 	if _, err := m.SetProject("rw", ProjectChange{Terminal: &terminal}); err != nil {
 		t.Fatal(err)
 	}
-	if resolves(m, tc[gateway.CapRead]) || resolves(m, tc[gateway.CapMutation]) {
+	if resolves(m, tc[route.CapRead]) || resolves(m, tc[route.CapMutation]) {
 		t.Fatal("changing rw did not rotate its session")
 	}
-	if !resolves(m, ta[gateway.CapRead]) || !resolves(m, tb[gateway.CapRead]) {
+	if !resolves(m, ta[route.CapRead]) || !resolves(m, tb[route.CapRead]) {
 		t.Fatal("changing rw rotated sessions of another project")
 	}
 	if g, _ := m.Live(c.ID); !g.Permissions().Terminal {
@@ -248,11 +247,11 @@ func TestRotationIsolation(t *testing.T) {
 	if _, err := m.Stop(b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if resolves(m, tb[gateway.CapRead]) || !resolves(m, ta[gateway.CapRead]) {
+	if resolves(m, tb[route.CapRead]) || !resolves(m, ta[route.CapRead]) {
 		t.Fatal("stop ended the wrong session")
 	}
 	v, err := m.Start(b.ID)
-	if err != nil || !v.Live || v.InitToken == "" || v.InitToken == tb[gateway.CapInit] {
+	if err != nil || !v.Live || v.InitToken == "" || v.InitToken == tb[route.CapInit] {
 		t.Fatalf("start: %+v %v", v, err)
 	}
 	if _, err := m.Rotate("s000000"); code(err) != CodeSessionNotFound {
@@ -307,7 +306,7 @@ func TestRootUnavailable(t *testing.T) {
 func TestBridgesNeedWrite(t *testing.T) {
 	m, path := open(t)
 	root := t.TempDir()
-	for _, perm := range []kernel.Permissions{{Bridges: true}, {Terminal: true, Bridges: true}} {
+	for _, perm := range []route.Permissions{{Bridges: true}, {Terminal: true, Bridges: true}} {
 		_, err := m.AddProject(root, "p", perm)
 		if code(err) != CodeBridgesNeedWrite || !strings.Contains(err.Error(), "a page's tool can do anything the page can") {
 			t.Fatalf("%+v: %v", perm, err)
@@ -331,7 +330,7 @@ func TestBridgesNeedWrite(t *testing.T) {
 		t.Fatalf("write and bridges together: %+v %v", v, err)
 	}
 	s := mustSession(t, m, "ro")
-	if g, _ := m.Live(s.ID); g.Permissions() != (kernel.Permissions{Write: true, Bridges: true}) || !s.Bridges {
+	if g, _ := m.Live(s.ID); g.Permissions() != (route.Permissions{Write: true, Bridges: true}) || !s.Bridges {
 		t.Fatalf("generation %+v, view %+v", g.Permissions(), s)
 	}
 	old := liveTokens(t, m, s.ID)
@@ -339,7 +338,7 @@ func TestBridgesNeedWrite(t *testing.T) {
 	if v, err := m.SetProject("ro", ProjectChange{Write: &no}); err != nil || v.Write || v.Bridges {
 		t.Fatalf("revoking write: %+v %v", v, err)
 	}
-	if resolves(m, old[gateway.CapRead]) {
+	if resolves(m, old[route.CapRead]) {
 		t.Fatal("the change did not rotate the session")
 	}
 	if g, _ := m.Live(s.ID); g.Permissions().Bridges {

@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/hubdev/hub/geturl/kernel"
+	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/hub"
 )
 
@@ -37,8 +37,8 @@ type Project struct {
 }
 
 // permissions are what the project grants its sessions.
-func (p Project) permissions() kernel.Permissions {
-	return kernel.Permissions{Write: p.Write, Terminal: p.Terminal, Bridges: p.Bridges && p.Write}
+func (p Project) permissions() route.Permissions {
+	return route.Permissions{Write: p.Write, Terminal: p.Terminal, Bridges: p.Bridges && p.Write}
 }
 
 // Definition is one persisted session: which project it serves, whether it

@@ -1,4 +1,4 @@
-package kernel
+package route
 
 import (
 	"context"
@@ -36,8 +36,8 @@ type Handler func(ctx context.Context, c *Call) (any, *transport.Error)
 // answers). It is never stored for range fallback.
 type PlainText []byte
 
-// Route is one entry of the route table.
-type Route struct {
+// Entry is one route of the route table.
+type Entry struct {
 	Path   string // the compact route, "/r"
 	Tool   string // the tool's name, "read"
 	Base   BaseKind
@@ -49,8 +49,8 @@ type Route struct {
 }
 
 // Served reports whether the route has a handler.
-func (r *Route) Served() bool { return r.Handle != nil }
+func (r *Entry) Served() bool { return r.Handle != nil }
 
 // OnBase reports whether the route is served on base kind k (ReadBase or
 // MutationBase).
-func (r *Route) OnBase(k BaseKind) bool { return r.Base == AnyBase || r.Base == k }
+func (r *Entry) OnBase(k BaseKind) bool { return r.Base == AnyBase || r.Base == k }

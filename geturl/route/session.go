@@ -1,4 +1,4 @@
-package kernel
+package route
 
 import (
 	"github.com/hubdev/hub/geturl/replay"
