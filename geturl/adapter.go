@@ -12,18 +12,18 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/adapters"
-	"github.com/hubdev/hub/geturl/bridges"
+	"github.com/hubdev/hub/geturl/engine/filechange"
+	"github.com/hubdev/hub/geturl/engine/terminal"
 	"github.com/hubdev/hub/geturl/gateway"
-	"github.com/hubdev/hub/geturl/hubstatus"
 	"github.com/hubdev/hub/geturl/kernel"
-	"github.com/hubdev/hub/geturl/mutate"
 	"github.com/hubdev/hub/geturl/mutation"
-	"github.com/hubdev/hub/geturl/opencode"
 	"github.com/hubdev/hub/geturl/plugin"
-	"github.com/hubdev/hub/geturl/pluginhost"
+	"github.com/hubdev/hub/geturl/plugin/bridges"
+	"github.com/hubdev/hub/geturl/plugin/hubstatus"
+	"github.com/hubdev/hub/geturl/plugin/opencode"
+	"github.com/hubdev/hub/geturl/plugin/pluginhost"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/session"
-	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/geturl/tunnel"
 	"github.com/hubdev/hub/hub"
 )
@@ -52,7 +52,7 @@ type Server struct {
 	catalog  *pluginhost.Host // /k: what it lists and runs
 	tunnel   *tunnel.Manager
 	activity *activityLog
-	logs     *mutate.LogKey // signs crash logs; its key is loaded by Serve
+	logs     *filechange.LogKey // signs crash logs; its key is loaded by Serve
 
 	// FollowOutside (the hub's adapter) follows a geturl started outside
 	// the hub that holds the state directory instead of failing
@@ -80,8 +80,8 @@ func New(cfg *Config) *Server {
 
 // newServer builds the bridge with extra plugins (tests add their own).
 func newServer(cfg *Config, extra ...plugin.Plugin) (*Server, error) {
-	s := &Server{cfg: cfg, tunnel: &tunnel.Manager{}, activity: newActivityLog(), logs: &mutate.LogKey{}}
-	s.host = mutation.NewHost(mutation.Options{Gate: &mutate.Gate{}, Logs: s.logs, Terminal: &terminal.Config{}, Changed: s.noteChange})
+	s := &Server{cfg: cfg, tunnel: &tunnel.Manager{}, activity: newActivityLog(), logs: &filechange.LogKey{}}
+	s.host = mutation.NewHost(mutation.Options{Gate: &filechange.Gate{}, Logs: s.logs, Terminal: &terminal.Config{}, Changed: s.noteChange})
 	// The hub's bridges are plugins too; each is listed only while geturl
 	// runs under a hub that has it enabled.
 	plugins := append([]plugin.Plugin{hubstatus.New(s.hubView)}, bridges.All(s.hubView)...)
@@ -107,9 +107,9 @@ func (s *Server) hubView() adapters.HubView {
 
 // recoverPatches rolls back, in every project, a patch the last run was
 // cut short in (a crash, kill -9), before any agent reads the project.
-func recoverPatches(projects []session.ProjectView, key *mutate.LogKey, log *slog.Logger) {
+func recoverPatches(projects []session.ProjectView, key *filechange.LogKey, log *slog.Logger) {
 	for _, p := range projects {
-		restored, err := mutate.Recover(p.Root, key)
+		restored, err := filechange.Recover(p.Root, key)
 		switch {
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
 			log.Error("a patch interrupted by a crash could not be rolled back; the project's mutations are refused until it is", "project", p.Name, "err", err)
@@ -173,7 +173,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	}
 	// The key of the crash logs outlives the process: a patch the last
 	// run was cut short in is recovered by this one.
-	logKey, err := mutate.LoadLogKey(filepath.Join(StateDir(env.Dirs), "crashlog.key"))
+	logKey, err := filechange.LoadLogKey(filepath.Join(StateDir(env.Dirs), "crashlog.key"))
 	if err != nil {
 		return fmt.Errorf("the crash-log key: %w", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/hubdev/hub/adapters"
-	"github.com/hubdev/hub/geturl/opencode"
+	"github.com/hubdev/hub/geturl/plugin/opencode"
 	"github.com/hubdev/hub/geturl/session"
 	"github.com/hubdev/hub/hub"
 )

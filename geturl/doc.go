@@ -1,9 +1,11 @@
-// Package geturl is the GET-only URL transport for URL-reader agents: the
-// adapter that serves the data plane (capability bases, the read tools,
-// the replay-safe mutation kernel and the /k plugin host) and the
-// loopback-only operator control plane, the `hub geturl` commands, and the
-// adapter's configuration (including the OpenCode plugin's section).
+// Package geturl is the GET-only URL bridge for URL-reader agents. This
+// package is the adapter (Factory, New, Config, Serve, Status): it builds
+// the data plane (package gateway over the route table, package kernel,
+// whose handlers reach the engines under engine/), the session store
+// (package session), the /k plugin host and its plugins (under plugin/),
+// and the loopback-only operator control plane with its page and the
+// `hub geturl` commands and their client (Locate).
 //
-// The contract is docs/protocols/geturl.md; geturl/README.md says how the
-// pieces fit and what is not done.
+// The contract is docs/protocols/geturl.md; geturl/README.md draws the
+// layers (its "Layout") and says what is not done.
 package geturl

@@ -14,7 +14,7 @@ import (
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/geturl/gateway"
-	"github.com/hubdev/hub/geturl/opencode"
+	"github.com/hubdev/hub/geturl/plugin/opencode"
 )
 
 func (b *bridge) projectPerm(t *testing.T, dir, name string, write, terminal bool) {

@@ -6,7 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
-	"github.com/hubdev/hub/geturl/opencode"
+	"github.com/hubdev/hub/geturl/plugin/opencode"
 )
 
 // OpenCodeConfig is the `adapters.geturl.opencode` section: the OpenCode

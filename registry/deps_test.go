@@ -47,6 +47,59 @@ func listPackages(t *testing.T) []pkg {
 // no longer exists fails the test too, so the list only shrinks.
 var pending = map[string]bool{}
 
+// geturlRule is one layering rule inside geturl: what importers under
+// from (module-relative, everything under each counts) may import of
+// geturl. With allowed set, nothing else; else anything but denied.
+type geturlRule struct {
+	what            string
+	from            []string
+	allowed, denied []string
+	// tests says whether test imports count (end-to-end tests may build
+	// the whole stack above the package they test).
+	tests bool
+}
+
+// geturlRules lock geturl's layers, bottom up: fault (the error
+// vocabulary) and the engines know no URL; the route vocabulary names no
+// handler; the handlers never reach back up into the route table or the
+// data plane; the plugins see only their contract; the data plane is
+// built only by the adapter.
+var geturlRules = []geturlRule{
+	{what: "fault is the bottom: it imports nothing of geturl",
+		from: []string{"geturl/fault"}, allowed: []string{}, tests: true},
+	{what: "the engines (everything under geturl/engine) import only engines, fault and geturl/internal: " +
+		"the URL layer turns their faults into recovery URLs, not the reverse",
+		from: []string{"geturl/engine"}, allowed: []string{"geturl/engine", "geturl/fault", "geturl/internal"}, tests: true},
+	{what: "the transport (the URL grammar) imports only fault and geturl/internal",
+		from: []string{"geturl/transport"}, allowed: []string{"geturl/fault", "geturl/internal"}, tests: true},
+	{what: "the route vocabulary names no handler: the route table imports the handlers",
+		from: []string{"geturl/route"}, denied: []string{"geturl/kernel", "geturl/mutation", "geturl/plugin", "geturl/gateway", "geturl/session"}, tests: true},
+	{what: "a route handler never imports the route table or the data plane (no handler registers itself back)",
+		from: []string{"geturl/mutation", "geturl/plugin/pluginhost"}, denied: []string{"geturl/kernel", "geturl/gateway", "geturl/session"}},
+	{what: "a plugin sees only the plugin contract and the engines, never the URL layer or the /k host",
+		from:   []string{"geturl/plugin/bridges", "geturl/plugin/hubstatus", "geturl/plugin/opencode"},
+		denied: []string{"geturl/transport", "geturl/route", "geturl/kernel", "geturl/mutation", "geturl/gateway", "geturl/session", "geturl/plugin/pluginhost"}, tests: true},
+	{what: "only the adapter (package geturl) builds the data plane",
+		from: []string{"geturl/"}, denied: []string{"geturl/gateway"}},
+}
+
+// breaks reports whether p importing imp breaks r.
+func (r geturlRule) breaks(p, imp string, testOnly bool) bool {
+	p, imp = strings.TrimPrefix(p, module+"/"), strings.TrimPrefix(imp, module+"/")
+	if testOnly && !r.tests || under(imp, p) || !slices.ContainsFunc(r.from, func(f string) bool {
+		return under(p, strings.TrimSuffix(f, "/")) && (!strings.HasSuffix(f, "/") || p != strings.TrimSuffix(f, "/"))
+	}) {
+		return false
+	}
+	in := func(dirs []string) bool {
+		return slices.ContainsFunc(dirs, func(d string) bool { return under(imp, d) })
+	}
+	if r.allowed != nil {
+		return !in(r.allowed)
+	}
+	return in(r.denied)
+}
+
 // under reports whether path is dir or inside it.
 func under(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
 
@@ -61,10 +114,7 @@ func under(path, dir string) bool { return path == dir || strings.HasPrefix(path
 //	pixelle geturl
 //	adapters, hub/...     shared: never a bridge, never anything above
 //
-// and inside geturl, the engines that act on a project (files, mutate,
-// terminal, staging, search, outline, sandbox, journal, …) never import the
-// URL grammar (transport, gateway): the transport turns their errors into
-// repair and retry URLs, not the reverse.
+// and inside geturl, the layers of geturl/README.md (geturlRules).
 func TestLayering(t *testing.T) {
 	bridges := New().Names()
 	bridgeOf := func(path string) string {
@@ -84,8 +134,6 @@ func TestLayering(t *testing.T) {
 		}
 		return false
 	}
-	geturlEngines := []string{"files", "mutate", "terminal", "staging", "search", "outline", "sandbox", "journal", "discover", "replay", "session"}
-	geturlURL := []string{module + "/geturl/transport", module + "/geturl/gateway"}
 
 	seen := map[string]bool{}
 	fail := func(p, imp, format string) {
@@ -127,11 +175,54 @@ func TestLayering(t *testing.T) {
 			case (under(p.ImportPath, module+"/hubmcp") || under(p.ImportPath, module+"/cmd")) && other != "" && !testOnly[imp]:
 				fail(p.ImportPath, imp, "%s reaches bridges only through the registry, yet imports %s")
 			}
-			for _, e := range geturlEngines {
-				if under(p.ImportPath, module+"/geturl/"+e) && slices.ContainsFunc(geturlURL, func(u string) bool { return under(imp, u) }) {
-					fail(p.ImportPath, imp, "geturl's engine %s imports the URL layer %s")
+			if !under(imp, module+"/geturl") {
+				continue
+			}
+			for _, r := range geturlRules {
+				if r.breaks(p.ImportPath, imp, testOnly[imp]) {
+					fail(p.ImportPath, imp, "%s imports %s, yet "+r.what)
 				}
 			}
+		}
+	}
+}
+
+// TestGeturlRules checks that each of geturl's rules catches what it
+// names (the module as it is breaks none of them).
+func TestGeturlRules(t *testing.T) {
+	m := func(p string) string { return module + "/" + p }
+	for _, c := range []struct {
+		p, imp   string
+		testOnly bool
+		broken   bool
+	}{
+		{"geturl/engine/staging", "geturl/transport", false, true},
+		{"geturl/engine/filechange", "geturl/internal/corpus", true, false},
+		{"geturl/engine/filechange", "geturl/route", true, true},
+		{"geturl/engine/terminal/reaper", "geturl/gateway", false, true},
+		{"geturl/engine/intents", "geturl/fault", false, false},
+		{"geturl/fault", "geturl/internal/bufpool", false, true},
+		{"geturl/transport", "geturl/fault", false, false},
+		{"geturl/transport", "geturl/route", false, true},
+		{"geturl/route", "geturl/transport", false, false},
+		{"geturl/route", "geturl/mutation", false, true},
+		{"geturl/mutation", "geturl/kernel", false, true},
+		{"geturl/mutation", "geturl/kernel", true, false},
+		{"geturl/plugin/pluginhost", "geturl/gateway", false, true},
+		{"geturl/plugin/opencode", "geturl/engine/sandbox", false, false},
+		{"geturl/plugin/bridges", "geturl/transport", false, true},
+		{"geturl/plugin/hubstatus", "geturl/plugin/pluginhost", true, true},
+		{"geturl/session", "geturl/gateway", false, true},
+		{"geturl/session", "geturl/mutation", false, false},
+		{"geturl", "geturl/gateway", false, false},
+		{"geturl/gateway", "geturl/gateway/x", false, false},
+	} {
+		broken := false
+		for _, r := range geturlRules {
+			broken = broken || r.breaks(m(c.p), m(c.imp), c.testOnly)
+		}
+		if broken != c.broken {
+			t.Errorf("%s → %s (test only %v): broken %v, want %v", c.p, c.imp, c.testOnly, broken, c.broken)
 		}
 	}
 }

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/engine/replay"
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/kernel"
-	"github.com/hubdev/hub/geturl/replay"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )

@@ -10,11 +10,11 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/hubdev/hub/geturl/files"
+	"github.com/hubdev/hub/geturl/engine/files"
+	"github.com/hubdev/hub/geturl/engine/replay"
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/kernel"
-	"github.com/hubdev/hub/geturl/replay"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

@@ -3,9 +3,9 @@ package gateway
 import (
 	"bytes"
 
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/engine/replay"
 	"github.com/hubdev/hub/geturl/route"
 )
 

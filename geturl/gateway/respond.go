@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/hubdev/hub/geturl/engine/replay"
 	"github.com/hubdev/hub/geturl/internal/bufpool"
-	"github.com/hubdev/hub/geturl/replay"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 	"github.com/hubdev/hub/hub/jsonw"

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/engine/replay"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/hubdev/hub/geturl/engine/files"
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/fault"
-	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

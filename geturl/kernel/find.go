@@ -3,8 +3,8 @@ package kernel
 import (
 	"context"
 
+	"github.com/hubdev/hub/geturl/engine/search"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/search"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"github.com/hubdev/hub/geturl/engine/search"
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/search"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

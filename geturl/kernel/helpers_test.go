@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubdev/hub/geturl/files"
-	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/engine/files"
+	"github.com/hubdev/hub/geturl/engine/replay"
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 	"github.com/hubdev/hub/hub/jsonw"
 )

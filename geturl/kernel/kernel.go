@@ -4,9 +4,9 @@ import (
 	"context"
 	"os/exec"
 
+	"github.com/hubdev/hub/geturl/engine/search"
 	"github.com/hubdev/hub/geturl/mutation"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/search"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

@@ -8,10 +8,10 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/hubdev/hub/geturl/engine/outline"
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/fault"
-	"github.com/hubdev/hub/geturl/outline"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

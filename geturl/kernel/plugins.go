@@ -3,9 +3,9 @@ package kernel
 import (
 	"context"
 
+	"github.com/hubdev/hub/geturl/engine/staging"
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/staging"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

@@ -3,9 +3,9 @@ package kernel
 import (
 	"context"
 
-	"github.com/hubdev/hub/geturl/discover"
+	"github.com/hubdev/hub/geturl/engine/discover"
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/hubdev/hub/geturl/engine/replay"
 	"github.com/hubdev/hub/geturl/fault"
-	"github.com/hubdev/hub/geturl/replay"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/hubdev/hub/geturl/engine/files"
 	"github.com/hubdev/hub/geturl/fault"
-	"github.com/hubdev/hub/geturl/files"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 	"github.com/hubdev/hub/hub/jsonw"

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/hubdev/hub/geturl/files"
+	"github.com/hubdev/hub/geturl/engine/files"
 )
 
 // TestReadAnswerJSON holds readAnswer's hand-written encoder to the

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubdev/hub/geturl/files"
+	"github.com/hubdev/hub/geturl/engine/files"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )

@@ -3,10 +3,10 @@ package kernel
 import (
 	"errors"
 
+	"github.com/hubdev/hub/geturl/engine/sandbox"
+	"github.com/hubdev/hub/geturl/engine/search"
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/sandbox"
-	"github.com/hubdev/hub/geturl/search"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

@@ -3,7 +3,7 @@ package kernel
 import (
 	"context"
 
-	"github.com/hubdev/hub/geturl/files"
+	"github.com/hubdev/hub/geturl/engine/files"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )

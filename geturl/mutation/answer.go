@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hubdev/hub/geturl/engine/filechange"
+	"github.com/hubdev/hub/geturl/engine/intents"
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/fault"
-	"github.com/hubdev/hub/geturl/journal"
-	"github.com/hubdev/hub/geturl/mutate"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/sandbox"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -19,7 +19,7 @@ type recordAnswer struct {
 	OK    bool          `json:"ok"`
 	Call  string        `json:"call"`
 	Tool  string        `json:"tool"`
-	State journal.State `json:"state"`
+	State intents.State `json:"state"`
 	// Replayed: this request found the intent already recorded and ran
 	// nothing; Replays counts such requests.
 	Replayed bool `json:"replayed,omitempty"`
@@ -39,10 +39,10 @@ type recordAnswer struct {
 // its one execution (detached from the request), a replay starts
 // nothing. Either way the request may wait up to wait= for the record to
 // finish, then gets the record.
-func (h *Host) journaled(ctx context.Context, c *route.Call, st *State, in journal.Intent) (any, *transport.Error) {
+func (h *Host) journaled(ctx context.Context, c *route.Call, st *State, in intents.Intent) (any, *transport.Error) {
 	root := c.Session.Scope().Root()
 	exec := in.Exec
-	in.Exec = func(ctx context.Context, run *journal.Run) (any, *fault.Error) {
+	in.Exec = func(ctx context.Context, run *intents.Run) (any, *fault.Error) {
 		v0 := h.ver.get(root)
 		res, err := exec(ctx, run)
 		tag := v0
@@ -71,7 +71,7 @@ func (h *Host) journaled(ctx context.Context, c *route.Call, st *State, in journ
 
 // noteChange tells Options.Changed what a file mutation changed.
 func (h *Host) noteChange(sess route.Session, call, tool string, res any) {
-	cp, ok := res.(mutate.Changes)
+	cp, ok := res.(filechange.Changes)
 	if h.changed == nil || !ok {
 		return
 	}
@@ -88,7 +88,7 @@ func (h *Host) noteChange(sess route.Session, call, tool string, res any) {
 
 // answer is the record's answer, after waiting up to wait= for it to
 // finish; replayed marks a request that found it.
-func (h *Host) answer(ctx context.Context, c *route.Call, st *State, rec journal.Record, replayed bool) (any, *transport.Error) {
+func (h *Host) answer(ctx context.Context, c *route.Call, st *State, rec intents.Record, replayed bool) (any, *transport.Error) {
 	c.Intent, c.Replayed = rec.Call, replayed
 	if ms := c.Args.IntOr("wait", 0); ms > 0 && !rec.State.Finished() && !rec.Evicted {
 		rec, _ = st.Journal.Wait(ctx, rec.Call, waitFor(ms))
@@ -97,8 +97,8 @@ func (h *Host) answer(ctx context.Context, c *route.Call, st *State, rec journal
 }
 
 // render answers a record; replayed marks a request that found it.
-func (h *Host) render(c *route.Call, rec journal.Record, replayed bool, root string) (any, *transport.Error) {
-	if rec.State == journal.Failed && rec.Err != nil && !rec.Evicted {
+func (h *Host) render(c *route.Call, rec intents.Record, replayed bool, root string) (any, *transport.Error) {
+	if rec.State == intents.Failed && rec.Err != nil && !rec.Evicted {
 		e := transport.ErrorOf(rec.Err)
 		e.Repair = foregroundRepair(c, rec)
 		e.With("call", rec.Call).With("tool", rec.Tool).With("state", string(rec.State))
@@ -107,7 +107,7 @@ func (h *Host) render(c *route.Call, rec journal.Record, replayed bool, root str
 		}
 		if e.Retryable && e.Action != fault.ActionCorrectRequest {
 			if o := recoveryOrigin(c, rec); o != "" {
-				if u := c.Bases.Mutation + withRun(o, journal.DeriveRun(rec.Call, "retry", 0)); fits(u) {
+				if u := c.Bases.Mutation + withRun(o, intents.DeriveRun(rec.Call, "retry", 0)); fits(u) {
 					e.Retry = u
 					e.Hint = strings.TrimSpace(e.Hint + " — then fetch retry as returned: this URL is journaled and keeps answering this failure")
 				}
@@ -129,7 +129,7 @@ func (h *Host) render(c *route.Call, rec journal.Record, replayed bool, root str
 	if replayed && rec.Tool == toolTerminal && rec.State.Finished() {
 		if v := h.ver.get(root); v > rec.Tag {
 			if o := recoveryOrigin(c, rec); o != "" {
-				if u := c.Bases.Mutation + withRun(o, journal.DeriveRun(rec.Call, "repeat", v)); fits(u) {
+				if u := c.Bases.Mutation + withRun(o, intents.DeriveRun(rec.Call, "repeat", v)); fits(u) {
 					a.Repeat = u
 					a.Hint = "this command already ran and was not run again; the project has changed since: fetch repeat to run it once more"
 				}
@@ -165,7 +165,7 @@ func origin(c *route.Call) string {
 
 // recoveryOrigin is the request a retry or repeat URL repeats: the
 // intent's own (a /j poll has no other), else this request's.
-func recoveryOrigin(c *route.Call, rec journal.Record) string {
+func recoveryOrigin(c *route.Call, rec intents.Record) string {
 	if rec.Origin != "" {
 		return rec.Origin
 	}
@@ -192,7 +192,7 @@ func withRun(o, nonce string) string {
 // native ones: identity from in.Tool, in.Args and the request's
 // run=/call=, one
 // execution detached from the request, the record as the answer.
-func (h *Host) Journaled(ctx context.Context, c *route.Call, in journal.Intent) (any, *transport.Error) {
+func (h *Host) Journaled(ctx context.Context, c *route.Call, in intents.Intent) (any, *transport.Error) {
 	st, terr := prepare(c, "")
 	if terr != nil {
 		return nil, terr
@@ -205,7 +205,7 @@ func (h *Host) Journaled(ctx context.Context, c *route.Call, in journal.Intent) 
 // learns its outcome even when what would run it is not there now (a
 // plugin gone, a bridge that cannot classify the call while it is down).
 // held is false when the journal does not hold it; nothing is recorded.
-func (h *Host) Replayed(ctx context.Context, c *route.Call, in journal.Intent) (res any, held bool, terr *transport.Error) {
+func (h *Host) Replayed(ctx context.Context, c *route.Call, in intents.Intent) (res any, held bool, terr *transport.Error) {
 	st, terr := prepare(c, "")
 	if terr != nil {
 		return nil, false, nil

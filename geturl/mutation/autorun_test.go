@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/engine/filechange"
 	"github.com/hubdev/hub/geturl/internal/treetest"
-	"github.com/hubdev/hub/geturl/mutate"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -50,7 +50,7 @@ func TestWriteOnlySessionCannotChangeAutorunConfig(t *testing.T) {
 		t.Helper()
 		a := e.do(u)
 		if a.OK || a.ErrorCode != "autorun_config" || a.Retryable || a.AgentAction != "" ||
-			!strings.Contains(a.raw, `"repairHint":"`+mutate.AutorunHint) {
+			!strings.Contains(a.raw, `"repairHint":"`+filechange.AutorunHint) {
 			t.Errorf("GET %s: %s", u, a.raw)
 		}
 		// /w and /e refuse the path before it becomes an intent; a

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/geturl/engine/terminal"
 	"github.com/hubdev/hub/geturl/internal/benchdata"
 	"github.com/hubdev/hub/geturl/internal/cputime"
 	"github.com/hubdev/hub/geturl/mutation"
-	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

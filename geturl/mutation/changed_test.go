@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/engine/terminal"
 	"github.com/hubdev/hub/geturl/mutation"
-	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

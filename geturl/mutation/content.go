@@ -4,11 +4,11 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/hubdev/hub/geturl/engine/filechange"
+	"github.com/hubdev/hub/geturl/engine/sandbox"
+	"github.com/hubdev/hub/geturl/engine/staging"
 	"github.com/hubdev/hub/geturl/fault"
-	"github.com/hubdev/hub/geturl/mutate"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/sandbox"
-	"github.com/hubdev/hub/geturl/staging"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -79,9 +79,9 @@ func pathRefusal(sc *sandbox.Scope, p string, err error) *transport.Error {
 		e.Hint = "mutations stay inside /project: name a path relative to /project, starting with /project/, or a native absolute path inside the project; symlinks may not lead out"
 		e.Retryable, e.Action = false, ""
 	case errors.Is(err, sandbox.ErrVCSMetadata):
-		e.Hint, e.Retryable, e.Action = mutate.VCSHint, false, ""
+		e.Hint, e.Retryable, e.Action = filechange.VCSHint, false, ""
 	case errors.Is(err, sandbox.ErrAutorunConfig):
-		e.Hint, e.Retryable, e.Action = mutate.AutorunHint, false, ""
+		e.Hint, e.Retryable, e.Action = filechange.AutorunHint, false, ""
 	}
 	return e.With("path", sc.Display(p))
 }

@@ -8,7 +8,7 @@
 // launch's foreground repair).
 //
 // Every file or terminal mutation goes through the session generation's
-// IntentJournal (package journal): the handler binds the route's strict
+// intent journal (package intents): the handler binds the route's strict
 // parameters, resolves the content (the raw= tail, a staged blob, or a
 // parameter, exactly one), resolves paths to their /project spelling,
 // refuses what it must before any intent exists, and then asks the

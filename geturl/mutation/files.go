@@ -3,9 +3,9 @@ package mutation
 import (
 	"context"
 
+	"github.com/hubdev/hub/geturl/engine/filechange"
+	"github.com/hubdev/hub/geturl/engine/intents"
 	"github.com/hubdev/hub/geturl/fault"
-	"github.com/hubdev/hub/geturl/journal"
-	"github.com/hubdev/hub/geturl/mutate"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -71,8 +71,8 @@ var PatchSpec = &transport.Spec{
 
 // engine is the file engine for one call: the session's scope, ledger,
 // edit tracker and authority, the process's project gate.
-func (h *Host) engine(c *route.Call, st *State) *mutate.Engine {
-	return &mutate.Engine{Scope: c.Session.Scope(), Ledger: st.Ledger, Gate: h.gate, Logs: h.logs, Edits: st.Edits,
+func (h *Host) engine(c *route.Call, st *State) *filechange.Engine {
+	return &filechange.Engine{Scope: c.Session.Scope(), Ledger: st.Ledger, Gate: h.gate, Logs: h.logs, Edits: st.Edits,
 		Allow: allowOf(c.Session.Permissions())}
 }
 
@@ -84,7 +84,7 @@ func engineErr(err error) *fault.Error {
 	if f, ok := err.(*fault.Error); ok {
 		return f
 	}
-	return &fault.Error{Code: mutate.CodeWriteFailed, Detail: "the mutation failed", Retryable: true, Action: fault.ActionRetryLater}
+	return &fault.Error{Code: filechange.CodeWriteFailed, Detail: "the mutation failed", Retryable: true, Action: fault.ActionRetryLater}
 }
 
 // Write answers /w.
@@ -102,9 +102,9 @@ func (h *Host) Write(ctx context.Context, c *route.Call) (any, *transport.Error)
 		return nil, terr
 	}
 	eng := h.engine(c, st)
-	return h.journaled(ctx, c, st, journal.Intent{
+	return h.journaled(ctx, c, st, intents.Intent{
 		Tool: toolWrite, Args: map[string]any{"path": path, "content": text},
-		Exec: func(ctx context.Context, run *journal.Run) (any, *fault.Error) {
+		Exec: func(ctx context.Context, run *intents.Run) (any, *fault.Error) {
 			run.Running()
 			res, err := eng.Write(ctx, path, text)
 			return res, engineErr(err)
@@ -131,9 +131,9 @@ func (h *Host) Edit(ctx context.Context, c *route.Call) (any, *transport.Error) 
 		return nil, terr
 	}
 	eng := h.engine(c, st)
-	return h.journaled(ctx, c, st, journal.Intent{
+	return h.journaled(ctx, c, st, intents.Intent{
 		Tool: toolEdit, Args: map[string]any{"path": path, "old": old, "new": repl},
-		Exec: func(ctx context.Context, run *journal.Run) (any, *fault.Error) {
+		Exec: func(ctx context.Context, run *intents.Run) (any, *fault.Error) {
 			run.Running()
 			res, err := eng.Edit(ctx, path, old, repl)
 			return res, engineErr(err)
@@ -153,9 +153,9 @@ func (h *Host) Patch(ctx context.Context, c *route.Call) (any, *transport.Error)
 		return nil, terr
 	}
 	eng := h.engine(c, st)
-	return h.journaled(ctx, c, st, journal.Intent{
+	return h.journaled(ctx, c, st, intents.Intent{
 		Tool: toolPatch, Args: map[string]any{"patch": text},
-		Exec: func(ctx context.Context, run *journal.Run) (any, *fault.Error) {
+		Exec: func(ctx context.Context, run *intents.Run) (any, *fault.Error) {
 			run.Running()
 			res, err := eng.ApplyPatch(ctx, text)
 			return res, engineErr(err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubdev/hub/geturl/terminal"
+	"github.com/hubdev/hub/geturl/engine/terminal"
 )
 
 // A generation's end (rotation, stop, delete, a permission change) ends

@@ -5,9 +5,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hubdev/hub/geturl/mutate"
+	"github.com/hubdev/hub/geturl/engine/filechange"
+	"github.com/hubdev/hub/geturl/engine/terminal"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/hub"
 )
 
@@ -15,10 +15,10 @@ import (
 type Options struct {
 	// Gate serialises file mutations per project across sessions; share
 	// one per process (nil: the Host makes its own).
-	Gate *mutate.Gate
+	Gate *filechange.Gate
 	// Logs signs and checks the crash logs of multi-file patches; share
 	// one per process (nil: a key made for this process).
-	Logs *mutate.LogKey
+	Logs *filechange.LogKey
 	// Terminal configures the /x engine; nil leaves the terminal out
 	// (/x answers terminal_unavailable). One terminal.Manager serves every
 	// session (its foreground gate is machine-wide) for one Run.
@@ -50,8 +50,8 @@ type Change struct {
 // decide repeat URLs) and the lifetime that bounds every execution. One
 // per process; each session generation brings its own State.
 type Host struct {
-	gate     *mutate.Gate
-	logs     *mutate.LogKey
+	gate     *filechange.Gate
+	logs     *filechange.LogKey
 	termCfg  *terminal.Config
 	pollWait int
 	changed  func(Change)
@@ -67,7 +67,7 @@ type Host struct {
 func NewHost(o Options) *Host {
 	h := &Host{gate: o.Gate, logs: o.Logs, termCfg: o.Terminal, pollWait: o.PollWait, changed: o.Changed, life: context.Background()}
 	if h.gate == nil {
-		h.gate = &mutate.Gate{}
+		h.gate = &filechange.Gate{}
 	}
 	if h.pollWait <= 0 {
 		h.pollWait = 1000

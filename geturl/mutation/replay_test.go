@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/geturl/engine/files"
+	"github.com/hubdev/hub/geturl/engine/intents"
 	"github.com/hubdev/hub/geturl/fault"
-	"github.com/hubdev/hub/geturl/files"
-	"github.com/hubdev/hub/geturl/journal"
 	"github.com/hubdev/hub/geturl/mutation"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -139,7 +139,7 @@ func TestCallAndRun(t *testing.T) {
 	if a.Call != "mine.1" {
 		t.Fatal(a.raw)
 	}
-	e.fail(e.m+"/w?path=a&call=mine.1&raw=y", journal.CodeCallConflict)
+	e.fail(e.m+"/w?path=a&call=mine.1&raw=y", intents.CodeCallConflict)
 	if e.file("a") != "x" {
 		t.Fatal("a conflicting call ran")
 	}
@@ -151,7 +151,7 @@ func TestCallAndRun(t *testing.T) {
 	if j.Replayed || j.Call != "mine.1" {
 		t.Fatal(j.raw)
 	}
-	e.fail(e.m+"/j?call=auto:write:0123456789abcdef", journal.CodeUnknownCall)
+	e.fail(e.m+"/j?call=auto:write:0123456789abcdef", intents.CodeUnknownCall)
 }
 
 // A pending intent answers a poll URL; the execution does not depend on

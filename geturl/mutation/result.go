@@ -4,7 +4,7 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/hubdev/hub/geturl/journal"
+	"github.com/hubdev/hub/geturl/engine/intents"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -25,7 +25,7 @@ func (h *Host) Result(ctx context.Context, c *route.Call) (any, *transport.Error
 	call := c.Args.Text("call")
 	rec, ok := st.Journal.Wait(ctx, call, waitFor(c.Args.IntOr("wait", 0)))
 	if !ok {
-		return nil, &transport.Error{Code: journal.CodeUnknownCall, Detail: "call=" + call,
+		return nil, &transport.Error{Code: intents.CodeUnknownCall, Detail: "call=" + call,
 			Hint: "poll with the exact call id a mutation answered; the journal belongs to this session generation and is gone after rotation"}
 	}
 	c.Intent = rec.Call

@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/engine/filechange"
 	"github.com/hubdev/hub/geturl/internal/treetest"
-	"github.com/hubdev/hub/geturl/mutate"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -38,7 +38,7 @@ func TestPatchCommitFailureRollsBack(t *testing.T) {
 	p := "*** Begin Patch\n*** Update File: a.txt\n@@\n-a1\n+A1\n*** Update File: big.txt\n@@\n-tail\n+TAIL\n*** End Patch\n"
 	a := e.do(e.m + "/a?wait=1500&raw=" + transport.Encode(p))
 	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
-	if a.OK || a.State != "failed" || a.ErrorCode == mutate.CodeRollbackIncomplete || !strings.Contains(a.raw, `"rolledBack":true`) {
+	if a.OK || a.State != "failed" || a.ErrorCode == filechange.CodeRollbackIncomplete || !strings.Contains(a.raw, `"rolledBack":true`) {
 		t.Fatalf("%s", a.raw)
 	}
 	treetest.Same(t, "after a failed commit", before, treetest.Snapshot(t, e.root))

@@ -3,8 +3,8 @@ package mutation
 import (
 	"context"
 
+	"github.com/hubdev/hub/geturl/engine/staging"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/staging"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

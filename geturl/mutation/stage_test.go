@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubdev/hub/geturl/staging"
+	"github.com/hubdev/hub/geturl/engine/staging"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

@@ -5,13 +5,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hubdev/hub/geturl/files"
-	"github.com/hubdev/hub/geturl/journal"
-	"github.com/hubdev/hub/geturl/mutate"
+	"github.com/hubdev/hub/geturl/engine/filechange"
+	"github.com/hubdev/hub/geturl/engine/files"
+	"github.com/hubdev/hub/geturl/engine/intents"
+	"github.com/hubdev/hub/geturl/engine/sandbox"
+	"github.com/hubdev/hub/geturl/engine/staging"
+	"github.com/hubdev/hub/geturl/engine/terminal"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/sandbox"
-	"github.com/hubdev/hub/geturl/staging"
-	"github.com/hubdev/hub/geturl/terminal"
 )
 
 // State is one session generation's mutation state: its journal, its
@@ -19,10 +19,10 @@ import (
 // serial-edit tracker. It lives and dies with the generation, so rotation
 // forgets all of it.
 type State struct {
-	Journal *journal.Journal
+	Journal *intents.Journal
 	Staging *staging.Store
 	Ledger  *files.Ledger
-	Edits   *mutate.EditTracker
+	Edits   *filechange.EditTracker
 
 	// ended is done once the generation has ended: its intents, queued or
 	// running, end with it (see Host.spawn).
@@ -73,10 +73,10 @@ func NewState(ledger *files.Ledger, now func() time.Time) *State {
 	ended, endNow := context.WithCancel(context.Background())
 	return &State{
 		ended: ended, endNow: endNow,
-		Journal: journal.New(journal.Options{Now: now}),
+		Journal: intents.New(intents.Options{Now: now}),
 		Staging: staging.New(now),
 		Ledger:  ledger,
-		Edits:   mutate.NewEditTracker(now),
+		Edits:   filechange.NewEditTracker(now),
 	}
 }
 

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hubdev/hub/geturl/engine/intents"
+	"github.com/hubdev/hub/geturl/engine/terminal"
 	"github.com/hubdev/hub/geturl/fault"
-	"github.com/hubdev/hub/geturl/journal"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -86,9 +86,9 @@ func (h *Host) Terminal(ctx context.Context, c *route.Call) (any, *transport.Err
 		req.Timeout = time.Duration(n) * time.Second
 	}
 	runner := st.runner(mgr, sc)
-	return h.journaled(ctx, c, st, journal.Intent{
+	return h.journaled(ctx, c, st, intents.Intent{
 		Tool: toolTerminal, Args: args,
-		Exec: func(ctx context.Context, run *journal.Run) (any, *fault.Error) {
+		Exec: func(ctx context.Context, run *intents.Run) (any, *fault.Error) {
 			if bg {
 				return launch(ctx, run, runner, req)
 			}
@@ -101,7 +101,7 @@ func (h *Host) Terminal(ctx context.Context, c *route.Call) (any, *transport.Err
 // execution's context: the bridge stopping kills it, a dropped request
 // does not. Any exit status is a result; only a command that could not run
 // (refused, no slot, canceled) fails the intent.
-func runForeground(ctx context.Context, run *journal.Run, r *terminal.Runner, req terminal.Request) (any, *fault.Error) {
+func runForeground(ctx context.Context, run *intents.Run, r *terminal.Runner, req terminal.Request) (any, *fault.Error) {
 	job, err := r.Start(ctx, req)
 	if err != nil {
 		return nil, terminalErr(err)
@@ -123,7 +123,7 @@ func runForeground(ctx context.Context, run *journal.Run, r *terminal.Runner, re
 // died during startup fails the intent, its transcript kept; its answer
 // offers the foreground form of the same request as the repair URL
 // (foregroundRepair).
-func launch(ctx context.Context, run *journal.Run, r *terminal.Runner, req terminal.Request) (any, *fault.Error) {
+func launch(ctx context.Context, run *intents.Run, r *terminal.Runner, req terminal.Request) (any, *fault.Error) {
 	job, err := r.Launch(ctx, req)
 	if err != nil {
 		return nil, terminalErr(err)
@@ -152,7 +152,7 @@ func launch(ctx context.Context, run *journal.Run, r *terminal.Runner, req termi
 // startup offers: the same request without bg=, and without call= too
 // (the foreground form is another intent, and an explicit id already
 // names this one: call_conflict). "" for any other failure.
-func foregroundRepair(c *route.Call, rec journal.Record) string {
+func foregroundRepair(c *route.Call, rec intents.Record) string {
 	if rec.Tool != toolTerminal || rec.Err.Code != terminal.CodeBackgroundStartFailed || rec.Origin == "" {
 		return ""
 	}

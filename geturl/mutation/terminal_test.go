@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/geturl/engine/terminal"
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/internal/treetest"
 	"github.com/hubdev/hub/geturl/mutation"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/terminal"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

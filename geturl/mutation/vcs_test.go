@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/engine/filechange"
 	"github.com/hubdev/hub/geturl/internal/treetest"
-	"github.com/hubdev/hub/geturl/mutate"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
 )
@@ -63,7 +63,7 @@ func TestWriteOnlySessionCannotRunCodeThroughGit(t *testing.T) {
 	refused := func(u string) {
 		t.Helper()
 		a := e.do(u)
-		if a.OK || a.ErrorCode != "vcs_metadata" || a.Retryable || a.AgentAction != "" || !strings.Contains(a.raw, `"repairHint":"`+mutate.VCSHint) {
+		if a.OK || a.ErrorCode != "vcs_metadata" || a.Retryable || a.AgentAction != "" || !strings.Contains(a.raw, `"repairHint":"`+filechange.VCSHint) {
 			t.Errorf("GET %s: %s", u, a.raw)
 		}
 	}

@@ -1,7 +1,7 @@
 package route
 
 import (
-	"github.com/hubdev/hub/geturl/replay"
+	"github.com/hubdev/hub/geturl/engine/replay"
 	"github.com/hubdev/hub/geturl/transport"
 )
 

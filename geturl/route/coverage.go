@@ -1,6 +1,6 @@
 package route
 
-import "github.com/hubdev/hub/geturl/files"
+import "github.com/hubdev/hub/geturl/engine/files"
 
 // Coverage receives what each /r returned (per file: its fingerprint and
 // the lines shown), so the mutation kernel can require complete current

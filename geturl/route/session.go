@@ -1,8 +1,8 @@
 package route
 
 import (
-	"github.com/hubdev/hub/geturl/replay"
-	"github.com/hubdev/hub/geturl/sandbox"
+	"github.com/hubdev/hub/geturl/engine/replay"
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 )
 
 // Permissions are a session generation's rights, inherited from its

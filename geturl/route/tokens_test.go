@@ -3,8 +3,8 @@ package route
 import (
 	"testing"
 
-	"github.com/hubdev/hub/geturl/replay"
-	"github.com/hubdev/hub/geturl/sandbox"
+	"github.com/hubdev/hub/geturl/engine/replay"
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 )
 
 type tokSession struct{ tokens map[Capability]string }

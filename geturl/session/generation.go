@@ -4,11 +4,11 @@ import (
 	"context"
 	"time"
 
-	"github.com/hubdev/hub/geturl/files"
+	"github.com/hubdev/hub/geturl/engine/files"
+	"github.com/hubdev/hub/geturl/engine/replay"
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/mutation"
-	"github.com/hubdev/hub/geturl/replay"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/sandbox"
 )
 
 // Generation is one live session generation: three capability tokens and

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/route"
-	"github.com/hubdev/hub/geturl/sandbox"
 )
 
 // Options configure a Manager.
