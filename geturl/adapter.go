@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/geturl/control"
 	"github.com/hubdev/hub/geturl/engine/filechange"
 	"github.com/hubdev/hub/geturl/engine/terminal"
 	"github.com/hubdev/hub/geturl/gateway"
@@ -51,7 +52,7 @@ type Server struct {
 	host     *mutation.Host   // the mutation kernel: /w /e /a /x /s /b /j
 	catalog  *pluginhost.Host // /k: what it lists and runs
 	tunnel   *tunnel.Manager
-	activity *activityLog
+	activity *control.Activity
 	logs     *filechange.LogKey // signs crash logs; its key is loaded by Serve
 
 	// FollowOutside (the hub's adapter) follows a geturl started outside
@@ -60,7 +61,7 @@ type Server struct {
 	FollowOutside bool
 
 	mu      sync.Mutex
-	outside *controlFile // the geturl followed (FollowOutside), while it runs
+	outside *control.File // the geturl followed (FollowOutside), while it runs
 	mgr     *session.Manager
 	hub     adapters.HubView // the hub this run serves in (nil: alone)
 	running bool
@@ -80,7 +81,7 @@ func New(cfg *Config) *Server {
 
 // newServer builds the bridge with extra plugins (tests add their own).
 func newServer(cfg *Config, extra ...plugin.Plugin) (*Server, error) {
-	s := &Server{cfg: cfg, tunnel: &tunnel.Manager{}, activity: newActivityLog(), logs: &filechange.LogKey{}}
+	s := &Server{cfg: cfg, tunnel: &tunnel.Manager{}, activity: control.NewActivity(), logs: &filechange.LogKey{}}
 	s.host = mutation.NewHost(mutation.Options{Gate: &filechange.Gate{}, Logs: s.logs, Terminal: &terminal.Config{}, Changed: s.noteChange})
 	// The hub's bridges are plugins too; each is listed only while geturl
 	// runs under a hub that has it enabled.
@@ -120,7 +121,7 @@ func recoverPatches(projects []session.ProjectView, key *filechange.LogKey, log 
 }
 
 // StateDir is where geturl keeps its registry and control file.
-func StateDir(d hub.Dirs) string { return filepath.Join(d.State, "geturl") }
+func StateDir(d hub.Dirs) string { return control.StateDir(d) }
 
 // manager opens the registry on the first Serve.
 func (s *Server) manager(env *adapters.Env) (*session.Manager, error) {
@@ -189,13 +190,13 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 		return fmt.Errorf("control plane: %w", err)
 	}
 	key := hub.RandomToken(32)
-	cf := controlFile{PID: os.Getpid(), Port: dataPort, ControlPort: ctrlPort, Key: key}
-	if err := writeControlFile(env.Dirs, cf); err != nil {
+	cf := control.File{PID: os.Getpid(), Port: dataPort, ControlPort: ctrlPort, Key: key}
+	if err := control.WriteFile(env.Dirs, cf); err != nil {
 		dataLn.Close()
 		ctrlLn.Close()
 		return fmt.Errorf("writing the control file: %w", err)
 	}
-	defer removeControlFile(env.Dirs, cf.PID)
+	defer control.RemoveFile(env.Dirs, cf.PID)
 
 	s.mu.Lock()
 	s.running, s.ports, s.hub = true, []int{dataPort, ctrlPort}, env.Hub
@@ -210,7 +211,9 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	defer s.tunnel.Stop() // the child points at this run's data plane
 	gw := gateway.New(gateway.Options{Sessions: mgr.Sessions(), Kernel: s.kernel, Port: dataPort,
 		PublicOrigin: s.publicOrigin, Logger: env.Log, Observe: s.observe(env)})
-	ctl := &control{s: s, mgr: mgr, env: env, dataPort: dataPort, ctrlPort: ctrlPort, key: key, ui: newUIAuth(time.Now)}
+	ctl := &control.Plane{Sessions: mgr, Env: env, DataPort: dataPort, ControlPort: ctrlPort, Key: key,
+		ConfiguredOrigin: s.cfg.publicOrigin(), PublicOrigin: s.publicOrigin, Kernel: s.kernel, Tunnel: s.tunnel,
+		Plugins: s.plugins, Activity: s.activity}
 
 	env.Log.Info("geturl listening", "data", fmt.Sprintf("%s:%d", hub.LoopbackHost, dataPort),
 		"control", fmt.Sprintf("%s:%d", hub.LoopbackHost, ctrlPort), "publicOrigin", s.cfg.publicOrigin(),
@@ -225,14 +228,14 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	kept := make(chan struct{})
 	hub.Go(ctx, "geturl control file", func() {
 		defer close(kept)
-		keepControlFile(ctx, env.Dirs, cf, controlCheckInterval, env.Log)
+		control.KeepFile(ctx, env.Dirs, cf, control.CheckInterval, env.Log)
 	})
 	defer func() { cancel(); <-kept }()
 	// Mutations run detached from their requests, bounded by this run.
 	shutdown := s.host.Run(ctx)
 	errc := make(chan error, 2)
 	go func() { errc <- hub.ServeHTTP(ctx, dataLn, gw, nil, env.Log) }()
-	go func() { errc <- hub.ServeHTTP(ctx, ctrlLn, ctl.handler(), nil, env.Log) }()
+	go func() { errc <- hub.ServeHTTP(ctx, ctrlLn, ctl.Handler(), nil, env.Log) }()
 	err = <-errc
 	cancel() // one plane stopped: stop the other
 	if err2 := <-errc; err == nil {
@@ -263,13 +266,13 @@ func (s *Server) observe(env *adapters.Env) func(gateway.Event) {
 		env.Activity.PageAttached()
 		env.Activity.AgentActivity()
 		s.touch()
-		e := activityEntry{At: time.Now().Add(-ev.Duration), Capability: ev.Capability.String(), Route: ev.Route, Tool: ev.Tool,
+		e := control.Entry{At: time.Now().Add(-ev.Duration), Capability: ev.Capability.String(), Route: ev.Route, Tool: ev.Tool,
 			Status: ev.Status, ErrorCode: ev.ErrorCode, Bytes: ev.Bytes, DurationMS: float64(ev.Duration.Microseconds()) / 1000,
 			Call: ev.Intent, Replayed: ev.Replayed}
 		if g, ok := ev.Session.(*session.Generation); ok {
 			e.Session = g.SessionID()
 		}
-		s.activity.add(e)
+		s.activity.Add(e)
 	}
 }
 

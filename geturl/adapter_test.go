@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/geturl/control"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/tunnel"
 	"github.com/hubdev/hub/hub"
@@ -19,9 +20,18 @@ import (
 
 type bridge struct {
 	*adaptertest.Harness
-	s  *Server
-	cl *Client
+	s    *Server
+	cl   *Client
+	ckey string // the control plane's key, as the control file gave it at start
 }
+
+// sessionAnswer is what the CLI's session commands print with --json.
+type sessionAnswer struct {
+	Session control.SessionInfo `json:"session"`
+}
+
+// key is the control plane's key, as the control file gave it to the CLI.
+func (b *bridge) key() string { return b.ckey }
 
 func startBridge(t *testing.T, tune func(*Config)) *bridge {
 	t.Helper()
@@ -36,7 +46,11 @@ func startBridge(t *testing.T, tune func(*Config)) *bridge {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &bridge{Harness: h, s: s, cl: cl}
+	cf, err := control.ReadFile(h.Dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &bridge{Harness: h, s: s, cl: cl, ckey: cf.Key}
 }
 
 func (b *bridge) controlURL(path string) string {
@@ -45,7 +59,7 @@ func (b *bridge) controlURL(path string) string {
 
 func (b *bridge) call(t *testing.T, method, path string, body, out any) {
 	t.Helper()
-	if err := b.cl.do(context.Background(), method, path, body, out); err != nil {
+	if err := b.cl.Do(context.Background(), method, path, body, out); err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
 }
@@ -55,7 +69,7 @@ func (b *bridge) project(t *testing.T, dir, name string, write bool) {
 	b.call(t, "POST", "/api/projects", map[string]any{"dir": dir, "name": name, "write": write}, nil)
 }
 
-func (b *bridge) newSession(t *testing.T, project string) SessionInfo {
+func (b *bridge) newSession(t *testing.T, project string) control.SessionInfo {
 	t.Helper()
 	var ans sessionAnswer
 	b.call(t, "POST", "/api/sessions", map[string]any{"project": project}, &ans)
@@ -189,12 +203,12 @@ func TestControlPlaneChecks(t *testing.T) {
 		origin, host, key string
 		want              int
 	}{
-		"ok":                   {"", "", b.cl.key, 200},
-		"origin with the key":  {"http://127.0.0.1:" + strconv.Itoa(b.Ports[1]), "", b.cl.key, 403},
-		"rebound host":         {"", "evil.example:" + strconv.Itoa(b.Ports[1]), b.cl.key, 403},
+		"ok":                   {"", "", b.key(), 200},
+		"origin with the key":  {"http://127.0.0.1:" + strconv.Itoa(b.Ports[1]), "", b.key(), 403},
+		"rebound host":         {"", "evil.example:" + strconv.Itoa(b.Ports[1]), b.key(), 403},
 		"no key":               {"", "", "", 401},
-		"wrong key":            {"", "", b.cl.key + "x", 401},
-		"data-plane host name": {"", "127.0.0.1:" + strconv.Itoa(b.Port()), b.cl.key, 403},
+		"wrong key":            {"", "", b.key() + "x", 401},
+		"data-plane host name": {"", "127.0.0.1:" + strconv.Itoa(b.Port()), b.key(), 403},
 	} {
 		req, _ := http.NewRequest("GET", b.controlURL("/api/projects"), nil)
 		if tc.origin != "" {
@@ -204,7 +218,7 @@ func TestControlPlaneChecks(t *testing.T) {
 			req.Host = tc.host
 		}
 		if tc.key != "" {
-			req.Header.Set(KeyHeader, tc.key)
+			req.Header.Set(control.KeyHeader, tc.key)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -215,7 +229,7 @@ func TestControlPlaneChecks(t *testing.T) {
 			t.Errorf("%s: %d, want %d", name, resp.StatusCode, tc.want)
 		}
 	}
-	if m := adaptertest.FileMode(t, controlPath(b.Dirs)); m != 0o600 {
+	if m := adaptertest.FileMode(t, control.FilePath(b.Dirs)); m != 0o600 {
 		t.Fatalf("control file mode %v", m)
 	}
 	if m := adaptertest.FileMode(t, StateDir(b.Dirs)); m != 0o700 {
@@ -232,7 +246,7 @@ func TestRestartKeepsSessions(t *testing.T) {
 	if err := b.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(controlPath(b.Dirs)); !os.IsNotExist(err) {
+	if _, err := os.Stat(control.FilePath(b.Dirs)); !os.IsNotExist(err) {
 		t.Fatalf("control file left after stop: %v", err)
 	}
 	h2 := adaptertest.Start(t, b.s, adaptertest.Options{})
@@ -332,7 +346,7 @@ exec sleep 300
 	post := func(path string) {
 		req, _ := http.NewRequest("POST", b.controlURL(path), strings.NewReader("{}"))
 		req.Header.Set("Origin", own)
-		req.Header.Set(SessionHeader, sess)
+		req.Header.Set(control.SessionHeader, sess)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("POST %s: %v %v", path, resp, err)
@@ -340,7 +354,7 @@ exec sleep 300
 		resp.Body.Close()
 	}
 	post("/ui/api/tunnel/start")
-	var ans struct{ Sessions []SessionInfo }
+	var ans struct{ Sessions []control.SessionInfo }
 	b.call(t, "GET", "/api/sessions", nil, &ans)
 	init := ans.Sessions[0].InitURL
 	if !strings.HasPrefix(init, "https://quick-test-tunnel.trycloudflare.com/v0/init/") {
@@ -384,7 +398,7 @@ exec sleep 300
 	// whole body (a page's fetch sends none).
 	req, _ := http.NewRequestWithContext(ctx, "POST", b.controlURL("/ui/api/tunnel/start"), nil)
 	req.Header.Set("Origin", "http://127.0.0.1:"+strconv.Itoa(b.Ports[1]))
-	req.Header.Set(SessionHeader, sess)
+	req.Header.Set(control.SessionHeader, sess)
 	left := make(chan error, 1)
 	go func() {
 		resp, err := http.DefaultClient.Do(req)

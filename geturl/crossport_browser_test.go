@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
+	"github.com/hubdev/hub/geturl/control"
 )
 
 // otherUser is a page another local user serves on another 127.0.0.1
@@ -118,7 +119,7 @@ func TestControlPageCredentialStaysOnItsPort(t *testing.T) {
 	// geturl open --browser` hands it over: a private page redirecting to it.
 	var login struct{ URL string }
 	b.call(t, "POST", "/api/login", nil, &login)
-	opener, err := redirectPage(filepath.Join(t.TempDir(), "state"), login.URL)
+	opener, err := control.RedirectPage(filepath.Join(t.TempDir(), "state"), login.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestControlPageCredentialStaysOnItsPort(t *testing.T) {
 		t.Fatalf("the tab kept its session after logging out")
 	}
 	req, _ := http.NewRequest("GET", own+"/ui/api/state", nil)
-	req.Header.Set(SessionHeader, secret)
+	req.Header.Set(control.SessionHeader, secret)
 	if got := do(t, req); got != http.StatusUnauthorized {
 		t.Fatalf("the logged-out session: %d, want 401", got)
 	}

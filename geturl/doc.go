@@ -3,8 +3,9 @@
 // the data plane (package gateway over the route table, package kernel,
 // whose handlers reach the engines under engine/), the session store
 // (package session), the /k plugin host and its plugins (under plugin/),
-// and the loopback-only operator control plane with its page and the
-// `hub geturl` commands and their client (Locate).
+// and, each run, the loopback-only operator control plane (package
+// control: its page, the `hub geturl` commands and their client, which
+// Locate finds).
 //
 // The contract is docs/protocols/geturl.md; geturl/README.md draws the
 // layers (its "Layout") and says what is not done.

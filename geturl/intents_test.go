@@ -84,7 +84,7 @@ func TestSameURLAfterRestartRunsOnce(t *testing.T) {
 	}
 	// The activity view shows the replays (and never the content).
 	var replayed int
-	for _, e := range b.s.activity.recent() {
+	for _, e := range b.s.activity.Recent() {
 		if e.Replayed && (e.Call == w1.Call || e.Call == x1.Call) {
 			replayed++
 		}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/hubdev/hub/geturl/control"
 )
 
 // A control file deleted or damaged while geturl runs used to stay that
@@ -11,11 +13,11 @@ import (
 // (and to start one) until the bridge restarted. The running bridge now
 // writes it again, and the CLI finds it.
 func TestControlFileIsRewrittenWhileRunning(t *testing.T) {
-	old := controlCheckInterval
-	controlCheckInterval = 10 * time.Millisecond
-	t.Cleanup(func() { controlCheckInterval = old })
+	old := control.CheckInterval
+	control.CheckInterval = 10 * time.Millisecond
+	t.Cleanup(func() { control.CheckInterval = old })
 	b := startBridge(t, nil)
-	path := controlPath(b.Dirs)
+	path := control.FilePath(b.Dirs)
 	for name, damage := range map[string]func() error{
 		"deleted": func() error { return os.Remove(path) },
 		"corrupt": func() error { return os.WriteFile(path, []byte("garbage\n"), 0o600) },

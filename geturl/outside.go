@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/geturl/control"
 )
 
 // awaitHolder is lockStateDir again, until the lock is ours or its holder's
@@ -57,13 +58,13 @@ func (s *Server) followOutside(ctx context.Context, env *adapters.Env, busy *sta
 	}, ready)
 }
 
-func (s *Server) setOutside(cf *controlFile) {
+func (s *Server) setOutside(cf *control.File) {
 	s.mu.Lock()
 	s.outside = cf
 	s.mu.Unlock()
 }
 
 // outsideNote is the status note while following cf.
-func outsideNote(cf *controlFile) string {
+func outsideNote(cf *control.File) string {
 	return fmt.Sprintf("following the geturl started outside the hub (pid %d), which serves this state directory; the hub takes over when it stops", cf.PID)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/hubdev/hub/geturl/control"
 	"github.com/hubdev/hub/hub"
 )
 
@@ -28,7 +29,7 @@ func lockStateDir(d hub.Dirs) (*os.File, error) {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			busy := &stateBusyError{dir: dir}
-			if cf, err := readControlFile(d); err == nil {
+			if cf, err := control.ReadFile(d); err == nil {
 				busy.holder = &cf
 			}
 			return nil, busy
@@ -42,7 +43,7 @@ func lockStateDir(d hub.Dirs) (*os.File, error) {
 // state directory; holder is what its control file says, when readable.
 type stateBusyError struct {
 	dir    string
-	holder *controlFile
+	holder *control.File
 }
 
 func (e *stateBusyError) Error() string {

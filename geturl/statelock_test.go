@@ -35,7 +35,7 @@ func TestOneServerPerStateDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cl.do(context.Background(), http.MethodGet, "/api/status", nil, nil); err != nil {
+	if err := cl.Do(context.Background(), http.MethodGet, "/api/status", nil, nil); err != nil {
 		t.Fatalf("the first control plane after the refused second: %v", err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hubdev/hub/geturl/control"
 )
 
 // uiCall calls the control page's API as its script does (the session
@@ -20,7 +22,7 @@ func (b *bridge) uiCall(t *testing.T, sess, method, path string, body any) (int,
 		rd = strings.NewReader(string(j))
 	}
 	req, _ := http.NewRequest(method, b.controlURL(path), rd)
-	req.Header.Set(SessionHeader, sess)
+	req.Header.Set(control.SessionHeader, sess)
 	req.Header.Set("Origin", b.controlURL(""))
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -102,7 +104,7 @@ func TestControlPageBridgesOptIn(t *testing.T) {
 	if p["bridges"] != true || s == nil || s["bridges"] != true || s["write"] != true {
 		t.Fatalf("after the opt-in the page shows project %v, session %v", p, s)
 	}
-	var keyed struct{ Sessions []SessionInfo }
+	var keyed struct{ Sessions []control.SessionInfo }
 	b.call(t, "GET", "/api/sessions", nil, &keyed)
 	if len(keyed.Sessions) != 1 || !keyed.Sessions[0].Bridges {
 		t.Fatalf("the keyed API's sessions: %+v", keyed.Sessions)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hubdev/hub/geturl/control"
 )
 
 // uiLogin logs in to the control page as its script does and returns the
@@ -66,7 +68,7 @@ func do(t *testing.T, req *http.Request) int {
 }
 
 // The page's gate without a browser: reads and writes need the session
-// secret in SessionHeader — a cookie is never enough, not even one that
+// secret in control.SessionHeader — a cookie is never enough, not even one that
 // holds a live secret — and writes also the page's own Origin; a rebinding
 // Host is refused.
 func TestControlPageGates(t *testing.T) {
@@ -76,7 +78,7 @@ func TestControlPageGates(t *testing.T) {
 	own := "http://127.0.0.1:" + port
 	for name, tc := range map[string]struct {
 		method, origin, host string
-		headers              []string // SessionHeader values
+		headers              []string // control.SessionHeader values
 		cookie               string   // a geturl_ui cookie, as earlier versions set
 		want                 int
 	}{
@@ -107,10 +109,10 @@ func TestControlPageGates(t *testing.T) {
 			req.Host = tc.host
 		}
 		for _, v := range tc.headers {
-			req.Header.Add(SessionHeader, v)
+			req.Header.Add(control.SessionHeader, v)
 		}
 		if tc.cookie != "" {
-			req.AddCookie(&http.Cookie{Name: legacyCookie, Value: tc.cookie})
+			req.AddCookie(&http.Cookie{Name: control.LegacyCookie, Value: tc.cookie})
 		}
 		if got := do(t, req); got != tc.want {
 			t.Errorf("%s: %d, want %d", name, got, tc.want)
@@ -123,7 +125,7 @@ func TestControlPageGates(t *testing.T) {
 		if origin != "" {
 			req.Header.Set("Origin", origin)
 		}
-		req.Header.Set(SessionHeader, sess)
+		req.Header.Set(control.SessionHeader, sess)
 		if got := do(t, req); got != http.StatusForbidden && got != http.StatusUnauthorized {
 			t.Errorf("keyed API with the page's session (Origin %q): %d", origin, got)
 		}
@@ -134,7 +136,7 @@ func TestControlPageGates(t *testing.T) {
 	req, _ := http.NewRequest("OPTIONS", b.controlURL("/ui/api/state"), nil)
 	req.Header.Set("Origin", "http://127.0.0.1:1")
 	req.Header.Set("Access-Control-Request-Method", "GET")
-	req.Header.Set("Access-Control-Request-Headers", strings.ToLower(SessionHeader))
+	req.Header.Set("Access-Control-Request-Headers", strings.ToLower(control.SessionHeader))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -149,12 +151,12 @@ func TestControlPageGates(t *testing.T) {
 	// Logging out ends the session.
 	req, _ = http.NewRequest("POST", b.controlURL("/ui/api/logout"), nil)
 	req.Header.Set("Origin", own)
-	req.Header.Set(SessionHeader, sess)
+	req.Header.Set(control.SessionHeader, sess)
 	if got := do(t, req); got != 200 {
 		t.Fatalf("logout: %d", got)
 	}
 	req, _ = http.NewRequest("GET", b.controlURL("/ui/api/state"), nil)
-	req.Header.Set(SessionHeader, sess)
+	req.Header.Set(control.SessionHeader, sess)
 	if got := do(t, req); got != http.StatusUnauthorized {
 		t.Fatalf("a logged-out session read: %d, want 401", got)
 	}
@@ -190,7 +192,7 @@ func TestControlPageLogin(t *testing.T) {
 
 	tok := mint()
 	code, ans := b.redeem(t, own, tok)
-	if code != 200 || !ans.OK || len(ans.Session) < 40 || ans.ExpiresIn != int(sessionTTL/time.Second) {
+	if code != 200 || !ans.OK || len(ans.Session) < 40 || ans.ExpiresIn != int(control.SessionTTL/time.Second) {
 		t.Fatalf("redeeming: %d %+v", code, ans)
 	}
 	if code, again := b.redeem(t, own, tok); code != http.StatusUnauthorized || again.Error != "login_expired" || again.Session != "" {
@@ -198,7 +200,7 @@ func TestControlPageLogin(t *testing.T) {
 	}
 
 	// A body over the bound is refused before a token is looked at.
-	req, _ := http.NewRequest("POST", b.controlURL("/ui/api/login"), strings.NewReader(`{"token":"`+strings.Repeat("a", maxLoginBody)+`"}`))
+	req, _ := http.NewRequest("POST", b.controlURL("/ui/api/login"), strings.NewReader(`{"token":"`+strings.Repeat("a", control.MaxLoginBody)+`"}`))
 	req.Header.Set("Origin", own)
 	if got := do(t, req); got != http.StatusRequestEntityTooLarge {
 		t.Errorf("an oversized login body: %d, want 413", got)
@@ -227,7 +229,7 @@ func TestControlPageLogin(t *testing.T) {
 		t.Fatalf("the page: %d", resp.StatusCode)
 	}
 	for _, c := range resp.Cookies() {
-		if c.Name != legacyCookie || c.Value != "" || c.MaxAge >= 0 {
+		if c.Name != control.LegacyCookie || c.Value != "" || c.MaxAge >= 0 {
 			t.Errorf("the page sets a cookie: %+v", c)
 		}
 	}
@@ -236,75 +238,5 @@ func TestControlPageLogin(t *testing.T) {
 		if !strings.Contains(csp, want) {
 			t.Errorf("CSP %q lacks %q", csp, want)
 		}
-	}
-}
-
-// Lifetimes and bounds, on an injected clock: a login token works once
-// and for two minutes; a session for twelve hours from its login; at most
-// maxUISession sessions and maxLogins unspent tokens live, the oldest go
-// first.
-func TestUIAuthLifetimes(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	a := newUIAuth(func() time.Time { return now })
-
-	tok := a.newLogin()
-	now = now.Add(loginTTL)
-	if _, ok := a.redeem(tok); ok {
-		t.Fatal("a login token redeemed at its expiry")
-	}
-	now = now.Add(-time.Second)
-	tok = a.newLogin()
-	now = now.Add(loginTTL - time.Second)
-	sess, ok := a.redeem(tok)
-	if !ok || !a.valid(sess) {
-		t.Fatal("a login token did not redeem within its lifetime")
-	}
-	if _, ok := a.redeem(tok); ok {
-		t.Fatal("a login token redeemed twice")
-	}
-	if _, ok := a.redeem(""); ok {
-		t.Fatal("the empty token redeemed")
-	}
-	now = now.Add(sessionTTL - time.Second)
-	if !a.valid(sess) {
-		t.Fatal("a session ended before its lifetime")
-	}
-	now = now.Add(time.Second)
-	if a.valid(sess) {
-		t.Fatal("a session outlived its lifetime")
-	}
-
-	var sessions []string
-	for range maxUISession + 1 {
-		now = now.Add(time.Second)
-		s, ok := a.redeem(a.newLogin())
-		if !ok {
-			t.Fatal("redeem")
-		}
-		sessions = append(sessions, s)
-	}
-	if a.valid(sessions[0]) || !a.valid(sessions[1]) || !a.valid(sessions[maxUISession]) || len(a.sessions) != maxUISession {
-		t.Fatalf("after %d logins: oldest %v, next %v, newest %v, %d kept", maxUISession+1,
-			a.valid(sessions[0]), a.valid(sessions[1]), a.valid(sessions[maxUISession]), len(a.sessions))
-	}
-
-	var logins []string
-	for range maxLogins + 1 {
-		now = now.Add(time.Millisecond)
-		logins = append(logins, a.newLogin())
-	}
-	if len(a.logins) != maxLogins {
-		t.Fatalf("%d unspent logins kept, want %d", len(a.logins), maxLogins)
-	}
-	if _, ok := a.redeem(logins[0]); ok {
-		t.Fatal("the oldest unspent login survived the bound")
-	}
-	if _, ok := a.redeem(logins[maxLogins]); !ok {
-		t.Fatal("the newest login was dropped")
-	}
-
-	a.logout(sessions[maxUISession])
-	if a.valid(sessions[maxUISession]) {
-		t.Fatal("a session survived its logout")
 	}
 }

@@ -62,7 +62,8 @@ type geturlRule struct {
 // geturlRules lock geturl's layers, bottom up: fault (the error
 // vocabulary) and the engines know no URL; the route vocabulary names no
 // handler; the handlers never reach back up into the route table or the
-// data plane; the plugins see only their contract; the data plane is
+// data plane; the plugins see only their contract; the control plane
+// sees only the session manager and the route table; the data plane is
 // built only by the adapter.
 var geturlRules = []geturlRule{
 	{what: "fault is the bottom: it imports nothing of geturl",
@@ -79,6 +80,9 @@ var geturlRules = []geturlRule{
 	{what: "a plugin sees only the plugin contract and the engines, never the URL layer or the /k host",
 		from:   []string{"geturl/plugin/bridges", "geturl/plugin/hubstatus", "geturl/plugin/opencode"},
 		denied: []string{"geturl/transport", "geturl/route", "geturl/kernel", "geturl/mutation", "geturl/gateway", "geturl/session", "geturl/plugin/pluginhost"}, tests: true},
+	{what: "the control plane serves the operator: it never reaches the data plane, the engines, the handlers or the plugins " +
+		"(projects only through the session manager)",
+		from: []string{"geturl/control"}, denied: []string{"geturl/gateway", "geturl/engine", "geturl/mutation", "geturl/plugin", "geturl/transport"}, tests: true},
 	{what: "only the adapter (package geturl) builds the data plane",
 		from: []string{"geturl/"}, denied: []string{"geturl/gateway"}},
 }
@@ -215,6 +219,8 @@ func TestGeturlRules(t *testing.T) {
 		{"geturl/session", "geturl/gateway", false, true},
 		{"geturl/session", "geturl/mutation", false, false},
 		{"geturl", "geturl/gateway", false, false},
+		{"geturl/control", "geturl/engine/sandbox", false, true},
+		{"geturl/control", "geturl/session", false, false},
 		{"geturl/gateway", "geturl/gateway/x", false, false},
 	} {
 		broken := false

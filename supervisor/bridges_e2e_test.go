@@ -23,6 +23,7 @@ import (
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/aiui"
 	"github.com/hubdev/hub/geturl"
+	"github.com/hubdev/hub/geturl/control"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/pixelle"
 	"github.com/hubdev/hub/stitchslop"
@@ -136,7 +137,7 @@ func (h *e2eHub) sessionOn(project string) (r, m string) {
 		h.t.Fatal(err)
 	}
 	req, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/api/sessions", cf.ControlPort), strings.NewReader(`{"project":"`+project+`"}`))
-	req.Header.Set(geturl.KeyHeader, cf.Key)
+	req.Header.Set(control.KeyHeader, cf.Key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := h.http.Do(req)
 	if err != nil {

@@ -1,4 +1,4 @@
-package geturl
+package control
 
 import (
 	"context"
@@ -8,21 +8,21 @@ import (
 	"github.com/hubdev/hub/hub"
 )
 
-// controlCheckInterval is how often a running geturl checks its control
+// CheckInterval is how often a running geturl checks its control
 // file (a variable so tests can shorten it).
-var controlCheckInterval = 2 * time.Second
+var CheckInterval = 2 * time.Second
 
-// keepControlFile keeps a running geturl findable: every interval it
+// KeepFile keeps a running geturl findable: every interval it
 // rewrites the control file when it is missing, corrupt, unsafe or not the
 // one this run wrote. The run holds serve.lock, so no other geturl can own
 // the file meanwhile. Without this, a deleted or damaged control.json left
 // a live control plane every `hub geturl` command called "not running",
 // telling the user to start one while `hub start` said one was. It
 // returns when ctx is done.
-func keepControlFile(ctx context.Context, d hub.Dirs, cf controlFile, every time.Duration, log *slog.Logger) {
-	put := func() error { return writeControlFile(d, cf) }
-	hub.KeepFiles(ctx, every, log, hub.KeptFile{Name: "the control file", Path: controlPath(d), Check: func() (string, func() error) {
-		got, err := readControlFile(d)
+func KeepFile(ctx context.Context, d hub.Dirs, cf File, every time.Duration, log *slog.Logger) {
+	put := func() error { return WriteFile(d, cf) }
+	hub.KeepFiles(ctx, every, log, hub.KeptFile{Name: "the control file", Path: FilePath(d), Check: func() (string, func() error) {
+		got, err := ReadFile(d)
 		switch {
 		case err != nil:
 			return err.Error(), put

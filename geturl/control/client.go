@@ -1,4 +1,4 @@
-package geturl
+package control
 
 import (
 	"bytes"
@@ -30,11 +30,11 @@ type Client struct {
 // Locate reads the control file. No file, or one whose control plane does
 // not answer, is exit 3 with what to run.
 func Locate(d hub.Dirs) (*Client, error) {
-	cf, err := readControlFile(d)
+	cf, err := ReadFile(d)
 	if err != nil {
 		return nil, hub.Exit(hub.ExitNotRunning, "hub geturl: no geturl control plane is running ("+shortErr(err)+"); start one with `hub geturl serve` or `hub start`")
 	}
-	dialer := &portowner.Dialer{Source: "the control file " + controlPath(d)}
+	dialer := &portowner.Dialer{Source: "the control file " + FilePath(d)}
 	return &Client{base: "http://" + hub.LoopbackHost + ":" + strconv.Itoa(cf.ControlPort), key: cf.Key,
 		http: &http.Client{Timeout: 30 * time.Second, Transport: dialer.Transport()}}, nil
 }
@@ -58,8 +58,10 @@ func (e *RemoteError) Error() string { return e.Message }
 // ExitCode makes a refusal exit 1.
 func (e *RemoteError) ExitCode() int { return hub.ExitFailed }
 
-// do sends one request and decodes the answer into out.
-func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+// Do sends one keyed request to the control plane (path such as /api/status,
+// body JSON-encoded when not nil) and decodes the answer into out; a
+// refusal is a *RemoteError.
+func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -117,6 +119,6 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 // Status is GET /api/status.
 func (c *Client) Status(ctx context.Context) (StatusInfo, error) {
 	var s StatusInfo
-	err := c.do(ctx, http.MethodGet, "/api/status", nil, &s)
+	err := c.Do(ctx, http.MethodGet, "/api/status", nil, &s)
 	return s, err
 }

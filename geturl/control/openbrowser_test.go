@@ -1,4 +1,4 @@
-package geturl
+package control
 
 import (
 	"os"

@@ -1,10 +1,11 @@
-package geturl
+package control
 
 import (
 	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/session"
+	"github.com/hubdev/hub/geturl/tunnel"
 	"github.com/hubdev/hub/hub"
 )
 
@@ -22,23 +24,38 @@ const KeyHeader = "X-Geturl-Key"
 // maxControlBody bounds an operator request.
 const maxControlBody = 16 << 10
 
-// control is the operator API the CLI drives (JSON over the keyed control
-// plane; the key gate refuses any request carrying an Origin before it
-// looks at the key).
-type control struct {
-	s        *Server
-	mgr      *session.Manager
-	env      *adapters.Env
-	dataPort int
-	ctrlPort int
-	key      string
-	ui       *uiAuth
+// StateDir is where geturl keeps its state: the project registry, the
+// serve lock, the crash-log key and the control file.
+func StateDir(d hub.Dirs) string { return filepath.Join(d.State, "geturl") }
+
+// Plane is one run's control plane: the operator API the CLI drives (JSON
+// over the keyed control plane; the key gate refuses any request carrying
+// an Origin before it looks at the key) and the control page. The adapter
+// fills it in for each run of Serve.
+type Plane struct {
+	Sessions    *session.Manager
+	Env         *adapters.Env
+	DataPort    int
+	ControlPort int
+	Key         string // the control file's key, sent by the CLI as KeyHeader
+	// ConfiguredOrigin is the configured public origin ("" for none);
+	// PublicOrigin is where Init URLs point now: ConfiguredOrigin, else a
+	// running managed tunnel's, else "" (the loopback data plane).
+	ConfiguredOrigin string
+	PublicOrigin     func() string
+	Kernel           *kernel.Kernel // the route table, for a session's effective tools
+	Tunnel           *tunnel.Manager
+	Plugins          func() []route.PluginSummary // /k's catalogue
+	Activity         *Activity
+
+	ui *uiAuth
 }
 
-// handler is the whole control plane: the keyed operator API under /api/
+// Handler is the whole control plane: the keyed operator API under /api/
 // (the CLI) and the control page with its API under /ui/api/, which takes
-// the page's session secret in SessionHeader.
-func (c *control) handler() http.Handler {
+// the page's session secret in SessionHeader. Call it once per Plane.
+func (c *Plane) Handler() http.Handler {
+	c.ui = newUIAuth(time.Now)
 	api := http.NewServeMux()
 	api.HandleFunc("GET /api/status", c.status)
 	api.HandleFunc("GET /api/projects", c.listProjects)
@@ -53,32 +70,32 @@ func (c *control) handler() http.Handler {
 		c.sessionOp(w, r)
 	})
 	api.HandleFunc("POST /api/login", c.login)
-	gate := hub.KeyGate{Header: KeyHeader, Key: func() string { return c.key }, Port: func() int { return c.ctrlPort }}
+	gate := hub.KeyGate{Header: KeyHeader, Key: func() string { return c.Key }, Port: func() int { return c.ControlPort }}
 
 	mux := http.NewServeMux()
 	mux.Handle("/api/", gate.Wrap(api))
 	c.uiRoutes(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c.env.Activity.AgentActivity()
+		c.Env.Activity.AgentActivity()
 		mux.ServeHTTP(w, r)
 	})
 }
 
-func (c *control) listProjects(w http.ResponseWriter, r *http.Request) {
-	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "projects": c.mgr.Projects()})
+func (c *Plane) listProjects(w http.ResponseWriter, r *http.Request) {
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "projects": c.Sessions.Projects()})
 }
 
-func (c *control) removeProject(w http.ResponseWriter, r *http.Request) {
+func (c *Plane) removeProject(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if err := c.mgr.RemoveProject(name); err != nil {
+	if err := c.Sessions.RemoveProject(name); err != nil {
 		refuse(w, err)
 		return
 	}
 	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "name": name})
 }
 
-func (c *control) listSessions(w http.ResponseWriter, r *http.Request) {
-	list := c.mgr.List()
+func (c *Plane) listSessions(w http.ResponseWriter, r *http.Request) {
+	list := c.Sessions.List()
 	out := make([]SessionInfo, len(list))
 	for i, v := range list {
 		out[i] = c.info(v)
@@ -90,8 +107,8 @@ func (c *control) listSessions(w http.ResponseWriter, r *http.Request) {
 // never copies a secret by hand (`hub geturl open`). The token is in the
 // fragment: the browser sends it to no server; the page's script redeems
 // it (uiLogin).
-func (c *control) login(w http.ResponseWriter, r *http.Request) {
-	u := "http://" + hub.LoopbackHost + ":" + strconv.Itoa(c.ctrlPort) + "/#login=" + c.ui.newLogin()
+func (c *Plane) login(w http.ResponseWriter, r *http.Request) {
+	u := "http://" + hub.LoopbackHost + ":" + strconv.Itoa(c.ControlPort) + "/#login=" + c.ui.newLogin()
 	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "url": u, "expiresIn": int(loginTTL / time.Second)})
 }
 
@@ -131,18 +148,18 @@ type StatusInfo struct {
 	Enabled      int    `json:"enabledSessions"`
 }
 
-func (c *control) status(w http.ResponseWriter, r *http.Request) {
-	hub.WriteJSON(w, http.StatusOK, StatusInfo{OK: true, PID: os.Getpid(), Port: c.dataPort,
-		PublicOrigin: c.s.cfg.publicOrigin(), InitBase: c.base(), Projects: len(c.mgr.Projects()), Enabled: c.mgr.EnabledCount()})
+func (c *Plane) status(w http.ResponseWriter, r *http.Request) {
+	hub.WriteJSON(w, http.StatusOK, StatusInfo{OK: true, PID: os.Getpid(), Port: c.DataPort,
+		PublicOrigin: c.ConfiguredOrigin, InitBase: c.base(), Projects: len(c.Sessions.Projects()), Enabled: c.Sessions.EnabledCount()})
 }
 
 // base is where Init URLs point: the configured public origin first, then
 // a running managed tunnel, else the loopback data plane.
-func (c *control) base() string {
-	if o := c.s.publicOrigin(); o != "" {
+func (c *Plane) base() string {
+	if o := c.PublicOrigin(); o != "" {
 		return o
 	}
-	return "http://" + hub.LoopbackHost + ":" + strconv.Itoa(c.dataPort)
+	return "http://" + hub.LoopbackHost + ":" + strconv.Itoa(c.DataPort)
 }
 
 type projectRequest struct {
@@ -154,7 +171,7 @@ type projectRequest struct {
 	Bridges  *bool   `json:"bridges"`
 }
 
-func (c *control) addProject(w http.ResponseWriter, r *http.Request) {
+func (c *Plane) addProject(w http.ResponseWriter, r *http.Request) {
 	var req projectRequest
 	if err := hub.ReadJSONBody(r, maxControlBody, &req); err != nil {
 		badRequest(w, err)
@@ -164,7 +181,7 @@ func (c *control) addProject(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, errors.New("dir is required"))
 		return
 	}
-	p, err := c.mgr.AddProject(req.Dir, req.Name, route.Permissions{Write: req.Write != nil && *req.Write,
+	p, err := c.Sessions.AddProject(req.Dir, req.Name, route.Permissions{Write: req.Write != nil && *req.Write,
 		Terminal: req.Terminal != nil && *req.Terminal, Bridges: req.Bridges != nil && *req.Bridges})
 	if err != nil {
 		refuse(w, err)
@@ -173,13 +190,13 @@ func (c *control) addProject(w http.ResponseWriter, r *http.Request) {
 	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "project": p})
 }
 
-func (c *control) setProject(w http.ResponseWriter, r *http.Request) {
+func (c *Plane) setProject(w http.ResponseWriter, r *http.Request) {
 	var req projectRequest
 	if err := hub.ReadJSONBody(r, maxControlBody, &req); err != nil {
 		badRequest(w, err)
 		return
 	}
-	p, err := c.mgr.SetProject(r.PathValue("name"), session.ProjectChange{Root: req.Root, Write: req.Write, Terminal: req.Terminal, Bridges: req.Bridges})
+	p, err := c.Sessions.SetProject(r.PathValue("name"), session.ProjectChange{Root: req.Root, Write: req.Write, Terminal: req.Terminal, Bridges: req.Bridges})
 	if err != nil {
 		refuse(w, err)
 		return
@@ -208,10 +225,10 @@ type SessionInfo struct {
 	Tools []string `json:"tools"`
 }
 
-func (c *control) info(v session.SessionView) SessionInfo {
+func (c *Plane) info(v session.SessionView) SessionInfo {
 	si := SessionInfo{ID: v.ID, Project: v.Project, Label: v.Label, Enabled: v.Enabled, Live: v.Live,
 		Write: v.Write, Terminal: v.Terminal, Bridges: v.Bridges, CreatedAt: v.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), Note: v.Note}
-	si.Tools = effectiveTools(c.s.kernel, v.Write, v.Terminal)
+	si.Tools = effectiveTools(c.Kernel, v.Write, v.Terminal)
 	if v.Live {
 		si.InitURL = c.base() + "/v0/init/" + v.InitToken
 		si.Prompt = InitPrompt(si.InitURL)
@@ -232,13 +249,13 @@ type sessionRequest struct {
 	Label   string `json:"label"`
 }
 
-func (c *control) newSession(w http.ResponseWriter, r *http.Request) {
+func (c *Plane) newSession(w http.ResponseWriter, r *http.Request) {
 	var req sessionRequest
 	if err := hub.ReadJSONBody(r, maxControlBody, &req); err != nil {
 		badRequest(w, err)
 		return
 	}
-	v, err := c.mgr.NewSession(strings.TrimSpace(req.Project), req.Label)
+	v, err := c.Sessions.NewSession(strings.TrimSpace(req.Project), req.Label)
 	if err != nil {
 		refuse(w, err)
 		return
@@ -246,18 +263,18 @@ func (c *control) newSession(w http.ResponseWriter, r *http.Request) {
 	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "session": c.info(v)})
 }
 
-func (c *control) sessionOp(w http.ResponseWriter, r *http.Request) {
+func (c *Plane) sessionOp(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var op func(string) (session.SessionView, error)
 	switch r.PathValue("op") {
 	case "rotate":
-		op = c.mgr.Rotate
+		op = c.Sessions.Rotate
 	case "stop":
-		op = c.mgr.Stop
+		op = c.Sessions.Stop
 	case "start":
-		op = c.mgr.Start
+		op = c.Sessions.Start
 	case "delete":
-		if err := c.mgr.Delete(id); err != nil {
+		if err := c.Sessions.Delete(id); err != nil {
 			refuse(w, err)
 			return
 		}
@@ -275,9 +292,9 @@ func (c *control) sessionOp(w http.ResponseWriter, r *http.Request) {
 	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "session": c.info(v)})
 }
 
-// controlFile is how the operator CLI finds and authenticates to the
+// File is how the operator CLI finds and authenticates to the
 // running control plane (0600, under the 0700 state dir).
-type controlFile struct {
+type File struct {
 	PID         int    `json:"pid"`
 	Port        int    `json:"port"`
 	ControlPort int    `json:"controlPort"`
@@ -287,9 +304,11 @@ type controlFile struct {
 // maxControlFile bounds the control file read (it is about 100 bytes).
 const maxControlFile = 4 << 10
 
-func controlPath(d hub.Dirs) string { return StateDir(d) + "/control.json" }
+// FilePath is the control file's path.
+func FilePath(d hub.Dirs) string { return StateDir(d) + "/control.json" }
 
-func writeControlFile(d hub.Dirs, cf controlFile) error {
+// WriteFile writes the control file (0600, under the 0700 state dir).
+func WriteFile(d hub.Dirs, cf File) error {
 	if err := hub.EnsurePrivateDir(StateDir(d)); err != nil {
 		return err
 	}
@@ -297,27 +316,29 @@ func writeControlFile(d hub.Dirs, cf controlFile) error {
 	if err != nil {
 		return err
 	}
-	return hub.WriteFileAtomic(controlPath(d), append(b, '\n'), 0o600)
+	return hub.WriteFileAtomic(FilePath(d), append(b, '\n'), 0o600)
 }
 
-// removeControlFile deletes the control file only if it is still ours: a
+// RemoveFile deletes the control file only if it is still pid's: a
 // second geturl may have replaced it.
-func removeControlFile(d hub.Dirs, pid int) {
-	if cf, err := readControlFile(d); err == nil && cf.PID == pid {
-		os.Remove(controlPath(d))
+func RemoveFile(d hub.Dirs, pid int) {
+	if cf, err := ReadFile(d); err == nil && cf.PID == pid {
+		os.Remove(FilePath(d))
 	}
 }
 
-func readControlFile(d hub.Dirs) (controlFile, error) {
-	var cf controlFile
+// ReadFile reads the control file, refusing one that is not a private
+// regular file or does not name a control plane.
+func ReadFile(d hub.Dirs) (File, error) {
+	var cf File
 	// It holds the key, and the CLI sends that key to the port it names: a
 	// symlink or a file others could read or plant is refused.
-	b, err := hub.ReadPrivateFile(controlPath(d), maxControlFile)
+	b, err := hub.ReadPrivateFile(FilePath(d), maxControlFile)
 	if err != nil {
 		return cf, err
 	}
 	if err := json.Unmarshal(b, &cf); err != nil || cf.ControlPort <= 0 || cf.ControlPort > 65535 || cf.Key == "" {
-		return cf, errors.New(controlPath(d) + " is corrupt")
+		return cf, errors.New(FilePath(d) + " is corrupt")
 	}
 	return cf, nil
 }

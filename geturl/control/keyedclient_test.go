@@ -1,4 +1,4 @@
-package geturl
+package control
 
 import (
 	"os"
@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 func TestClientSendsNoKeyToAnotherUser(t *testing.T) {
 	sq := portownertest.Start(t, "127.0.0.1:0")
 	d := adaptertest.TempDirs(t)
-	if err := writeControlFile(d, controlFile{PID: os.Getpid(), Port: 1, ControlPort: sq.Port, Key: "leftover-control-key"}); err != nil {
+	if err := WriteFile(d, File{PID: os.Getpid(), Port: 1, ControlPort: sq.Port, Key: "leftover-control-key"}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := Locate(d)
@@ -33,6 +33,6 @@ func TestClientSendsNoKeyToAnotherUser(t *testing.T) {
 	if hub.ExitCode(err) != hub.ExitNotRunning {
 		t.Fatalf("Status = %v (exit %d), want exit %d", err, hub.ExitCode(err), hub.ExitNotRunning)
 	}
-	sq.Refused(t, err, "the control file "+controlPath(d))
+	sq.Refused(t, err, "the control file "+FilePath(d))
 	sq.Untouched(t)
 }

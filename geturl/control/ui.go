@@ -1,4 +1,4 @@
-package geturl
+package control
 
 import (
 	"context"
@@ -30,16 +30,17 @@ var uiFiles embed.FS
 // needs a CORS preflight, which the control plane never grants.
 const SessionHeader = "X-Geturl-Session"
 
-// Login and session lifetimes and bounds.
+// Login and session lifetimes and bounds (SessionTTL, MaxLoginBody and
+// LegacyCookie are part of what the page's contract promises).
 const (
 	loginTTL     = 2 * time.Minute // a `hub geturl open` URL works once, briefly
-	sessionTTL   = 12 * time.Hour  // from the login, not extended by use
+	SessionTTL   = 12 * time.Hour  // from the login, not extended by use
 	maxUISession = 32              // live page sessions; the oldest goes first
 	maxLogins    = 32              // unspent login tokens; the oldest goes first
-	maxLoginBody = 1 << 10
-	// legacyCookie is the cookie earlier versions kept the page's session
+	MaxLoginBody = 1 << 10
+	// LegacyCookie is the cookie earlier versions kept the page's session
 	// in. Nothing reads it; the page only tells the browser to drop it.
-	legacyCookie = "geturl_ui"
+	LegacyCookie = "geturl_ui"
 )
 
 // uiAuth holds the control page's one-time login tokens and its sessions,
@@ -108,7 +109,7 @@ func (a *uiAuth) redeem(tok string) (string, bool) {
 	}
 	prune(a.sessions, now, maxUISession)
 	secret := hub.RandomToken(32)
-	a.sessions[hashOf(secret)] = now.Add(sessionTTL)
+	a.sessions[hashOf(secret)] = now.Add(SessionTTL)
 	return secret, true
 }
 
@@ -144,8 +145,8 @@ func sessionOf(r *http.Request) string {
 // uiAllowed is the page's request check before any session: the Host must
 // be this loopback port (DNS rebinding), and a write needs an Origin equal
 // to the page's own origin and fails closed without one.
-func (c *control) uiAllowed(w http.ResponseWriter, r *http.Request) bool {
-	if !hub.HostAllowed(r, c.ctrlPort) {
+func (c *Plane) uiAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if !hub.HostAllowed(r, c.ControlPort) {
 		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "forbidden_host", "message": "Host must be 127.0.0.1 or localhost with this port"})
 		return false
 	}
@@ -160,7 +161,7 @@ func (c *control) uiAllowed(w http.ResponseWriter, r *http.Request) bool {
 
 // uiGate is the page's authentication: uiAllowed, then a live session in
 // SessionHeader, for reads and writes alike.
-func (c *control) uiGate(h http.HandlerFunc) http.HandlerFunc {
+func (c *Plane) uiGate(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !c.uiAllowed(w, r) {
 			return
@@ -190,22 +191,22 @@ func pageHeaders(w http.ResponseWriter) {
 // uiRoutes adds the page, its assets, the login and the page's API. The
 // page and its assets hold no secret and are the same for everyone; the
 // page's script logs in and keeps the session (see the README).
-func (c *control) uiRoutes(mux *http.ServeMux) {
+func (c *Plane) uiRoutes(mux *http.ServeMux) {
 	static, _ := fs.Sub(uiFiles, "ui")
 	files := http.FileServerFS(static)
 	index, _ := uiFiles.ReadFile("ui/index.html")
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		if !hub.HostAllowed(r, c.ctrlPort) {
+		if !hub.HostAllowed(r, c.ControlPort) {
 			http.Error(w, "forbidden Host", http.StatusForbidden)
 			return
 		}
 		pageHeaders(w)
-		http.SetCookie(w, &http.Cookie{Name: legacyCookie, Path: "/", MaxAge: -1})
+		http.SetCookie(w, &http.Cookie{Name: LegacyCookie, Path: "/", MaxAge: -1})
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write(index)
 	})
 	mux.HandleFunc("GET /ui/{file}", func(w http.ResponseWriter, r *http.Request) {
-		if !hub.HostAllowed(r, c.ctrlPort) || !slices.Contains([]string{"app.js", "app.css"}, r.PathValue("file")) {
+		if !hub.HostAllowed(r, c.ControlPort) || !slices.Contains([]string{"app.js", "app.css"}, r.PathValue("file")) {
 			http.NotFound(w, r)
 			return
 		}
@@ -232,14 +233,14 @@ func (c *control) uiRoutes(mux *http.ServeMux) {
 // uiLogin redeems the one-time token of a login URL (the page's script
 // reads it from the URL's fragment, which no server ever sees) for a
 // session secret the script keeps in the tab's sessionStorage.
-func (c *control) uiLogin(w http.ResponseWriter, r *http.Request) {
+func (c *Plane) uiLogin(w http.ResponseWriter, r *http.Request) {
 	if !c.uiAllowed(w, r) {
 		return
 	}
 	var req struct {
 		Token string `json:"token"`
 	}
-	if err := hub.ReadJSONBody(r, maxLoginBody, &req); err != nil {
+	if err := hub.ReadJSONBody(r, MaxLoginBody, &req); err != nil {
 		badRequest(w, err)
 		return
 	}
@@ -249,23 +250,23 @@ func (c *control) uiLogin(w http.ResponseWriter, r *http.Request) {
 			"message": "this login link was used already or has expired; run `hub geturl open` for a new one"})
 		return
 	}
-	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "session": secret, "expiresIn": int(sessionTTL / time.Second)})
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "session": secret, "expiresIn": int(SessionTTL / time.Second)})
 }
 
 // uiState is everything the page shows, in one answer.
-func (c *control) uiState(w http.ResponseWriter, r *http.Request) {
-	list := c.mgr.List()
+func (c *Plane) uiState(w http.ResponseWriter, r *http.Request) {
+	list := c.Sessions.List()
 	sessions := make([]SessionInfo, len(list))
 	for i, v := range list {
 		sessions[i] = c.info(v)
 	}
 	state := map[string]any{
-		"ok": true, "projects": c.mgr.Projects(), "sessions": sessions,
-		"dataPort": c.dataPort, "publicOrigin": c.s.cfg.publicOrigin(), "initBase": c.base(),
-		"tunnel": c.s.tunnel.Status(), "plugins": c.s.plugins(), "activity": c.s.activity.recent(),
+		"ok": true, "projects": c.Sessions.Projects(), "sessions": sessions,
+		"dataPort": c.DataPort, "publicOrigin": c.ConfiguredOrigin, "initBase": c.base(),
+		"tunnel": c.Tunnel.Status(), "plugins": c.Plugins(), "activity": c.Activity.Recent(),
 	}
-	if c.env.Hub != nil {
-		state["hub"] = c.env.Hub.Status()
+	if c.Env.Hub != nil {
+		state["hub"] = c.Env.Hub.Status()
 	}
 	hub.WriteJSON(w, http.StatusOK, state)
 }
@@ -273,10 +274,10 @@ func (c *control) uiState(w http.ResponseWriter, r *http.Request) {
 // browse lists the subdirectories of a directory, for the project picker.
 // It is operator-only (the page's session), shows host paths on purpose, and never
 // lists files.
-func (c *control) browse(w http.ResponseWriter, r *http.Request) {
+func (c *Plane) browse(w http.ResponseWriter, r *http.Request) {
 	dir := r.URL.Query().Get("path")
 	if dir == "" {
-		dir = c.env.Dirs.Home
+		dir = c.Env.Dirs.Home
 	}
 	real, err := filepath.EvalSymlinks(dir)
 	if err == nil {
@@ -323,10 +324,10 @@ func (c *control) browse(w http.ResponseWriter, r *http.Request) {
 
 var errNotDir = errors.New("not a directory")
 
-func (c *control) tunnelOp(w http.ResponseWriter, r *http.Request) {
+func (c *Plane) tunnelOp(w http.ResponseWriter, r *http.Request) {
 	switch r.PathValue("op") {
 	case "start":
-		if c.s.cfg.publicOrigin() != "" {
+		if c.ConfiguredOrigin != "" {
 			hub.WriteJSON(w, http.StatusConflict, map[string]any{"ok": false, "error": "public_origin_configured",
 				"message": "a public origin is configured and takes precedence; remove it to use a Quick Tunnel"})
 			return
@@ -334,14 +335,14 @@ func (c *control) tunnelOp(w http.ResponseWriter, r *http.Request) {
 		// Not cancelled with the request: an operator who closes the page
 		// while cloudflared starts still gets the tunnel (the start is
 		// bounded by its own timeout; the adapter's guard stays in ctx).
-		st, err := c.s.tunnel.Start(context.WithoutCancel(r.Context()))
+		st, err := c.Tunnel.Start(context.WithoutCancel(r.Context()))
 		if err != nil {
 			hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "tunnel_failed", "message": err.Error(), "tunnel": st})
 			return
 		}
 		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "tunnel": st})
 	case "stop":
-		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "tunnel": c.s.tunnel.Stop()})
+		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "tunnel": c.Tunnel.Stop()})
 	default:
 		http.NotFound(w, r)
 	}

@@ -1,4 +1,4 @@
-package geturl
+package control
 
 import (
 	"encoding/json"
@@ -7,26 +7,22 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
 )
 
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON on stdout"}
 
-// Command is the `hub geturl` command group; env gives `serve` the hub
-// running beside it.
-func Command(env adapters.CommandEnv) *cli.Command {
-	cmd := commands(env)
+// Command is the `hub geturl` command group; serve (`hub geturl serve`)
+// runs the adapter itself, which this package does not build.
+func Command(serve *cli.Command) *cli.Command {
+	cmd := commands(serve)
 	jsonErrors(cmd)
 	return cmd
 }
@@ -68,12 +64,12 @@ func jsonErrors(c *cli.Command) {
 	}
 }
 
-func commands(env adapters.CommandEnv) *cli.Command {
+func commands(serve *cli.Command) *cli.Command {
 	return &cli.Command{
 		Name:  "geturl",
 		Usage: "the GET-only URL bridge for URL-reader agents: serve it, register projects, mint session URLs",
 		Subcommands: []*cli.Command{
-			serveCommand(env),
+			serve,
 			openCommand(),
 			{
 				Name:  "project",
@@ -109,44 +105,6 @@ func commands(env adapters.CommandEnv) *cli.Command {
 					sessionOpCommand("delete", "delete a session"),
 				},
 			},
-		},
-	}
-}
-
-func serveCommand(env adapters.CommandEnv) *cli.Command {
-	return &cli.Command{
-		Name:  "serve",
-		Usage: "run the geturl bridge in the foreground: the data plane and the control plane on 127.0.0.1",
-		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "port", Value: DefaultPort, Usage: "data-plane `PORT` (the one a tunnel exposes)"},
-			&cli.IntFlag{Name: "control-port", Value: DefaultControlPort, Usage: "operator control-plane `PORT` (never tunneled)"},
-			&cli.StringFlag{Name: "public-origin", Usage: "the https `ORIGIN` a tunnel exposes the data plane at (default $" + PublicOriginEnv + ")"},
-			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level: debug, info, warn or error"},
-		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return hub.Exit(hub.ExitUsage, "hub geturl serve: unexpected arguments")
-			}
-			cfg := NewConfig()
-			cfg.Port, cfg.ControlPort, cfg.PublicOrigin = c.Int("port"), c.Int("control-port"), c.String("public-origin")
-			if err := cfg.Validate(); err != nil {
-				return hub.Exit(hub.ExitUsage, "hub geturl serve: "+err.Error())
-			}
-			log, err := hub.NewLogger(c.App.ErrWriter, hub.LogOptions{Level: c.String("log-level")})
-			if err != nil {
-				return hub.Exit(hub.ExitUsage, "hub geturl serve: --log-level "+err.Error())
-			}
-			limit, from := hub.SetMemoryLimit()
-			log.Debug("soft memory limit", "bytes", limit, "from", from)
-			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			// The bridges of a hub running beside it are its /k plugins,
-			// reached through their control planes.
-			view := env.HubView()
-			if err := (adapters.Standalone{Name: "geturl", Adapter: New(cfg), Log: log, Hub: view}).Serve(ctx); err != nil {
-				return hub.Exit(hub.ExitFailed, "hub geturl serve: "+err.Error())
-			}
-			return nil
 		},
 	}
 }
@@ -229,7 +187,7 @@ func projectAdd(c *cli.Context) error {
 	}
 	var ans projectAnswer
 	req := map[string]any{"dir": dir, "name": c.String("name"), "write": c.Bool("write"), "terminal": c.Bool("terminal"), "bridges": c.Bool("bridges")}
-	if err := cl.do(c.Context, http.MethodPost, "/api/projects", req, &ans); err != nil {
+	if err := cl.Do(c.Context, http.MethodPost, "/api/projects", req, &ans); err != nil {
 		return refusal(err)
 	}
 	printProject(c, ans.Project)
@@ -247,7 +205,7 @@ func projectList(c *cli.Context) error {
 	var ans struct {
 		Projects []projectOut `json:"projects"`
 	}
-	if err := cl.do(c.Context, http.MethodGet, "/api/projects", nil, &ans); err != nil {
+	if err := cl.Do(c.Context, http.MethodGet, "/api/projects", nil, &ans); err != nil {
 		return refusal(err)
 	}
 	if c.Bool("json") {
@@ -278,7 +236,7 @@ func projectRemove(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := cl.do(c.Context, http.MethodDelete, "/api/projects/"+url.PathEscape(pos[0]), nil, nil); err != nil {
+	if err := cl.Do(c.Context, http.MethodDelete, "/api/projects/"+url.PathEscape(pos[0]), nil, nil); err != nil {
 		return refusal(err)
 	}
 	if c.Bool("json") {
@@ -315,7 +273,7 @@ func projectSet(c *cli.Context) error {
 		return err
 	}
 	var ans projectAnswer
-	if err := cl.do(c.Context, http.MethodPost, "/api/projects/"+url.PathEscape(pos[0]), req, &ans); err != nil {
+	if err := cl.Do(c.Context, http.MethodPost, "/api/projects/"+url.PathEscape(pos[0]), req, &ans); err != nil {
 		return refusal(err)
 	}
 	printProject(c, ans.Project)
@@ -371,7 +329,7 @@ func sessionNew(c *cli.Context) error {
 		return err
 	}
 	var ans sessionAnswer
-	if err := cl.do(c.Context, http.MethodPost, "/api/sessions", map[string]any{"project": c.String("project"), "label": c.String("label")}, &ans); err != nil {
+	if err := cl.Do(c.Context, http.MethodPost, "/api/sessions", map[string]any{"project": c.String("project"), "label": c.String("label")}, &ans); err != nil {
 		return refusal(err)
 	}
 	printSession(c, ans.Session)
@@ -389,7 +347,7 @@ func sessionList(c *cli.Context) error {
 	var ans struct {
 		Sessions []SessionInfo `json:"sessions"`
 	}
-	if err := cl.do(c.Context, http.MethodGet, "/api/sessions", nil, &ans); err != nil {
+	if err := cl.Do(c.Context, http.MethodGet, "/api/sessions", nil, &ans); err != nil {
 		return refusal(err)
 	}
 	if c.Bool("json") {
@@ -440,7 +398,7 @@ func sessionOpCommand(op, usage string) *cli.Command {
 		}
 		id := url.PathEscape(pos[0])
 		if op == "delete" {
-			if err := cl.do(c.Context, http.MethodDelete, "/api/sessions/"+id, nil, nil); err != nil {
+			if err := cl.Do(c.Context, http.MethodDelete, "/api/sessions/"+id, nil, nil); err != nil {
 				return refusal(err)
 			}
 			if c.Bool("json") {
@@ -451,7 +409,7 @@ func sessionOpCommand(op, usage string) *cli.Command {
 			return nil
 		}
 		var ans sessionAnswer
-		if err := cl.do(c.Context, http.MethodPost, "/api/sessions/"+id+"/"+op, nil, &ans); err != nil {
+		if err := cl.Do(c.Context, http.MethodPost, "/api/sessions/"+id+"/"+op, nil, &ans); err != nil {
 			return refusal(err)
 		}
 		if op == "stop" {
@@ -483,7 +441,7 @@ func openCommand() *cli.Command {
 			var ans struct {
 				URL string `json:"url"`
 			}
-			if err := cl.do(c.Context, http.MethodPost, "/api/login", nil, &ans); err != nil {
+			if err := cl.Do(c.Context, http.MethodPost, "/api/login", nil, &ans); err != nil {
 				return refusal(err)
 			}
 			if c.Bool("json") {

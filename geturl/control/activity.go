@@ -1,4 +1,4 @@
-package geturl
+package control
 
 import (
 	"fmt"
@@ -7,9 +7,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/hubdev/hub/geturl/mutation"
-	"github.com/hubdev/hub/geturl/session"
 )
 
 // maxActivity bounds the recent-activity list the control page shows.
@@ -21,10 +18,10 @@ const (
 	maxPathDisplay  = 160 // bytes of one path, cut with "…"
 )
 
-// activityEntry is one authenticated agent request, as the operator sees
+// Entry is one authenticated agent request, as the operator sees
 // it: which tool, how it went, how long it took, whether it was a replay —
 // never its content, its query values or its token.
-type activityEntry struct {
+type Entry struct {
 	At         time.Time `json:"at"`
 	Session    string    `json:"session,omitempty"`
 	Capability string    `json:"capability"`
@@ -50,7 +47,7 @@ type activityEntry struct {
 
 // startedChange reports whether e is the request that starts an intent
 // (not a replay of it, not a poll of it): the entry a change shows on.
-func (e *activityEntry) startedChange() bool {
+func (e *Entry) startedChange() bool {
 	return e.Call != "" && !e.Replayed && e.Route != "/j"
 }
 
@@ -62,10 +59,10 @@ type changedPaths struct {
 	more  int
 }
 
-// activityLog is a ring of the most recent entries.
-type activityLog struct {
+// Activity is a ring of the most recent entries.
+type Activity struct {
 	mu   sync.Mutex
-	ring []activityEntry
+	ring []Entry
 	next int
 	full bool
 	// pending holds changes whose request is still running (its entry is
@@ -75,11 +72,11 @@ type activityLog struct {
 	order   []changeKey
 }
 
-func newActivityLog() *activityLog {
-	return &activityLog{ring: make([]activityEntry, maxActivity), pending: make(map[changeKey]changedPaths)}
+func NewActivity() *Activity {
+	return &Activity{ring: make([]Entry, maxActivity), pending: make(map[changeKey]changedPaths)}
 }
 
-func (l *activityLog) add(e activityEntry) {
+func (l *Activity) Add(e Entry) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e.startedChange() {
@@ -97,7 +94,7 @@ func (l *activityLog) add(e activityEntry) {
 // changed records what the intent call of session changed: on its
 // request's entry when that is in the list already (the intent outlived
 // its request's wait), otherwise for the entry to come.
-func (l *activityLog) changed(session, call string, paths []string) {
+func (l *Activity) Changed(session, call string, paths []string) {
 	c := changedPaths{more: max(0, len(paths)-maxChangedPaths)}
 	for _, p := range paths[:min(len(paths), maxChangedPaths)] {
 		c.paths = append(c.paths, displayPath(p))
@@ -120,33 +117,18 @@ func (l *activityLog) changed(session, call string, paths []string) {
 }
 
 // recent returns the entries, newest first.
-func (l *activityLog) recent() []activityEntry {
+func (l *Activity) Recent() []Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := l.next
 	if l.full {
 		n = len(l.ring)
 	}
-	out := make([]activityEntry, 0, n)
+	out := make([]Entry, 0, n)
 	for i := 1; i <= n; i++ {
 		out = append(out, l.ring[(l.next-i+len(l.ring))%len(l.ring)])
 	}
 	return out
-}
-
-// noteChange is the mutation host's Changed: the control page's activity
-// list shows which files each successful mutation changed.
-func (s *Server) noteChange(c mutation.Change) {
-	s.activity.changed(sessionID(c.Session), c.Call, c.Paths)
-}
-
-// sessionID is the session a request's session generation belongs to, ""
-// for anything else.
-func sessionID(sess any) string {
-	if g, ok := sess.(*session.Generation); ok {
-		return g.SessionID()
-	}
-	return ""
 }
 
 // displayPath makes a path the agent chose safe to show the operator as

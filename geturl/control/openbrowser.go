@@ -1,4 +1,4 @@
-package geturl
+package control
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ import (
 // environment without its secrets (childenv): any process of the user can
 // read theirs. The display, the session bus and XDG_* are no secrets.
 func openBrowser(dir, url string) error {
-	page, err := redirectPage(dir, url)
+	page, err := RedirectPage(dir, url)
 	if err != nil {
 		return err
 	}
@@ -40,10 +40,10 @@ func openBrowser(dir, url string) error {
 	return nil
 }
 
-// redirectPage writes a 0600 page in dir (0700) that sends the browser
+// RedirectPage writes a 0600 page in dir (0700) that sends the browser
 // to url, and removes the pages of earlier opens: their login has been
 // spent or has expired.
-func redirectPage(dir, url string) (string, error) {
+func RedirectPage(dir, url string) (string, error) {
 	if err := hub.EnsurePrivateDir(dir); err != nil {
 		return "", err
 	}
