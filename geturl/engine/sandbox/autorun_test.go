@@ -222,7 +222,7 @@ func TestResolveMutableAutorun(t *testing.T) {
 		"config/mcp.json":             "{}\n",
 		"config/claude-settings.json": "{}\n",
 		"editor/settings.json":        "{}\n",
-		"shared/plugin.ts":            "x\n",
+		"common/plugin.ts":            "x\n",
 		"src/main.go":                 "package main\n",
 		"sub/a.txt":                   "a\n",
 	} {
@@ -237,12 +237,12 @@ func TestResolveMutableAutorun(t *testing.T) {
 	for link, target := range map[string]string{
 		".mcp.json":           "config/mcp.json",                // a configuration file kept elsewhere
 		".zed":                "editor",                         // a configuration directory kept elsewhere
-		".claude/hooks":       "../shared",                      // a directory inside one
+		".claude/hooks":       "../common",                      // a directory inside one
 		".claude/s.json":      "../config/claude-settings.json", // a file inside one
 		".cursor":             "cursor-config",                  // dangling: where a create would land
 		".idea":               ".",                              // the root itself is not taken for configuration
 		"tasks":               ".vscode",                        // a project name leading into configuration
-		"sub/.opencode":       "../shared",                      // deeper links are not looked for
+		"sub/.opencode":       "../common",                      // deeper links are not looked for
 		"docs/opencode.json":  "../sub/a.txt",                   // ... also files
 		".gemini/settings.js": "/nonexistent/outside",           // a link out is not followed for this
 	} {
@@ -267,7 +267,7 @@ func TestResolveMutableAutorun(t *testing.T) {
 		"config/mcp.json",                 // what .mcp.json leads to
 		"editor/settings.json",            // inside what .zed leads to
 		"editor/new.json",                 // ... not there yet
-		"shared/plugin.ts",                // what .claude/hooks leads to
+		"common/plugin.ts",                // what .claude/hooks leads to
 		"config/claude-settings.json",     // what .claude/s.json leads to
 		"cursor-config/mcp.json",          // below a dangling link's target
 		"sub/../.claude/settings.json",    // cleaned first
