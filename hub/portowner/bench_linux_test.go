@@ -96,11 +96,24 @@ func BenchmarkBackends(b *testing.B) {
 	}
 	defer dc.Close()
 	dla, dra := addrs(dc)
+	// A connection its listener has not accepted (a busy server): found,
+	// like a request socket, by a second look at its listener.
+	ql, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ql.Close()
+	qc, err := net.Dial("tcp4", ql.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer qc.Close()
+	qla, qra := addrs(qc)
 	for _, be := range backends {
 		b.Run("Peer/"+be.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if o, err := peer(context.Background(), be.src, la, ra); err != nil || !o.Mine() {
+				if o, err := peer(be.src, la, ra); err != nil || !o.Mine() {
 					b.Fatal(o, err)
 				}
 			}
@@ -109,7 +122,16 @@ func BenchmarkBackends(b *testing.B) {
 		b.Run("PeerDeferAccept/"+be.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if o, err := peer(context.Background(), be.src, dla, dra); err != nil || !o.Mine() || o.Inode != 0 {
+				if o, err := peer(be.src, dla, dra); err != nil || !o.Mine() || o.Inode == 0 {
+					b.Fatal(o, err)
+				}
+			}
+			b.ReportMetric(float64(rows), "rows")
+		})
+		b.Run("PeerNotAccepted/"+be.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if o, err := peer(be.src, qla, qra); err != nil || !o.Mine() {
 					b.Fatal(o, err)
 				}
 			}

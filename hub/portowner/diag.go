@@ -190,6 +190,13 @@ func parseDiagMsg(b []byte) (Socket, error) {
 	}
 	s.Local, s.Remote = netip.AddrPortFrom(src, sport), netip.AddrPortFrom(dst, dport)
 	ne := binary.NativeEndian
+	// idiag_if: the device the socket is bound to, 0 for none; the
+	// kernel's index is an int, never negative.
+	dev := ne.Uint32(id[36:])
+	if dev > 1<<31-1 {
+		return Socket{}, fmt.Errorf("sock_diag: device index %d", dev)
+	}
+	s.Device = int(dev)
 	s.UID = int(ne.Uint32(b[64:]))
 	s.Inode = uint64(ne.Uint32(b[68:]))
 	for attrs := b[diagMsgLen:]; len(attrs) > 0; {

@@ -44,6 +44,7 @@ func diagMsg(family uint8, s Socket, attrs ...[]byte) []byte {
 	put(id[4:20], s.Local.Addr())
 	put(id[20:36], s.Remote.Addr())
 	ne := binary.NativeEndian
+	ne.PutUint32(id[36:], uint32(s.Device))
 	ne.PutUint32(id[44:], 0xdeadbeef) // a cookie: ignored
 	ne.PutUint32(b[64:], uint32(s.UID))
 	ne.PutUint32(b[68:], uint32(s.Inode))
@@ -113,8 +114,8 @@ func TestDiagRequest(t *testing.T) {
 func TestParseDiag(t *testing.T) {
 	ap := netip.MustParseAddrPort
 	listen4 := Socket{Local: ap("127.0.0.1:4096"), Remote: ap("0.0.0.0:0"), State: StateListen, UID: 1000, Inode: 74159}
-	listen6 := Socket{Local: ap("[::]:4096"), Remote: ap("[::]:0"), State: StateListen, UID: 65534, Inode: 74160, V6Only: true}
-	mapped := Socket{Local: ap("127.0.0.1:4096"), Remote: ap("127.0.0.1:52924"), State: StateEstablished, UID: 4294967294, Inode: 1<<32 - 1}
+	listen6 := Socket{Local: ap("[::]:4096"), Remote: ap("[::]:0"), State: StateListen, UID: 65534, Inode: 74160, V6Only: true, Device: 1<<31 - 1}
+	mapped := Socket{Local: ap("127.0.0.1:4096"), Remote: ap("127.0.0.1:52924"), State: StateEstablished, UID: 4294967294, Inode: 1<<32 - 1, Device: 1}
 	req := Socket{Local: ap("[::1]:8789"), Remote: ap("[::1]:57800"), State: stateNewSynRecv}
 	dump := concat(
 		nlMsg(sockDiagByFamily, nlmFMulti, 5, diagMsg(afInet, listen4, nlAttr(8, 0))), // INET_DIAG_SHUTDOWN
@@ -179,6 +180,7 @@ func TestParseDiagRefuses(t *testing.T) {
 		{"another request's reply", nlMsg(sockDiagByFamily, 0, 2, diagMsg(afInet, s))},
 		{"unknown message type", nlMsg(99, 0, 1, diagMsg(afInet, s))},
 		{"unknown family", nlMsg(sockDiagByFamily, 0, 1, diagMsg(7, s))},
+		{"device index beyond an int", nlMsg(sockDiagByFamily, 0, 1, diagMsg(afInet, Socket{Local: s.Local, Remote: s.Remote, Device: -2}))},
 		{"dump interrupted", nlMsg(sockDiagByFamily, nlmFMulti|nlmFDumpIntr, 1, diagMsg(afInet, s))},
 		{"short error", nlMsg(nlmsgError, 0, 1, []byte{1})},
 		{"positive error", nlMsg(nlmsgError, 0, 1, errBody(5))},
@@ -218,7 +220,7 @@ func FuzzParseDiag(f *testing.F) {
 					t.Fatalf("bad address %v in %+v", a, s)
 				}
 			}
-			if s.UID < 0 || s.UID > 1<<32-1 || s.Inode > 1<<32-1 || s.State == stateNewSynRecv {
+			if s.UID < 0 || s.UID > 1<<32-1 || s.Inode > 1<<32-1 || s.State == stateNewSynRecv || s.Device < 0 {
 				t.Fatalf("bad socket %+v", s)
 			}
 			return true
@@ -242,13 +244,12 @@ func (f failing) conn(netip.AddrPort, netip.AddrPort) (Socket, bool, error) {
 // first source's answer, "not found" included, stands.
 func TestFallback(t *testing.T) {
 	ap := netip.MustParseAddrPort
-	ctx := t.Context()
 	calls := 0
 	src := fallback{first: failing{&calls}, then: tableSource(recorded(tcp4, tcp6))}
 	if o, err := listener(src, netip.MustParseAddr("127.0.0.1"), 4096); err != nil || o.UID != 1000 || o.Inode != 74159 {
 		t.Errorf("listener = %+v %v", o, err)
 	}
-	if o, err := peer(ctx, src, ap("127.0.0.1:52924"), ap("127.0.0.1:8788")); err != nil || o.UID != 65534 || calls != 1 {
+	if o, err := peer(src, ap("127.0.0.1:52924"), ap("127.0.0.1:8788")); err != nil || o.UID != 65534 || calls != 1 {
 		t.Errorf("peer = %+v %v (%d calls)", o, err, calls)
 	}
 	// The first answers "no listener": the second is not asked.

@@ -65,8 +65,9 @@ const DefaultDialTimeout = 10 * time.Second
 //
 // A refused connection is closed and *RefusedError returned (ErrRefused):
 // for another user's socket it names the owner; where the socket table
-// can be read but does not show the owner (not found, not accepted in
-// time, an unreadable table) it says the owner could not be verified.
+// can be read but does not show the owner (not found, a connection not
+// accepted yet whose listener is gone or could be either of two users',
+// an unreadable table) it says the owner could not be verified.
 // Where this system has no socket table to read at all (ErrUnknown: macOS
 // and Windows until their readers land) the connection is handed back
 // unchecked, unless Strict: refusing there would break every keyed client

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -20,14 +21,19 @@ import (
 // TestDialerRefusesAnotherUser: a port the user nobody holds, named by a
 // leftover file of ours, gets no connection from a Dialer, so no byte of
 // the request that carries the credential: the refusal names the holder,
-// the file and what was not sent. With TCP_DEFER_ACCEPT the far end is
-// still unaccepted when it is checked, and refused as well.
+// the file and what was not sent. With TCP_DEFER_ACCEPT, or from a
+// squatter that never accepts, the far end is still unaccepted when it is
+// checked, and refused as well: its listener is nobody's.
 func TestDialerRefusesAnotherUser(t *testing.T) {
 	needTable(t)
 	for _, tc := range []struct {
 		name string
 		o    portownertest.Options
-	}{{"plain", portownertest.Options{}}, {"defer-accept", portownertest.Options{DeferAccept: true}}} {
+	}{
+		{"plain", portownertest.Options{}},
+		{"defer-accept", portownertest.Options{DeferAccept: true}},
+		{"never-accepts", portownertest.Options{NoAccept: true}},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sq := portownertest.StartWith(t, "127.0.0.1:0", tc.o)
 			addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sq.Port))
@@ -124,6 +130,61 @@ func TestDialerOwn(t *testing.T) {
 	c.Close()
 }
 
+// gatedListener is a server's listener that accepts nothing until open
+// is closed (or it is): a server too busy to accept, for as long as a
+// test needs.
+type gatedListener struct {
+	net.Listener
+	open   <-chan struct{}
+	closed chan struct{}
+	once   *sync.Once
+}
+
+func (l gatedListener) Accept() (net.Conn, error) {
+	select {
+	case <-l.open:
+	case <-l.closed:
+	}
+	return l.Listener.Accept()
+}
+
+func (l gatedListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+// TestDialerSlowServer: our own server, which accepts the connection only
+// once the Dialer's check has answered (a busy server on a loaded
+// machine), gets the request: the check answers while the connection
+// waits in our listener's queue, without waiting for an accept. As root
+// it was refused ("not accepted in time", after a quarter second): a
+// keyed client's call failing under load.
+func TestDialerSlowServer(t *testing.T) {
+	needTable(t)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	checked := make(chan struct{})
+	var checkedOnce sync.Once
+	srv.Listener = gatedListener{Listener: srv.Listener, open: checked, closed: make(chan struct{}), once: new(sync.Once)}
+	srv.Start()
+	defer srv.Close()
+	d := &Dialer{Source: "the file f", peer: func(ctx context.Context, c net.Conn) (Owner, error) {
+		defer checkedOnce.Do(func() { close(checked) })
+		return Peer(ctx, c)
+	}}
+	hc := &http.Client{Transport: d.Transport()}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get(srv.URL)
+	if err != nil {
+		t.Fatalf("%v, want our server's answer", err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); string(b) != "ok" {
+		t.Fatalf("%q", b)
+	}
+}
+
 // TestDialerUnknownOwner: what the check does with each answer it can
 // get, the connection closed whenever it is refused.
 func TestDialerUnknownOwner(t *testing.T) {
@@ -139,7 +200,8 @@ func TestDialerUnknownOwner(t *testing.T) {
 		{"no table", false, Owner{}, ErrUnknown, nil},
 		{"no table, strict", true, Owner{}, ErrUnknown, ErrRefused},
 		{"not found", false, Owner{}, ErrNotFound, ErrRefused},
-		{"not accepted", false, Owner{}, ErrNotAccepted, ErrRefused},
+		{"not accepted, no listener", false, Owner{}, ErrNotAccepted, ErrRefused},
+		{"not accepted, listeners of two users", false, Owner{}, ErrAmbiguous, ErrRefused},
 		{"table error", false, Owner{}, errors.New("socket table row 3: bad uid"), ErrRefused},
 		{"canceled", false, Owner{}, context.Canceled, context.Canceled},
 		{"another user", false, Owner{UID: otherUID()}, nil, ErrRefused},

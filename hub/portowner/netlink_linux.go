@@ -60,8 +60,8 @@ func (netlinkSource) conn(local, remote netip.AddrPort) (Socket, bool, error) {
 	return d.conn(local, remote)
 }
 
-// diagSocket is one netlink socket to the kernel's sock_diag, and a
-// source of its own: the questions of one netlinkSource call share it.
+// diagSocket is one netlink socket to the kernel's sock_diag, for the
+// questions of one netlinkSource call.
 type diagSocket struct {
 	fd  int
 	seq uint32
@@ -116,8 +116,9 @@ func (d *diagSocket) listeners(port uint16, visit func(Socket) bool) error {
 }
 
 // conn looks up the socket whose own address is local and whose peer is
-// remote. A request socket's uid, which sock_diag writes as 0 (/proc
-// writes its listener's), is its listener's, looked up in turn.
+// remote. sock_diag writes uid 0 for a request socket (/proc writes its
+// listener's): peer looks its listener up, as for any socket not
+// accepted yet.
 func (d *diagSocket) conn(local, remote netip.AddrPort) (Socket, bool, error) {
 	family := uint8(afInet)
 	if !local.Addr().Is4() || !remote.Addr().Is4() {
@@ -146,16 +147,6 @@ func (d *diagSocket) conn(local, remote netip.AddrPort) (Socket, bool, error) {
 	// no server side to write to.
 	if !found || s.Local != local || s.Remote != remote || (s.State != StateEstablished && s.State != StateSynRecv) {
 		return Socket{}, false, nil
-	}
-	if s.State == StateSynRecv && s.Inode == 0 && s.UID == 0 {
-		o, err := listener(d, s.Local.Addr(), int(s.Local.Port()))
-		if errors.Is(err, ErrNotFound) {
-			return Socket{}, false, nil // its listener closed: the request socket goes with it
-		}
-		if err != nil {
-			return Socket{}, false, err
-		}
-		s.UID = o.UID
 	}
 	return s, true, nil
 }

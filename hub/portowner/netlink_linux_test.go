@@ -70,7 +70,7 @@ func ask(t *testing.T, src source, addr netip.Addr, port int, c net.Conn) answer
 	var a answer
 	a.listener, a.listenerErr = listener(src, addr, port)
 	la, ra := c.LocalAddr().(*net.TCPAddr), c.RemoteAddr().(*net.TCPAddr)
-	a.peer, a.peerErr = peer(context.Background(), src, unmapped(la.AddrPort()), unmapped(ra.AddrPort()))
+	a.peer, a.peerErr = peer(src, unmapped(la.AddrPort()), unmapped(ra.AddrPort()))
 	return a
 }
 
@@ -169,7 +169,7 @@ func TestBackendsAgreeOwn(t *testing.T) {
 // TestBackendsAgreeDeferAccept: our connection to a TCP_DEFER_ACCEPT
 // listener is a request socket until our first byte. sock_diag writes
 // uid 0 for every request socket, which for root would pass as its own:
-// the netlink backend names the listener's uid instead, as /proc does.
+// its owner is its listener's instead, from either backend.
 func TestBackendsAgreeDeferAccept(t *testing.T) {
 	needNetlink(t)
 	l := listen(t, net.ListenConfig{Control: control(syscall.IPPROTO_TCP, syscall.TCP_DEFER_ACCEPT, 5)}, "tcp4", "127.0.0.1:0")
@@ -179,34 +179,32 @@ func TestBackendsAgreeDeferAccept(t *testing.T) {
 	}
 	defer c.Close()
 	a := agree(t, netip.MustParseAddr("127.0.0.1"), portOf(l.Addr()), c, os.Getuid())
-	if a.peer.Inode != 0 {
-		t.Errorf("peer %+v: accepted, want a request socket", a.peer)
+	if a.peer.Inode != a.listener.Inode {
+		t.Errorf("peer %+v, want its listener's (%+v)", a.peer, a.listener)
 	}
+	unaccepted(t, c)
 }
 
 // TestBackendsAgreeAnotherUser: a listener of the user nobody, and the
 // server side of a connection to it, are nobody's from either backend:
-// accepted, and still a request socket behind TCP_DEFER_ACCEPT (the
-// case where sock_diag's own uid, 0, would make root take nobody's
-// socket for its own).
+// accepted, still a request socket behind TCP_DEFER_ACCEPT (the case
+// where sock_diag's own uid, 0, would make root take nobody's socket for
+// its own), and left in the queue of a listener that never accepts.
 func TestBackendsAgreeAnotherUser(t *testing.T) {
 	needNetlink(t)
 	for _, tc := range []struct {
-		name        string
-		bind        string
-		deferAccept bool
+		name string
+		bind string
+		o    portownertest.Options
 	}{
-		{"accepted", "127.0.0.1:0", false},
-		{"dual stack", "[::]:0", false},
-		{"deferred accept", "127.0.0.1:0", true},
+		{"accepted", "127.0.0.1:0", portownertest.Options{}},
+		{"dual stack", "[::]:0", portownertest.Options{}},
+		{"deferred accept", "127.0.0.1:0", portownertest.Options{DeferAccept: true}},
+		{"never accepted", "127.0.0.1:0", portownertest.Options{NoAccept: true}},
+		{"never accepted, dual stack", "[::]:0", portownertest.Options{NoAccept: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var sq *portownertest.Squatter
-			if tc.deferAccept {
-				sq = portownertest.StartWith(t, tc.bind, portownertest.Options{DeferAccept: true})
-			} else {
-				sq = portownertest.Start(t, tc.bind)
-			}
+			sq := portownertest.StartWith(t, tc.bind, tc.o)
 			c, err := net.Dial("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(sq.Port)))
 			if err != nil {
 				t.Fatal(err)
@@ -221,20 +219,147 @@ func TestBackendsAgreeAnotherUser(t *testing.T) {
 	}
 }
 
+// unaccepted fails t unless the server side of c is still waiting to be
+// accepted (no inode), in both backends' tables: what Peer answered, it
+// answered without an accept.
+func unaccepted(t *testing.T, c net.Conn) {
+	t.Helper()
+	la, ra := unmapped(c.LocalAddr().(*net.TCPAddr).AddrPort()), unmapped(c.RemoteAddr().(*net.TCPAddr).AddrPort())
+	for _, b := range backends {
+		if s, found, err := b.src.conn(ra, la); err != nil || !found || s.Inode != 0 {
+			t.Errorf("%s: server side %+v %v %v, want one not accepted yet", b.name, s, found, err)
+		}
+	}
+}
+
+// TestBackendsAgreeNotAccepted: the server side of a connection to our
+// own listener, which has not accepted it (a server busy or slow on a
+// loaded machine), is ours from either backend, at once: its listener's
+// uid and inode. As root the table gives it uid 0 and no inode, like a
+// socket of no one's; it was once waited for, up to a quarter second,
+// then refused.
+func TestBackendsAgreeNotAccepted(t *testing.T) {
+	needNetlink(t)
+	me := os.Getuid()
+	lo := bindTo("lo")
+	for _, tc := range []struct {
+		name, network, bind, dial, ask string
+		lc                             net.ListenConfig
+	}{
+		{"ipv4", "tcp4", "127.0.0.1:0", "tcp4", "127.0.0.1", net.ListenConfig{}},
+		{"ipv4 wildcard", "tcp4", "0.0.0.0:0", "tcp4", "127.0.0.1", net.ListenConfig{}},
+		{"ipv6", "tcp6", "[::1]:0", "tcp6", "::1", net.ListenConfig{}},
+		{"dual stack, ipv4 connection", "tcp", "[::]:0", "tcp4", "127.0.0.1", net.ListenConfig{}},
+		{"bound to the loopback device", "tcp4", "127.0.0.1:0", "tcp4", "127.0.0.1", lo},
+		{"ipv6, bound to the loopback device", "tcp6", "[::1]:0", "tcp6", "::1", lo},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := listen(t, tc.lc, tc.network, tc.bind)
+			port := portOf(l.Addr())
+			c, err := net.Dial(tc.dial, net.JoinHostPort(tc.ask, strconv.Itoa(port)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			a := agree(t, netip.MustParseAddr(tc.ask), port, c, me)
+			if a.peer.Inode != a.listener.Inode {
+				t.Errorf("peer %+v, want its listener's (%+v)", a.peer, a.listener)
+			}
+			if o, err := Peer(context.Background(), c); err != nil || !o.Mine() {
+				t.Errorf("Peer = %+v %v, want ours", o, err)
+			}
+			unaccepted(t, c)
+		})
+	}
+}
+
+// otherDevice names a network device other than loopback, skipping t
+// where there is none.
+func otherDevice(t *testing.T) string {
+	t.Helper()
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, i := range ifs {
+		if i.Flags&net.FlagLoopback == 0 {
+			return i.Name
+		}
+	}
+	t.Skip("no network device besides loopback")
+	return ""
+}
+
+// bindTo is a ListenConfig binding its listener to the device dev.
+func bindTo(dev string) net.ListenConfig {
+	return net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		if err := rc.Control(func(fd uintptr) { serr = unix.BindToDevice(int(fd), dev) }); err != nil {
+			return err
+		}
+		return serr
+	}}
+}
+
+// TestPeerNotAcceptedDevices: two users may listen on one address and
+// port when each binds a different device (SO_BINDTODEVICE, which any
+// user may set). A loopback connection waits in the queue of the one on
+// the loopback device; sock_diag shows each socket's device, so that one
+// is named, ours or nobody's, though neither has accepted. /proc shows no
+// devices: there both could hold it, and it is refused (ErrAmbiguous).
+func TestPeerNotAcceptedDevices(t *testing.T) {
+	needNetlink(t)
+	dev := otherDevice(t)
+	for _, tc := range []struct {
+		name string
+		ours bool // the listener on lo is ours; nobody's is on dev
+	}{{"ours on lo, nobody's on " + dev, true}, {"nobody's on lo, ours on " + dev, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sqDev, ourDev := "lo", dev
+			if tc.ours {
+				sqDev, ourDev = dev, "lo"
+			}
+			sq := portownertest.StartWith(t, "127.0.0.1:0", portownertest.Options{Device: sqDev, NoAccept: true})
+			listen(t, bindTo(ourDev), "tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(sq.Port)))
+			addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sq.Port))
+			c, err := net.Dial("tcp4", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			want := sq.UID
+			if tc.ours {
+				want = os.Getuid()
+			}
+			a := ask(t, netlinkSource{}, netip.MustParseAddr("127.0.0.1"), sq.Port, c)
+			if a.peerErr != nil || a.peer.UID != want {
+				t.Errorf("netlink: peer %+v %v, want uid %d", a.peer, a.peerErr, want)
+			}
+			if a := ask(t, tableSource(scanTables), netip.MustParseAddr("127.0.0.1"), sq.Port, c); !errors.Is(a.peerErr, ErrAmbiguous) {
+				t.Errorf("proc: peer %+v %v, want ErrAmbiguous", a.peer, a.peerErr)
+			}
+			unaccepted(t, c)
+			dc, err := (&Dialer{Source: "the file f"}).DialContext(context.Background(), "tcp4", addr)
+			if tc.ours {
+				if err != nil {
+					t.Fatalf("Dialer: %v, want the connection", err)
+				}
+				dc.Close()
+				return
+			}
+			sq.Refused(t, err, "the file f")
+			sq.Untouched(t)
+		})
+	}
+}
+
 // TestBackendsAgreeBoundToDevice: a listener bound to the loopback device
 // (SO_BINDTODEVICE, which any user may set on an unbound socket) hands
 // its connections the binding; sock_diag finds them only when asked on
 // that interface, and does.
 func TestBackendsAgreeBoundToDevice(t *testing.T) {
 	needNetlink(t)
-	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		if err := rc.Control(func(fd uintptr) { serr = unix.BindToDevice(int(fd), "lo") }); err != nil {
-			return err
-		}
-		return serr
-	}}
-	l := listen(t, lc, "tcp4", "127.0.0.1:0")
+	l := listen(t, bindTo("lo"), "tcp4", "127.0.0.1:0")
 	c := dialAccepted(t, l, "tcp4", "127.0.0.1")
 	agree(t, netip.MustParseAddr("127.0.0.1"), portOf(l.Addr()), c, os.Getuid())
 }

@@ -38,7 +38,6 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 )
 
@@ -48,17 +47,24 @@ var (
 	ErrUnknown = errors.New("the owner of a socket cannot be read on this system")
 	// ErrNotFound means the table was read and holds no such socket.
 	ErrNotFound = errors.New("no such socket in the socket table")
-	// ErrNotAccepted means the far end of a connection is still waiting
-	// in its listener's queue with no owner the table can show (older
-	// kernels), and nobody accepted it in time.
-	ErrNotAccepted = errors.New("the server side of the connection was not accepted in time, so its owner is unknown")
+	// ErrNotAccepted means the far end of a connection is not accepted
+	// yet and no listener it could be waiting on was found: the one that
+	// held it closed, which resets the connections it had not accepted.
+	ErrNotAccepted = errors.New("the server side of the connection is not accepted yet and no listener holds it, so its owner is unknown")
+	// ErrAmbiguous means the far end of a connection is not accepted yet
+	// and the listeners that could hold it are not all one user's (or
+	// not the user the socket table gives the connection itself), so
+	// which of them will accept it is unknown.
+	ErrAmbiguous = errors.New("the server side of the connection is not accepted yet and listeners of more than one user could hold it, so its owner is unknown")
 )
 
 // Owner is who holds a socket.
 type Owner struct {
 	// UID owns the socket (see Socket.UID).
 	UID int
-	// Inode is the socket's inode, 0 when no process holds it.
+	// Inode is the socket's inode, 0 when no process holds it. For the
+	// server side of a connection not accepted yet (see Peer) it is its
+	// listener's, so Resolve names the process that will accept it.
 	Inode uint64
 	// User is UID's login name, PID and Command the process holding the
 	// socket: set by Resolve, when known and visible to this process.
@@ -121,25 +127,55 @@ func Listener(addr netip.Addr, port int) (Owner, error) {
 // Peer returns the owner of the server side of the TCP connection c: the
 // socket whose local address is c's remote one and whose remote address
 // is c's local one. That is the socket the bytes written on c reach, so
-// checking it leaves no window between the check and the connection. A
-// server side not yet accepted is waited for (up to about a quarter
-// second, or until ctx ends) when the table cannot show its owner before
-// (uid 0 and no inode: older kernels). The result is not resolved (see
-// Resolve).
+// checking it leaves no window between the check and the connection.
+// The result is not resolved (see Resolve).
+//
+// A server side not accepted yet (waiting in its listener's accept queue,
+// or a request socket: the handshake not complete, or held back by
+// TCP_DEFER_ACCEPT until data comes) has no process, so no inode, and
+// the table may give it uid 0 (sock_diag for a request socket; both
+// tables for an established one on kernels without sk_uid, and on any
+// kernel when its listener is root's), which cannot be told from root's
+// own socket. Its owner is then its listener's: the listening socket on
+// its port whose address is its local address or a wildcard that takes
+// it (0.0.0.0, or :: unless IPV6_V6ONLY), bound to the device it is
+// bound to (SO_BINDTODEVICE: the kernel copies the listener's into its
+// connections). Peer answers at once, without waiting for an accept,
+// which a busy server may take seconds to make. That is sound:
+//
+//   - A connection in a listener's accept queue is handed only to an
+//     accept on that listener (or, with net.ipv4.tcp_migrate_req, to
+//     another listener of its SO_REUSEPORT group, so of the same uid).
+//     When the listener closes, the connections still in its queue are
+//     reset, so bytes we write cannot reach a listener another user
+//     binds to the port later.
+//   - Linux lets two listeners share a port only where their addresses
+//     do not overlap, where each is bound to a different device, or
+//     where both set SO_REUSEPORT, which it allows only within one uid.
+//     So the listeners that can hold a connection are all one user's.
+//     Where a table lists several of different users (/proc's, which
+//     shows neither devices nor IPV6_V6ONLY, so every listener that
+//     might match counts), Peer does not pick one: ErrAmbiguous.
+//   - The listeners are read after the connection. Where the listener
+//     closed in between (resetting the connection) and none is left,
+//     the answer is ErrNotAccepted; where the table gives the connection
+//     a uid of its own (its listener's: /proc for a request socket, a
+//     kernel with sk_uid for an established one) that is not the
+//     listener's found, ErrAmbiguous.
+//
+// ctx is not waited on, as nothing is waited for; an ended ctx is its
+// error.
 func Peer(ctx context.Context, c net.Conn) (Owner, error) {
 	la, lok := c.LocalAddr().(*net.TCPAddr)
 	ra, rok := c.RemoteAddr().(*net.TCPAddr)
 	if !lok || !rok {
 		return Owner{}, fmt.Errorf("not a TCP connection: %T", c)
 	}
-	return peer(ctx, system(), unmapped(la.AddrPort()), unmapped(ra.AddrPort()))
+	if err := ctx.Err(); err != nil {
+		return Owner{}, err
+	}
+	return peer(system(), unmapped(la.AddrPort()), unmapped(ra.AddrPort()))
 }
-
-// peerWaits are the pauses before each new look at a server side that is
-// still in its listener's queue: about a quarter second in all. A server
-// accepts at once; one that does not gets nothing from us anyway.
-var peerWaits = []time.Duration{time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond,
-	8 * time.Millisecond, 16 * time.Millisecond, 32 * time.Millisecond, 64 * time.Millisecond, 128 * time.Millisecond}
 
 // source answers this package's two questions from one of the system's
 // socket tables.
@@ -150,8 +186,8 @@ type source interface {
 	listeners(port uint16, visit func(Socket) bool) error
 	// conn returns the socket in state StateEstablished or StateSynRecv
 	// whose own address is local and whose peer is remote; found is
-	// false when the table holds none. A request socket's UID is its
-	// listener's.
+	// false when the table holds none. A socket not accepted yet has no
+	// Inode, and whatever UID the table writes for it (see Peer).
 	conn(local, remote netip.AddrPort) (s Socket, found bool, err error)
 }
 
@@ -222,41 +258,54 @@ func overlaps(s Socket, addr netip.Addr) bool {
 	return false
 }
 
-func peer(ctx context.Context, src source, local, remote netip.AddrPort) (Owner, error) {
-	for i := 0; ; i++ {
-		var row *Socket
-		s, found, err := src.conn(remote, local)
-		if found {
-			row = &s
-		}
-		switch {
-		case err != nil:
-			return Owner{}, err
-		case row == nil:
-			// Gone already, or a SYN cookie's socket not built yet.
-		case row.State == StateSynRecv || row.Inode != 0 || row.UID != 0:
-			// A request socket (the handshake not complete, or held back
-			// by TCP_DEFER_ACCEPT until data comes) is written with its
-			// listener's uid by every kernel; an accepted socket has an
-			// inode and its acceptor's uid; an established one waiting
-			// to be accepted has its listener's uid on kernels that keep
-			// one (sk_uid), and 0 on older ones.
-			return Owner{UID: row.UID, Inode: row.Inode}, nil
-		}
-		if i == len(peerWaits) {
-			if row == nil {
-				return Owner{}, ErrNotFound
-			}
-			return Owner{}, ErrNotAccepted
-		}
-		t := time.NewTimer(peerWaits[i])
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return Owner{}, ctx.Err()
-		case <-t.C:
-		}
+func peer(src source, local, remote netip.AddrPort) (Owner, error) {
+	s, found, err := src.conn(remote, local)
+	switch {
+	case err != nil:
+		return Owner{}, err
+	case !found:
+		return Owner{}, ErrNotFound
+	case s.Inode != 0:
+		// Accepted: the socket of whoever accepted it, with their uid.
+		return Owner{UID: s.UID, Inode: s.Inode}, nil
 	}
+	return queued(src, s)
+}
+
+// queued returns the owner of s, the server side of a connection not
+// accepted yet: its listener's (see Peer for why that is sound).
+func queued(src source, s Socket) (Owner, error) {
+	var o Owner
+	n, mixed := 0, false
+	err := src.listeners(s.Local.Port(), func(l Socket) bool {
+		if l.State != StateListen || l.Local.Port() != s.Local.Port() || !overlaps(l, s.Local.Addr()) || !sameDevice(l, s) {
+			return true
+		}
+		if n == 0 {
+			o = Owner{UID: l.UID, Inode: l.Inode}
+		} else if l.UID != o.UID {
+			mixed = true
+		}
+		n++
+		return true
+	})
+	switch {
+	case err != nil:
+		return Owner{}, err
+	case n == 0:
+		return Owner{}, ErrNotAccepted
+	case mixed, s.UID != 0 && s.UID != o.UID:
+		return Owner{}, ErrAmbiguous
+	}
+	return o, nil
+}
+
+// sameDevice reports whether the listener l may hold the connection s:
+// the kernel gives a connection its listener's device binding, so one
+// bound to another device never held it. A table that cannot say
+// (DeviceUnknown) matches any.
+func sameDevice(l, s Socket) bool {
+	return l.Device == DeviceUnknown || s.Device == DeviceUnknown || l.Device == s.Device
 }
 
 // printable keeps a process name fit for a message: whoever started the

@@ -27,8 +27,9 @@ type Socket struct {
 	State         uint8
 	// UID is the socket's owner: the uid of whoever created it (a listener)
 	// or accepted it (a connection). The kernel writes 0 for sockets that
-	// have no owner (TIME_WAIT, and on older kernels a connection not yet
-	// accepted), so 0 counts only together with an Inode.
+	// have no owner (TIME_WAIT; a request socket in sock_diag; a
+	// connection not yet accepted on older kernels, or on any when its
+	// listener is root's), so 0 counts only together with an Inode.
 	UID int
 	// Inode is the socket's inode; 0 while no process holds it (a
 	// connection not yet accepted, TIME_WAIT).
@@ -37,7 +38,14 @@ type Socket struct {
 	// connections. Only sock_diag says so; /proc's table cannot, so its
 	// rows leave it false.
 	V6Only bool
+	// Device is the index of the network device the socket is bound to
+	// (SO_BINDTODEVICE), 0 for none; a connection has its listener's.
+	// Only sock_diag says so: /proc's rows give DeviceUnknown.
+	Device int
 }
+
+// DeviceUnknown is Socket.Device where the table does not show it.
+const DeviceUnknown = -1
 
 // Bounds on one table. A table longer than MaxRows is refused rather than
 // read to the end (a partial read could miss the row that matters); every
@@ -120,7 +128,7 @@ func parseRow(line []byte, little bool) (Socket, error) {
 	if n < len(f) || f[0][len(f[0])-1] != ':' {
 		return Socket{}, errors.New("too few fields")
 	}
-	var s Socket
+	s := Socket{Device: DeviceUnknown}
 	var err error
 	if s.Local, err = parseAddrPort(f[1], little); err != nil {
 		return Socket{}, fmt.Errorf("local address: %w", err)

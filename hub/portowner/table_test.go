@@ -2,7 +2,6 @@ package portowner
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -57,7 +56,7 @@ func TestParseRows(t *testing.T) {
 	}
 	ap := netip.MustParseAddrPort
 	row := func(local, remote netip.AddrPort, state uint8, uid int, inode uint64) Socket {
-		return Socket{Local: local, Remote: remote, State: state, UID: uid, Inode: inode}
+		return Socket{Local: local, Remote: remote, State: state, UID: uid, Inode: inode, Device: DeviceUnknown}
 	}
 	want := []Socket{
 		row(ap("0.0.0.0:8787"), ap("0.0.0.0:0"), StateListen, 65534, 74160),
@@ -191,59 +190,116 @@ func TestListenerPrefersAnotherUser(t *testing.T) {
 
 func TestPeerMatches(t *testing.T) {
 	ap := netip.MustParseAddrPort
-	ctx := context.Background()
+	src := tableSource(recorded(tcp4, tcp6))
 	// The connection 127.0.0.1:52924 -> 127.0.0.1:8788 reached the dual
-	// stack listener: its server side is the IPv4-mapped row, uid 65534,
-	// not accepted yet (inode 0) but owned (a kernel with sk_uid).
-	o, err := peer(ctx, tableSource(recorded(tcp4, tcp6)), ap("127.0.0.1:52924"), ap("127.0.0.1:8788"))
-	if err != nil || o.UID != 65534 {
-		t.Fatalf("v4 peer = %+v %v, want uid 65534", o, err)
+	// stack listener: its server side is the IPv4-mapped row, uid 65534
+	// (a kernel with sk_uid), not accepted yet (inode 0): the listener's,
+	// [::]:8788, inode 74161.
+	o, err := peer(src, ap("127.0.0.1:52924"), ap("127.0.0.1:8788"))
+	if err != nil || o.UID != 65534 || o.Inode != 74161 {
+		t.Fatalf("v4 peer = %+v %v, want uid 65534, the listener's inode", o, err)
 	}
 	// Our own side of the same connection is never mistaken for it.
-	if o, err := peer(ctx, tableSource(recorded(tcp4, tcp6)), ap("127.0.0.1:8788"), ap("127.0.0.1:52924")); err != nil || o.UID != 1000 || o.Inode != 74163 {
+	if o, err := peer(src, ap("127.0.0.1:8788"), ap("127.0.0.1:52924")); err != nil || o.UID != 1000 || o.Inode != 74163 {
 		t.Fatalf("reverse = %+v %v", o, err)
 	}
-	// A request socket (state 03: handshake incomplete, or a server using
-	// TCP_DEFER_ACCEPT waiting for our first byte) carries its listener's
-	// uid on every kernel, 0 included: root's own listener.
-	synRecv := strings.Replace(tcp6, ":E1C8 01 ", ":E1C8 03 ", 1)
-	if o, err := peer(ctx, tableSource(recorded(synRecv)), ap("[::1]:57800"), ap("[::1]:8789")); err != nil || o.UID != 0 || o.Inode != 0 {
-		t.Fatalf("request socket = %+v %v, want uid 0", o, err)
-	}
 	// No such connection.
-	if _, err := peer(ctx, tableSource(recorded(tcp4, tcp6)), ap("127.0.0.1:1"), ap("127.0.0.1:8788")); !errors.Is(err, ErrNotFound) {
+	if _, err := peer(src, ap("127.0.0.1:1"), ap("127.0.0.1:8788")); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing = %v", err)
 	}
 }
 
-// TestPeerWaitsForAccept: a server side with neither uid nor inode (an
-// older kernel, before accept) is looked at again until it is accepted;
-// never accepted, the owner is unknown.
-func TestPeerWaitsForAccept(t *testing.T) {
-	ap := netip.MustParseAddrPort
-	local, remote := ap("[::1]:57800"), ap("[::1]:8789")
-	looks := 0
-	accepted := strings.Replace(tcp6, "0 1 0000000072b10115", "555 1 0000000072b10115", 1)
-	scan := func(visit func(Socket) bool) error {
-		looks++
-		if looks < 3 {
-			return recorded(tcp6)(visit)
+// table is a socket table of the given rows, as a source.
+func table(rows ...Socket) source {
+	return tableSource(func(visit func(Socket) bool) error {
+		for _, s := range rows {
+			if !visit(s) {
+				return nil
+			}
 		}
-		return recorded(accepted)(visit)
+		return nil
+	})
+}
+
+// noListeners answers for connections and fails to list listeners.
+type noListeners struct{ source }
+
+func (noListeners) listeners(uint16, func(Socket) bool) error { return ErrTableTooLarge }
+
+// TestPeerQueued: a server side not accepted yet (no inode) is its
+// listener's, found among the listeners that could hold it, at once;
+// where none could, or those that could are not one user's, the owner
+// is unknown.
+func TestPeerQueued(t *testing.T) {
+	ap := netip.MustParseAddrPort
+	const me, other = 1000, 65534
+	local, remote := ap("127.0.0.1:50000"), ap("127.0.0.1:8787")
+	conn := func(state uint8, uid, device int) Socket {
+		return Socket{Local: remote, Remote: local, State: state, UID: uid, Device: device}
 	}
-	o, err := peer(context.Background(), tableSource(scan), local, remote)
-	if err != nil || o.Inode != 555 || o.UID != 0 || looks != 3 {
-		t.Fatalf("got %+v %v after %d looks", o, err, looks)
+	listen := func(addr string, uid int, inode uint64, device int) Socket {
+		return Socket{Local: ap(addr), Remote: ap("0.0.0.0:0"), State: StateListen, UID: uid, Inode: inode, Device: device}
 	}
-	looks = 0
-	never := func(visit func(Socket) bool) error { looks++; return recorded(tcp6)(visit) }
-	if _, err := peer(context.Background(), tableSource(never), local, remote); !errors.Is(err, ErrNotAccepted) || looks != len(peerWaits)+1 {
-		t.Fatalf("never accepted: %v after %d looks", err, looks)
+	v6only := listen("[::]:8787", other, 9, 0)
+	v6only.V6Only = true
+	unknown := DeviceUnknown
+	for _, tc := range []struct {
+		name string
+		rows []Socket
+		want Owner // zero: err
+		err  error
+	}{
+		{"root's listener, queued (uid 0 on every kernel)",
+			[]Socket{conn(StateEstablished, 0, 0), listen("127.0.0.1:8787", 0, 7, 0)}, Owner{UID: 0, Inode: 7}, nil},
+		{"ours, queued, a kernel without sk_uid",
+			[]Socket{conn(StateEstablished, 0, 0), listen("127.0.0.1:8787", me, 7, 0)}, Owner{UID: me, Inode: 7}, nil},
+		{"another user's, queued, a kernel with sk_uid",
+			[]Socket{conn(StateEstablished, other, 0), listen("127.0.0.1:8787", other, 7, 0)}, Owner{UID: other, Inode: 7}, nil},
+		{"another user's, queued, a kernel without sk_uid",
+			[]Socket{conn(StateEstablished, 0, 0), listen("127.0.0.1:8787", other, 7, 0)}, Owner{UID: other, Inode: 7}, nil},
+		{"request socket (deferred accept), sock_diag's uid 0",
+			[]Socket{conn(StateSynRecv, 0, 0), listen("127.0.0.1:8787", other, 7, 0)}, Owner{UID: other, Inode: 7}, nil},
+		{"IPv4 wildcard", []Socket{conn(StateEstablished, 0, 0), listen("0.0.0.0:8787", other, 7, 0)}, Owner{UID: other, Inode: 7}, nil},
+		{"dual stack wildcard", []Socket{conn(StateEstablished, 0, 0), listen("[::]:8787", me, 7, 0)}, Owner{UID: me, Inode: 7}, nil},
+		{"SO_REUSEPORT: several listeners of one user",
+			[]Socket{conn(StateEstablished, 0, 0), listen("127.0.0.1:8787", me, 7, 0), listen("127.0.0.1:8787", me, 8, 0)}, Owner{UID: me, Inode: 7}, nil},
+		{"not this port, address or device, nor an IPv6-only wildcard",
+			[]Socket{conn(StateEstablished, 0, 1), listen("127.0.0.1:8788", other, 2, 1), listen("127.0.0.2:8787", other, 3, 1),
+				listen("[::1]:8787", other, 4, 1), listen("127.0.0.1:8787", other, 5, 2), v6only, listen("127.0.0.1:8787", me, 7, 1)},
+			Owner{UID: me, Inode: 7}, nil},
+		{"bound to the loopback device, as its listener",
+			[]Socket{conn(StateEstablished, 0, 1), listen("127.0.0.1:8787", other, 6, 0), listen("0.0.0.0:8787", me, 7, 1)}, Owner{UID: me, Inode: 7}, nil},
+		{"no listener: it closed, resetting the connection",
+			[]Socket{conn(StateEstablished, 0, 0), listen("127.0.0.1:8788", me, 7, 0)}, Owner{}, ErrNotAccepted},
+		{"only a listener on another device",
+			[]Socket{conn(StateEstablished, 0, 0), listen("127.0.0.1:8787", me, 7, 1)}, Owner{}, ErrNotAccepted},
+		{"listeners of two users", // a table that hides what keeps them apart
+			[]Socket{conn(StateEstablished, 0, 0), listen("127.0.0.1:8787", me, 7, 0), listen("0.0.0.0:8787", other, 8, 0)}, Owner{}, ErrAmbiguous},
+		{"devices unknown (/proc): listeners of two users",
+			[]Socket{conn(StateEstablished, 0, unknown), listen("127.0.0.1:8787", me, 7, unknown), listen("127.0.0.1:8787", other, 8, unknown)}, Owner{}, ErrAmbiguous},
+		{"the connection's device unknown",
+			[]Socket{conn(StateEstablished, 0, unknown), listen("127.0.0.1:8787", me, 7, 1), listen("127.0.0.1:8787", other, 8, 2)}, Owner{}, ErrAmbiguous},
+		{"V6ONLY unknown (/proc): the IPv6 wildcard counts",
+			[]Socket{conn(StateEstablished, 0, unknown), listen("127.0.0.1:8787", me, 7, unknown), listen("[::]:8787", other, 8, unknown)}, Owner{}, ErrAmbiguous},
+		{"the connection's own uid is not its listener's",
+			[]Socket{conn(StateEstablished, other, 0), listen("127.0.0.1:8787", me, 7, 0)}, Owner{}, ErrAmbiguous},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := peer(table(tc.rows...), local, remote)
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("%+v %v, want %v", o, err, tc.err)
+				}
+				return
+			}
+			if err != nil || o != tc.want {
+				t.Fatalf("%+v %v, want %+v", o, err, tc.want)
+			}
+		})
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := peer(ctx, tableSource(never), local, remote); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled: %v", err)
+	// A table that cannot list the listeners fails the answer.
+	if _, err := peer(noListeners{table(conn(StateEstablished, 0, 0))}, local, remote); !errors.Is(err, ErrTableTooLarge) {
+		t.Errorf("listeners unreadable: %v", err)
 	}
 }
 

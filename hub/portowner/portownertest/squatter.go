@@ -7,8 +7,10 @@
 // with every header it carried, and counts every byte it reads, so a test
 // can show that no credential reached it, or nothing at all; it answers
 // 401 with a Basic challenge to a request without an Authorization
-// header, to ask for one. Start skips the test when the test does not run
-// as root or setpriv or the user nobody is missing.
+// header, to ask for one. With Options.NoAccept it accepts nothing until
+// it stops, then reads what waited in its queue. Start skips the test
+// when the test does not run as root or setpriv or the user nobody is
+// missing.
 package portownertest
 
 import (
@@ -33,11 +35,12 @@ import (
 )
 
 // envListen carries the squatter's listen address into the re-executed
-// test binary, envDefer and envDevice its Options.
+// test binary, envDefer, envDevice and envNoAccept its Options.
 const (
-	envListen = "PORTOWNERTEST_SQUAT_ADDR"
-	envDefer  = "PORTOWNERTEST_DEFER_ACCEPT"
-	envDevice = "PORTOWNERTEST_DEVICE"
+	envListen   = "PORTOWNERTEST_SQUAT_ADDR"
+	envDefer    = "PORTOWNERTEST_DEFER_ACCEPT"
+	envDevice   = "PORTOWNERTEST_DEVICE"
+	envNoAccept = "PORTOWNERTEST_NO_ACCEPT"
 )
 
 // Main runs the squatter and exits when this process was started as one
@@ -47,7 +50,8 @@ func Main() {
 	if !ok {
 		return
 	}
-	if err := serve(addr, Options{DeferAccept: os.Getenv(envDefer) != "", Device: os.Getenv(envDevice)}); err != nil {
+	o := Options{DeferAccept: os.Getenv(envDefer) != "", Device: os.Getenv(envDevice), NoAccept: os.Getenv(envNoAccept) != ""}
+	if err := serve(addr, o); err != nil {
 		fmt.Fprintln(os.Stderr, "squatter:", err)
 		os.Exit(1)
 	}
@@ -117,7 +121,12 @@ func serve(addr string, o Options) error {
 		_ = out.Encode(v)
 	}
 	emit(hello{Port: tl.Addr().(*net.TCPAddr).Port, UID: os.Getuid()})
-	ln := countingListener{Listener: tl, read: func(n int) { emit(line{Read: n}) }}
+	read := func(n int) { emit(line{Read: n}) }
+	if o.NoAccept {
+		_, _ = io.Copy(io.Discard, os.Stdin) // the test closes it to stop us
+		return drain(tl.(*net.TCPListener), read)
+	}
+	ln := countingListener{Listener: tl, read: read}
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		auth := r.Header.Get("Authorization")
 		emit(Request{Method: r.Method, Path: r.URL.Path, Authorization: auth, Header: r.Header})
@@ -137,6 +146,29 @@ func serve(addr string, o Options) error {
 		return err
 	}
 	return nil
+}
+
+// drain accepts the connections waiting in l's queue and reports what
+// each carries, until none is left for a second.
+func drain(l *net.TCPListener, read func(int)) error {
+	for {
+		if err := l.SetDeadline(time.Now().Add(time.Second)); err != nil {
+			return err
+		}
+		c, err := l.AcceptTCP()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return l.Close()
+		}
+		if err != nil {
+			return err
+		}
+		_ = c.SetReadDeadline(time.Now().Add(time.Second))
+		n, _ := io.Copy(io.Discard, c)
+		if n > 0 {
+			read(int(n))
+		}
+		c.Close()
+	}
 }
 
 // countingListener reports every read of its connections.
@@ -204,6 +236,11 @@ type Options struct {
 	// which any user may set): it then shares its address and port with
 	// listeners bound to other devices.
 	Device string
+	// NoAccept leaves every connection in the listener's accept queue
+	// while the squatter runs, as a server too busy to accept. When it
+	// stops it accepts them and reads what they carry, so Received and
+	// Untouched count the bytes that reached it all the same.
+	NoAccept bool
 }
 
 // StartWith is Start with the listener's Options.
@@ -226,6 +263,9 @@ func start(t testing.TB, addr string, o Options) *Squatter {
 	}
 	if o.Device != "" {
 		cmd.Env = append(cmd.Env, envDevice+"="+o.Device)
+	}
+	if o.NoAccept {
+		cmd.Env = append(cmd.Env, envNoAccept+"=1")
 	}
 	cmd.Stderr = &prefixWriter{t: t}
 	stdin, err := cmd.StdinPipe()
