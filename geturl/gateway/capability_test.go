@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net"
@@ -73,6 +74,8 @@ func (s *capSession) Project() string                       { return "demo" }
 func (s *capSession) Token(c route.Capability) string       { return s.tokens[c] }
 func (s *capSession) Mutations() *mutation.State            { return s.state }
 func (s *capSession) tok(c route.Capability) (string, bool) { t, ok := s.tokens[c]; return t, ok }
+
+func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 // TestWeakerBaseNeverNamesStronger walks every declared route (and a few
 // undeclared ones) with many kinds of query — valid, repairable, wrong —
@@ -156,9 +159,9 @@ func TestWeakerBaseNeverNamesStronger(t *testing.T) {
 	fetch("GET", mutBase+"/s?blob=b1&i=0&count=1&raw={}")
 
 	// Every route of the table, and routes that are not.
-	routes := []string{"", "/", "/nope", "/r/x", "/Z", "/manifest"}
+	routes := []string{"", "/", "/nope", "/r/x", "/Z", "/manifest", "/call", "/Read"}
 	for _, rt := range k.Routes() {
-		routes = append(routes, rt.Path)
+		routes = append(routes, rt.Path, rt.Long())
 	}
 	fill := strings.NewReplacer("<p>", "src/a.ts", "<part>", "a", "<literal>", "f", "<content>", "hi", "<a>", "f", "<b>", "g",
 		"<patch>", "***+Begin+Patch~n***+End+Patch~n", "<command>", "echo+hi", "<id>", "b1", "<n>", "0", "<N>", "1", "<chunk>", "x")
@@ -173,6 +176,11 @@ func TestWeakerBaseNeverNamesStronger(t *testing.T) {
 		`?plugin=probe&tool=mixed&raw={"a":"get"}`, "?plugin=probe&tool=look&wait=1000&raw={}", "?plugin=probe&tool=look&blob=b1&count=1",
 		"?plugin=probe&tool=poke&blob=b1&count=1", "?last=1", "?last=1&part=0", "?last=1&part=9", "?last=1&offset=0&length=10",
 		"?id={last}&part=0", "?id={last}&offset=1&length=5", "?id={last}&part=99", "?id=zdeadbeef0000",
+		// /call's content= of tools on both bases, and its repairs.
+		"?tool=terminal&content=" + b64(`{"wait":1000,"raw":"echo hi"}`), "?tool=write&content=" + b64(`{"path":"n.txt","raw":"x"}`),
+		"?tool=plugins&content=" + b64(`{"plugin":"probe","tool":"poke","raw":"{}"}`), "?tool=range&content=" + b64(`{"last":1,"part":0}`),
+		"?tool=read&content=" + b64(`{"pth":"notes.txt"}`), "?tool=stat&content=" + b64(`{"path":"notes.txt"}`) + "=",
+		"?tool=result&content=" + b64(`{"call":"nope"}`), "?tool=READ&content=" + b64(`{"path":"notes.txt"}`),
 	}
 	for _, rt := range k.Routes() {
 		if rt.Init != "" {
@@ -254,12 +262,19 @@ func TestWeakerBaseNeverNamesStronger(t *testing.T) {
 		t.Fatalf("only %d requests walked", checked)
 	}
 	// The walk reached the answers that used to name the mutation base.
-	for _, target := range []string{"/x?wait=1000&raw=echo+hi", "/k?plugin=probe&tool=poke&raw={}", "/z?last=1&part=0"} {
+	// A long route's suffix is its compact route's: it answers as that one.
+	suffixOf := map[string]string{"/terminal?wait=1000&raw=echo+hi": "/x?wait=1000&raw=echo+hi"}
+	for _, target := range []string{"/x?wait=1000&raw=echo+hi", "/k?plugin=probe&tool=poke&raw={}", "/z?last=1&part=0",
+		"/terminal?wait=1000&raw=echo+hi", "/call?tool=terminal&content=" + b64(`{"wait":1000,"raw":"echo hi"}`)} {
 		fetch("GET", mutBase+"/s?blob=last&i=0&count=2&raw=x")
 		_, _, body := fetch("GET", "/v0/"+full.Token(route.CapRead)+target)
 		var e struct{ ErrorCode, Repair, RepairBase, RepairSuffix string }
 		json.Unmarshal([]byte(body), &e)
-		if e.ErrorCode != transport.CodeWrongCapabilityBase || e.Repair != "" || e.RepairBase != "m" || e.RepairSuffix != target {
+		want := target
+		if s, ok := suffixOf[target]; ok {
+			want = s
+		}
+		if e.ErrorCode != transport.CodeWrongCapabilityBase || e.Repair != "" || e.RepairBase != "m" || e.RepairSuffix != want {
 			t.Errorf("%s on the read base: %s", target, body)
 		}
 		// bases.m + repairSuffix is the request the agent meant.

@@ -23,6 +23,9 @@ func FuzzGateway(f *testing.F) {
 		"/v0/init/AInit001", "/v0/ARead001/r?path=x", "/v0/ARead001/z?last=1", "/v0/AMut0001/r?path=a",
 		"/v0/ARead001/s?path=a", "/v0/ARead001/k?plugin=%ZZ&raw=~u{D800}", "/v0/ARead001/t?path=../../etc",
 		"/v0/ARead001/r?path=a&start=5&path=b&lines=3&end=2", "/v0//", "/v0/ARead001/g?raw=(", "http://h/v0/ARead001/k",
+		"/v0/ARead001/read?path=x", "/v0/AMut0001/write?path=a&raw=b", "/v0/ARead001/manifest", "/v0/AMut0001/manifest",
+		"/v0/ARead001/call?tool=read&content=eyJwYXRoIjoieCJ9", "/v0/AMut0001/call?tool=write&content=eyJwYXRoIjoieCIsInJhdyI6InkifQ",
+		"/v0/ARead001/call?tool=grep&content=eyJwYXRoIjoieCIsInJhdyI6IngifQ==", "/v0/ARead001/call?tool=Read&content=e30",
 	} {
 		f.Add(seed)
 	}

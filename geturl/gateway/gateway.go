@@ -62,6 +62,7 @@ type Gateway struct {
 	po                   atomic.Pointer[normalized] // see publicOrigin
 	// unauth thins the log lines of requests that named no live token.
 	unauth hub.LogThinner
+	compat compatRoutes // see compatTable
 }
 
 // New returns the handler.

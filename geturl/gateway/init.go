@@ -23,6 +23,7 @@ type initContract struct {
 	Protocol    string      `json:"protocol"`
 	Bases       route.Bases `json:"bases"`
 	Endpoints   endpoints   `json:"endpoints"`
+	Compat      string      `json:"compatibilityEndpoints"`
 	Root        string      `json:"root"`
 	Project     string      `json:"project"`
 	Permissions permissions `json:"permissions"`
@@ -79,7 +80,7 @@ const (
 	fetchRule = "fetch every URL in raw, unconverted mode (no markdown, summary or extraction); without one, stop: transport unavailable"
 	ruleURL   = "URL = bases[ref]+suffix; replace <…> only; omit unused optional params"
 	ruleRaw   = "raw= goes last: all after it is content. Escapes: ~n newline ~t tab ~h # ~p % ~q + ~s space ~a & ~~ ~ ~uXXXX; + is a space"
-	ruleRead  = "/r: up to 8 path=, each optionally followed by start=&end=; if truncated, fetch next. /o outlines JS/TS/Go. /f?name= finds files (raw= by content). /g is literal; regex=1 for regex"
+	ruleRead  = "/r: up to 8 path=, each optionally followed by start=&end=; if truncated, fetch next. /f?name= finds files (raw= by content). /g is literal; regex=1 for regex"
 	ruleErr   = "errors are HTTP 200 ok:false; fetch repair/next/retry/poll/repeat URLs exactly as returned"
 	ruleCut   = "cut-off answer: same base+/z?last=1&part=0"
 	ruleKit   = "/k lists plugins; /k?plugin=<id> gives tool schemas"
@@ -92,7 +93,7 @@ func (g *Gateway) initContract(origin string, s route.LiveSession) *initContract
 	b := bases(origin, s)
 	perm := s.Permissions()
 	c := &initContract{
-		OK: true, Protocol: "geturl/0", Bases: b, Root: sandbox.VirtualRoot, Project: s.Project(),
+		OK: true, Protocol: "geturl/0", Bases: b, Compat: compatTemplate, Root: sandbox.VirtualRoot, Project: s.Project(),
 		Permissions: permissions{Read: true, Write: perm.Write, Terminal: perm.Terminal},
 		Fetch:       fetchRule,
 		Rules:       []string{ruleURL, ruleRaw, ruleRead, ruleErr, ruleCut, ruleKit},

@@ -18,7 +18,7 @@ func (g *Gateway) serveRoute(w http.ResponseWriter, r *http.Request, rec *record
 		on = route.MutationBase
 	}
 	k := g.opts.Kernel
-	rt, declared := k.Route(path)
+	rt, declared := g.route(path)
 	if declared {
 		rec.route, rec.tool = path, rt.Tool
 	} else {

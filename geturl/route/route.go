@@ -48,6 +48,13 @@ type Entry struct {
 	Init string
 }
 
+// Long is the route's long descriptive name, kept for compatibility: "/"
+// and the tool's name ("/read" for /r, "/apply_patch" for /a). It is
+// served on the same base, by the same handler, with the same spec, and
+// answers byte for byte as the compact route does: every URL an answer
+// builds names the compact route.
+func (r *Entry) Long() string { return "/" + r.Tool }
+
 // Served reports whether the route has a handler.
 func (r *Entry) Served() bool { return r.Handle != nil }
 
