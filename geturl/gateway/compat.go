@@ -109,6 +109,9 @@ func (g *Gateway) call(ctx context.Context, c *route.Call) (any, *transport.Erro
 	if !rt.OnBase(c.On) || !rt.Served() {
 		return nil, g.callOtherBase(c, rt)
 	}
+	// From here on the call is the tool's: its answer, refusals of the
+	// content included, is stored (or, for /z, not) as the tool's is.
+	c.Route = rt
 	content := c.Args.Text("content")
 	cont, terr := transport.DecodeContent(content)
 	if terr != nil {
@@ -124,7 +127,6 @@ func (g *Gateway) call(ctx context.Context, c *route.Call) (any, *transport.Erro
 	if terr != nil {
 		return nil, terr
 	}
-	c.Route = rt
 	return g.opts.Kernel.Serve(ctx, c, t)
 }
 

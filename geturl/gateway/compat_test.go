@@ -511,3 +511,23 @@ func TestManifestByCapability(t *testing.T) {
 		t.Errorf("a parameter on /manifest: %s", b)
 	}
 }
+
+// TestCallOfRangeKeepsLastAnswer: /z's answers, refusals included, never
+// replace the answer /z?last=1 recovers; /call of the range tool is /z,
+// also when its content= is refused before it reaches /z.
+func TestCallOfRangeKeepsLastAnswer(t *testing.T) {
+	e := newCompatEnv(t)
+	s := e.session(route.Permissions{}, "A")
+	r := "/v0/" + s.Token(route.CapRead)
+	e.fetch("GET", r+"/r?path=notes.txt")
+	_, want := e.fetch("GET", r+"/z?last=1")
+	for _, q := range []string{
+		"/call?tool=range&content=" + content(`{"last":1}`) + "=", "/call?tool=range&content=" + content(`{"last":1,"bogus":1}`),
+		"/range?last=1&bogus=1", "/call?tool=range&content=" + content(`{"last":1}`),
+	} {
+		e.fetch("GET", r+q)
+		if _, got := e.fetch("GET", r+"/z?last=1"); got != want {
+			t.Fatalf("after %s, /z?last=1 gives %s, want %s", q, got, want)
+		}
+	}
+}
