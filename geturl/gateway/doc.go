@@ -15,4 +15,10 @@
 // at its base's level (the read base never replays a mutation answer); one
 // larger than a range part starts with a rangeFallback object naming its /z
 // recovery URL. Tokens never reach a log line.
+//
+// The compatibility surface (compat.go) is served here too: each route's
+// long name ("/" + its tool's name) resolves to the compact route's own
+// entry, /manifest describes what the capability it is fetched on may use,
+// and /call?tool=&content=<base64url(JSON)> serves a tool from a strictly
+// decoded parameter object as the compact route would.
 package gateway
