@@ -229,3 +229,17 @@ func BenchmarkGrep10kFiles(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadLongRoute is BenchmarkReadOneFile4KiB through /read: the
+// long name costs one failed map lookup and a scan of the table.
+func BenchmarkReadLongRoute(b *testing.B) {
+	e, s := benchEnv(b)
+	benchInProcess(b, e.srv.URL+"/v0/"+s.Token(route.CapRead)+"/read?path=four.ts")
+}
+
+// BenchmarkReadContentCall is the same read through /call content=: the
+// strict decoder and a second bind on top.
+func BenchmarkReadContentCall(b *testing.B) {
+	e, s := benchEnv(b)
+	benchInProcess(b, e.srv.URL+"/v0/"+s.Token(route.CapRead)+"/call?tool=read&content=eyJwYXRoIjoiZm91ci50cyJ9")
+}

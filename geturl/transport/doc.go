@@ -32,6 +32,12 @@
 // range, an empty placeholder, a control parameter written after raw=) the
 // error carries the exact repair URL, verified to bind cleanly.
 //
+// The compatibility form content=<base64url(JSON)> is decoded by
+// DecodeContent, strictly and within MaxContentJSON, MaxContentFields and
+// MaxContentValues, into the request the compact route would get
+// (Content.Target), so it binds through the same Spec as every other
+// spelling. Spec.Describe gives a route's contract as data, for /manifest.
+//
 // Encode is the inverse of the decoder for valid UTF-8: Decode(Encode(s))
 // == s, and Encode's output survives the rewrites URL readers are known to
 // make (%20 to +, ~ to %7E, percent-encoding of punctuation, lower-case
