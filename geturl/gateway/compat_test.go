@@ -118,6 +118,19 @@ type compatAnswer struct {
 	Repair       string `json:"repair"`
 	RepairBase   string `json:"repairBase"`
 	RepairSuffix string `json:"repairSuffix"`
+	Poll         string `json:"poll"`
+}
+
+// settled follows a journaled answer's poll URL until the intent has
+// finished, as an agent does: a loaded machine may not finish even a
+// short command within wait=. Each poll waits server-side; the number
+// of polls is bounded, not the time.
+func (e *compatEnv) settled(a compatAnswer, body string) (compatAnswer, string) {
+	e.t.Helper()
+	for i := 0; i < 120 && a.OK && (a.State == "pending" || a.State == "running") && a.Poll != ""; i++ {
+		a, body = e.get(a.Poll)
+	}
+	return a, body
 }
 
 func (e *compatEnv) get(target string) (compatAnswer, string) {
@@ -198,7 +211,7 @@ func TestLongRoutesAnswerAsCompact(t *testing.T) {
 		"/k?plugin=probe&tool=poke&wait=1500&raw={}", "/e?path=notes.txt&old=world&new=there&wait=1500",
 		"/w?path=../out.txt&wait=1500&raw=x", "/e?path=notes.txt&old=nope&new=x&wait=1500",
 	} {
-		e.get(m + compact)
+		e.settled(e.get(m + compact))
 		a, b1 := e.get(m + longOf(t, e.k, compact))
 		_, b2 := e.get(m + compact)
 		if replays.ReplaceAllString(b1, "") != replays.ReplaceAllString(b2, "") {
@@ -290,6 +303,7 @@ func TestCallContentAnswersAsCompact(t *testing.T) {
 	if !first.OK || first.Replayed {
 		t.Fatalf("%s", b0)
 	}
+	e.settled(first, b0)
 	a, _ := e.get(m + "/w?path=c.txt&wait=1500&raw=a~qb~ac=d~n")
 	if !a.Replayed {
 		t.Fatal("the compact spelling of the same write ran again")
@@ -310,7 +324,7 @@ func TestCallContentAnswersAsCompact(t *testing.T) {
 	if a.ErrorCode != transport.CodeWrongCapabilityBase || a.Repair != "" || a.RepairBase != "m" || a.RepairSuffix != q || strings.Contains(b, full.Token(route.CapMutation)) {
 		t.Fatalf("%s", b)
 	}
-	if a, b := e.get(m + a.RepairSuffix); !a.OK || a.State != "succeeded" {
+	if a, b := e.settled(e.get(m + a.RepairSuffix)); !a.OK || a.State != "succeeded" {
 		t.Fatalf("%s", b)
 	}
 }
@@ -376,7 +390,7 @@ func TestCorpusThroughCompatibility(t *testing.T) {
 				js, _ := json.Marshal(map[string]any{"path": rel, "wait": 1500, "raw": c.Text})
 				target = m + "/call?tool=write&content=" + content(string(js))
 			}
-			if a, body := e.get(target); !a.OK || a.State != "succeeded" {
+			if a, body := e.settled(e.get(target)); !a.OK || a.State != "succeeded" {
 				t.Errorf("%s %s: %s", c.Name, how, body)
 				continue
 			}
