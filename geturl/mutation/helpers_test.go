@@ -216,10 +216,25 @@ func (e *env) ok(u string) answer {
 	return a
 }
 
+// settled fetches u and, while the intent is still pending or running
+// (wait= ran out first, as it does on a loaded machine), follows its poll
+// URL as an agent would: a bounded number of times, with no clock.
+func (e *env) settled(u string) answer {
+	e.t.Helper()
+	a := e.do(u)
+	for i := 0; i < 100 && (a.State == "pending" || a.State == "running") && a.Poll != ""; i++ {
+		a = e.do(a.Poll)
+	}
+	return a
+}
+
 // done fetches u and requires a succeeded intent.
 func (e *env) done(u string) answer {
 	e.t.Helper()
-	a := e.ok(u)
+	a := e.settled(u)
+	if !a.OK {
+		e.t.Fatalf("GET %s: %s", u, a.raw)
+	}
 	if a.State != "succeeded" {
 		e.t.Fatalf("GET %s: state %s: %s", u, a.State, a.raw)
 	}
@@ -229,7 +244,7 @@ func (e *env) done(u string) answer {
 // fail fetches u and requires errorCode code.
 func (e *env) fail(u, code string) answer {
 	e.t.Helper()
-	a := e.do(u)
+	a := e.settled(u)
 	if a.OK || a.ErrorCode != code {
 		e.t.Fatalf("GET %s: want %s, got %s", u, code, a.raw)
 	}
