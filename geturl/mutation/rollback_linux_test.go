@@ -36,7 +36,7 @@ func TestPatchCommitFailureRollsBack(t *testing.T) {
 		t.Skip(err)
 	}
 	p := "*** Begin Patch\n*** Update File: a.txt\n@@\n-a1\n+A1\n*** Update File: big.txt\n@@\n-tail\n+TAIL\n*** End Patch\n"
-	a := e.do(e.m + "/a?wait=1500&raw=" + transport.Encode(p))
+	a := e.settled(e.m + "/a?wait=1500&raw=" + transport.Encode(p)) // settled before the limit goes
 	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
 	if a.OK || a.State != "failed" || a.ErrorCode == filechange.CodeRollbackIncomplete || !strings.Contains(a.raw, `"rolledBack":true`) {
 		t.Fatalf("%s", a.raw)
