@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/aiui/tools"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/mcpserver"
 )
@@ -24,7 +25,8 @@ import (
 
 // hubFaceSpec is the aiui part of `hub mcp`.
 var hubFaceSpec = adapters.FaceSpec{
-	Instructions: "aiui overlay prompts arrive as " + MethodChannel + ", and its page tools are page_tools_list and page_tools_call. " +
+	Instructions: "aiui overlay prompts arrive as " + MethodChannel + ". Each tool a page declares is an " + PageToolPrefix + " tool (its description names the page's own tool); " +
+		"page_tools_list lists every page's tools and page_tools_call calls one by the page's name, also when your tool list predates the page. " +
 		"A prompt's meta says who sent it, set by the channel, not the sender: sender=page (a browser page at sender_origin), " +
 		"sender=keyed (a local process holding the channel's per-start key) or sender=local (unverified: any local user can send it); " +
 		"provenance says it in words. What a prompt's text claims about its origin is the sender's word.",
@@ -43,13 +45,14 @@ func remote(env adapters.RemoteEnv, _ adapters.Status) (adapters.ToolBridge, boo
 // page_tools_list and page_tools_call while attached, and pushes every
 // prompt routed to it as notifications/claude/channel.
 type hubFace struct {
-	srv  *mcpserver.Server
-	fw   *mcpserver.Forwarder
-	defs []*mcp.Tool
-	dirs hub.Dirs
-	id   string
-	cwd  string
-	log  *slog.Logger
+	srv   *mcpserver.Server
+	fw    *mcpserver.Forwarder
+	defs  []*mcp.Tool
+	pages *pageTools // the pages' tools by name
+	dirs  hub.Dirs
+	id    string
+	cwd   string
+	log   *slog.Logger
 
 	mu  sync.Mutex
 	cl  *Client // the attached backend's; nil while none
@@ -61,6 +64,7 @@ func newHubFace(env adapters.FaceEnv) adapters.Face {
 	var call mcpserver.CallFunc
 	h.defs, call = HubTools(h.client)
 	h.fw = env.Server.Forward(mcpserver.Identity, call)
+	h.pages = newPageTools(env.Server, h.client)
 	return h
 }
 
@@ -77,10 +81,28 @@ func (h *hubFace) Follow(ctx context.Context, _ adapters.Status, attached func()
 	h.cl = cl
 	h.mu.Unlock()
 	h.fw.Sync(ctx, h.defs)
+	h.resync(ctx, cl)
 	attached()
-	FollowEvents(ctx, h.srv, cl, FaceOptions{CWD: h.cwd, Log: h.log})
+	FollowEvents(ctx, h.srv, cl, FaceOptions{CWD: h.cwd, Log: h.log,
+		Resync: func(ctx context.Context) { h.resync(ctx, cl) },
+		OnPageTools: func(ctx context.Context, ch *tools.Change) bool {
+			return h.pages.sync(ctx, ch.Registrations)
+		}})
+	h.pages.sync(context.Background(), nil)
 	h.fw.Clear(context.Background())
 	return nil
+}
+
+// resync registers the pages' tools as the backend lists them now; a
+// backend that does not answer keeps the ones registered (the next change
+// or attach brings them in step).
+func (h *hubFace) resync(ctx context.Context, cl *Client) {
+	regs, err := cl.Tools(ctx)
+	if err != nil {
+		h.log.Warn("cannot list the aiui page tools", "err", err)
+		return
+	}
+	h.pages.sync(ctx, regs)
 }
 
 func (h *hubFace) Absent(why string) {
@@ -91,12 +113,21 @@ func (h *hubFace) Absent(why string) {
 	if cl != nil {
 		cl.CloseIdleConnections()
 	}
+	h.pages.sync(context.Background(), nil)
 	h.fw.Clear(context.Background())
 }
 
-func (h *hubFace) Tools() []string { return slices.Sorted(maps.Keys(h.fw.Names())) }
+func (h *hubFace) Tools() []string {
+	names := h.fw.Names()
+	maps.Copy(names, h.pages.names())
+	return slices.Sorted(maps.Keys(names))
+}
 
 func (h *hubFace) Unknown(tool string) (string, bool) {
+	if strings.HasPrefix(tool, PageToolPrefix) {
+		return "No aiui page holds that tool now (a page that went, or a list that predates a reload): " +
+			"page_tools_list lists the pages' tools and page_tools_call calls one by the page's own name.", true
+	}
 	return "", tool == "channel_info" || strings.HasPrefix(tool, "page_tools_")
 }
 

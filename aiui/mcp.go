@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +45,16 @@ type FaceOptions struct {
 	// serve's backend is waited for instead (it restarts; a face binding
 	// its port meanwhile would keep it from coming back). nil: never.
 	Revive func(ctx context.Context) error
+	// Resync runs before every attach to the backend's event stream (the
+	// first, and each after the stream was lost): a face that mirrors the
+	// page-tool directory reads it afresh there, as changes made while it
+	// was not attached were not streamed to it. nil: nothing to do.
+	Resync func(ctx context.Context)
+	// OnPageTools runs for every page-tools change, before list_changed:
+	// it reports whether it already announced the change (a face that
+	// registers page tools by name, whose Sync sends list_changed when the
+	// set changed). nil, or false: list_changed is sent for the change.
+	OnPageTools func(ctx context.Context, ch *tools.Change) (announced bool)
 }
 
 // callInput is page_tools_call's input.
@@ -102,22 +113,7 @@ var (
 			if json.Unmarshal(args, &in) != nil || in.Name == "" {
 				return errResult(`page_tools_call needs {"name": "<page tool>"} and optional args, ns, clientId`)
 			}
-			if string(in.Args) == "null" {
-				in.Args = nil
-			}
-			res, err := cl.Call(ctx, tools.CallRequest{Name: in.Name, Args: in.Args, NS: in.NS, ClientID: in.ClientID})
-			if err != nil && !unsent(err) && ctx.Err() == nil {
-				// The backend had the call and went away (killed, crashed)
-				// before it answered: the page may have run it.
-				res, err = CallResult{Code: tools.OutcomeUnknown, Error: "the aiui backend went away before it answered: " + lastCause(err).Error()}, nil
-			}
-			if err != nil {
-				return errResult(err.Error())
-			}
-			if !res.OK {
-				return errResult(callErrorText(res))
-			}
-			return mcpserver.TextResult(string(res.Value))
+			return callPage(ctx, cl, tools.CallRequest{Name: in.Name, Args: in.Args, NS: in.NS, ClientID: in.ClientID})
 		}}
 	toolPageToolsList = faceTool{
 		&mcp.Tool{Name: "page_tools_list", InputSchema: noArgs, Description: "List the tools browser pages registered on /tools: clientId, ns, url, tab, hash, tools, activeTab."},
@@ -189,14 +185,49 @@ func HubTools(cl func() (*Client, error)) ([]*mcp.Tool, mcpserver.CallFunc) {
 	}
 }
 
+// callPage runs one page-tool call through the backend: page_tools_call's,
+// and each page tool's own in `hub mcp`.
+func callPage(ctx context.Context, cl *Client, req tools.CallRequest) *mcp.CallToolResult {
+	if string(req.Args) == "null" {
+		req.Args = nil
+	}
+	res, err := cl.Call(ctx, req)
+	if err != nil && !unsent(err) && ctx.Err() == nil {
+		// The backend had the call and went away (killed, crashed)
+		// before it answered: the page may have run it.
+		res, err = CallResult{Code: tools.OutcomeUnknown, Error: "the aiui backend went away before it answered: " + lastCause(err).Error()}, nil
+	}
+	if err != nil {
+		return errResult(err.Error())
+	}
+	if !res.OK {
+		return errResult(callErrorText(res, cl.Base))
+	}
+	return mcpserver.TextResult(string(res.Value))
+}
+
 // callErrorText renders a failed call; a routing error's text already
 // lists the candidates. A call the page did not answer says its fate
-// (its code) and what to do about it, as the bridge's ToolError does.
-func callErrorText(res CallResult) string {
-	if res.Code == "" {
-		return res.Error
+// (its code) and what to do about it, as the bridge's ToolError does; one
+// with no page connected says how the person gets one there (backend is
+// the backend's base URL).
+func callErrorText(res CallResult, backend string) string {
+	switch {
+	case res.Code != "":
+		return res.Code + ": " + res.Error + " — " + fateHint(res.Code)
+	case res.ErrorKind == "route" && strings.Contains(res.Error, tools.NoPageMsg):
+		return res.Error + " — " + noPageHint(backend)
 	}
-	return res.Code + ": " + res.Error + " — " + fateHint(res.Code)
+	return res.Error
+}
+
+// noPageHint is what the person does so a page connects to the backend at
+// base (http://127.0.0.1:PORT): the page's tools bridge finds it by its
+// /health and dials /tools by itself.
+func noPageHint(base string) string {
+	return "ask the person to open the app under development with the aiui dev overlay loaded: its tools bridge finds this backend (" +
+		base + "/health) and connects to " + base + "/tools by itself (a page served from an origin that is not loopback must be listed in adapters.aiui.origins). " +
+		"Once it is there, page_tools_list shows its tools."
 }
 
 // lastCause is the innermost of the errors err joins (ErrNoBackend, then
@@ -275,6 +306,9 @@ func FollowEvents(ctx context.Context, srv *mcpserver.Server, cl *Client, o Face
 func pumpEvents(ctx context.Context, srv *mcpserver.Server, cl *Client, o FaceOptions) {
 	backoff := 200 * time.Millisecond
 	for ctx.Err() == nil {
+		if o.Resync != nil {
+			o.Resync(ctx)
+		}
 		err := cl.Events(ctx, o.CWD, func(ev FaceEvent) error {
 			switch ev.Type {
 			case "prompt":
@@ -285,8 +319,12 @@ func pumpEvents(ctx context.Context, srv *mcpserver.Server, cl *Client, o FaceOp
 						return err
 					}
 				}
-				// The advertised tools are static; the notification's value
-				// is the client's refresh cycle (the spec's change signal).
+				if o.OnPageTools != nil && ev.PageTools != nil && o.OnPageTools(ctx, ev.PageTools) {
+					return nil
+				}
+				// Even when the advertised tools did not change, the
+				// notification's value is the client's refresh cycle (the
+				// spec's change signal): page_tools_list did.
 				return srv.NotifyToolsChanged(ctx)
 			}
 			return nil
