@@ -24,7 +24,9 @@ const hubToolPrefix = "pixelle_"
 
 // hubFaceSpec is the pixelle part of `hub mcp`.
 var hubFaceSpec = adapters.FaceSpec{
-	Instructions: "The Pixelle canvas is pixelle_state, pixelle_selection and pixelle_call.",
+	Instructions: "The Pixelle canvas is pixelle_state, pixelle_selection and pixelle_call (any canvas command by name). " +
+		"To connect one, the person clicks Connect locally in Pixelle and gives you the pairing code: call pixelle_pair with it (never a guessed code); " +
+		"pixelle_wait blocks until a paired canvas is there.",
 	New:          newHubFace,
 }
 
@@ -73,5 +75,8 @@ func (h *hubFace) Absent(string) { h.fw.Clear(context.Background()) }
 func (h *hubFace) Tools() []string { return slices.Sorted(maps.Keys(h.fw.Names())) }
 
 func (h *hubFace) Unknown(tool string) (string, bool) {
-	return "", strings.HasPrefix(tool, hubToolPrefix)
+	if !strings.HasPrefix(tool, hubToolPrefix) {
+		return "", false
+	}
+	return "Every canvas command goes through pixelle_call {\"command\": {...}}; pixelle_wait blocks until a paired canvas is there.", true
 }
