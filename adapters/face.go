@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 
 	"github.com/hubdev/hub/hub"
@@ -54,6 +55,26 @@ type Face interface {
 // looks for the hub; Run returns once ctx ends (hub mcp is leaving).
 type FaceRunner interface {
 	Run(ctx context.Context)
+}
+
+// FacePages is implemented by a Face whose tools include its pages' own
+// tools by name. hub_status lists them, each with the arguments of the
+// face's generic call tool that reach the same page tool, so an agent
+// whose client never re-fetched its tool list (it ignores list_changed)
+// can still find and call a page's tool.
+type FacePages interface {
+	// PageTools are the page tools offered now, sorted by Tool, and the
+	// name of the generic call tool that takes their Call.
+	PageTools() (call string, tools []PageTool)
+}
+
+// PageTool is one page tool a face offers by name.
+type PageTool struct {
+	// Tool is the MCP tool's name.
+	Tool string `json:"tool"`
+	// Call are the generic call's arguments that reach the same page
+	// tool, without the page tool's own arguments.
+	Call json.RawMessage `json:"call"`
 }
 
 // FaceSpec is a bridge's part of `hub mcp`, as its Factory declares it.

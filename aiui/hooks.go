@@ -40,6 +40,8 @@ func remote(env adapters.RemoteEnv, _ adapters.Status) (adapters.ToolBridge, boo
 	return NewRemoteBridge(env.Dirs), true
 }
 
+var _ adapters.FacePages = (*hubFace)(nil)
+
 // hubFace is the aiui part of `hub mcp`: it attaches to the hub's backend
 // through its control file, as `hub aiui mcp` does, offers channel_info,
 // page_tools_list and page_tools_call while attached, and pushes every
@@ -121,6 +123,12 @@ func (h *hubFace) Tools() []string {
 	names := h.fw.Names()
 	maps.Copy(names, h.pages.names())
 	return slices.Sorted(maps.Keys(names))
+}
+
+// PageTools implements adapters.FacePages: the pages' tools registered by
+// name, each with its page_tools_call arguments.
+func (h *hubFace) PageTools() (string, []adapters.PageTool) {
+	return "page_tools_call", h.pages.list()
 }
 
 func (h *hubFace) Unknown(tool string) (string, bool) {

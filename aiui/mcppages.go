@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/aiui/tools"
 	"github.com/hubdev/hub/hub/mcpserver"
 )
@@ -73,6 +76,24 @@ func (p *pageTools) sync(ctx context.Context, regs []tools.Registration) bool {
 
 // names maps each registered name to the page's name for it.
 func (p *pageTools) names() map[string]string { return p.fw.Names() }
+
+// list is adapters.FacePages' list: each registered tool with the
+// page_tools_call arguments that reach the same page tool.
+func (p *pageTools) list() []adapters.PageTool {
+	names := p.fw.Names()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]adapters.PageTool, 0, len(names))
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		req, ok := p.routes[names[name]]
+		if !ok {
+			continue // being withdrawn
+		}
+		call, _ := json.Marshal(req)
+		out = append(out, adapters.PageTool{Tool: name, Call: call})
+	}
+	return out
+}
 
 // pageRoutes turns the directory into MCP tools, in its order (the
 // active tab's entries first), at most MaxNamedPageTools. A tool one

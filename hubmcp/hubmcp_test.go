@@ -24,7 +24,7 @@ func TestServesTheHubsBridges(t *testing.T) {
 	s := runFace(t, Options{Dirs: dirs})
 
 	const want = "hub_status,stitchslop_wait_for_connection,stitchslop_scene_describe,stitchslop_render," +
-		"pixelle_state,pixelle_selection,pixelle_call,channel_info,page_tools_call,page_tools_list"
+		"pixelle_state,pixelle_selection,pixelle_call,pixelle_pair,pixelle_wait,channel_info,page_tools_call,page_tools_list"
 	eventually(t, "every bridge's tools", func() bool { return s.tools() == want })
 	_, desc, _ := s.Tools(wait)
 	if !strings.Contains(desc["stitchslop_scene_describe"], `(page tool "scene.describe")`) {

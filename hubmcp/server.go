@@ -114,7 +114,8 @@ func newFace(o Options) *face {
 		Log:              o.Log,
 	})
 	mcpserver.AddTool(f.srv, &mcp.Tool{Name: "hub_status", Description: "The hub and each bridge: running or why not, ports, whether a page is attached, " +
-		"attached agents, and the tools each contributes (a bridge that is disabled or not running contributes none, and this says why)."}, f.statusTool)
+		"attached agents, and the tools each contributes (a bridge that is disabled or not running contributes none, and this says why). " +
+		"Each attached page's tools are listed with the generic call that reaches each (e.g. page_tools_call), for when your tool list is older than the page."}, f.statusTool)
 	// Made in the registry's order, so tools/list shows the bridges in it.
 	for _, fac := range specs {
 		f.bridges = append(f.bridges, &bridge{name: fac.Name, face: fac.Face.New(adapters.FaceEnv{
@@ -152,7 +153,8 @@ func (f *face) unknownTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 // The server's instructions are these around the faces' own.
 const (
 	instructionsHead = "This server is the hub: every browser-tool bridge the hub runs, in one MCP server."
-	instructionsTail = "hub_status says which bridges run, and why one offers no tools."
+	instructionsTail = "hub_status says which bridges run, and why one offers no tools; " +
+		"it also lists each attached page's tools with the generic call that reaches each, for a client that does not refresh its tool list on notifications/tools/list_changed."
 )
 
 // Run serves `hub mcp` on t until the client goes away or ctx ends. It

@@ -42,6 +42,18 @@ type bridgeReport struct {
 	// Tools are the tools it contributes now; Why says why none.
 	Tools []string `json:"tools"`
 	Why   string   `json:"why,omitempty"`
+	// PageTools are its attached pages' tools among Tools, with the
+	// generic call that reaches each: a client whose tool list is stale
+	// finds them here.
+	PageTools *pageToolsReport `json:"pageTools,omitempty"`
+}
+
+// pageToolsReport lists a bridge's page tools (adapters.FacePages).
+type pageToolsReport struct {
+	// Call is the generic tool; each tool's Call are its arguments, to
+	// which the page tool's own are added (as "args" for page_tools_call).
+	Call  string              `json:"call"`
+	Tools []adapters.PageTool `json:"tools"`
 }
 
 type noInput struct{}
@@ -81,14 +93,20 @@ func (f *face) statusTool(ctx context.Context, _ *mcp.CallToolRequest, _ noInput
 		}
 	}
 	tools := make(map[string][]string, len(f.bridges))
+	pages := map[string]*pageToolsReport{}
 	for _, b := range f.bridges {
 		tools[b.name] = orEmpty(b.face.Tools())
+		if fp, ok := b.face.(adapters.FacePages); ok {
+			if call, list := fp.PageTools(); len(list) > 0 {
+				pages[b.name] = &pageToolsReport{Call: call, Tools: list}
+			}
+		}
 	}
 	seen := map[string]bool{}
 	for _, a := range list {
 		seen[a.Name] = true
 		b := bridgeReport{Name: a.Name, State: a.State, Ports: a.Ports, PageAttached: a.PageAttached, Agents: a.AgentSessions,
-			Note: a.Note, Tools: orEmpty(tools[a.Name]), Why: why[a.Name]}
+			Note: a.Note, Tools: orEmpty(tools[a.Name]), Why: why[a.Name], PageTools: pages[a.Name]}
 		if len(b.Tools) == 0 && b.Why == "" {
 			b.Why = notRunning(a.Name, a, true)
 		}
@@ -99,7 +117,7 @@ func (f *face) statusTool(ctx context.Context, _ *mcp.CallToolRequest, _ noInput
 	}
 	for _, name := range slices.Sorted(maps.Keys(tools)) {
 		if !seen[name] {
-			rep.Bridges = append(rep.Bridges, bridgeReport{Name: name, Tools: tools[name], Why: why[name]})
+			rep.Bridges = append(rep.Bridges, bridgeReport{Name: name, Tools: tools[name], Why: why[name], PageTools: pages[name]})
 		}
 	}
 	b, _ := json.MarshalIndent(rep, "", "  ")

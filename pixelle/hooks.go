@@ -27,7 +27,7 @@ var hubFaceSpec = adapters.FaceSpec{
 	Instructions: "The Pixelle canvas is pixelle_state, pixelle_selection and pixelle_call (any canvas command by name). " +
 		"To connect one, the person clicks Connect locally in Pixelle and gives you the pairing code: call pixelle_pair with it (never a guessed code); " +
 		"pixelle_wait blocks until a paired canvas is there.",
-	New:          newHubFace,
+	New: newHubFace,
 }
 
 // RelayURL is the canonical URL of the relay on a loopback port.

@@ -243,7 +243,8 @@ func (m *mcpTools) look(ctx context.Context, deadline time.Time) (*mcp.CallToolR
 	case out.ErrorCode() == "BROWSER_OFFLINE":
 		return nil, "paired, but the Pixelle tab is not connected to the relay. " + connectHint(relay) + "."
 	}
-	greeting := "Connected: a Pixelle canvas is paired with this agent and its tab is connected to the relay at " + relay + "."
+	greeting := "Connected: a Pixelle canvas is paired with this agent and its tab is connected to the relay at " + relay + ". " +
+		"pixelle_state and pixelle_selection read it; pixelle_call sends any canvas command, also when your tool list is older than this connection."
 	if out.Error != nil {
 		return mcpserver.TextResult(greeting + "\n\nstate.read could not run: " + string(out.Error) + mcpHint(out.ErrorCode(), relay)), ""
 	}
