@@ -14,7 +14,10 @@
 // sending any credential only to a socket of this user's
 // (portowner.Dialer), as hubmcp sends the hub's own key when it attaches.
 // A bridge that is disabled or not running contributes no tools, and
-// hub_status says why.
+// hub_status says why. A face whose tools include its pages' own
+// (adapters.FacePages) has them listed in hub_status with the arguments
+// of its generic call that reach each, so a client that never re-lists
+// after list_changed can still find and call a page's tool.
 //
 // It sits beside cmd/hub in the layout, above the registry: it imports no
 // bridge package (registry/deps_test.go holds it to that), and none
