@@ -164,3 +164,42 @@ func TestHubFacePageTools(t *testing.T) {
 		t.Fatalf("tools after Absent = %s", got)
 	}
 }
+
+// Whatever names and namespaces pages declare, the named tools stay
+// bounded, every route calls a tool some page holds by that name, and the
+// server registers them under portable names or reports them dropped.
+func FuzzPageRoutes(f *testing.F) {
+	f.Add("morpho", "zoom", "aztec", "zoom", "c1", "c2")
+	f.Add("a/b", "x@y", "a", "b/x@y", "", "")
+	f.Add("", "", "\x00", "é.tool", "c", "c")
+	f.Fuzz(func(t *testing.T, ns1, name1, ns2, name2, c1, c2 string) {
+		regs := []tools.Registration{
+			{ClientID: c1, NS: ns1, Tools: []tools.Tool{{Name: name1}, {Name: name2}, {Name: name1}}},
+			{ClientID: c2, NS: ns2, Tools: []tools.Tool{{Name: name2}}, ActiveTab: true},
+			{ClientID: c2, NS: ns1, Tools: []tools.Tool{{Name: name1}}},
+		}
+		defs, routes := pageRoutes(regs)
+		if len(defs) > MaxNamedPageTools || len(defs) != len(routes) {
+			t.Fatalf("%d tools, %d routes", len(defs), len(routes))
+		}
+		held := map[string]bool{}
+		for _, r := range regs {
+			for _, tl := range r.Tools {
+				held[tl.Name] = true
+			}
+		}
+		for _, d := range defs {
+			if !held[routes[d.Name].Name] {
+				t.Fatalf("%q routes to %q, which no page holds", d.Name, routes[d.Name].Name)
+			}
+		}
+		srv := mcpserver.New(mcpserver.Options{Name: "fuzz"})
+		p := newPageTools(srv, func() (*Client, error) { return nil, fmt.Errorf("no backend") })
+		p.sync(context.Background(), regs)
+		for name := range p.names() {
+			if !strings.HasPrefix(name, PageToolPrefix) || len(name) > mcpserver.MaxPortableName {
+				t.Fatalf("registered %q", name)
+			}
+		}
+	})
+}
