@@ -80,8 +80,9 @@ type faceTool struct {
 
 var noArgs = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// Page tools stay behind page_tools_list/page_tools_call (the spec's "Not
-// yet: per-tool MCP registration"), so the face's tools are static.
+// The face's own tools are static: `hub aiui mcp` keeps page tools behind
+// page_tools_list/page_tools_call (the spec's "Not yet: per-tool MCP
+// registration"); `hub mcp` adds each page tool by name (mcppages.go).
 var (
 	toolChannelInfo = faceTool{
 		&mcp.Tool{Name: "channel_info", InputSchema: noArgs, Description: "The aiui channel backend: port, pid, generation, page-tools summary, attached faces, pending prompts."},
