@@ -18,13 +18,16 @@ import (
 
 // TestFacesScripts drives the agent faces with the real binary over its
 // stdio: `hub stitchslop` following the hub's bridge and taking over,
-// and `hub mcp` serving every bridge of the hub.
+// and `hub mcp` serving every bridge of the hub: page tools by name, a
+// client whose tool list is frozen calling through the generic tools,
+// pairing from the agent.
 func TestFacesScripts(t *testing.T) {
 	p := scriptParams("testdata/faces")
 	for name, cmd := range map[string]func(*testscript.TestScript, bool, []string){
 		"mcp-start":          cmdMCPStart,
 		"mcp-init":           cmdMCPInit,
 		"mcp-tools":          cmdMCPTools,
+		"mcp-describe":       cmdMCPDescribe,
 		"mcp-call":           cmdMCPCall,
 		"mcp-note":           cmdMCPNote,
 		"mcp-drop":           cmdMCPDrop,
