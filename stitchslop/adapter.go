@@ -2,25 +2,27 @@ package stitchslop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/ws"
 )
 
 // Factory registers the stitchslop adapter, with its hooks (hooks.go).
 func Factory() adapters.Factory {
 	f := adapters.FactoryFor("stitchslop", NewConfig, func(cfg *Config) (adapters.Adapter, error) {
-		return New(Options{Origin: cfg.Origin, Ports: cfg.Ports, ConfigDir: cfg.ConfigDir, FollowOutside: true})
+		c := *cfg
+		c.FollowOutside = true
+		return New(&c)
 	}, func(adapters.CommandEnv) *cli.Command { return Command() })
 	f.Remote, f.Face = remote, &hubFaceSpec
 	return f
@@ -28,78 +30,54 @@ func Factory() adapters.Factory {
 
 var _ adapters.Adapter = (*Server)(nil)
 
-// Server is one Stitch Slop bridge: the page WebSocket, pairing, the control
-// plane on the same port, and the state the MCP face reads.
+// Server is one Stitch Slop bridge: its settings, and what outlives a run
+// (the armed token, MCP sessions, subscribers). Each Serve builds a fresh
+// run (run.go) for the state of that listener: the page, its calls, the
+// control key, the refusal log. Status, the MCP face and the in-process
+// ToolBridge reach the current run through an atomic pointer, nil between
+// runs.
 type Server struct {
-	opts     Options
-	origin   string // normalised --origin
-	policy   *hub.OriginPolicy
-	refusals refusalLog
-	control  hub.KeyGate // the §4.3 checks in front of every control route
+	cfg    Config // defaults applied; never changed after New
+	origin string // normalised cfg.Origin
+	policy *hub.OriginPolicy
 
-	// authMu serialises handshake decisions (busy vs take over, redeem).
-	authMu sync.Mutex
-	// callTurn lets one command at a time reach the page (a semaphore, so
-	// a caller waiting its turn can give up).
-	callTurn chan struct{}
+	cur       atomic.Pointer[run]        // the run serving, nil between runs
+	following atomic.Pointer[outsideRun] // the bridge this Serve follows instead (followOutside)
+	// callTimeout is cfg.CallTimeout, changeable while running (tests).
+	callTimeout atomic.Int64
 
-	mu            sync.Mutex
-	log           *slog.Logger
-	env           *adapters.Env
-	pages         *ws.Endpoint // the page WebSocket of the current run
-	pairings      *pairingStore
-	configDir     string
-	running       bool
-	stopping      <-chan struct{} // closed when the current run is told to stop
-	port          int
-	key           string
-	armed         string // the one-time token currently armed, if any
-	page          *pageConn
-	tools         []PageTool
-	dropped       []DroppedTool
-	attachedCh    chan struct{} // closed while a page is attached
-	pending       map[int64]*pendingCall
-	nextID        int64
-	listeners     map[int]func()
-	nextListener  int
-	sessions      int           // MCP sessions of this process's face
-	faces         int           // follower faces attached to GET /events
-	outside       *sessionFile  // the bridge started elsewhere this one follows (followOutside)
-	outsideBridge *RemoteBridge // and its tab's tools, for geturl's plugin=stitchslop
-	skipped       []hub.Skipped // ports of the list in use when this run bound its own
-	rev           uint64        // bumped on every attach, tool-list revision and detach
-	lastActivity  time.Time
+	mu           sync.Mutex
+	dir          string // the config dir as the last Serve resolved it
+	armed        string // the one-time token armed now, if any
+	sessions     int    // MCP sessions of this process's face
+	lastActivity time.Time
+	listeners    map[int]func()
+	nextListener int
+	changed      chan struct{} // closed and replaced at every change fire reports
 }
 
-// New builds a bridge from opts; it binds nothing until Serve.
-func New(opts Options) (*Server, error) {
-	opts.defaults()
-	origin, ok := hub.NormalizeOrigin(opts.Origin)
+// New builds a bridge from cfg (copied, defaults applied); it binds
+// nothing until Serve.
+func New(cfg *Config) (*Server, error) {
+	c := cfg.withDefaults()
+	origin, ok := hub.NormalizeOrigin(c.Origin)
 	if !ok {
-		return nil, fmt.Errorf("origin: must be an origin like https://example.com, got %q", opts.Origin)
+		return nil, fmt.Errorf("origin: must be an origin like https://example.com, got %q", c.Origin)
 	}
 	s := &Server{
-		opts:       opts,
-		origin:     origin,
-		policy:     hub.NewOriginPolicy(origin).Lenient(), // §2.2: case-insensitive, trailing slash ignored
-		armed:      opts.Token,
-		attachedCh: make(chan struct{}),
-		callTurn:   make(chan struct{}, 1),
-		pending:    map[int64]*pendingCall{},
-		listeners:  map[int]func(){},
-		log:        slog.New(slog.DiscardHandler),
+		cfg:       c,
+		origin:    origin,
+		policy:    hub.NewOriginPolicy(origin).Lenient(), // §2.2: case-insensitive, trailing slash ignored
+		armed:     c.Token,
+		listeners: map[int]func(){},
+		changed:   make(chan struct{}),
 	}
-	s.control = hub.KeyGate{Header: KeyHeader, Key: s.Key, Port: s.Port, Hint: "(a stale session file?)"}
+	s.callTimeout.Store(int64(c.CallTimeout))
 	return s, nil
 }
 
 // Origin is the normalised allowed origin.
 func (s *Server) Origin() string { return s.origin }
-
-// resolveConfigDir expands the config dir against home.
-func (s *Server) resolveConfigDir(home string) string {
-	return hub.ExpandHome(s.opts.ConfigDir, home)
-}
 
 // Serve binds 127.0.0.1 on the first free port, writes the session file,
 // reports Ready and serves the page WebSocket and the control plane until
@@ -110,7 +88,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	dir := s.resolveConfigDir(env.Dirs.Home)
+	dir := hub.ExpandHome(s.cfg.ConfigDir, env.Dirs.Home)
 	if err := hub.EnsurePrivateDir(dir); err != nil {
 		return fmt.Errorf("config dir %s: %w", dir, err)
 	}
@@ -121,11 +99,14 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	if _, err := store.load(); err != nil {
 		log.Warn("pairing.json unreadable; treating it as empty ("+unreadableFate(err)+")", "err", err)
 	}
+	s.mu.Lock()
+	s.dir = dir
+	s.mu.Unlock()
 	ready := env.Ready
-	if s.opts.FollowOutside {
+	if s.cfg.FollowOutside {
 		r, err := FindRemote(ctx, dir, s.origin, 0) // it answered: not a leftover file
 		if err != nil {
-			r = awaitStarting(ctx, env.Follow, log, dir, s.origin, s.opts.Ports)
+			r = awaitStarting(ctx, env.Follow, log, dir, s.origin, s.cfg.Ports)
 		}
 		if r != nil {
 			s.followOutside(ctx, env, log, dir, r, ready)
@@ -138,7 +119,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 			return nil // stopped while waiting: bind nothing
 		}
 	}
-	ln, port, skipped, err := hub.Walk(s.opts.Ports)
+	ln, port, skipped, err := hub.Walk(s.cfg.Ports)
 	if err != nil {
 		return s.walkError(err)
 	}
@@ -159,88 +140,60 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	defer stopKeeping()
 	env.Guard.Go("stitchslop session file", func() { keeper.keep(keepCtx, sessionCheck, log) })
 
-	s.mu.Lock()
-	s.log, s.env, s.pairings, s.configDir = log, env, store, dir
-	s.port, s.key, s.running, s.stopping = port, key, true, ctx.Done()
-	s.skipped = skipped
-	sockets := &ws.Sockets{}
-	s.pages = s.pageEndpoint(sockets, env)
-	s.mu.Unlock()
+	r := newRun(s, env, runPlace{dir: dir, store: store, port: port, key: key, skipped: skipped, stopping: ctx.Done()})
+	s.cur.Store(r)
+	s.fire() // a face waiting between runs looks again
 
 	log.Info("stitchslop bridge listening", "addr", fmt.Sprintf("%s:%d", hub.LoopbackHost, port),
 		"origin", s.origin, "pid", os.Getpid(), "configDir", dir)
-	if note := s.note(); note != "" {
+	if note := r.note(); note != "" {
 		log.Warn(note)
 	}
 	if ready != nil {
 		ready(port)
 	}
-	err = hub.ServeHTTP(ctx, ln, s, sockets, log)
-	s.refusals.flush() // the refusal summaries still due
-
-	s.mu.Lock()
-	s.running = false
-	p := s.page
-	s.mu.Unlock()
-	if p != nil {
-		s.detach(p, "bridge stopped")
-	}
+	err = hub.ServeHTTP(ctx, ln, r, r.sockets, log)
+	r.refusals.flush() // the refusal summaries still due
+	r.stop()
+	s.cur.CompareAndSwap(r, nil)
+	s.fire()
 	return err
 }
 
 // Status is the adapter's snapshot for `hub status`.
 func (s *Server) Status() adapters.Status {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := adapters.Status{PageAttached: s.page != nil, AgentSessions: s.sessions + s.faces, LastActivity: s.lastActivity}
-	switch {
-	case s.running:
-		st.Ports = []int{s.port}
-	case s.outside != nil:
-		st.Ports = []int{s.outside.Port}
+	st := adapters.Status{AgentSessions: s.sessions, LastActivity: s.lastActivity}
+	s.mu.Unlock()
+	switch r, o := s.cur.Load(), s.following.Load(); {
+	case r != nil:
+		attached, faces := r.attachedFaces()
+		st.PageAttached = attached
+		st.AgentSessions += faces
+		st.Ports = []int{r.port}
+		st.Note = r.note()
+	case o != nil:
+		st.Ports = []int{o.sess.Port}
+		st.Note = o.note()
 	}
-	st.Note = s.noteLocked()
-	st.Dir = s.statusDirLocked()
+	st.Dir = s.statusDir()
 	return st
+}
+
+// configDir is the config dir the last Serve resolved ("" before any).
+func (s *Server) configDir() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dir
 }
 
 // pairingNote says, for a bridge's last words (§2.8), whether starting
 // again needs a token: it does not once a page has paired.
 func (s *Server) pairingNote() string {
-	s.mu.Lock()
-	store := s.pairings
-	s.mu.Unlock()
-	if store != nil && store.Paired(s.origin) {
+	if dir := s.configDir(); dir != "" && (&pairingStore{dir: dir}).Paired(s.origin) {
 		return "the pairing is kept, so starting again needs no token"
 	}
 	return "no page has paired with it, so starting again needs a token"
-}
-
-// note says what the user must do, if anything.
-func (s *Server) note() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.noteLocked()
-}
-
-func (s *Server) noteLocked() string {
-	if o := s.outside; o != nil {
-		return fmt.Sprintf("following the bridge on port %d (pid %d) started outside the hub, which serves this origin's tab; the hub takes over when it stops", o.Port, o.PID)
-	}
-	var notes []string
-	if s.running && len(s.skipped) > 0 {
-		// The tab dials the list in order (§2.1): whatever holds an
-		// earlier port answers it first.
-		why := make([]string, len(s.skipped))
-		for i, sk := range s.skipped {
-			why[i] = sk.String()
-		}
-		notes = append(notes, fmt.Sprintf("took port %d because %s; the tab dials those first", s.port, strings.Join(why, ", ")))
-	}
-	if s.armed == "" && s.pairings != nil && !s.pairings.Paired(s.origin) {
-		notes = append(notes, "needs a token: run 'hub stitchslop pair' (token from STITCHSLOP_TOKEN or stdin)")
-	}
-	return strings.Join(notes, "; ")
 }
 
 // walkError adds to a refused port walk what the user can do. A port held
@@ -249,26 +202,37 @@ func (s *Server) noteLocked() string {
 // handing that user its credential before ever reaching ours.
 func (s *Server) walkError(err error) error {
 	var held *hub.HeldError
-	if !errors.As(err, &held) || len(s.opts.Ports) < 2 {
+	if !errors.As(err, &held) || len(s.cfg.Ports) < 2 {
 		return err
 	}
 	return fmt.Errorf("%w; the Stitch Slop tab dials %s in that order and would reach it first, so the bridge will not take a later port: free it and start again, or pin a port with --port (adapters.stitchslop.ports under the hub)",
-		err, hub.FormatPorts(s.opts.Ports))
+		err, hub.FormatPorts(s.cfg.Ports))
+}
+
+// env is the Env of the current run, or of the bridge this one follows.
+func (s *Server) env() *adapters.Env {
+	if r := s.cur.Load(); r != nil {
+		return r.env
+	}
+	if o := s.following.Load(); o != nil {
+		return o.env
+	}
+	return nil
 }
 
 // agentActivity records agent activity for status and the lifecycle.
 func (s *Server) agentActivity() {
 	s.mu.Lock()
 	s.lastActivity = time.Now()
-	env := s.env
 	s.mu.Unlock()
-	if env != nil {
+	if env := s.env(); env != nil {
 		env.Activity.AgentActivity()
 	}
 }
 
 // Subscribe registers fn to run whenever the tool list changes (page attach,
-// revised list, detach). It returns the cancel function.
+// revised list, detach, a run starting or ending). It returns the cancel
+// function.
 func (s *Server) Subscribe(fn func()) func() {
 	s.mu.Lock()
 	id := s.nextListener
@@ -282,9 +246,12 @@ func (s *Server) Subscribe(fn func()) func() {
 	}
 }
 
-func (s *Server) notifyToolsChanged() {
+// fire tells every subscriber, and every waiter on changes, that the
+// page's state changed.
+func (s *Server) fire() {
 	s.mu.Lock()
-	s.rev++
+	close(s.changed)
+	s.changed = make(chan struct{})
 	fns := make([]func(), 0, len(s.listeners))
 	for _, fn := range s.listeners {
 		fns = append(fns, fn)
@@ -295,33 +262,83 @@ func (s *Server) notifyToolsChanged() {
 	}
 }
 
-// attached returns a channel that is closed while a page is attached, and
-// whether one is attached now.
-func (s *Server) attached() (<-chan struct{}, bool) {
+// changes is closed at the next change fire reports.
+func (s *Server) changes() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.attachedCh, s.page != nil
+	return s.changed
+}
+
+// attached reports whether a page is attached now.
+func (s *Server) attached() bool {
+	r := s.cur.Load()
+	return r != nil && r.currentPage() != nil
 }
 
 // Tools returns a copy of the page's sanitised tool list.
 func (s *Server) Tools() ([]PageTool, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]PageTool(nil), s.tools...), s.page != nil
+	if r := s.cur.Load(); r != nil {
+		return r.Tools()
+	}
+	return nil, false
 }
 
-// Port is the bound port (0 before Serve).
+// Port is the bound port (0 when not serving).
 func (s *Server) Port() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.port
+	if r := s.cur.Load(); r != nil {
+		return r.port
+	}
+	return 0
 }
 
-// Key is the control-plane key of this run.
+// Key is the control-plane key of the current run ("" when not serving).
 func (s *Server) Key() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.key
+	if r := s.cur.Load(); r != nil {
+		return r.key
+	}
+	return ""
+}
+
+// Report builds the status snapshot (GET /status).
+func (s *Server) Report() StatusReport {
+	if r := s.cur.Load(); r != nil {
+		return r.report()
+	}
+	msg := "The bridge is not running."
+	if o := s.following.Load(); o != nil {
+		msg = "This bridge is " + o.note() + "."
+	}
+	return StatusReport{OK: true, Origin: s.origin, Protocol: ProtocolVersion, PID: os.Getpid(), TokenArmed: s.tokenArmed(),
+		Tools: []string{}, Refusals: []Refusal{}, Message: msg}
+}
+
+// Call sends a command to the page of the current run (see run.Call).
+func (s *Server) Call(ctx context.Context, command string, args json.RawMessage) ([]byte, error) {
+	r := s.cur.Load()
+	if r == nil {
+		return nil, ErrNoPage
+	}
+	return r.Call(ctx, command, args)
+}
+
+// waitAttached blocks until a page is attached, d passes or ctx ends,
+// across runs.
+func (s *Server) waitAttached(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		ch := s.changes()
+		if s.attached() {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return s.attached()
+		case <-ctx.Done():
+			return s.attached()
+		}
+	}
 }
 
 // ArmToken arms a one-time token at run time (control plane /pair,
@@ -330,17 +347,32 @@ func (s *Server) ArmToken(token string) error {
 	if token == "" || len(token) > 512 {
 		return fmt.Errorf("token must be 1..512 characters")
 	}
-	s.mu.Lock()
-	store := s.pairings
-	s.mu.Unlock()
-	if store != nil && store.Spent(token) {
+	if dir := s.configDir(); dir != "" && (&pairingStore{dir: dir}).Spent(token) {
 		return errTokenSpent
 	}
 	s.mu.Lock()
 	s.armed = token
 	s.mu.Unlock()
-	s.log.Info("one-time token armed", "origin", s.origin)
+	s.logger().Info("one-time token armed", "origin", s.origin)
 	return nil
+}
+
+// armedToken is the token armed now ("" for none).
+func (s *Server) armedToken() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.armed
+}
+
+func (s *Server) tokenArmed() bool { return s.armedToken() != "" }
+
+// spendArmed disarms token if it is the one armed.
+func (s *Server) spendArmed(token string) {
+	s.mu.Lock()
+	if s.armed != "" && hub.SecretEqual(s.armed, token) {
+		s.armed = ""
+	}
+	s.mu.Unlock()
 }
 
 // sessionAdd counts an MCP session for status.
@@ -348,4 +380,15 @@ func (s *Server) sessionAdd(d int) {
 	s.mu.Lock()
 	s.sessions += d
 	s.mu.Unlock()
+}
+
+// logger is the current run's log (discarding between runs).
+func (s *Server) logger() *slog.Logger {
+	if r := s.cur.Load(); r != nil {
+		return r.log
+	}
+	if o := s.following.Load(); o != nil {
+		return o.log
+	}
+	return slog.New(slog.DiscardHandler)
 }

@@ -24,7 +24,7 @@ func TestToolBridge(t *testing.T) {
 }
 
 func testToolBridge(t *testing.T, mode string) {
-	b := startBridge(t, func(o *Options) {
+	b := startBridge(t, func(o *Config) {
 		if mode == "following" {
 			o.Token = "" // the hub's adapter arms its own there
 		}
@@ -37,7 +37,7 @@ func testToolBridge(t *testing.T, mode string) {
 		tb = rb
 	case "following":
 		dirs := b.Dirs
-		hubSide := startBridge(t, func(o *Options) { o.FollowOutside = true }, adaptertest.Options{Dirs: &dirs})
+		hubSide := startBridge(t, func(o *Config) { o.FollowOutside = true }, adaptertest.Options{Dirs: &dirs})
 		if st := hubSide.S.Status(); !strings.Contains(st.Note, "following") {
 			t.Fatalf("the hub's adapter does not follow: %+v", st)
 		}

@@ -50,7 +50,7 @@ func TestRealChromiumPage(t *testing.T) {
 	}))
 	defer site.Close()
 
-	b := startBridge(t, func(o *Options) { o.Origin = site.URL }, adaptertest.Options{
+	b := startBridge(t, func(o *Config) { o.Origin = site.URL }, adaptertest.Options{
 		// A fast heartbeat proves the browser answers pings by itself; the
 		// dead-after window is wide so a loaded machine cannot fake silence.
 		Heartbeat: ws.HeartbeatConfig{Interval: 100 * time.Millisecond, DeadAfter: 2500 * time.Millisecond},
@@ -83,7 +83,7 @@ func TestRealChromiumPage(t *testing.T) {
 
 	// Several heartbeat periods pass: Chromium's automatic pongs keep it attached.
 	time.Sleep(3 * time.Second)
-	if _, ok := b.S.attached(); !ok {
+	if !b.S.attached() {
 		t.Fatal("Chromium page dropped by the heartbeat despite answering pings")
 	}
 

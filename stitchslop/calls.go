@@ -24,7 +24,6 @@ type callResult struct {
 
 // pendingCall is one command waiting for the page's reply.
 type pendingCall struct {
-	page *pageConn
 	done chan callResult // buffered 1
 }
 
@@ -35,7 +34,7 @@ func (pc *pendingCall) fail(err error) { pc.done <- callResult{err: err} }
 // envelope verbatim. When no page is attached it returns ErrNoPage. A reply
 // that never comes (CallTimeout) or a page that goes away mid-call yields an
 // ok:false envelope saying the command may or may not have run.
-func (s *Server) Call(ctx context.Context, command string, args json.RawMessage) ([]byte, error) {
+func (r *run) Call(ctx context.Context, command string, args json.RawMessage) ([]byte, error) {
 	if command == "" || len(command) > 256 {
 		return nil, fmt.Errorf("command must be 1..256 characters")
 	}
@@ -52,26 +51,23 @@ func (s *Server) Call(ctx context.Context, command string, args json.RawMessage)
 	// session, follower faces and shells over the control plane) shares
 	// the page, and a page's command handler need not be re-entrant.
 	select {
-	case s.callTurn <- struct{}{}:
+	case r.callTurn <- struct{}{}:
 	case <-ctx.Done():
-		if s.isStopping() {
+		if r.isStopping() {
 			return notSent(command, "the bridge is stopping"), nil
 		}
 		return nil, fmt.Errorf("the caller gave up before the command was sent: %w", ctx.Err())
 	}
-	defer func() { <-s.callTurn }()
-	s.mu.Lock()
-	p := s.page
+	defer func() { <-r.callTurn }()
+	p := r.currentPage()
 	if p == nil {
-		s.mu.Unlock()
 		return nil, ErrNoPage
 	}
-	s.nextID++
-	id := s.nextID
-	pc := &pendingCall{page: p, done: make(chan callResult, 1)}
-	s.pending[id] = pc
-	timeout := s.opts.CallTimeout
-	s.mu.Unlock()
+	id, pc, ok := p.register()
+	if !ok {
+		return nil, ErrNoPage // it left before the command was sent
+	}
+	timeout := time.Duration(r.s.callTimeout.Load())
 
 	frame, err := json.Marshal(struct {
 		ID      int64           `json:"id"`
@@ -82,52 +78,28 @@ func (s *Server) Call(ctx context.Context, command string, args json.RawMessage)
 		err = p.write(frame)
 	}
 	if err != nil {
-		s.forget(id)
+		p.forget(id)
 		return uncertain(command, "the command could not be sent to the page ("+err.Error()+")"), nil
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
-	case r := <-pc.done:
-		if r.err != nil {
-			return uncertain(command, r.err.Error()), nil
+	case res := <-pc.done:
+		if res.err != nil {
+			return uncertain(command, res.err.Error()), nil
 		}
-		return r.data, nil
+		return res.data, nil
 	case <-t.C:
-		s.forget(id)
-		s.log.Warn("page call timed out", "command", clip(command, 64), "after", timeout)
+		p.forget(id)
+		r.log.Warn("page call timed out", "command", clip(command, 64), "after", timeout)
 		return uncertain(command, fmt.Sprintf("%s (%s)", errTimeout, timeout)), nil
 	case <-ctx.Done():
-		s.forget(id)
-		if s.isStopping() {
+		p.forget(id)
+		if r.isStopping() {
 			return uncertain(command, "the bridge stopped before it came"), nil
 		}
 		return uncertain(command, "the caller gave up: "+ctx.Err().Error()), nil
 	}
-}
-
-// isStopping says whether the current run was told to stop. A control-plane
-// request's context ends with the run, so without this a shell whose call
-// the stop cut short would read that it gave up.
-func (s *Server) isStopping() bool {
-	s.mu.Lock()
-	stopping := s.stopping
-	s.mu.Unlock()
-	if stopping == nil {
-		return false
-	}
-	select {
-	case <-stopping:
-		return true
-	default:
-		return false
-	}
-}
-
-func (s *Server) forget(id int64) {
-	s.mu.Lock()
-	delete(s.pending, id)
-	s.mu.Unlock()
 }
 
 // notSent is the ok:false envelope for a call that never reached the tab,

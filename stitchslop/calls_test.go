@@ -24,7 +24,7 @@ func TestCallsReachThePageOneAtATime(t *testing.T) {
 			}
 			results <- out
 		}()
-		waitGoroutinesIn(t, "stitchslop.(*Server).Call(", i+1)
+		waitGoroutinesIn(t, "stitchslop.(*run).Call(", i+1)
 	}
 	f1 := p.next()
 	// The second command must not be on the wire before the first is answered.
@@ -52,7 +52,7 @@ func TestCallsReachThePageOneAtATime(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	gaveUp := make(chan error, 1)
 	go func() { _, err := b.S.Call(ctx, "never", nil); gaveUp <- err }()
-	waitGoroutinesIn(t, "stitchslop.(*Server).Call(", 2)
+	waitGoroutinesIn(t, "stitchslop.(*run).Call(", 2)
 	cancel()
 	if err := <-gaveUp; err == nil || !contains(err.Error(), "gave up before the command was sent") {
 		t.Fatalf("err = %v", err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/hubdev/hub/hub"
@@ -17,33 +16,30 @@ const KeyHeader = "x-stitchslop-key"
 // ServeHTTP routes one request on the bridge's port: WebSocket upgrades go
 // to the page side, the four control routes (plus /pair and /events) to
 // the control plane, and everything else is answered 426.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (rn *run) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isUpgrade(r) {
-		s.serveUpgrade(w, r)
+		rn.serveUpgrade(w, r)
 		return
 	}
 	var h func(http.ResponseWriter, *http.Request)
 	switch r.Method + " " + r.URL.Path {
 	case "GET /status":
-		h = s.handleStatus
+		h = rn.handleStatus
 	case "GET /tools":
-		h = s.handleTools
+		h = rn.handleTools
 	case "POST /wait":
-		h = s.handleWait
+		h = rn.handleWait
 	case "POST /call":
-		h = s.handleCall
+		h = rn.handleCall
 	case "POST /pair":
-		h = s.handlePair
+		h = rn.handlePair
 	case "GET /events":
-		h = s.handleEvents
+		h = rn.handleEvents
 	}
 	if h == nil {
 		// A DNS-rebinding page can read this answer; refuse a foreign Host
 		// here too rather than describe the bridge to it.
-		s.mu.Lock()
-		port := s.port
-		s.mu.Unlock()
-		if !hub.HostAllowed(r, port) {
+		if !hub.HostAllowed(r, rn.port) {
 			hub.WriteJSON(w, http.StatusForbidden, map[string]any{"ok": false, "error": "forbidden_host", "message": "Host must be 127.0.0.1 or localhost with this port"})
 			return
 		}
@@ -54,25 +50,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// §4.3: a request carrying Origin comes from a page; the gate refuses
 	// it before the key is even looked at.
-	s.control.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer s.agentRequest()()
+	rn.control.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer rn.agentRequest()()
 		h(w, r)
 	})).ServeHTTP(w, r)
-}
-
-// agentRequest records a control request as agent activity for as long as
-// it runs (§2.8): a `wait 600` or a call waiting its turn is an agent that
-// is plainly there, and an idle exit must not cut it off. The returned
-// end restarts the idle clock from the request's end.
-func (s *Server) agentRequest() (end func()) {
-	s.agentActivity()
-	s.mu.Lock()
-	env := s.env
-	s.mu.Unlock()
-	if env == nil {
-		return func() {}
-	}
-	return env.Activity.AgentAttached()
 }
 
 // StatusReport is GET /status (and `hub stitchslop status`).
@@ -96,46 +77,14 @@ type StatusReport struct {
 	Message string      `json:"message"`
 }
 
-// Report builds the status snapshot.
-func (s *Server) Report() StatusReport {
-	s.mu.Lock()
-	r := StatusReport{OK: true, Connected: s.page != nil, Port: s.port, Origin: s.origin, Protocol: ProtocolVersion,
-		PID: os.Getpid(), TokenArmed: s.armed != "", Tools: []string{}, DroppedTools: append([]DroppedTool(nil), s.dropped...)}
-	for _, t := range s.tools {
-		r.Tools = append(r.Tools, t.Name)
-	}
-	store, dir, note := s.pairings, s.configDir, s.noteLocked()
-	s.mu.Unlock()
-	if store != nil {
-		r.Paired = store.Paired(s.origin)
-	}
-	r.Attempts, r.Refusals = s.refusals.snapshot()
-	if dir != "" {
-		r.OtherBridges = otherBridges(dir, r.Port)
-	}
-	switch {
-	case r.Connected:
-		r.Message = "A Stitch Slop tab is connected."
-	case note != "":
-		r.Message = "No tab connected; this bridge " + note + "."
-	case r.Attempts == 0:
-		r.Message = "No tab connected, and no browser has tried to connect yet (if that persists, check the browser console for a Content-Security-Policy block)."
-	case len(r.Refusals) > 0:
-		r.Message = "No tab connected; the browser tried and was refused (see refusals)."
-	default:
-		r.Message = "No tab connected yet; the page polls and attaches on its own."
-	}
-	return r
+func (rn *run) handleStatus(w http.ResponseWriter, r *http.Request) {
+	hub.WriteJSON(w, http.StatusOK, rn.report())
 }
 
-func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
-	hub.WriteJSON(w, http.StatusOK, s.Report())
-}
-
-func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
-	tools, ok := s.Tools()
+func (rn *run) handleTools(w http.ResponseWriter, r *http.Request) {
+	tools, ok := rn.Tools()
 	if !ok {
-		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "no_page", "message": noPageText(s.Port(), toolWait)})
+		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "no_page", "message": noPageText(rn.port, toolWait)})
 		return
 	}
 	if tools == nil {
@@ -144,7 +93,7 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "tools": tools})
 }
 
-func (s *Server) handleWait(w http.ResponseWriter, r *http.Request) {
+func (rn *run) handleWait(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Seconds *float64 `json:"seconds"`
 	}
@@ -156,7 +105,7 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request) {
 	if body.Seconds != nil && *body.Seconds >= 0 {
 		secs = min(*body.Seconds, MaxControlWaitSeconds)
 	}
-	if s.waitAttached(r.Context(), time.Duration(secs*float64(time.Second))) {
+	if rn.s.waitAttached(r.Context(), time.Duration(secs*float64(time.Second))) {
 		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "connected": true, "message": "A Stitch Slop tab is connected."})
 		return
 	}
@@ -169,16 +118,6 @@ func (s *Server) handleWait(w http.ResponseWriter, r *http.Request) {
 	}
 	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "timeout", "connected": false,
 		"message": "No Stitch Slop tab attached in time; the page polls on its own, so waiting again is fine."})
-}
-
-// waitAttached blocks until a page is attached, d passes or ctx ends.
-func (s *Server) waitAttached(ctx context.Context, d time.Duration) bool {
-	ch, ok := s.attached()
-	if ok || waitClosed(ctx, ch, d) {
-		return true
-	}
-	_, ok = s.attached()
-	return ok
 }
 
 // waitClosed reports whether ch closed within d (and before ctx ended).
@@ -194,7 +133,7 @@ func waitClosed(ctx context.Context, ch <-chan struct{}, d time.Duration) bool {
 	return false
 }
 
-func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
+func (rn *run) handleCall(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Command string          `json:"command"`
 		Args    json.RawMessage `json:"args"`
@@ -207,10 +146,10 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, errors.New("command is required"))
 		return
 	}
-	out, err := s.Call(r.Context(), body.Command, body.Args)
+	out, err := rn.Call(r.Context(), body.Command, body.Args)
 	switch {
 	case errors.Is(err, ErrNoPage):
-		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "no_page", "message": noPageText(s.Port(), toolWait)})
+		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "no_page", "message": noPageText(rn.port, toolWait)})
 	case err != nil:
 		badRequest(w, err)
 	default:
@@ -221,7 +160,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) handlePair(w http.ResponseWriter, r *http.Request) {
+func (rn *run) handlePair(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Token string `json:"token"`
 	}
@@ -229,7 +168,7 @@ func (s *Server) handlePair(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, err)
 		return
 	}
-	if err := s.ArmToken(body.Token); err != nil {
+	if err := rn.s.ArmToken(body.Token); err != nil {
 		code := "bad_token"
 		if errors.Is(err, errTokenSpent) {
 			code = "spent_token"
@@ -237,7 +176,7 @@ func (s *Server) handlePair(w http.ResponseWriter, r *http.Request) {
 		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": code, "message": err.Error()})
 		return
 	}
-	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "message": "token armed for " + s.origin + "; the page can now pair once"})
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "message": "token armed for " + rn.s.origin + "; the page can now pair once"})
 }
 
 func badRequest(w http.ResponseWriter, err error) {

@@ -222,7 +222,7 @@ func TestRefusalLogDeduplicated(t *testing.T) {
 // `pair` at run time: a bridge with neither token nor pairing keeps
 // listening, says it needs a token, and pairs once armed.
 func TestNeedsTokenThenPairAtRunTime(t *testing.T) {
-	b := startBridge(t, func(o *Options) { o.Token = "" })
+	b := startBridge(t, func(o *Config) { o.Token = "" })
 	if note := b.S.Status().Note; !strings.Contains(note, "needs a token") || !strings.Contains(note, "hub stitchslop pair") {
 		t.Fatalf("note = %q", note)
 	}
@@ -316,7 +316,7 @@ func TestPairingFileConcurrentBridges(t *testing.T) {
 }
 
 func TestGarbagePairingFile(t *testing.T) {
-	b := startBridge(t, func(o *Options) {})
+	b := startBridge(t, func(o *Config) {})
 	path := filepath.Join(b.configDir(), "pairing.json")
 	if err := os.WriteFile(path, []byte("\x00garbage{{"), 0o600); err != nil {
 		t.Fatal(err)
@@ -346,7 +346,7 @@ func TestGarbageSessionFilesIgnored(t *testing.T) {
 }
 
 func TestServeReturnsCleanlyOnCancel(t *testing.T) {
-	s, _ := New(Options{Origin: testOrigin, Ports: []int{0}, ConfigDir: t.TempDir()})
+	s, _ := New(&Config{Origin: testOrigin, Ports: []int{0}, ConfigDir: t.TempDir()})
 	env := testEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
@@ -364,8 +364,8 @@ func TestServeReturnsCleanlyOnCancel(t *testing.T) {
 // and each lists the other as a live bridge.
 func TestTwoBridgesShareConfigDir(t *testing.T) {
 	shared := filepath.Join(t.TempDir(), "shared")
-	b1 := startBridge(t, func(o *Options) { o.ConfigDir = shared; o.Token = "tok_one" })
-	b2 := startBridge(t, func(o *Options) { o.ConfigDir = shared; o.Token = "tok_two" })
+	b1 := startBridge(t, func(o *Config) { o.ConfigDir = shared; o.Token = "tok_one" })
+	b2 := startBridge(t, func(o *Config) { o.ConfigDir = shared; o.Token = "tok_two" })
 	_, h1 := b1.attach(map[string]any{"token": "tok_one"})
 	_, h2 := b2.attach(map[string]any{"token": "tok_two"})
 	store := &pairingStore{dir: shared}
@@ -431,7 +431,7 @@ func fileSize(t testing.TB, path string) int64 {
 // our pid check and our remove, and lose it.
 func TestSessionFileRemovedBeforePortReleased(t *testing.T) {
 	for range 20 {
-		s, err := New(Options{Origin: testOrigin, Ports: []int{0}, ConfigDir: t.TempDir()})
+		s, err := New(&Config{Origin: testOrigin, Ports: []int{0}, ConfigDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -442,7 +442,7 @@ func TestSessionFileRemovedBeforePortReleased(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- s.Serve(ctx, env) }()
 		port := <-ports
-		path := sessionPath(s.configDir, port)
+		path := sessionPath(s.configDir(), port)
 		cancel()
 		var ln net.Listener
 		deadline := time.Now().Add(frameWait)
@@ -485,7 +485,7 @@ func TestConfigDirModesTightenedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(pf, 0o644)
-	startBridge(t, func(o *Options) { o.ConfigDir = dir })
+	startBridge(t, func(o *Config) { o.ConfigDir = dir })
 	if m := adaptertest.FileMode(t, dir); m != 0o700 {
 		t.Errorf("config dir mode %o, want 700", m)
 	}
@@ -522,7 +522,7 @@ func TestRepeatedRefusalsThinnedInTheLog(t *testing.T) {
 // same Server: the second run must start clean (no page, fresh key, new
 // session file) and the page must attach again with its pairing.
 func TestServeAgainOnTheSameServer(t *testing.T) {
-	s, err := New(Options{Origin: testOrigin, Ports: []int{0}, ConfigDir: t.TempDir(), Token: testToken})
+	s, err := New(&Config{Origin: testOrigin, Ports: []int{0}, ConfigDir: t.TempDir(), Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,11 +536,11 @@ func TestServeAgainOnTheSameServer(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- s.Serve(ctx, env) }()
 		port := <-ready
-		if _, ok := s.attached(); ok {
+		if s.attached() {
 			t.Fatalf("run %d: a page is attached before any dialled", run)
 		}
 		keys[s.Key()] = true
-		if sf, err := readSession(sessionPath(s.configDir, port)); err != nil || sf.Key != s.Key() {
+		if sf, err := readSession(sessionPath(s.configDir(), port)); err != nil || sf.Key != s.Key() {
 			t.Fatalf("run %d: session file %+v %v", run, sf, err)
 		}
 		c, err := adaptertest.Dial("ws://127.0.0.1:"+itoa(port)+"/", adaptertest.DialOptions{Origin: testOrigin})
@@ -561,13 +561,13 @@ func TestServeAgainOnTheSameServer(t *testing.T) {
 			json.Unmarshal(m.Data, &hello)
 			secret, _ = hello["pairingSecret"].(string)
 		}
-		adaptertest.WaitFor(t, "the page to attach", func() bool { _, ok := s.attached(); return ok })
+		adaptertest.WaitFor(t, "the page to attach", s.attached)
 		cancel()
 		if err := <-done; err != nil {
 			t.Fatalf("run %d: Serve = %v", run, err)
 		}
 		c.Close()
-		if _, ok := s.attached(); ok {
+		if s.attached() {
 			t.Fatalf("run %d: page still attached after Serve returned", run)
 		}
 		if st := s.Status(); len(st.Ports) != 0 {

@@ -26,45 +26,43 @@ type ToolsEvent struct {
 var eventsKeepalive = 15 * time.Second
 
 // toolsEvent is the current state, read under one lock.
-func (s *Server) toolsEvent() ToolsEvent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ev := ToolsEvent{Type: "tools", Rev: s.rev, Connected: s.page != nil, Port: s.port, Tools: append([]PageTool{}, s.tools...)}
-	return ev
+func (r *run) toolsEvent() ToolsEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return ToolsEvent{Type: "tools", Rev: r.rev, Connected: r.page != nil, Port: r.port, Tools: append([]PageTool{}, r.tools...)}
 }
 
 // handleEvents is GET /events: an attached face's stream of ToolsEvent
 // lines (NDJSON), the current state first, then one per change. A face
 // holding the stream counts as an attached agent: in `hub status` AGENTS
 // and for the idle rules, which do not fire while it stays.
-func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+func (rn *run) handleEvents(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		hub.WriteJSON(w, http.StatusInternalServerError, map[string]any{"ok": false, "error": "internal", "message": "streaming unsupported"})
 		return
 	}
 	face := clip(r.URL.Query().Get("face"), 64)
-	s.mu.Lock()
-	s.faces++
-	env, log := s.env, s.log
-	s.mu.Unlock()
+	rn.mu.Lock()
+	rn.faces++
+	rn.mu.Unlock()
 	detach := func() {}
-	if env != nil {
-		detach = env.Activity.AgentAttached()
+	if rn.env != nil {
+		detach = rn.env.Activity.AgentAttached()
 	}
-	log.Info("agent face attached", "face", face)
+	rn.log.Info("agent face attached", "face", face)
 	defer func() {
-		s.mu.Lock()
-		s.faces--
-		s.mu.Unlock()
+		rn.mu.Lock()
+		rn.faces--
+		rn.mu.Unlock()
 		detach()
-		log.Info("agent face detached", "face", face)
+		rn.log.Info("agent face detached", "face", face)
 	}()
 
 	// The page's read loop runs the listener: it only marks a change, and
 	// this handler writes it, so a slow face never holds up the page.
 	changed := make(chan struct{}, 1)
-	unsub := s.Subscribe(func() {
+	unsub := rn.s.Subscribe(func() {
 		select {
 		case changed <- struct{}{}:
 		default:
@@ -88,7 +86,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		fl.Flush()
 		return true
 	}
-	if !write(s.toolsEvent()) {
+	if !write(rn.toolsEvent()) {
 		return
 	}
 	tick := time.NewTicker(eventsKeepalive)
@@ -98,7 +96,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-changed:
-			if !write(s.toolsEvent()) {
+			if !write(rn.toolsEvent()) {
 				return
 			}
 		case <-tick.C:

@@ -232,7 +232,7 @@ func (f *follower) startBridge(ctx context.Context, ports []int) (*Server, *adap
 	if token != "" && (&pairingStore{dir: f.dir}).Spent(token) {
 		token = ""
 	}
-	srv, err := New(Options{Origin: f.origin, Ports: ports, ConfigDir: f.dir, Token: token})
+	srv, err := New(&Config{Origin: f.origin, Ports: ports, ConfigDir: f.dir, Token: token})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -193,7 +193,7 @@ func TestFollowerFacesTheLiveBridgeAndTakesOver(t *testing.T) {
 // Before initialize a face has nobody to serve: stdin closing ends it, and
 // the bridge it followed carries on. A token it was given is armed there.
 func TestFollowerWithoutClientExits(t *testing.T) {
-	leader := startBridge(t, func(o *Options) { o.Token = "" })
+	leader := startBridge(t, func(o *Config) { o.Token = "" })
 	var stderr adaptertest.SyncBuffer
 	err := RunStandalone(t.Context(), StandaloneOptions{Origin: testOrigin, Token: "tok_for_the_leader",
 		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr})

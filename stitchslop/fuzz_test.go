@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub/mcpserver"
 )
@@ -44,19 +45,21 @@ func FuzzPageFrame(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	s, err := New(Options{Origin: testOrigin})
+	s, err := New(&Config{Origin: testOrigin})
 	if err != nil {
 		f.Fatal(err)
 	}
-	s.log = slog.New(slog.DiscardHandler)
-	p := &pageConn{s: s, gone: make(chan struct{})}
+	r := newRun(s, &adapters.Env{Log: slog.New(slog.DiscardHandler)}, runPlace{dir: f.TempDir()})
+	p := newPageConn(r, nil)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s.mu.Lock()
-		s.page = p
-		pc := &pendingCall{page: p, done: make(chan callResult, 1)}
-		s.pending = map[int64]*pendingCall{1: pc}
-		s.mu.Unlock()
-		s.pageFrame(p, b)
+		r.mu.Lock()
+		r.page = p
+		r.mu.Unlock()
+		pc := &pendingCall{done: make(chan callResult, 1)}
+		p.mu.Lock()
+		p.pending = map[int64]*pendingCall{1: pc}
+		p.mu.Unlock()
+		r.pageFrame(p, b)
 		select {
 		case r := <-pc.done:
 			var m struct {
@@ -67,7 +70,7 @@ func FuzzPageFrame(f *testing.F) {
 			}
 		default:
 		}
-		tools, _ := s.Tools()
+		tools, _ := r.Tools()
 		for _, tl := range tools {
 			if !toolNameRE.MatchString(tl.Name) || isBridgeTool(tl.Name) || !isJSONObject(tl.InputSchema) {
 				t.Fatalf("unsanitised tool %+v", tl)
@@ -159,7 +162,7 @@ func FuzzMCPStream(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	s, err := New(Options{Origin: testOrigin})
+	s, err := New(&Config{Origin: testOrigin})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func TestHugeFirstFrameRefusedEarly(t *testing.T) {
 		t.Logf("send: %v (the bridge may close mid-frame)", err)
 	}
 	p.expectClosed()
-	_, refusals := b.S.refusals.snapshot()
+	_, refusals := b.run().refusals.snapshot()
 	if len(refusals) == 0 || refusals[0].Reason != ReasonBadFrame || !strings.Contains(refusals[0].Detail, "4 KiB") {
 		t.Fatalf("refusals %+v", refusals)
 	}
@@ -77,7 +77,7 @@ func TestUnauthenticatedPagesCapped(t *testing.T) {
 	if err == nil || c.Status() != http.StatusServiceUnavailable {
 		t.Fatalf("upgrade over the cap: err %v, status %d", err, c.Status())
 	}
-	_, refusals := b.S.refusals.snapshot()
+	_, refusals := b.run().refusals.snapshot()
 	found := false
 	for _, r := range refusals {
 		found = found || r.Reason == ReasonCrowded
@@ -94,7 +94,5 @@ func TestUnauthenticatedPagesCapped(t *testing.T) {
 }
 
 func pagesUnauthenticated(s *Server) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.pages.Unauthenticated()
+	return s.cur.Load().pages.Unauthenticated()
 }

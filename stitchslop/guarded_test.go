@@ -33,11 +33,10 @@ func (b *panickyBridge) Subscribe(fn func()) func() {
 // runs under the guard its context carries, so a panic in it is reported
 // (the run ends and restarts) instead of killing the process.
 func TestFaceSyncPanicIsContained(t *testing.T) {
-	s, err := New(Options{Origin: testOrigin})
+	s, err := New(&Config{Origin: testOrigin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.log = slog.New(slog.DiscardHandler)
 	b := &panickyBridge{Server: s}
 	panics := make(chan *hub.PanicError, 1)
 	g := hub.NewGuard(slog.New(slog.DiscardHandler), func(pe *hub.PanicError) { panics <- pe })

@@ -30,14 +30,14 @@ type bridge struct {
 
 // startBridge runs a bridge on an OS-chosen port with the test token armed
 // and a config dir inside the harness's temp HOME.
-func startBridge(t testing.TB, mod func(*Options), hopts ...adaptertest.Options) *bridge {
+func startBridge(t testing.TB, mod func(*Config), hopts ...adaptertest.Options) *bridge {
 	t.Helper()
-	o := Options{Origin: testOrigin, Ports: []int{0}, ConfigDir: "~/.stitchslop", Token: testToken,
-		ProbeTimeout: 300 * time.Millisecond}
+	o := Config{Origin: testOrigin, Ports: []int{0}, ConfigDir: "~/.stitchslop", Token: testToken,
+		Limits: Limits{ProbeTimeout: 300 * time.Millisecond}}
 	if mod != nil {
 		mod(&o)
 	}
-	s, err := New(o)
+	s, err := New(&o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +48,9 @@ func startBridge(t testing.TB, mod func(*Options), hopts ...adaptertest.Options)
 	h := adaptertest.Start(t, s, ho)
 	return &bridge{Harness: h, S: s}
 }
+
+// run is the bridge's current run.
+func (b *bridge) run() *run { return b.S.cur.Load() }
 
 func (b *bridge) configDir() string { return filepath.Join(b.Dirs.Home, ".stitchslop") }
 
@@ -125,7 +128,7 @@ func (b *bridge) waitConnected(want bool) {
 	b.T.Helper()
 	deadline := time.Now().Add(frameWait)
 	for time.Now().Before(deadline) {
-		if _, ok := b.S.attached(); ok == want {
+		if b.S.attached() == want {
 			return
 		}
 		time.Sleep(2 * time.Millisecond)

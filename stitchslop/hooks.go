@@ -41,14 +41,13 @@ func statusDir(st adapters.Status, home string) string {
 	return hub.ExpandHome(DefaultConfigDir, home)
 }
 
-// statusDirLocked is Status.Dir: the config dir of the current run,
-// absolute, as the session files name it; "" before the first Serve.
-// The caller holds s.mu.
-func (s *Server) statusDirLocked() string {
-	if s.env == nil {
+// statusDir is Status.Dir: the config dir of the last Serve, absolute,
+// as the session files name it; "" before the first Serve.
+func (s *Server) statusDir() string {
+	dir := s.configDir()
+	if dir == "" {
 		return ""
 	}
-	dir := s.resolveConfigDir(s.env.Dirs.Home)
 	if abs, err := filepath.Abs(dir); err == nil {
 		return abs
 	}

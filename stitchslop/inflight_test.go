@@ -25,13 +25,13 @@ func TestControlRequestInFlightIsAgentActivity(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const idle = 2 * time.Minute
 		lc := hub.NewLifecycle(standaloneRules(0, idle))
-		s, err := New(Options{Origin: testOrigin, Token: testToken})
+		s, err := New(&Config{Origin: testOrigin, Token: testToken})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.log = slog.New(slog.DiscardHandler)
-		s.port, s.key = 8787, "k"
-		s.env = &adapters.Env{Log: s.log, Activity: lc.Reporter("stitchslop")}
+		env := &adapters.Env{Log: slog.New(slog.DiscardHandler), Activity: lc.Reporter("stitchslop")}
+		r := newRun(s, env, runPlace{dir: t.TempDir(), port: 8787, key: "k"})
+		s.cur.Store(r)
 
 		fired := make(chan error, 1)
 		go func() { fired <- lc.Wait(context.Background()) }()
@@ -40,7 +40,7 @@ func TestControlRequestInFlightIsAgentActivity(t *testing.T) {
 			req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8787/wait", strings.NewReader(`{"seconds":600}`))
 			req.Header.Set(KeyHeader, "k")
 			rec := httptest.NewRecorder()
-			s.ServeHTTP(rec, req)
+			r.ServeHTTP(rec, req)
 			answered <- rec.Body.String()
 		}()
 		time.Sleep(9 * time.Minute)

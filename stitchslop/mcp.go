@@ -36,12 +36,6 @@ type bridgeFace interface {
 
 var _ bridgeFace = (*Server)(nil)
 
-func (s *Server) logger() *slog.Logger {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.log
-}
-
 // ServeMCP runs the MCP face (§3) over t until the client goes away or ctx
 // ends. onInit runs once, at initialize, before its answer goes out (the
 // standalone bridge marks itself owned there, §2.7/§2.8). It reports

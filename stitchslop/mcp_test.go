@@ -283,7 +283,7 @@ func TestMCPWaitForConnection(t *testing.T) {
 // but does not answer the greeting's scene.describe (the call timeout is
 // a minute); the answer says the describe got no answer.
 func TestMCPWaitBoundedWithASilentTab(t *testing.T) {
-	b := startBridge(t, func(o *Options) { o.CallTimeout = time.Minute })
+	b := startBridge(t, func(o *Config) { o.CallTimeout = time.Minute })
 	c := connectSDK(t, b)
 	b.attach(map[string]any{"token": testToken}) // never answers a command
 	done := make(chan string, 1)

@@ -2,6 +2,7 @@ package stitchslop
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/netip"
 
@@ -20,30 +21,41 @@ import (
 // returns once that bridge has stopped (its session file gone), for Serve
 // to bind its own, or when ctx ends.
 func (s *Server) followOutside(ctx context.Context, env *adapters.Env, log *slog.Logger, dir string, r *Remote, ready func(...int)) {
-	if s.armed != "" {
-		if err := r.Pair(ctx, s.armed); err != nil {
+	if armed := s.armedToken(); armed != "" {
+		if err := r.Pair(ctx, armed); err != nil {
 			log.Warn("cannot arm the token on the bridge started outside the hub", "port", r.Port, "err", err)
 		}
 	}
 	r.Close()
 	outside := sessionFile{Port: r.Port, PID: r.PID}
-	rb := NewRemoteBridge(dir, r.Port)
-	defer rb.Close()
-	s.mu.Lock()
-	s.outside, s.outsideBridge, s.env, s.log = &outside, rb, env, log
-	s.mu.Unlock()
+	o := &outsideRun{sess: outside, bridge: NewRemoteBridge(dir, r.Port), env: env, log: log}
+	defer o.bridge.Close()
+	s.following.Store(o)
+	s.fire()
 	log.Info("a Stitch Slop bridge started outside the hub serves this origin; following it instead of starting a second one",
 		"port", r.Port, "pid", r.PID)
 	adapters.Follow(ctx, env, adapters.Outside[struct{}]{
 		Ports: []int{r.Port},
 		Check: func(context.Context) bool { return !stillRuns(dir, outside) },
 	}, ready)
-	s.mu.Lock()
-	s.outside, s.outsideBridge = nil, nil
-	s.mu.Unlock()
+	s.following.CompareAndSwap(o, nil)
+	s.fire()
 	if ctx.Err() == nil {
 		log.Info("the bridge started outside the hub stopped; the hub starts its own", "port", outside.Port, "pid", outside.PID)
 	}
+}
+
+// outsideRun is a Serve that follows a bridge started outside this
+// process instead of binding its own (followOutside).
+type outsideRun struct {
+	sess   sessionFile   // its port and pid
+	bridge *RemoteBridge // its tab's tools, for geturl's plugin=stitchslop
+	env    *adapters.Env
+	log    *slog.Logger
+}
+
+func (o *outsideRun) note() string {
+	return fmt.Sprintf("following the bridge on port %d (pid %d) started outside the hub, which serves this origin's tab; the hub takes over when it stops", o.sess.Port, o.sess.PID)
 }
 
 // stillRuns reports whether dir still holds a live session file of the

@@ -18,11 +18,11 @@ import (
 func TestFollow(t *testing.T) {
 	adaptertest.TestFollow(t, adaptertest.FollowKit{
 		Outside: func(t *testing.T, dirs hub.Dirs) *adaptertest.Harness {
-			return startBridge(t, func(o *Options) { o.Token = "" }, adaptertest.Options{Dirs: &dirs}).Harness
+			return startBridge(t, func(o *Config) { o.Token = "" }, adaptertest.Options{Dirs: &dirs}).Harness
 		},
 		Hub: func(t *testing.T, ports []int) adapters.Adapter {
-			s, err := New(Options{Origin: testOrigin, Ports: ports, ConfigDir: "~/.stitchslop", Token: testToken,
-				ProbeTimeout: 300 * time.Millisecond, FollowOutside: true})
+			s, err := New(&Config{Origin: testOrigin, Ports: ports, ConfigDir: "~/.stitchslop", Token: testToken,
+				Limits: Limits{ProbeTimeout: 300 * time.Millisecond}, FollowOutside: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,9 +41,9 @@ func TestFollow(t *testing.T) {
 // Following, the hub's bridge arms its token on the bridge it follows, so
 // the tab pairs with whichever bridge it reaches.
 func TestFollowerArmsItsToken(t *testing.T) {
-	outside := startBridge(t, func(o *Options) { o.Token = "" })
+	outside := startBridge(t, func(o *Config) { o.Token = "" })
 	dirs := outside.Dirs
-	startBridge(t, func(o *Options) { o.FollowOutside = true }, adaptertest.Options{Dirs: &dirs, Follow: adaptertest.FastFollow})
+	startBridge(t, func(o *Config) { o.FollowOutside = true }, adaptertest.Options{Dirs: &dirs, Follow: adaptertest.FastFollow})
 	if s := mustJSON(t, outside.control("GET", "/status", "").Body); s["tokenArmed"] != true {
 		t.Fatalf("the hub's token is not armed on the outside bridge: %v", s)
 	}

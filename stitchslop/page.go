@@ -17,14 +17,23 @@ import (
 
 // pageConn is one page socket, authenticated or not: the session of a
 // ws.Conn, which owns the write discipline, the heartbeat and tracking.
+// It holds the commands in flight on this socket, each under its own id:
+// a reply is matched within its socket, and a socket that goes fails its
+// own calls and no other's.
 type pageConn struct {
-	s       *Server
+	r       *run
 	ws      *ws.Conn
-	authed  bool          // read-loop goroutine only
-	refused bool          // read-loop goroutine only
-	gone    chan struct{} // closed when the page detaches or closes
+	authed  bool // read-loop goroutine only
+	refused bool // read-loop goroutine only
 
-	goneOnce sync.Once
+	mu      sync.Mutex
+	ended   bool // detached or closed: no call may start on it
+	nextID  int64
+	pending map[int64]*pendingCall
+}
+
+func newPageConn(r *run, c *ws.Conn) *pageConn {
+	return &pageConn{r: r, ws: c, pending: map[int64]*pendingCall{}}
 }
 
 // write sends one text frame.
@@ -33,32 +42,71 @@ func (p *pageConn) write(b []byte) error { return p.ws.WriteText(b) }
 // close sends a close frame and drops the socket; Closed does the rest.
 func (p *pageConn) close(code uint16, reason string) { p.ws.Close(code, reason) }
 
+// register makes a pending call on p under a fresh id; false once p ended.
+func (p *pageConn) register() (int64, *pendingCall, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ended {
+		return 0, nil, false
+	}
+	p.nextID++
+	pc := &pendingCall{done: make(chan callResult, 1)}
+	p.pending[p.nextID] = pc
+	return p.nextID, pc, true
+}
+
+// forget drops a pending call that will not be answered here.
+func (p *pageConn) forget(id int64) {
+	p.mu.Lock()
+	delete(p.pending, id)
+	p.mu.Unlock()
+}
+
+// take removes and returns the call waiting for id, nil if none.
+func (p *pageConn) take(id int64) *pendingCall {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pc := p.pending[id]
+	delete(p.pending, id)
+	return pc
+}
+
+// end closes p to new calls and fails those pending; it returns how many.
+func (p *pageConn) end() int {
+	p.mu.Lock()
+	p.ended = true
+	failed := p.pending
+	p.pending = map[int64]*pendingCall{}
+	p.mu.Unlock()
+	for _, pc := range failed {
+		pc.fail(errPageGone)
+	}
+	return len(failed)
+}
+
 func isUpgrade(r *http.Request) bool {
 	return strings.EqualFold(strings.TrimSpace(r.Header.Get("Upgrade")), "websocket")
 }
 
 // serveUpgrade runs the Host and Origin checks before anything is hijacked,
 // so refusals are real 403s (§2.2), then hands the socket to the endpoint.
-func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
-	s.refusals.attempt()
-	s.mu.Lock()
-	port, log, ep := s.port, s.log, s.pages
-	s.mu.Unlock()
-	if !hub.HostAllowed(r, port) {
-		s.refusals.refuse(log, ReasonHost, r.Host, "refused page upgrade: Host is not this loopback bridge", "host", clip(r.Host, 120))
+func (rn *run) serveUpgrade(w http.ResponseWriter, r *http.Request) {
+	rn.refusals.attempt()
+	if !hub.HostAllowed(r, rn.port) {
+		rn.refusals.refuse(rn.log, ReasonHost, r.Host, "refused page upgrade: Host is not this loopback bridge", "host", clip(r.Host, 120))
 		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_host", "message": "Host must be 127.0.0.1 or localhost with this port"})
 		return
 	}
-	if !s.policy.AllowedRequest(r) {
+	if !rn.s.policy.AllowedRequest(r) {
 		got := "(none)"
 		if v := r.Header.Values("Origin"); len(v) > 0 {
 			got = strings.Join(v, ", ")
 		}
-		s.refusals.refuse(log, ReasonOrigin, got, "refused page upgrade: origin mismatch", "origin", clip(got, 120), "allowed", s.origin)
-		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_origin", "message": "this bridge only accepts " + s.origin})
+		rn.refusals.refuse(rn.log, ReasonOrigin, got, "refused page upgrade: origin mismatch", "origin", clip(got, 120), "allowed", rn.s.origin)
+		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_origin", "message": "this bridge only accepts " + rn.s.origin})
 		return
 	}
-	ep.Serve(w, r)
+	rn.pages.Serve(w, r)
 }
 
 // pageEndpoint is the page WebSocket. Until the handshake is accepted the
@@ -66,73 +114,71 @@ func (s *Server) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 // 4 KiB (refused before anything is allocated), it must come within
 // AuthTimeout, and at most ws.DefaultMaxUnauthenticated sockets may be
 // waiting for theirs. Then the large post-auth frame limit applies.
-func (s *Server) pageEndpoint(sockets *ws.Sockets, env *adapters.Env) *ws.Endpoint {
-	return sockets.Endpoint(pageHandler{s}, ws.Options{
-		MaxPayload: s.opts.MaxFrame,
+func (r *run) pageEndpoint(sockets *ws.Sockets, env *adapters.Env) *ws.Endpoint {
+	return sockets.Endpoint(pageHandler{r}, ws.Options{
+		MaxPayload: r.s.cfg.MaxFrame,
 		PreAuth: ws.PreAuth{
 			Limit:      MaxFirstFrame,
-			Timeout:    s.opts.AuthTimeout,
-			OnTooLarge: s.firstFrameTooLarge,
-			OnTimeout:  s.authTimedOut,
-			OnCrowded:  s.crowded,
+			Timeout:    r.s.cfg.AuthTimeout,
+			OnTooLarge: r.firstFrameTooLarge,
+			OnTimeout:  r.authTimedOut,
+			OnCrowded:  r.crowded,
 		},
 		Heartbeat: env.Heartbeat,
 		Log:       env.Log,
 	})
 }
 
-func (s *Server) firstFrameTooLarge(c *ws.Conn) {
-	s.refusals.refuse(s.log, ReasonBadFrame, "first message too large (4 KiB)", "refused page handshake", "reason", ReasonBadFrame, "why", "first frame larger than 4 KiB")
+func (r *run) firstFrameTooLarge(c *ws.Conn) {
+	r.refusals.refuse(r.log, ReasonBadFrame, "first message too large (4 KiB)", "refused page handshake", "reason", ReasonBadFrame, "why", "first frame larger than 4 KiB")
 	b, _ := json.Marshal(map[string]any{"error": "bad_credential", "message": "the first frame must be at most 4 KiB of JSON carrying token and/or secret"})
 	c.WriteFrame(gws.OpcodeText, b, time.Second)
 }
 
 // authTimedOut tells a page that sent no handshake within AuthTimeout why
 // it is closed (1008 follows).
-func (s *Server) authTimedOut(c *ws.Conn) {
-	s.refusals.refuse(s.log, ReasonAuthTimeout, "", "page did not authenticate in time; closing", "timeout", s.opts.AuthTimeout)
-	b, _ := json.Marshal(map[string]any{"error": "auth_timeout", "message": "no handshake within " + s.opts.AuthTimeout.String()})
+func (r *run) authTimedOut(c *ws.Conn) {
+	r.refusals.refuse(r.log, ReasonAuthTimeout, "", "page did not authenticate in time; closing", "timeout", r.s.cfg.AuthTimeout)
+	b, _ := json.Marshal(map[string]any{"error": "auth_timeout", "message": "no handshake within " + r.s.cfg.AuthTimeout.String()})
 	c.WriteFrame(gws.OpcodeText, b, time.Second)
 }
 
 // crowded refuses an upgrade while too many sockets wait to authenticate.
-func (s *Server) crowded(w http.ResponseWriter, _ *http.Request) {
-	s.refusals.refuse(s.log, ReasonCrowded, "", "refused page upgrade: too many sockets waiting to authenticate")
+func (r *run) crowded(w http.ResponseWriter, _ *http.Request) {
+	r.refusals.refuse(r.log, ReasonCrowded, "", "refused page upgrade: too many sockets waiting to authenticate")
 	hub.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "crowded", "message": "too many connections are waiting to authenticate; retry shortly"})
 }
 
-type pageHandler struct{ s *Server }
+type pageHandler struct{ r *run }
 
 // Open makes a page socket's session; its authentication deadline is the
 // endpoint's (PreAuth).
 func (h pageHandler) Open(c *ws.Conn) ws.Session {
-	s := h.s
-	p := &pageConn{s: s, ws: c, gone: make(chan struct{})}
-	s.log.Debug("page socket upgraded", "remote", c.RemoteAddr())
-	return p
+	h.r.log.Debug("page socket upgraded", "remote", c.RemoteAddr())
+	return newPageConn(h.r, c)
 }
 
 // Closed ends a page: a close and a dead heartbeat end here alike.
 func (p *pageConn) Closed(error) {
-	p.s.detach(p, "page closed")
+	p.r.detach(p, "page closed")
 }
 
 // Message handles one frame: the handshake first, then replies and tool
 // lists.
 func (p *pageConn) Message(m *gws.Message) {
-	s := p.s
+	r := p.r
 	if p.refused {
 		return // closing: later frames are not another handshake
 	}
 	if !p.authed {
-		s.handshake(p, m.Opcode, m.Bytes())
+		r.handshake(p, m.Opcode, m.Bytes())
 		return
 	}
 	if m.Opcode != gws.OpcodeText {
-		s.log.Warn("ignoring a binary frame from the page", "bytes", m.Data.Len())
+		r.log.Warn("ignoring a binary frame from the page", "bytes", m.Data.Len())
 		return
 	}
-	s.pageFrame(p, m.Bytes())
+	r.pageFrame(p, m.Bytes())
 }
 
 // writeError sends {"error":code,"message":msg[,"busy":true]}.
@@ -183,9 +229,9 @@ func parseHandshake(b []byte) (handshakeFrame, error) {
 }
 
 // refuse logs a refused handshake, tells the page why and closes.
-func (s *Server) refuse(p *pageConn, reason, detail, code, msg string) {
+func (r *run) refuse(p *pageConn, reason, detail, code, msg string) {
 	p.refused = true
-	s.refusals.refuse(s.log, reason, detail, "refused page handshake", "reason", reason)
+	r.refusals.refuse(r.log, reason, detail, "refused page handshake", "reason", reason)
 	p.writeError(code, msg, code == "busy")
 	if code == "busy" {
 		p.close(1013, "busy")
@@ -196,9 +242,9 @@ func (s *Server) refuse(p *pageConn, reason, detail, code, msg string) {
 
 // handshake authenticates the first frame (§2.3), applies the two-tab rule
 // (§2.6), mints a pairing on a token handshake (§2.4) and attaches the page.
-func (s *Server) handshake(p *pageConn, op gws.Opcode, data []byte) {
+func (r *run) handshake(p *pageConn, op gws.Opcode, data []byte) {
 	if op != gws.OpcodeText {
-		s.refuse(p, ReasonBadFrame, "binary first frame", "bad_credential", "the first frame must be a JSON text frame carrying token and/or secret")
+		r.refuse(p, ReasonBadFrame, "binary first frame", "bad_credential", "the first frame must be a JSON text frame carrying token and/or secret")
 		return
 	}
 	hf, err := parseHandshake(data)
@@ -207,15 +253,13 @@ func (s *Server) handshake(p *pageConn, op gws.Opcode, data []byte) {
 		if strings.Contains(err.Error(), "neither") {
 			reason = ReasonNoCred
 		}
-		s.refuse(p, reason, err.Error(), "bad_credential", err.Error())
+		r.refuse(p, reason, err.Error(), "bad_credential", err.Error())
 		return
 	}
 
-	s.authMu.Lock()
-	defer s.authMu.Unlock()
-	s.mu.Lock()
-	store, armed, port := s.pairings, s.armed, s.port
-	s.mu.Unlock()
+	r.authMu.Lock()
+	defer r.authMu.Unlock()
+	s, store, armed := r.s, r.pairings, r.s.armedToken()
 
 	secretOK := hf.Secret != "" && store.Verify(s.origin, hf.Secret)
 	tokenOK, tokenSpent := false, false
@@ -230,22 +274,22 @@ func (s *Server) handshake(p *pageConn, op gws.Opcode, data []byte) {
 	if !secretOK && !tokenOK {
 		switch {
 		case tokenSpent:
-			s.refuse(p, ReasonSpentToken, "", "bad_credential", "This token was already redeemed; tokens are one-time. Reopen the panel for a fresh one.")
+			r.refuse(p, ReasonSpentToken, "", "bad_credential", "This token was already redeemed; tokens are one-time. Reopen the panel for a fresh one.")
 		case hf.Secret != "":
-			s.refuse(p, ReasonWrongPair, "", "bad_credential", "The stored pairing does not match this bridge. Reopen the panel for a fresh token.")
+			r.refuse(p, ReasonWrongPair, "", "bad_credential", "The stored pairing does not match this bridge. Reopen the panel for a fresh token.")
 		default:
-			s.refuse(p, ReasonUnknownTok, "", "bad_credential", "This token is not the one this bridge was started with.")
+			r.refuse(p, ReasonUnknownTok, "", "bad_credential", "This token is not the one this bridge was started with.")
 		}
 		return
 	}
 
-	if inc := s.currentPage(); inc != nil && inc != p {
-		if inc.ws.Reachable(s.opts.ProbeTimeout) {
-			s.refuse(p, ReasonBusy, "", "busy", "This connector is already serving another Stitch Slop tab. Close the other tab, or start another bridge; this tab will find a free one on its own.")
+	if inc := r.currentPage(); inc != nil && inc != p {
+		if inc.ws.Reachable(s.cfg.ProbeTimeout) {
+			r.refuse(p, ReasonBusy, "", "busy", "This connector is already serving another Stitch Slop tab. Close the other tab, or start another bridge; this tab will find a free one on its own.")
 			return
 		}
-		s.log.Info("the attached page is unreachable; the new page takes over")
-		s.displace(inc)
+		r.log.Info("the attached page is unreachable; the new page takes over")
+		r.displace(inc)
 	}
 
 	var pairingSecret string
@@ -253,22 +297,18 @@ func (s *Server) handshake(p *pageConn, op gws.Opcode, data []byte) {
 		pairingSecret = hub.RandomToken(32)
 		if err := store.Redeem(s.origin, hf.Token, pairingSecret); err != nil {
 			if errors.Is(err, errTokenSpent) {
-				s.refuse(p, ReasonSpentToken, "", "bad_credential", "This token was already redeemed; tokens are one-time. Reopen the panel for a fresh one.")
+				r.refuse(p, ReasonSpentToken, "", "bad_credential", "This token was already redeemed; tokens are one-time. Reopen the panel for a fresh one.")
 				return
 			}
-			s.log.Error("cannot store the pairing", "err", err)
+			r.log.Error("cannot store the pairing", "err", err)
 			p.writeError("internal", "the bridge could not store the pairing: "+err.Error(), false)
 			p.close(1011, "internal error")
 			return
 		}
-		s.mu.Lock()
-		if s.armed != "" && hub.SecretEqual(s.armed, hf.Token) {
-			s.armed = ""
-		}
-		s.mu.Unlock()
-		s.log.Info("paired a new page; token spent", "origin", s.origin)
+		s.spendArmed(hf.Token)
+		r.log.Info("paired a new page; token spent", "origin", s.origin)
 	}
-	hello := map[string]any{"hello": ServerName, "protocol": ProtocolVersion, "port": port}
+	hello := map[string]any{"hello": ServerName, "protocol": ProtocolVersion, "port": r.port}
 	if pairingSecret != "" {
 		hello["pairingSecret"] = pairingSecret
 	}
@@ -279,93 +319,36 @@ func (s *Server) handshake(p *pageConn, op gws.Opcode, data []byte) {
 	}
 	p.authed = true
 	p.ws.Authenticated()
-	s.attach(p)
-}
-
-// currentPage is the attached page, if any.
-func (s *Server) currentPage() *pageConn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.page
-}
-
-// attach makes p the page: waiters woken, MCP notified.
-func (s *Server) attach(p *pageConn) {
-	s.mu.Lock()
-	env := s.env
-	s.page = p
-	s.tools, s.dropped = nil, nil
-	close(s.attachedCh)
-	s.lastActivity = time.Now()
-	s.mu.Unlock()
-	if env != nil {
-		env.Activity.PageAttached()
-	}
-	s.log.Info("page attached", "origin", s.origin)
-	s.notifyToolsChanged()
-}
-
-// detach forgets p if it is the page: tools dropped, pending calls failed,
-// MCP notified. It is idempotent.
-func (s *Server) detach(p *pageConn, why string) {
-	p.goneOnce.Do(func() { close(p.gone) })
-	s.mu.Lock()
-	if s.page != p {
-		s.mu.Unlock()
-		return
-	}
-	s.page = nil
-	s.tools, s.dropped = nil, nil
-	s.attachedCh = make(chan struct{})
-	var failed []*pendingCall
-	for id, pc := range s.pending {
-		if pc.page == p {
-			failed = append(failed, pc)
-			delete(s.pending, id)
-		}
-	}
-	s.mu.Unlock()
-	for _, pc := range failed {
-		pc.fail(errPageGone)
-	}
-	s.log.Info("page detached", "why", why, "failedCalls", len(failed))
-	s.notifyToolsChanged()
+	r.attach(p)
 }
 
 // displace tells a stale incumbent it lost the connection, then drops it
 // (§2.6: never swap silently).
-func (s *Server) displace(old *pageConn) {
+func (r *run) displace(old *pageConn) {
 	b, _ := json.Marshal(map[string]any{"displaced": true,
 		"message": "Another Stitch Slop tab has taken over this connector because this tab stopped answering."})
 	old.ws.WriteFrame(gws.OpcodeText, b, time.Second)
 	old.close(1000, "displaced")
-	s.detach(old, "displaced")
+	r.detach(old, "displaced")
 }
 
 // pageFrame handles an authenticated frame: a reply matched by id, or a
 // (possibly revised) tool list. Anything else is logged and ignored.
-func (s *Server) pageFrame(p *pageConn, data []byte) {
+func (r *run) pageFrame(p *pageConn, data []byte) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil || m == nil {
-		s.log.Warn("ignoring a malformed frame from the page", "bytes", len(data))
+		r.log.Warn("ignoring a malformed frame from the page", "bytes", len(data))
 		return
 	}
 	if raw, ok := m["id"]; ok && string(raw) != "null" {
 		var id int64
 		if err := json.Unmarshal(raw, &id); err != nil {
-			s.log.Warn("ignoring a reply with a non-integer id", "id", clip(string(raw), 40))
+			r.log.Warn("ignoring a reply with a non-integer id", "id", clip(string(raw), 40))
 			return
 		}
-		s.mu.Lock()
-		pc := s.pending[id]
-		if pc != nil && pc.page == p {
-			delete(s.pending, id)
-		} else {
-			pc = nil
-		}
-		s.mu.Unlock()
+		pc := p.take(id)
 		if pc == nil {
-			s.log.Warn("ignoring a reply with an unknown id", "id", id)
+			r.log.Warn("ignoring a reply with an unknown id", "id", id)
 			return
 		}
 		pc.reply(append([]byte(nil), data...))
@@ -374,18 +357,14 @@ func (s *Server) pageFrame(p *pageConn, data []byte) {
 	if raw, ok := m["tools"]; ok {
 		tools, dropped := sanitizeTools(raw)
 		for _, d := range dropped {
-			s.log.Warn("dropped a page tool", "name", d.Name, "reason", d.Reason)
+			r.log.Warn("dropped a page tool", "name", d.Name, "reason", d.Reason)
 		}
-		s.mu.Lock()
-		if s.page != p {
-			s.mu.Unlock()
+		if !r.setTools(p, tools, dropped) {
 			return
 		}
-		s.tools, s.dropped = tools, dropped
-		s.mu.Unlock()
-		s.log.Info("page tool list received", "tools", len(tools), "dropped", len(dropped))
-		s.notifyToolsChanged()
+		r.log.Info("page tool list received", "tools", len(tools), "dropped", len(dropped))
+		r.s.fire()
 		return
 	}
-	s.log.Debug("ignoring a page frame with neither id nor tools")
+	r.log.Debug("ignoring a page frame with neither id nor tools")
 }

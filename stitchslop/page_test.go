@@ -39,7 +39,7 @@ func TestListenLoopbackOnlyAndReportsBoundPort(t *testing.T) {
 func TestListenFirstFreePortInOrder(t *testing.T) {
 	busy := listenOn(t, 0)
 	free := freePort(t)
-	b := startBridge(t, func(o *Options) { o.Ports = []int{busy, free} })
+	b := startBridge(t, func(o *Config) { o.Ports = []int{busy, free} })
 	if b.Port() != free {
 		t.Fatalf("bound %d, want the first free port %d", b.Port(), free)
 	}
@@ -47,7 +47,7 @@ func TestListenFirstFreePortInOrder(t *testing.T) {
 
 func TestListenAllBusyFails(t *testing.T) {
 	p1, p2 := listenOn(t, 0), listenOn(t, 0)
-	s, err := New(Options{Origin: testOrigin, Ports: []int{p1, p2}, ConfigDir: t.TempDir()})
+	s, err := New(&Config{Origin: testOrigin, Ports: []int{p1, p2}, ConfigDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,22 +66,22 @@ func TestDefaultPortsAreTheSpecsFour(t *testing.T) {
 	if got := fmt.Sprint(DefaultPorts); got != want {
 		t.Fatalf("DefaultPorts = %s, want %s", got, want)
 	}
-	s, err := New(Options{Origin: testOrigin})
+	s, err := New(&Config{Origin: testOrigin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(s.opts.Ports); got != want {
+	if got := fmt.Sprint(s.cfg.Ports); got != want {
 		t.Fatalf("New with no ports scans %s, want %s", got, want)
 	}
 	cfg := NewConfig()
-	if got := fmt.Sprint(cfg.Ports); got != want || cfg.Origin != "https://www.stitchslop.com" || cfg.ConfigDir != "~/.stitchslop" {
+	if got := fmt.Sprint(cfg.Ports); got != want || cfg.Origin != "https://www.stitchslop.com" || cfg.ConfigDir != DefaultConfigDir {
 		t.Fatalf("NewConfig = %+v", cfg)
 	}
 	a, err := Factory().New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(a.(*Server).opts.Ports); got != want {
+	if got := fmt.Sprint(a.(*Server).cfg.Ports); got != want {
 		t.Fatalf("the supervised adapter scans %s, want %s", got, want)
 	}
 }
@@ -126,7 +126,7 @@ func TestOriginCheck(t *testing.T) {
 			}
 		})
 	}
-	attempts, refusals := b.S.refusals.snapshot()
+	attempts, refusals := b.run().refusals.snapshot()
 	if attempts != len(cases) {
 		t.Errorf("attempts = %d, want %d", attempts, len(cases))
 	}
@@ -235,7 +235,7 @@ func TestTokenHandshakeMintsPairingAndSpendsToken(t *testing.T) {
 		t.Fatalf("secret handshake minted a pairing: %v", hello3)
 	}
 	p3.Close()
-	_, refusals := b.S.refusals.snapshot()
+	_, refusals := b.run().refusals.snapshot()
 	if len(refusals) != 1 || refusals[0].Reason != ReasonSpentToken {
 		t.Fatalf("refusals = %+v, want one spent-token refusal", refusals)
 	}
@@ -263,7 +263,7 @@ func TestHandshakeVariants(t *testing.T) {
 			b := startBridge(t, nil)
 			_, hello := b.attach(map[string]any{"token": testToken})
 			secret := hello["pairingSecret"].(string)
-			cur := b.S.currentPage()
+			cur := b.run().currentPage()
 			cur.ws.Drop() // free the slot
 			b.waitConnected(false)
 			if err := b.S.ArmToken("tok_second"); err != nil {
@@ -280,7 +280,7 @@ func TestHandshakeVariants(t *testing.T) {
 					t.Fatal("refusal without a message")
 				}
 				p.expectClosed()
-				_, refusals := b.S.refusals.snapshot()
+				_, refusals := b.run().refusals.snapshot()
 				if len(refusals) == 0 || refusals[0].Reason != tc.reason {
 					t.Fatalf("refusals %+v, want reason %q", refusals, tc.reason)
 				}
@@ -330,7 +330,7 @@ func TestHandshakeBadFrames(t *testing.T) {
 }
 
 func TestAuthTimeout(t *testing.T) {
-	b := startBridge(t, func(o *Options) { o.AuthTimeout = 50 * time.Millisecond })
+	b := startBridge(t, func(o *Config) { o.AuthTimeout = 50 * time.Millisecond })
 	p := b.dialPage(adaptertest.DialOptions{})
 	if f := p.next(); f["error"] != "auth_timeout" {
 		t.Fatalf("answer %v, want auth_timeout", f)
@@ -402,7 +402,7 @@ func TestPageFrameJunkIsIgnored(t *testing.T) {
 func TestSecondTabRefusedBusyWhileFirstReachable(t *testing.T) {
 	b := startBridge(t, nil)
 	_, hello := b.attach(map[string]any{"token": testToken})
-	first := b.S.currentPage()
+	first := b.run().currentPage()
 	p2 := b.dialPage(adaptertest.DialOptions{})
 	p2.send(map[string]any{"secret": hello["pairingSecret"]})
 	f := p2.next()
@@ -410,7 +410,7 @@ func TestSecondTabRefusedBusyWhileFirstReachable(t *testing.T) {
 		t.Fatalf("second tab answer %v, want busy", f)
 	}
 	p2.expectClosed()
-	if b.S.currentPage() != first {
+	if b.run().currentPage() != first {
 		t.Fatal("the bridge switched to the second tab")
 	}
 }
@@ -473,7 +473,7 @@ func TestHeartbeatLivePageStays(t *testing.T) {
 	b := startBridge(t, nil, adaptertest.Options{Heartbeat: ws.HeartbeatConfig{Interval: interval, DeadAfter: deadAfter}})
 	p, _ := b.attach(map[string]any{"token": testToken})
 	time.Sleep(2 * deadAfter) // twice the silence that would drop it
-	if _, ok := b.S.attached(); !ok {
+	if !b.S.attached() {
 		t.Fatal("a page answering pings was dropped")
 	}
 	if p.Pings() < 3 {
@@ -482,7 +482,7 @@ func TestHeartbeatLivePageStays(t *testing.T) {
 }
 
 func TestCallTimeoutAndDisconnectMidCall(t *testing.T) {
-	b := startBridge(t, func(o *Options) { o.CallTimeout = 100 * time.Millisecond })
+	b := startBridge(t, func(o *Config) { o.CallTimeout = 100 * time.Millisecond })
 	p, _ := b.attach(map[string]any{"token": testToken})
 	r := b.control("POST", "/call", `{"command":"slow"}`)
 	env := mustJSON(t, r.Body)
@@ -493,9 +493,7 @@ func TestCallTimeoutAndDisconnectMidCall(t *testing.T) {
 	p.SendText(`{"id":1,"ok":true}`)
 
 	done := make(chan map[string]any, 1)
-	b.S.mu.Lock()
-	b.S.opts.CallTimeout = 5 * time.Second
-	b.S.mu.Unlock()
+	b.S.callTimeout.Store(int64(5 * time.Second))
 	go func() {
 		out, _ := b.S.Call(t.Context(), "slow", nil)
 		var m map[string]any

@@ -29,8 +29,8 @@ func TestBridgeRefusesPortOfAnotherUser(t *testing.T) {
 			other := startBridge(t, nil) // for an env to borrow
 			env := *other.Env
 			env.Dirs = adaptertest.TempDirs(t)
-			s, err := New(Options{Origin: testOrigin, Ports: []int{sq.Port, 0}, ConfigDir: "~/.stitchslop", Token: testToken,
-				ProbeTimeout: 300 * time.Millisecond, FollowOutside: follow})
+			s, err := New(&Config{Origin: testOrigin, Ports: []int{sq.Port, 0}, ConfigDir: "~/.stitchslop", Token: testToken,
+				Limits: Limits{ProbeTimeout: 300 * time.Millisecond}, FollowOutside: follow})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func TestStatusNotesSkippedOwnPort(t *testing.T) {
 	}
 	defer held.Close()
 	first := held.Addr().(*net.TCPAddr).Port
-	b := startBridge(t, func(o *Options) { o.Ports = []int{first, 0} })
+	b := startBridge(t, func(o *Config) { o.Ports = []int{first, 0} })
 	note := b.S.Status().Note
 	want := fmt.Sprintf("took port %d because %d is held by pid %d", b.Port(), first, os.Getpid())
 	if runtime.GOOS != "linux" {

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/adapters/adaptertest"
 )
 
@@ -23,13 +24,12 @@ import (
 // a summary still due when the bridge stops is written then.
 func TestRefusalFloodWithFreshDetailsIsThinned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := New(Options{Origin: testOrigin, Token: testToken})
+		s, err := New(&Config{Origin: testOrigin, Token: testToken})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out adaptertest.SyncBuffer
-		s.log = slog.New(slog.NewTextHandler(&out, nil))
-		s.port = 8787
+		r := newRun(s, &adapters.Env{Log: slog.New(slog.NewTextHandler(&out, nil))}, runPlace{dir: t.TempDir(), port: 8787})
 		refuse := func(i int) {
 			req := httptest.NewRequest("GET", "http://127.0.0.1:8787/", nil)
 			req.Header.Set("Upgrade", "websocket")
@@ -40,7 +40,7 @@ func TestRefusalFloodWithFreshDetailsIsThinned(t *testing.T) {
 				req.Host = "guess-" + strconv.Itoa(i) + ".example:8787"
 			}
 			w := httptest.NewRecorder()
-			s.serveUpgrade(w, req)
+			r.serveUpgrade(w, req)
 			if w.Code != http.StatusForbidden {
 				t.Fatalf("request %d: %d, want 403", i, w.Code)
 			}
@@ -87,7 +87,7 @@ func TestRefusalFloodWithFreshDetailsIsThinned(t *testing.T) {
 		}
 		counted(lines, n/2)
 		t.Logf("%d refusals: %d log lines", n, len(lines))
-		if attempts, _ := s.refusals.snapshot(); attempts != n {
+		if attempts, _ := r.refusals.snapshot(); attempts != n {
 			t.Errorf("%d attempts counted, want %d", attempts, n)
 		}
 
@@ -95,7 +95,7 @@ func TestRefusalFloodWithFreshDetailsIsThinned(t *testing.T) {
 		for i := range 200 {
 			refuse(i)
 		}
-		s.refusals.flush()
+		r.refusals.flush()
 		lines = out.TakeLines()
 		counted(lines, 100)
 	})

@@ -155,7 +155,8 @@ func (b *RemoteBridge) BridgeCall(ctx context.Context, tool string, args json.Ra
 // followed is the bridge this hub adapter follows, while it follows one
 // started outside the hub; nil while it serves its own.
 func (s *Server) followed() *RemoteBridge {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.outsideBridge
+	if o := s.following.Load(); o != nil {
+		return o.bridge
+	}
+	return nil
 }

@@ -110,7 +110,7 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 		return fmt.Errorf("%w: neither STITCHSLOP_TOKEN nor a stored pairing for %s in %s%s, so no page could authenticate; set STITCHSLOP_TOKEN to the token the Stitch Slop panel shows",
 			errNoCredential, origin, dir, why)
 	}
-	srv, err := New(Options{Origin: origin, Ports: ports, ConfigDir: dir, Token: token})
+	srv, err := New(&Config{Origin: origin, Ports: ports, ConfigDir: dir, Token: token})
 	if err != nil {
 		return err
 	}

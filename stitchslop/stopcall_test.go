@@ -18,7 +18,7 @@ func TestCallsPendingWhenTheBridgeStopsSaySo(t *testing.T) {
 	go func() { sent <- b.control("POST", "/call", `{"command":"sent"}`) }()
 	p.next()
 	go func() { queued <- b.control("POST", "/call", `{"command":"queued"}`) }()
-	waitGoroutinesIn(t, "stitchslop.(*Server).Call(", 2)
+	waitGoroutinesIn(t, "stitchslop.(*run).Call(", 2)
 	b.Stop()
 
 	a := <-sent

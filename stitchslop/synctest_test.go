@@ -16,7 +16,6 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/ws"
 )
 
 // pipePage is a gws client over net.Pipe, usable inside a synctest bubble
@@ -56,22 +55,20 @@ func (p *pipePage) Pings() int {
 
 // pipeBridge wires a Server to one page over net.Pipe, without Serve.
 func pipeBridge(t *testing.T, pong bool) (*Server, *pipePage, *gws.Conn) {
-	s, err := New(Options{Origin: testOrigin, Token: testToken})
+	s, err := New(&Config{Origin: testOrigin, Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.log = slog.New(slog.DiscardHandler)
-	s.pairings = &pairingStore{dir: t.TempDir()}
-	s.port = 8787
-	s.env = &adapters.Env{Log: s.log} // default heartbeat: 30 s / 90 s
-	s.pages = s.pageEndpoint(&ws.Sockets{}, s.env)
+	env := &adapters.Env{Log: slog.New(slog.DiscardHandler)} // default heartbeat: 30 s / 90 s
+	r := newRun(s, env, runPlace{dir: t.TempDir(), port: 8787})
+	s.cur.Store(r)
 	srv, cli := net.Pipe()
 	go func() {
 		req, err := http.ReadRequest(bufio.NewReader(srv))
 		if err != nil {
 			return
 		}
-		s.pages.ServeConn(srv, req)
+		r.pages.ServeConn(srv, req)
 	}()
 	pg := &pipePage{pong: pong, msgs: make(chan string, 64), closed: make(chan struct{})}
 	hdr := http.Header{"Origin": {testOrigin}}
@@ -112,12 +109,12 @@ func TestHeartbeatRealTimings(t *testing.T) {
 		}
 		time.Sleep(58 * time.Second) // 89 s of silence
 		synctest.Wait()
-		if _, ok := s.attached(); !ok {
+		if !s.attached() {
 			t.Fatal("dropped before 90 s of silence")
 		}
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
-		if _, ok := s.attached(); ok {
+		if s.attached() {
 			t.Fatal("a silent page still attached after 90 s")
 		}
 		if tools, _ := s.Tools(); len(tools) != 0 {
@@ -135,7 +132,7 @@ func TestHeartbeatPongKeepsPage(t *testing.T) {
 		s, pg, c := pipeBridge(t, true)
 		time.Sleep(10 * time.Minute)
 		synctest.Wait()
-		if _, ok := s.attached(); !ok {
+		if !s.attached() {
 			t.Fatal("a page answering pings was dropped")
 		}
 		if n := pg.Pings(); n != 20 {
@@ -150,17 +147,16 @@ func TestHeartbeatPongKeepsPage(t *testing.T) {
 // The pre-auth deadline with its real 10 s default.
 func TestAuthDeadlineRealTiming(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := New(Options{Origin: testOrigin, Token: testToken})
+		s, err := New(&Config{Origin: testOrigin, Token: testToken})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.log = slog.New(slog.DiscardHandler)
-		s.pages = s.pageEndpoint(&ws.Sockets{}, &adapters.Env{Log: s.log})
+		r := newRun(s, &adapters.Env{Log: slog.New(slog.DiscardHandler)}, runPlace{dir: t.TempDir(), port: 8787})
 		srv, cli := net.Pipe()
 		go func() {
 			req, err := http.ReadRequest(bufio.NewReader(srv))
 			if err == nil {
-				s.pages.ServeConn(srv, req)
+				r.pages.ServeConn(srv, req)
 			}
 		}()
 		pg := &pipePage{msgs: make(chan string, 8), closed: make(chan struct{})}
