@@ -309,7 +309,7 @@ func (s *Server) Report() StatusReport {
 		msg = "This bridge is " + o.note() + "."
 	}
 	return StatusReport{OK: true, Origin: s.origin, Protocol: ProtocolVersion, PID: os.Getpid(), TokenArmed: s.tokenArmed(),
-		Tools: []string{}, Refusals: []Refusal{}, Message: msg}
+		Tools: []string{}, Refusals: []Refusal{}, Agents: []AgentReport{}, Message: msg}
 }
 
 // Call sends a command to the page of the current run (see run.Call).

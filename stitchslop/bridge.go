@@ -11,7 +11,8 @@ import (
 
 // The bridge as adapters.ToolBridge: the attached tab's tools to another
 // adapter of the hub (geturl's plugin=stitchslop), called exactly as POST
-// /call calls them: one command at a time per tab, whoever asks.
+// /call calls them: each command goes to the tab at once, beside any
+// other caller's.
 
 var _ adapters.ToolBridge = (*Server)(nil)
 
@@ -99,7 +100,7 @@ func (s *Server) BridgeCall(ctx context.Context, tool string, args json.RawMessa
 		return rb.BridgeCall(ctx, tool, args)
 	}
 	s.agentActivity()
-	out, err := s.Call(ctx, tool, args)
+	out, err := s.Call(withAgent(ctx, "geturl"), tool, args)
 	switch {
 	case errors.Is(err, ErrNoPage):
 		return nil, noPage(s.Port())

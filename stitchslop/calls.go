@@ -30,8 +30,8 @@ type pendingCall struct {
 func (pc *pendingCall) reply(b []byte) { pc.done <- callResult{data: b} }
 func (pc *pendingCall) fail(err error) { pc.done <- callResult{err: err} }
 
-// Call sends {id, command, args} to the page and returns the page's reply
-// envelope verbatim. When no page is attached it returns ErrNoPage. A reply
+// Call sends {id, command, args} to the page at once and returns the
+// page's reply envelope verbatim. When no page is attached it returns ErrNoPage. A reply
 // that never comes (CallTimeout) or a page that goes away mid-call yields an
 // ok:false envelope saying the command may or may not have run.
 func (r *run) Call(ctx context.Context, command string, args json.RawMessage) ([]byte, error) {
@@ -47,18 +47,13 @@ func (r *run) Call(ctx context.Context, command string, args json.RawMessage) ([
 		// text frame holding them (1007), dropping the tab mid-call
 		return nil, fmt.Errorf("args must be valid UTF-8")
 	}
-	// One command at a time per tab: every face (this process's MCP
-	// session, follower faces and shells over the control plane) shares
-	// the page, and a page's command handler need not be re-entrant.
-	select {
-	case r.callTurn <- struct{}{}:
-	case <-ctx.Done():
-		if r.isStopping() {
-			return notSent(command, "the bridge is stopping"), nil
-		}
-		return nil, fmt.Errorf("the caller gave up before the command was sent: %w", ctx.Err())
+	// Every command goes to the tab at once, under its own id and with its
+	// own deadline (§2.5 matches replies by id): one the tab never answers
+	// costs its own caller the timeout and holds up no other, and a long
+	// poll (voice.listen) runs beside the rest.
+	if r.isStopping() {
+		return notSent(command, "the bridge is stopping"), nil
 	}
-	defer func() { <-r.callTurn }()
 	p := r.currentPage()
 	if p == nil {
 		return nil, ErrNoPage
@@ -67,6 +62,7 @@ func (r *run) Call(ctx context.Context, command string, args json.RawMessage) ([
 	if !ok {
 		return nil, ErrNoPage // it left before the command was sent
 	}
+	defer r.agents.begin(agentFrom(ctx))()
 	timeout := time.Duration(r.s.callTimeout.Load())
 
 	frame, err := json.Marshal(struct {

@@ -10,57 +10,139 @@ import (
 	"github.com/hubdev/hub/adapters/adaptertest"
 )
 
-// One command at a time reaches the tab, whoever sends it: a second call
-// waits for the first one's answer.
-func TestCallsReachThePageOneAtATime(t *testing.T) {
+// Issue 28: every command goes to the tab at once, under its own id. Two
+// commands in flight are both on the wire before either is answered, and
+// answers in reverse order reach their own callers. (One at a time, the
+// second never reached the page until the first was answered.)
+func TestCommandsGoSideBySideAnsweredInReverse(t *testing.T) {
 	b := startBridge(t, nil)
 	p, _ := b.attach(map[string]any{"token": testToken})
-	results := make(chan []byte, 2)
-	for i, cmd := range []string{"first", "second"} {
+	results := map[string]chan map[string]any{"first": make(chan map[string]any, 1), "second": make(chan map[string]any, 1)}
+	for _, cmd := range []string{"first", "second"} {
 		go func() {
 			out, err := b.S.Call(context.Background(), cmd, nil)
 			if err != nil {
 				t.Error(err)
 			}
-			results <- out
+			results[cmd] <- mustJSON(t, out)
 		}()
-		waitGoroutinesIn(t, "stitchslop.(*run).Call(", i+1)
 	}
-	f1 := p.next()
-	// The second command must not be on the wire before the first is answered.
-	if m, err := p.Next(50 * time.Millisecond); err == nil {
-		t.Fatalf("a second command reached the page while the first was pending: %s", m.Data)
+	f1, f2 := p.next(), p.next() // both on the wire, neither answered
+	if f1["id"] == f2["id"] || f1["command"] == f2["command"] {
+		t.Fatalf("two commands, one id or one name: %v %v", f1, f2)
 	}
-	p.send(map[string]any{"id": f1["id"], "ok": true, "n": 1})
-	f2 := p.next()
-	if f1["command"] == f2["command"] {
-		t.Fatalf("the same command twice: %v %v", f1, f2)
-	}
-	p.send(map[string]any{"id": f2["id"], "ok": true, "n": 2})
-	for range 2 {
+	p.send(map[string]any{"id": f2["id"], "ok": true, "was": f2["command"]})
+	p.send(map[string]any{"id": f1["id"], "ok": true, "was": f1["command"]})
+	for cmd, ch := range results {
 		select {
-		case <-results:
+		case m := <-ch:
+			if m["was"] != cmd {
+				t.Errorf("the caller of %s got the answer to %v", cmd, m["was"])
+			}
 		case <-time.After(frameWait):
-			t.Fatal("a call did not return")
+			t.Fatalf("the call %s did not return", cmd)
 		}
 	}
+}
 
-	// A caller waiting for its turn can give up without sending anything.
-	hold := make(chan struct{})
-	go func() { b.S.Call(context.Background(), "slow", nil); close(hold) }()
-	slow := p.next()
-	ctx, cancel := context.WithCancel(context.Background())
-	gaveUp := make(chan error, 1)
-	go func() { _, err := b.S.Call(ctx, "never", nil); gaveUp <- err }()
-	waitGoroutinesIn(t, "stitchslop.(*run).Call(", 2)
-	cancel()
-	if err := <-gaveUp; err == nil || !contains(err.Error(), "gave up before the command was sent") {
-		t.Fatalf("err = %v", err)
+// A command the tab never answers costs its own caller the timeout and
+// nobody else anything: a fast command beside it is answered while it
+// still waits, and it then ends "uncertain" on its own.
+func TestNeverAnsweredCommandBesideAFastOne(t *testing.T) {
+	b := startBridge(t, func(o *Config) { o.CallTimeout = 2 * time.Second })
+	p, _ := b.attach(map[string]any{"token": testToken})
+	hung := make(chan map[string]any, 1)
+	go func() {
+		out, _ := b.S.Call(context.Background(), "hang", nil)
+		hung <- mustJSON(t, out)
+	}()
+	if f := p.next(); f["command"] != "hang" {
+		t.Fatalf("frame %v", f)
 	}
-	p.send(map[string]any{"id": slow["id"], "ok": true})
-	<-hold
-	if m, err := p.Next(50 * time.Millisecond); err == nil {
-		t.Fatalf("the abandoned command reached the page: %s", m.Data)
+	fast := make(chan map[string]any, 1)
+	go func() {
+		out, _ := b.S.Call(context.Background(), "scene.describe", nil)
+		fast <- mustJSON(t, out)
+	}()
+	f := p.next()
+	p.send(map[string]any{"id": f["id"], "ok": true, "objects": 2})
+	select {
+	case m := <-fast:
+		if m["ok"] != true {
+			t.Fatalf("fast call = %v", m)
+		}
+	case <-hung:
+		t.Fatal("the never-answered command ended before the fast one beside it")
+	case <-time.After(frameWait):
+		t.Fatal("the fast command waited behind the one the tab never answers")
+	}
+	select {
+	case <-hung:
+		t.Fatal("the never-answered command ended early")
+	default:
+	}
+	m := <-hung
+	if m["error"] != "uncertain" || !contains(m["message"].(string), "did not answer in time") {
+		t.Fatalf("never-answered call = %v", m)
+	}
+}
+
+// A caller that gives up loses only its own call; the one beside it is
+// answered as usual.
+func TestCallerGivingUpCostsOnlyItsCall(t *testing.T) {
+	b := startBridge(t, nil)
+	p, _ := b.attach(map[string]any{"token": testToken})
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp := make(chan []byte, 1)
+	go func() { out, _ := b.S.Call(ctx, "slow", nil); gaveUp <- out }()
+	slow := p.next()
+	other := make(chan []byte, 1)
+	go func() { out, _ := b.S.Call(context.Background(), "other", nil); other <- out }()
+	o := p.next()
+	cancel()
+	if m := mustJSON(t, <-gaveUp); m["error"] != "uncertain" || !contains(m["message"].(string), "gave up") {
+		t.Fatalf("the abandoned call = %v", m)
+	}
+	p.send(map[string]any{"id": slow["id"], "ok": true}) // late: ignored
+	p.send(map[string]any{"id": o["id"], "ok": true, "n": 7})
+	if m := mustJSON(t, <-other); m["n"] != float64(7) {
+		t.Fatalf("the other call = %v", m)
+	}
+}
+
+// Two agents on one tab are reported, not serialised: /status lists
+// each, with its calls in flight, and says several drive the tab.
+func TestAgentsDrivingOneTabAreReported(t *testing.T) {
+	b := startBridge(t, nil)
+	p, _ := b.attach(map[string]any{"token": testToken})
+	call := func(agent string) chan adaptertest.Response {
+		ch := make(chan adaptertest.Response, 1)
+		go func() {
+			ch <- b.Do(adaptertest.Request{Method: "POST", Path: "/call", Body: []byte(`{"command":"hold"}`),
+				Header: map[string][]string{KeyHeader: {b.S.Key()}, AgentHeader: {agent}}})
+		}()
+		return ch
+	}
+	a1, a2 := call("agent-one"), call("agent-two")
+	f1, f2 := p.next(), p.next()
+	st := b.S.Report()
+	if len(st.Agents) != 2 || st.Agents[0].InFlight != 1 || st.Agents[1].InFlight != 1 || !contains(st.Message, "2 agents") {
+		t.Fatalf("agents %+v, message %q", st.Agents, st.Message)
+	}
+	got := map[string]bool{}
+	for _, a := range st.Agents {
+		got[a.ID] = true
+	}
+	if !got["agent-one"] || !got["agent-two"] {
+		t.Fatalf("agents %+v", st.Agents)
+	}
+	p.send(map[string]any{"id": f1["id"], "ok": true})
+	p.send(map[string]any{"id": f2["id"], "ok": true})
+	<-a1
+	<-a2
+	r := mustJSON(t, b.control("GET", "/status", "").Body)
+	if agents, _ := r["agents"].([]any); len(agents) != 2 {
+		t.Fatalf("/status agents = %v", r["agents"])
 	}
 }
 

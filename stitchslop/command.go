@@ -253,8 +253,7 @@ func runClient(c *cli.Context, kind string) error {
 			}
 			args = json.RawMessage(ca.pos[1])
 		}
-		// remoteTimeout: the bridge sends one command at a time, so a call
-		// may wait a whole CallTimeout for its turn before its own.
+		// remoteTimeout: the page's whole CallTimeout, and a margin.
 		out, err := sc.do("POST", "/call", map[string]any{"command": ca.pos[0], "args": args}, remoteTimeout)
 		if err != nil {
 			return err

@@ -71,6 +71,8 @@ type StatusReport struct {
 	Attempts     int              `json:"attempts"`
 	Refusals     []Refusal        `json:"refusals"`
 	OtherBridges []map[string]any `json:"otherBridges,omitempty"`
+	// Agents drive the tab side by side: each call goes at once.
+	Agents []AgentReport `json:"agents"`
 	// Face says, for a face that is not its own bridge (or took one
 	// over), which bridge it serves.
 	Face    *FaceReport `json:"face,omitempty"`
@@ -146,7 +148,7 @@ func (rn *run) handleCall(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, errors.New("command is required"))
 		return
 	}
-	out, err := rn.Call(r.Context(), body.Command, body.Args)
+	out, err := rn.Call(withAgent(r.Context(), requestAgent(r)), body.Command, body.Args)
 	switch {
 	case errors.Is(err, ErrNoPage):
 		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "no_page", "message": noPageText(rn.port, toolWait)})

@@ -46,6 +46,7 @@ func (rn *run) handleEvents(w http.ResponseWriter, r *http.Request) {
 	rn.mu.Lock()
 	rn.faces++
 	rn.mu.Unlock()
+	defer rn.agents.follow(requestAgentOr(r, face))()
 	detach := func() {}
 	if rn.env != nil {
 		detach = rn.env.Activity.AgentAttached()

@@ -33,12 +33,25 @@ type follower struct {
 	firstReady chan struct{}
 	firstOnce  sync.Once
 
+	// ownReq carries wait_for_connection's ownBridge to the lead loop.
+	ownReq chan ownRequest
+
 	// The lifecycle of the bridge it may start; made at the takeover, so
 	// §2.7's clock starts with that bridge, and owned if the MCP client
 	// announced itself before or after.
 	mu    sync.Mutex
 	owned bool
 	lc    *hub.Lifecycle
+}
+
+// ownRequest asks the lead loop for a bridge of this face's own.
+type ownRequest struct {
+	reply chan ownResult
+}
+
+type ownResult struct {
+	msg string
+	err error
 }
 
 // Timings of a takeover, variables so tests can shorten them.
@@ -51,11 +64,37 @@ var (
 	// freedPortFor is how long the takeover insists on the leader's port
 	// before it scans the usual ports (something else may have taken it).
 	freedPortFor = 15 * time.Second
+	// ownBridgePorts are walked for a bridge of a face's own
+	// (wait_for_connection ownBridge): the tab's four.
+	ownBridgePorts = DefaultPorts
 )
 
 func newFollower(o StandaloneOptions, dir, origin string, dirs hub.Dirs, log *slog.Logger) *follower {
 	return &follower{o: o, dir: dir, origin: origin, dirs: dirs, log: log,
-		sb: newSwitchBridge(origin, log), id: fmt.Sprintf("face-%d", os.Getpid()), firstReady: make(chan struct{})}
+		sb: newSwitchBridge(origin, log), id: fmt.Sprintf("face-%d", os.Getpid()), firstReady: make(chan struct{}),
+		ownReq: make(chan ownRequest)}
+}
+
+// openOwn is wait_for_connection's ownBridge: stop following and run a
+// bridge of this face's own on the next free port, where a second tab
+// finds it (the first tab's bridge refuses it busy, §2.6, and it walks on).
+func (f *follower) openOwn(ctx context.Context) (string, error) {
+	req := ownRequest{reply: make(chan ownResult, 1)}
+	t := time.NewTimer(freedPortFor)
+	defer t.Stop()
+	select {
+	case f.ownReq <- req:
+	case <-t.C:
+		return "", errors.New("this face is between bridges (the one it followed stopped, and it is taking over); call again in a moment")
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	select {
+	case res := <-req.reply:
+		return res.msg, res.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 }
 
 // run serves MCP on stdio as a face of first until the client goes away
@@ -74,7 +113,7 @@ func (f *follower) run(ctx context.Context, first *Remote) error {
 	}
 	mcpDone := make(chan clientGone, 1)
 	go func() {
-		initialized, err := serveFace(ctx, f.sb, &mcpserver.LineTransport{In: f.o.Stdin, Out: f.o.Stdout}, f.own)
+		initialized, err := serveFace(ctx, f.sb, &mcpserver.LineTransport{In: f.o.Stdin, Out: f.o.Stdout}, f.own, f.openOwn)
 		mcpDone <- clientGone{initialized, err != nil && ctx.Err() != nil}
 	}()
 	select {
@@ -139,9 +178,10 @@ func (f *follower) lead(ctx context.Context, r *Remote) error {
 	f.armToken(ctx, r)
 	quick := takeoverBackoff
 	for {
+		r.setAgent(f.id)
 		rf := newRemoteFace(r, f.log)
 		f.sb.set(rf, "", &FaceReport{Mode: "following", LeaderPort: r.Port, LeaderPID: r.PID,
-			Message: fmt.Sprintf("This is an MCP face of the Stitch Slop bridge on port %d (pid %d), which already serves %s; its tab is shared, one call at a time.", r.Port, r.PID, f.origin)})
+			Message: fmt.Sprintf("This is an MCP face of the Stitch Slop bridge on port %d (pid %d), which already serves %s; its tab is shared, and calls go to it side by side with other agents'. For a second tab, call wait_for_connection with ownBridge: true.", r.Port, r.PID, f.origin)})
 		f.log.Info("a bridge already serves this origin: following it as an MCP face instead of starting a second one",
 			"port", r.Port, "pid", r.PID, "origin", f.origin)
 		go func() {
@@ -149,7 +189,33 @@ func (f *follower) lead(ctx context.Context, r *Remote) error {
 			f.firstOnce.Do(func() { close(f.firstReady) })
 		}()
 		started := time.Now()
-		err := rf.follow(ctx, f.id)
+		fctx, stopFollowing := context.WithCancel(ctx)
+		followed := make(chan error, 1)
+		go func() { followed <- rf.follow(fctx, f.id) }()
+		var err error
+	follow:
+		for {
+			select {
+			case err = <-followed:
+				break follow
+			case req := <-f.ownReq:
+				srv, run, oerr := f.startBridge(ctx, ownBridgePorts) // runs as long as the face
+				if oerr != nil {
+					req.reply <- ownResult{err: fmt.Errorf("no bridge of this face's own could start: %w; it still follows the bridge on port %d", oerr, r.Port)}
+					continue
+				}
+				stopFollowing()
+				<-followed
+				r.Close()
+				msg := fmt.Sprintf("This face stopped following the bridge on port %d and runs its own on port %d, for a second tab: that tab dials %s in order, is refused busy by the first tab's bridge and attaches here.",
+					r.Port, srv.Port(), hub.FormatPorts(DefaultPorts))
+				f.sb.set(srv, "", &FaceReport{Mode: "own-bridge", LeaderPort: r.Port, LeaderPID: r.PID, Message: msg})
+				f.log.Info("runs a bridge of its own for a second tab", "port", srv.Port(), "followed", r.Port)
+				req.reply <- ownResult{msg: msg}
+				return f.serveOwn(ctx, run, srv, nil)
+			}
+		}
+		stopFollowing()
 		r.Close()
 		if ctx.Err() != nil {
 			return nil
@@ -200,15 +266,12 @@ func (f *follower) takeOver(ctx context.Context, gone *Remote) (*Remote, *adapte
 	backoff := takeoverBackoff
 	start := time.Now()
 	for ctx.Err() == nil {
-		if r, err := FindRemote(ctx, f.dir, f.origin, f.o.Port); err == nil {
+		if r, err := FindRemote(ctx, f.dir, f.origin, 0); err == nil {
 			return r, nil, nil
 		}
 		ports := []int{gone.Port}
 		if time.Since(start) > freedPortFor {
 			ports = DefaultPorts
-			if f.o.Port != 0 {
-				ports = []int{f.o.Port}
-			}
 		}
 		srv, run, err := f.startBridge(ctx, ports)
 		if err == nil {
@@ -243,13 +306,26 @@ func (f *follower) startBridge(ctx context.Context, ports []int) (*Server, *adap
 	return srv, run, nil
 }
 
-// serveOwn makes the bridge this face took over the one behind it, and
-// runs it until ctx ends or an idle rule ends it.
+// serveOwn makes the bridge this face took over (from gone; nil for one
+// opened for a second tab, already behind the face) the one behind it,
+// and runs it until ctx ends or an idle rule ends it.
 func (f *follower) serveOwn(ctx context.Context, run *adapters.Running, srv *Server, gone *Remote) error {
 	port := srv.Port()
-	f.sb.set(srv, "", &FaceReport{Mode: "took-over", LeaderPort: gone.Port, LeaderPID: gone.PID,
-		Message: fmt.Sprintf("The bridge this face followed (pid %d, port %d) stopped; this face took over and runs its own bridge on port %d.", gone.PID, gone.Port, port)})
-	f.log.Info("took over: this process now runs the bridge", "port", port, "origin", f.origin, "pid", os.Getpid())
+	if gone != nil {
+		f.sb.set(srv, "", &FaceReport{Mode: "took-over", LeaderPort: gone.Port, LeaderPID: gone.PID,
+			Message: fmt.Sprintf("The bridge this face followed (pid %d, port %d) stopped; this face took over and runs its own bridge on port %d.", gone.PID, gone.Port, port)})
+		f.log.Info("took over: this process now runs the bridge", "port", port, "origin", f.origin, "pid", os.Getpid())
+	}
+	go func() { // the face runs its own bridge already: say so to ownBridge
+		for {
+			select {
+			case req := <-f.ownReq:
+				req.reply <- ownResult{msg: fmt.Sprintf("This face already runs its own bridge, on port %d.", port)}
+			case <-run.Done():
+				return
+			}
+		}
+	}()
 	err := run.Wait()
 	kept := srv.pairingNote // called at exit: a page may pair meanwhile
 	var ie *hub.IdleError

@@ -236,3 +236,105 @@ func TestFollowerSignalAfterInitializeSaysSo(t *testing.T) {
 		t.Fatalf("stderr gives the wrong reason:\n%s", e)
 	}
 }
+
+// Issue 28: a face follows a live bridge by default, and ownBridge: true
+// is the plugin's way out for a second tab. The face stops following,
+// runs a bridge of its own on the next free port, and a second tab that
+// attaches there is the one its calls reach; the first tab keeps the
+// first bridge.
+func TestFollowerOwnBridgeForASecondTab(t *testing.T) {
+	ownBridgePorts = []int{0}
+	t.Cleanup(func() { ownBridgePorts = DefaultPorts })
+	leader := startBridge(t, nil)
+	p1, hello := leader.attach(map[string]any{"token": testToken})
+	secret := hello["pairingSecret"].(string)
+	p1.serve(func(cmd string, _ map[string]any) map[string]any { return map[string]any{"ok": true, "tab": "first"} })
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr adaptertest.SyncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- RunStandalone(t.Context(), StandaloneOptions{Origin: testOrigin, Stdin: inR, Stdout: outW, Stderr: &stderr})
+		outW.Close()
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		<-done
+		t.Logf("face stderr:\n%s", stderr.String())
+	})
+	c := faceClient{t, adaptertest.NewMCPClient(inW, outR)}
+	c.initialize()
+	if text, _ := c.tool("tab.which", map[string]any{}); !strings.Contains(text, `"tab":"first"`) {
+		t.Fatalf("following: %s", text)
+	}
+
+	waited := make(chan string, 1)
+	go func() {
+		res, err := c.Tool("wait_for_connection", map[string]any{"ownBridge": true, "timeoutSeconds": 10}, 4*frameWait)
+		if err != nil {
+			t.Error(err)
+		}
+		waited <- res.Text
+	}()
+	var own int
+	adaptertest.WaitFor(t, "the face's own bridge", func() bool {
+		for _, sf := range scanSessions(leader.configDir()).Live {
+			if sf.Port != leader.Port() {
+				own = sf.Port
+				return true
+			}
+		}
+		return false
+	})
+	p2 := dialSecret(t, own, secret) // the second tab, same browser: its pairing works here too
+	p2.serve(func(cmd string, _ map[string]any) map[string]any { return map[string]any{"ok": true, "tab": "second"} })
+	text := <-waited
+	if !strings.Contains(text, "Connected") || !strings.Contains(text, "runs its own on port "+itoa(own)) {
+		t.Fatalf("wait_for_connection ownBridge = %s", text)
+	}
+	if text, _ := c.tool("tab.which", map[string]any{}); !strings.Contains(text, `"tab":"second"`) {
+		t.Fatalf("after ownBridge the face's calls reach %s", text)
+	}
+	if !leader.S.attached() {
+		t.Fatal("the first tab lost its bridge")
+	}
+	if text, _ := c.tool("wait_for_connection", map[string]any{"ownBridge": true, "timeoutSeconds": 1}); !strings.Contains(text, "Already connected") {
+		t.Fatalf("ownBridge again = %s", text)
+	}
+}
+
+// --port always runs a bridge of its own on that port: it never follows
+// the bridge that holds it (it says the port is taken), and beside a
+// bridge on another port it runs its own.
+func TestStandalonePortRunsItsOwnBridge(t *testing.T) {
+	leader := startBridge(t, nil)
+	t.Setenv("HOME", leader.Dirs.Home)
+	port := freePort(t)
+	inR, inW := io.Pipe()
+	var stderr adaptertest.SyncBuffer
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- RunStandalone(ctx, StandaloneOptions{Origin: testOrigin, Port: port, Token: "tok_own", Stdin: inR, Stdout: io.Discard, Stderr: &stderr})
+	}()
+	t.Cleanup(func() { inW.Close() })
+	adaptertest.WaitFor(t, "a bridge of its own on --port", func() bool {
+		sf, err := readSession(sessionPath(leader.configDir(), port))
+		return err == nil && sf.PID == os.Getpid()
+	})
+	if strings.Contains(stderr.String(), "following it as an MCP face") {
+		t.Fatalf("--port followed the running bridge:\n%s", stderr.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	stderr.TakeLines()
+	err := RunStandalone(t.Context(), StandaloneOptions{Origin: testOrigin, Port: leader.Port(), Token: "tok_own2",
+		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr})
+	if err == nil || strings.Contains(stderr.String(), "following it as an MCP face") {
+		t.Fatalf("--port of the running bridge: %v\n%s", err, stderr.String())
+	}
+}

@@ -3,8 +3,11 @@ package stitchslop
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"os"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,7 +45,7 @@ var _ bridgeFace = (*Server)(nil)
 // whether initialize was received, which decides whether a closed stdin
 // ends the process (§2.8).
 func (s *Server) ServeMCP(ctx context.Context, t mcp.Transport, onInit func()) (initialized bool, err error) {
-	return serveFace(ctx, s, t, onInit)
+	return serveFace(ctx, s, t, onInit, nil)
 }
 
 // legacyVersions are the protocol versions the face serves: those with
@@ -57,6 +60,12 @@ type face struct {
 	srv  *mcpserver.Server
 	fw   *mcpserver.Forwarder
 	wait string // the wait tool's name as offered, "" for toolWait
+	// id names this face's calls to the bridge (who drives the tab).
+	id string
+	// own opens a bridge of this face's own for a second tab
+	// (wait_for_connection ownBridge), nil where the face's bridge is its
+	// own already.
+	own func(ctx context.Context) (string, error)
 }
 
 // waitName is the wait tool's name on this face's server, for the advice
@@ -68,10 +77,14 @@ func (f *face) waitName() string {
 	return f.wait
 }
 
-func serveFace(ctx context.Context, b bridgeFace, t mcp.Transport, onInit func()) (bool, error) {
+// serveFace serves one MCP session of b; own (nil: b is the face's own
+// bridge already) opens a bridge of its own for wait_for_connection's
+// ownBridge.
+func serveFace(ctx context.Context, b bridgeFace, t mcp.Transport, onInit func(), own func(context.Context) (string, error)) (bool, error) {
 	b.sessionAdd(1)
 	defer b.sessionAdd(-1)
 	f := newFace(b, onInit)
+	f.own = own
 	ctx, cancel := context.WithCancel(ctx)
 	synced := f.keepSynced(ctx)
 	defer func() { cancel(); <-synced }()
@@ -110,8 +123,11 @@ func (f *face) keepSynced(ctx context.Context) <-chan struct{} {
 	return done
 }
 
+// faceSeq numbers this process's MCP sessions for their agent ids.
+var faceSeq atomic.Int64
+
 func newFace(b bridgeFace, onInit func()) *face {
-	f := &face{b: b}
+	f := &face{b: b, id: fmt.Sprintf("mcp-%d-%d", os.Getpid(), faceSeq.Add(1))}
 	f.srv = mcpserver.New(mcpserver.Options{
 		Name:                ServerName,
 		Version:             Version,
@@ -168,7 +184,7 @@ func (f *face) bridgeTool(name string) mcp.ToolHandler {
 // pageTool is a page tool's handler: pageCall, with the result made
 // straight in the SDK's form (envelopeSDK).
 func (f *face) pageTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	env, err := f.b.Call(ctx, name, args)
+	env, err := f.b.Call(withAgent(ctx, f.id), name, args)
 	if err != nil {
 		return f.callFailed(name, err).sdk(), nil
 	}

@@ -20,8 +20,10 @@ var bridgeTools = []*mcp.Tool{
 	{
 		Name: toolWait,
 		Description: "Block until the user's Stitch Slop tab attaches (it polls and connects on its own), then return a greeting " +
-			"with the live scene (scene.describe). Returns at once when already connected. A timeout is a normal result: call again.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"timeoutSeconds":{"type":"number","description":"how long to wait, default 90, at most 120"}}}`),
+			"with the live scene (scene.describe). Returns at once when already connected. A timeout is a normal result: call again. " +
+			"By default a face shares a bridge already running for the site; ownBridge: true opens one of its own on the next free port, for a second tab.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"timeoutSeconds":{"type":"number","description":"how long to wait, default 90, at most 120"},` +
+			`"ownBridge":{"type":"boolean","description":"run a bridge of this face's own on the next free port of 8787-8790 (for a second tab) instead of sharing the running one"}}}`),
 	},
 }
 
@@ -67,7 +69,7 @@ func (f *face) callTool(ctx context.Context, name string, args json.RawMessage) 
 // pageCall translates a tools/call into a page command (§3.2: name →
 // command, arguments → args) and its answer into a result (§3.5).
 func (f *face) pageCall(ctx context.Context, name string, args json.RawMessage) toolResult {
-	env, err := f.b.Call(ctx, name, args)
+	env, err := f.b.Call(withAgent(ctx, f.id), name, args)
 	if err != nil {
 		return f.callFailed(name, err)
 	}
@@ -98,6 +100,17 @@ const greetingFloor = 5 * time.Second
 // timeout.
 func (f *face) waitTool(ctx context.Context, args json.RawMessage) toolResult {
 	secs := waitSeconds(args)
+	ownNote := ""
+	if wantsOwnBridge(args) {
+		if f.own == nil {
+			ownNote = fmt.Sprintf(" (ownBridge: this face's bridge, on port %d, is its own already.)", f.b.Port())
+		} else {
+			// Its message is the face's report from now on (faceNote).
+			if _, err := f.own(ctx); err != nil {
+				return textResult("ownBridge: "+err.Error(), true)
+			}
+		}
+	}
 	deadline := time.Now().Add(time.Duration(secs * float64(time.Second)))
 	_, already := f.b.Tools()
 	if !f.b.waitAttached(ctx, time.Until(deadline)) {
@@ -119,16 +132,16 @@ func (f *face) waitTool(ctx context.Context, args json.RawMessage) toolResult {
 			text += fmt.Sprintf("The browser tried %d times and was refused (most recent reason: %s); `hub stitchslop status` in a shell lists every refusal.",
 				r.Attempts, r.Refusals[0].Reason)
 		}
-		return textResult(text+faceNote(r), false)
+		return textResult(text+faceNote(r)+ownNote, false)
 	}
 	greeting := fmt.Sprintf("Connected: the Stitch Slop tab at %s is attached to this bridge (port %d).", f.b.Origin(), f.b.Port())
 	if already {
 		greeting = fmt.Sprintf("Already connected: the Stitch Slop tab at %s is attached to this bridge (port %d).", f.b.Origin(), f.b.Port())
 	}
-	greeting += faceNote(f.b.Report())
+	greeting += faceNote(f.b.Report()) + ownNote
 	dctx, cancel := context.WithDeadline(ctx, later(deadline, time.Now().Add(greetingFloor)))
 	defer cancel()
-	env, err := f.b.Call(dctx, "scene.describe", nil)
+	env, err := f.b.Call(withAgent(dctx, f.id), "scene.describe", nil)
 	if err != nil {
 		return textResult(greeting+"\n\nscene.describe could not run: "+err.Error(), false)
 	}
@@ -149,6 +162,14 @@ func waitSeconds(args json.RawMessage) float64 {
 		return DefaultWaitSeconds
 	}
 	return min(*p.TimeoutSeconds, MaxWaitSeconds)
+}
+
+// wantsOwnBridge reads ownBridge (wait_for_connection).
+func wantsOwnBridge(args json.RawMessage) bool {
+	var p struct {
+		OwnBridge bool `json:"ownBridge"`
+	}
+	return json.Unmarshal(args, &p) == nil && p.OwnBridge
 }
 
 // envelopeResult renders a page envelope as MCP content (§3.5): one text

@@ -3,10 +3,16 @@ package stitchslop
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
+	"os"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/mcpserver"
 )
 
@@ -22,6 +28,12 @@ type Mount struct {
 	sb     *switchBridge
 	waitFw *mcpserver.Forwarder // the wait tool, offered while a bridge is known
 	wait   *mcp.Tool
+
+	ownMu  sync.Mutex // held while a bridge of the mount's own starts
+	mu     sync.Mutex
+	runCtx context.Context // Run's: a bridge of the mount's own lives as long
+	leader *Remote         // the bridge Follow follows now (its site and config dir)
+	own    *Server         // the mount's own bridge (ownBridge), nil while it follows
 }
 
 // NewMount returns a mount on srv with no bridge behind it and no tools
@@ -32,7 +44,8 @@ func NewMount(srv *mcpserver.Server, prefix string, log *slog.Logger) *Mount {
 		log = slog.New(slog.DiscardHandler)
 	}
 	m := &Mount{sb: newSwitchBridge("", log)}
-	m.f = &face{b: m.sb, srv: srv, wait: prefix + toolWait}
+	m.f = &face{b: m.sb, srv: srv, wait: prefix + toolWait, id: "mount-" + itoa(os.Getpid())}
+	m.f.own = m.openOwn
 	wait := *bridgeTools[0]
 	wait.Name = prefix + toolWait
 	m.wait = &wait
@@ -47,13 +60,33 @@ func NewMount(srv *mcpserver.Server, prefix string, log *slog.Logger) *Mount {
 
 // Run keeps the page tools in step with the bridge behind the mount until
 // ctx ends.
-func (m *Mount) Run(ctx context.Context) { <-m.f.keepSynced(ctx) }
+func (m *Mount) Run(ctx context.Context) {
+	m.mu.Lock()
+	m.runCtx = ctx
+	m.mu.Unlock()
+	<-m.f.keepSynced(ctx)
+}
 
 // Follow serves the tab of the bridge r drives, as face, until its event
 // stream ends (see Remote.Events); the mount then has no bridge, for the
 // reason the error gives. ready (if not nil) runs once the bridge's
 // current tools are offered, or the stream ended first.
 func (m *Mount) Follow(ctx context.Context, r *Remote, face string, ready func()) error {
+	r.setAgent(face)
+	m.mu.Lock()
+	m.leader = r
+	own := m.own
+	m.mu.Unlock()
+	if own != nil {
+		// The mount drives a bridge of its own (ownBridge): the one found
+		// is only where a later own bridge takes its site from.
+		m.waitFw.Sync(ctx, []*mcp.Tool{m.wait})
+		if ready != nil {
+			ready()
+		}
+		<-ctx.Done()
+		return nil
+	}
 	rf := newRemoteFace(r, m.sb.log)
 	m.sb.set(rf, "", nil)
 	m.waitFw.Sync(ctx, []*mcp.Tool{m.wait})
@@ -74,8 +107,56 @@ func (m *Mount) Follow(ctx context.Context, r *Remote, face string, ready func()
 	if err != nil && ctx.Err() == nil {
 		why += " (" + err.Error() + ")"
 	}
-	m.sb.set(nil, why, nil)
+	m.sb.setIf(rf, true, nil, why, nil) // unless ownBridge replaced it meanwhile
 	return err
+}
+
+// openOwn is wait_for_connection's ownBridge under `hub mcp`: a bridge of
+// the mount's own, in this process, for the site and config dir of the
+// bridge it follows, on the next free port (a second tab walks on to it
+// from the first tab's bridge, which refuses it busy, §2.6). It runs until
+// Run's context ends, owned by the MCP client (no idle rules).
+func (m *Mount) openOwn(ctx context.Context) (string, error) {
+	m.ownMu.Lock()
+	defer m.ownMu.Unlock()
+	m.mu.Lock()
+	own, leader, runCtx := m.own, m.leader, m.runCtx
+	m.mu.Unlock()
+	if own != nil {
+		return fmt.Sprintf("This face already runs its own bridge, on port %d.", own.Port()), nil
+	}
+	if leader == nil || runCtx == nil {
+		return "", errors.New("no Stitch Slop bridge is known yet to take the site and config dir from; call wait_for_connection first")
+	}
+	srv, err := New(&Config{Origin: leader.Origin, ConfigDir: leader.dir, Ports: ownBridgePorts})
+	if err != nil {
+		return "", err
+	}
+	lc := hub.NewLifecycle(hub.IdleRules{})
+	lc.Own()
+	run, err := adapters.Standalone{Name: "stitchslop", Adapter: srv, Log: m.sb.log, Lifecycle: lc}.Start(runCtx)
+	if err != nil {
+		return "", fmt.Errorf("no bridge of this face's own could start: %w", err)
+	}
+	msg := fmt.Sprintf("This face runs a bridge of its own on port %d, for a second tab (the bridge on port %d keeps the first): the tab dials %s in order, is refused busy there and attaches here.",
+		srv.Port(), leader.Port, hub.FormatPorts(DefaultPorts))
+	m.mu.Lock()
+	m.own = srv
+	m.mu.Unlock()
+	m.sb.set(srv, "", &FaceReport{Mode: "own-bridge", LeaderPort: leader.Port, LeaderPID: leader.PID, Message: msg})
+	m.sb.log.Info("runs a Stitch Slop bridge of its own for a second tab", "port", srv.Port(), "followed", leader.Port)
+	go func() {
+		err := run.Wait()
+		m.mu.Lock()
+		m.own = nil
+		m.mu.Unlock()
+		why := "this face's own Stitch Slop bridge stopped"
+		if err != nil {
+			why += " (" + err.Error() + ")"
+		}
+		m.sb.setIf(srv, true, nil, why, nil)
+	}()
+	return msg, nil
 }
 
 // Absent says why no bridge is behind the mount (disabled, not running),
@@ -83,6 +164,12 @@ func (m *Mount) Follow(ctx context.Context, r *Remote, face string, ready func()
 // changes: no tool does, so no list_changed goes out (§3.3's "announce
 // every detach" is for a bridge that goes, and none did).
 func (m *Mount) Absent(why string) {
+	m.mu.Lock()
+	own := m.own
+	m.mu.Unlock()
+	if own != nil {
+		return // the mount drives a bridge of its own, which is there
+	}
 	if !m.sb.explain(why) {
 		m.sb.set(nil, why, nil)
 	}

@@ -46,6 +46,7 @@ type Remote struct {
 	Origin string
 	PID    int
 
+	dir     string // the config dir its session file is in
 	key     string
 	base    string
 	tr      *http.Transport // bounded requests, sent straight (see do)
@@ -59,9 +60,9 @@ type Remote struct {
 var remotePaths = []string{"/status", "/tools", "/call", "/wait", "/pair"}
 
 // remoteTimeout bounds a request until its answer starts: a call may take
-// the page's whole CallTimeout, after waiting its turn behind another
-// caller's.
-const remoteTimeout = 2*DefaultCallTimeout + 30*time.Second
+// the page's whole CallTimeout (calls go side by side: none waits for
+// another's turn).
+const remoteTimeout = DefaultCallTimeout + 30*time.Second
 
 // verifyTimeout bounds the GET /status that proves a bridge is live.
 const verifyTimeout = 3 * time.Second
@@ -136,7 +137,7 @@ func verifyRemote(ctx context.Context, dir string, sf sessionFile) (*Remote, err
 // newRemote drives the bridge of sf, the session file in dir.
 func newRemote(dir string, sf sessionFile) *Remote {
 	r := &Remote{
-		Port: sf.Port, Origin: sf.Origin, PID: sf.PID, key: sf.Key,
+		Port: sf.Port, Origin: sf.Origin, PID: sf.PID, key: sf.Key, dir: dir,
 		base: "http://" + hub.LoopbackHost + ":" + strconv.Itoa(sf.Port),
 		urls: map[string]*url.URL{},
 	}
@@ -151,6 +152,15 @@ func newRemote(dir string, sf sessionFile) *Remote {
 	r.hdr = http.Header{key: {sf.Key}}
 	r.hdrJSON = http.Header{key: {sf.Key}, "Content-Type": {"application/json"}}
 	return r
+}
+
+// setAgent names the agent r's requests are made for (AgentHeader), so
+// the bridge reports who drives its tab. Call it before r is shared.
+func (r *Remote) setAgent(id string) {
+	key := http.CanonicalHeaderKey(KeyHeader)
+	agent := http.CanonicalHeaderKey(AgentHeader)
+	r.hdr = http.Header{key: {r.key}, agent: {id}}
+	r.hdrJSON = http.Header{key: {r.key}, agent: {id}, "Content-Type": {"application/json"}}
 }
 
 // Close drops the idle keep-alive connections.
@@ -180,7 +190,7 @@ func (r *Remote) do(ctx context.Context, hc *http.Client, method, path string, b
 		if req, err = http.NewRequestWithContext(ctx, method, r.base+path, rd); err != nil {
 			return nil, err
 		}
-		req.Header[http.CanonicalHeaderKey(KeyHeader)] = []string{r.key}
+		req.Header = r.hdr.Clone()
 		if body != nil {
 			req.Header["Content-Type"] = []string{"application/json"}
 		}

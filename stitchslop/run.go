@@ -37,9 +37,7 @@ type run struct {
 
 	// authMu serialises handshake decisions (busy vs take over, redeem).
 	authMu sync.Mutex
-	// callTurn lets one command at a time reach the page (a semaphore, so
-	// a caller waiting its turn can give up).
-	callTurn chan struct{}
+	agents agentBook // who drives the tab
 
 	mu      sync.Mutex
 	page    *pageConn
@@ -69,7 +67,7 @@ func newRun(s *Server, env *adapters.Env, pl runPlace) *run {
 		pl.store = &pairingStore{dir: pl.dir}
 	}
 	r := &run{s: s, env: env, log: log, dir: pl.dir, pairings: pl.store, port: pl.port, key: pl.key,
-		skipped: pl.skipped, stopping: pl.stopping, sockets: &ws.Sockets{}, callTurn: make(chan struct{}, 1)}
+		skipped: pl.skipped, stopping: pl.stopping, sockets: &ws.Sockets{}}
 	r.pages = r.pageEndpoint(r.sockets, env)
 	r.control = hub.KeyGate{Header: KeyHeader, Key: func() string { return r.key }, Port: func() int { return r.port }, Hint: "(a stale session file?)"}
 	return r
@@ -199,7 +197,10 @@ func (r *run) report() StatusReport {
 	note := r.note()
 	rep.Attempts, rep.Refusals = r.refusals.snapshot()
 	rep.OtherBridges = otherBridges(r.dir, rep.Port)
+	rep.Agents = r.agents.report()
 	switch {
+	case rep.Connected && len(rep.Agents) > 1:
+		rep.Message = fmt.Sprintf("A Stitch Slop tab is connected; %d agents drive it side by side (%s).", len(rep.Agents), agentNames(rep.Agents))
 	case rep.Connected:
 		rep.Message = "A Stitch Slop tab is connected."
 	case note != "":

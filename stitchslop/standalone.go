@@ -45,8 +45,9 @@ var errNoCredential = errors.New("no credential")
 
 // RunStandalone runs one bridge as its own process: the page WebSocket and
 // control plane on loopback, MCP over stdin/stdout, and the idle rules of
-// §2.7/§2.8. When a live bridge already serves the origin (on --port, if
-// given) it runs as an MCP face of that bridge instead (see follower). It
+// §2.7/§2.8. When a live bridge already serves the origin it runs as an
+// MCP face of that bridge instead (see follower), unless --port pins a
+// port: then it is always a bridge of its own there. It
 // returns nil for every clean exit (idle, agent gone, signal) and an error
 // for a refusal to start (no credential, ports busy).
 func RunStandalone(ctx context.Context, o StandaloneOptions) error {
@@ -68,20 +69,24 @@ func RunStandalone(ctx context.Context, o StandaloneOptions) error {
 	}
 	// A bridge already serving this origin holds the tab: a second one
 	// would wait forever for a page that never comes, so this process
-	// becomes an MCP face of that one instead.
+	// becomes an MCP face of that one instead (as the app's own plugin
+	// does). --port is the way out: it always runs a bridge of its own on
+	// that port, for a second tab (wait_for_connection's ownBridge is the
+	// other).
 	ports := DefaultPorts
 	if o.Port != 0 {
 		ports = []int{o.Port}
-	}
-	r, err := FindRemote(ctx, dir, origin, o.Port)
-	if err != nil {
-		r = awaitStarting(ctx, adapters.FollowTiming{}, log, dir, origin, ports)
-	}
-	if r != nil {
-		return newFollower(o, dir, origin, dirs, log).run(ctx, r)
-	}
-	if ctx.Err() != nil {
-		return nil // stopped while waiting: start nothing
+	} else {
+		r, err := FindRemote(ctx, dir, origin, 0)
+		if err != nil {
+			r = awaitStarting(ctx, adapters.FollowTiming{}, log, dir, origin, ports)
+		}
+		if r != nil {
+			return newFollower(o, dir, origin, dirs, log).run(ctx, r)
+		}
+		if ctx.Err() != nil {
+			return nil // stopped while waiting: start nothing
+		}
 	}
 	store := &pairingStore{dir: dir}
 	// As Serve does, first make a loose pairing.json of ours private, so

@@ -1,6 +1,7 @@
 package stitchslop
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -8,28 +9,38 @@ import (
 	"github.com/hubdev/hub/adapters/adaptertest"
 )
 
-// Shell calls still pending when the bridge stops are told so: the one on
-// the wire may have run, the one queued behind it was never sent. Neither
-// caller gave up, and the queued request was not a bad request.
+// Shell calls still pending when the bridge stops are told so: both are
+// on the wire (commands go side by side), so both may have run. Neither
+// caller gave up. A call that reaches a bridge already stopping is never
+// sent, and says so.
 func TestCallsPendingWhenTheBridgeStopsSaySo(t *testing.T) {
 	b := startBridge(t, nil)
 	p, _ := b.attach(map[string]any{"token": testToken})
-	sent, queued := make(chan adaptertest.Response, 1), make(chan adaptertest.Response, 1)
-	go func() { sent <- b.control("POST", "/call", `{"command":"sent"}`) }()
+	first, second := make(chan adaptertest.Response, 1), make(chan adaptertest.Response, 1)
+	go func() { first <- b.control("POST", "/call", `{"command":"first"}`) }()
+	go func() { second <- b.control("POST", "/call", `{"command":"second"}`) }()
 	p.next()
-	go func() { queued <- b.control("POST", "/call", `{"command":"queued"}`) }()
-	waitGoroutinesIn(t, "stitchslop.(*run).Call(", 2)
+	p.next()
 	b.Stop()
-
-	a := <-sent
-	env := mustJSON(t, a.Body)
-	if a.Status != 200 || env["error"] != "uncertain" || contains(env["message"].(string), "gave up") || !contains(env["message"].(string), "stopp") {
-		t.Errorf("the sent call: %d %s; want 200, uncertain, saying the bridge stopped", a.Status, a.Body)
+	for _, ch := range []chan adaptertest.Response{first, second} {
+		a := <-ch
+		env := mustJSON(t, a.Body)
+		if a.Status != 200 || env["error"] != "uncertain" || contains(env["message"].(string), "gave up") || !contains(env["message"].(string), "stopp") {
+			t.Errorf("a call on the wire: %d %s; want 200, uncertain, saying the bridge stopped", a.Status, a.Body)
+		}
 	}
-	q := <-queued
-	env = mustJSON(t, q.Body)
-	if q.Status != 200 || env["ok"] != false || env["error"] != "stopping" || !contains(env["message"].(string), "not sent") {
-		t.Errorf("the queued call: %d %s; want 200, error stopping, saying it was not sent", q.Status, q.Body)
+
+	s, err := New(&Config{Origin: testOrigin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopping := make(chan struct{})
+	close(stopping)
+	r := newRun(s, &adapters.Env{}, runPlace{dir: t.TempDir(), stopping: stopping})
+	out, err := r.Call(context.Background(), "late", nil)
+	env := mustJSON(t, out)
+	if err != nil || env["ok"] != false || env["error"] != "stopping" || !contains(env["message"].(string), "not sent") {
+		t.Errorf("a call reaching a stopping bridge: %s %v; want error stopping, saying it was not sent", out, err)
 	}
 }
 

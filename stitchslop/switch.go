@@ -50,8 +50,18 @@ func newSwitchBridge(origin string, log *slog.Logger) *switchBridge {
 // set makes cur the bridge (nil: none, for the reason why) and tells the
 // subscribers, whose tool lists follow.
 func (b *switchBridge) set(cur bridgeFace, why string, face *FaceReport) {
+	b.setIf(nil, false, cur, why, face)
+}
+
+// setIf is set while the bridge is still was (any bridge, when !check);
+// it reports whether it set.
+func (b *switchBridge) setIf(was bridgeFace, check bool, cur bridgeFace, why string, face *FaceReport) bool {
 	b.mu.Lock()
 	old := b.cur
+	if check && old != was {
+		b.mu.Unlock()
+		return false
+	}
 	b.unsub()
 	b.unsub = func() {}
 	b.cur, b.why, b.face = cur, why, face
@@ -69,6 +79,7 @@ func (b *switchBridge) set(cur bridgeFace, why string, face *FaceReport) {
 	b.switched = make(chan struct{})
 	b.mu.Unlock()
 	b.fire()
+	return true
 }
 
 // explain replaces the reason there is no bridge, telling no subscriber:
@@ -152,7 +163,7 @@ func (b *switchBridge) Report() StatusReport {
 		r = cur.Report()
 	} else {
 		r = StatusReport{OK: true, Port: b.Port(), Origin: b.origin, Protocol: ProtocolVersion, PID: os.Getpid(),
-			Tools: []string{}, Refusals: []Refusal{}, Message: why}
+			Tools: []string{}, Refusals: []Refusal{}, Agents: []AgentReport{}, Message: why}
 	}
 	b.mu.Lock()
 	if b.face != nil {

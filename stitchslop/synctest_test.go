@@ -3,7 +3,9 @@ package stitchslop
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -250,5 +252,61 @@ func TestStandaloneIdleRulesRealTimings(t *testing.T) {
 			cancel()
 			<-c
 		})
+	})
+}
+
+// Issue 28: the app's plugin long-polls voice.listen for 25 s at a time.
+// Beside one such poll, every other call is answered at once (on the fake
+// clock, no time passes for them), and the poll still gets its answer.
+func TestLongPollBesideOtherCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, pg, c := pipeBridge(t, true)
+		answer := func(frame string, extra string) {
+			var f struct {
+				ID int64 `json:"id"`
+			}
+			if err := json.Unmarshal([]byte(frame), &f); err != nil || f.ID == 0 {
+				t.Fatalf("not a command: %s", frame)
+			}
+			c.WriteString(fmt.Sprintf(`{"id":%d,"ok":true%s}`, f.ID, extra))
+		}
+		listened := make(chan []byte, 1)
+		go func() {
+			out, _ := s.Call(context.Background(), "voice.listen", json.RawMessage(`{"timeoutMs":25000}`))
+			listened <- out
+		}()
+		synctest.Wait()
+		poll := <-pg.msgs
+		start := time.Now()
+		for i := range 5 {
+			got := make(chan []byte, 1)
+			go func() {
+				out, _ := s.Call(context.Background(), "scene.describe", nil)
+				got <- out
+			}()
+			synctest.Wait()
+			answer(<-pg.msgs, fmt.Sprintf(`,"n":%d`, i))
+			synctest.Wait()
+			select {
+			case out := <-got:
+				if !contains(string(out), fmt.Sprintf(`"n":%d`, i)) {
+					t.Fatalf("call %d got %s", i, out)
+				}
+			default:
+				t.Fatalf("call %d waited behind the long poll", i)
+			}
+		}
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("the calls beside the poll took %s of fake time", d)
+		}
+		time.Sleep(25 * time.Second)
+		answer(poll, `,"heard":"make it red","atMs":25000`)
+		synctest.Wait()
+		if out := <-listened; !contains(string(out), "make it red") {
+			t.Fatalf("the poll got %s", out)
+		}
+		c.WriteClose(1000, nil)
+		synctest.Wait()
+		<-pg.closed
 	})
 }
