@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,7 +41,6 @@ var _ adapters.Adapter = (*Server)(nil)
 type Server struct {
 	cfg    Config // defaults applied; never changed after New
 	origin string // normalised cfg.Origin
-	policy *hub.OriginPolicy
 
 	cur       atomic.Pointer[run]        // the run serving, nil between runs
 	following atomic.Pointer[outsideRun] // the bridge this Serve follows instead (followOutside)
@@ -47,9 +48,9 @@ type Server struct {
 	callTimeout atomic.Int64
 
 	mu           sync.Mutex
-	dir          string // the config dir as the last Serve resolved it
-	armed        string // the one-time token armed now, if any
-	sessions     int    // MCP sessions of this process's face
+	dir          string            // the config dir as the last Serve resolved it
+	armed        map[string]string // one-time tokens armed now, by site
+	sessions     int               // MCP sessions of this process's face
 	lastActivity time.Time
 	listeners    map[int]func()
 	nextListener int
@@ -67,12 +68,14 @@ func New(cfg *Config) (*Server, error) {
 	s := &Server{
 		cfg:       c,
 		origin:    origin,
-		policy:    hub.NewOriginPolicy(origin).Lenient(), // §2.2: case-insensitive, trailing slash ignored
-		armed:     c.Token,
+		armed:     map[string]string{},
 		listeners: map[int]func(){},
 		changed:   make(chan struct{}),
 	}
 	s.callTimeout.Store(int64(c.CallTimeout))
+	if c.Token != "" {
+		s.armed[origin] = c.Token
+	}
 	return s, nil
 }
 
@@ -309,7 +312,7 @@ func (s *Server) Report() StatusReport {
 		msg = "This bridge is " + o.note() + "."
 	}
 	return StatusReport{OK: true, Origin: s.origin, Protocol: ProtocolVersion, PID: os.Getpid(), TokenArmed: s.tokenArmed(),
-		Tools: []string{}, Refusals: []Refusal{}, Agents: []AgentReport{}, Message: msg}
+		ArmedSites: s.armedSites(), PairedSites: []string{}, Tools: []string{}, Refusals: []Refusal{}, Agents: []AgentReport{}, Message: msg}
 }
 
 // Call sends a command to the page of the current run (see run.Call).
@@ -341,36 +344,66 @@ func (s *Server) waitAttached(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// ArmToken arms a one-time token at run time (control plane /pair,
-// `hub stitchslop pair`). A token already redeemed is refused.
+// ArmToken arms a one-time token for the bridge's own site at run time
+// (control plane /pair, `hub stitchslop pair`). A token already redeemed
+// is refused.
 func (s *Server) ArmToken(token string) error {
+	_, err := s.ArmTokenFor("", token)
+	return err
+}
+
+// ArmTokenFor arms a one-time token for site (the bridge's own when ""):
+// a page of that site may then pair once (see sites.go). It returns the
+// site armed.
+func (s *Server) ArmTokenFor(site, token string) (string, error) {
 	if token == "" || len(token) > 512 {
-		return fmt.Errorf("token must be 1..512 characters")
+		return "", fmt.Errorf("token must be 1..512 characters")
+	}
+	site, err := s.checkSite(site)
+	if err != nil {
+		return "", err
 	}
 	if dir := s.configDir(); dir != "" && (&pairingStore{dir: dir}).Spent(token) {
-		return errTokenSpent
+		return "", errTokenSpent
 	}
 	s.mu.Lock()
-	s.armed = token
+	if _, ok := s.armed[site]; !ok && len(s.armed) >= maxArmedSites {
+		s.mu.Unlock()
+		return "", fmt.Errorf("tokens are armed for %d sites already; let a page pair first", maxArmedSites)
+	}
+	s.armed[site] = token
 	s.mu.Unlock()
-	s.logger().Info("one-time token armed", "origin", s.origin)
-	return nil
+	s.logger().Info("one-time token armed", "origin", site)
+	return site, nil
 }
 
-// armedToken is the token armed now ("" for none).
-func (s *Server) armedToken() string {
+// armedFor is the token armed for site ("" for none).
+func (s *Server) armedFor(site string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.armed
+	return s.armed[site]
 }
 
-func (s *Server) tokenArmed() bool { return s.armedToken() != "" }
+// tokenArmed says whether a token is armed for the bridge's own site.
+func (s *Server) tokenArmed() bool { return s.armedFor(s.origin) != "" }
 
-// spendArmed disarms token if it is the one armed.
-func (s *Server) spendArmed(token string) {
+// armedTokens is a copy of the armed tokens, by site.
+func (s *Server) armedTokens() map[string]string {
 	s.mu.Lock()
-	if s.armed != "" && hub.SecretEqual(s.armed, token) {
-		s.armed = ""
+	defer s.mu.Unlock()
+	return maps.Clone(s.armed)
+}
+
+// armedSites lists the sites a token is armed for, sorted.
+func (s *Server) armedSites() []string {
+	return append([]string{}, slices.Sorted(maps.Keys(s.armedTokens()))...)
+}
+
+// spendArmed disarms token for site if it is the one armed there.
+func (s *Server) spendArmed(site, token string) {
+	s.mu.Lock()
+	if a := s.armed[site]; a != "" && hub.SecretEqual(a, token) {
+		delete(s.armed, site)
 	}
 	s.mu.Unlock()
 }

@@ -58,14 +58,24 @@ func (rn *run) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // StatusReport is GET /status (and `hub stitchslop status`).
 type StatusReport struct {
-	OK           bool             `json:"ok"`
-	Connected    bool             `json:"connected"`
-	Port         int              `json:"port"`
-	Origin       string           `json:"origin"`
-	Protocol     int              `json:"protocol"`
-	PID          int              `json:"pid"`
-	Paired       bool             `json:"paired"`
-	TokenArmed   bool             `json:"tokenArmed"`
+	OK         bool   `json:"ok"`
+	Connected  bool   `json:"connected"`
+	Port       int    `json:"port"`
+	Origin     string `json:"origin"`
+	Protocol   int    `json:"protocol"`
+	PID        int    `json:"pid"`
+	Paired     bool   `json:"paired"`
+	TokenArmed bool   `json:"tokenArmed"`
+	// PairedSites are the sites a page may attach from with a stored
+	// pairing: this bridge's own, and the production and loopback sites
+	// this machine is paired with (each must present its own secret).
+	PairedSites []string `json:"pairedSites"`
+	// ArmedSites are the sites a one-time token is armed for.
+	ArmedSites []string `json:"armedSites"`
+	// PageOrigin is the attached tab's site, and AttachedWith how it
+	// authenticated: "token" (now spent) or "pairing".
+	PageOrigin   string           `json:"pageOrigin,omitempty"`
+	AttachedWith string           `json:"attachedWith,omitempty"`
 	Tools        []string         `json:"tools"`
 	DroppedTools []DroppedTool    `json:"droppedTools,omitempty"`
 	Attempts     int              `json:"attempts"`
@@ -164,13 +174,15 @@ func (rn *run) handleCall(w http.ResponseWriter, r *http.Request) {
 
 func (rn *run) handlePair(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Token string `json:"token"`
+		Token  string `json:"token"`
+		Origin string `json:"origin"`
 	}
 	if err := hub.ReadJSONBody(r, 4<<10, &body); err != nil {
 		badRequest(w, err)
 		return
 	}
-	if err := rn.s.ArmToken(body.Token); err != nil {
+	site, err := rn.s.ArmTokenFor(body.Origin, body.Token)
+	if err != nil {
 		code := "bad_token"
 		if errors.Is(err, errTokenSpent) {
 			code = "spent_token"
@@ -178,7 +190,7 @@ func (rn *run) handlePair(w http.ResponseWriter, r *http.Request) {
 		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": code, "message": err.Error()})
 		return
 	}
-	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "message": "token armed for " + rn.s.origin + "; the page can now pair once"})
+	hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "message": "token armed for " + site + "; a page of it can now pair once"})
 }
 
 func badRequest(w http.ResponseWriter, err error) {

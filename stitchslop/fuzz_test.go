@@ -50,7 +50,7 @@ func FuzzPageFrame(f *testing.F) {
 		f.Fatal(err)
 	}
 	r := newRun(s, &adapters.Env{Log: slog.New(slog.DiscardHandler)}, runPlace{dir: f.TempDir()})
-	p := newPageConn(r, nil)
+	p := newPageConn(r, nil, testOrigin)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r.mu.Lock()
 		r.page = p

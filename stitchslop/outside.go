@@ -21,9 +21,9 @@ import (
 // returns once that bridge has stopped (its session file gone), for Serve
 // to bind its own, or when ctx ends.
 func (s *Server) followOutside(ctx context.Context, env *adapters.Env, log *slog.Logger, dir string, r *Remote, ready func(...int)) {
-	if armed := s.armedToken(); armed != "" {
-		if err := r.Pair(ctx, armed); err != nil {
-			log.Warn("cannot arm the token on the bridge started outside the hub", "port", r.Port, "err", err)
+	for site, token := range s.armedTokens() {
+		if err := r.PairSite(ctx, site, token); err != nil {
+			log.Warn("cannot arm the token on the bridge started outside the hub", "port", r.Port, "site", site, "err", err)
 		}
 	}
 	r.Close()

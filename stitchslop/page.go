@@ -23,8 +23,9 @@ import (
 type pageConn struct {
 	r       *run
 	ws      *ws.Conn
-	authed  bool // read-loop goroutine only
-	refused bool // read-loop goroutine only
+	origin  string // the site its browser named, admitted at the upgrade
+	authed  bool   // read-loop goroutine only
+	refused bool   // read-loop goroutine only
 
 	mu      sync.Mutex
 	ended   bool // detached or closed: no call may start on it
@@ -32,8 +33,8 @@ type pageConn struct {
 	pending map[int64]*pendingCall
 }
 
-func newPageConn(r *run, c *ws.Conn) *pageConn {
-	return &pageConn{r: r, ws: c, pending: map[int64]*pendingCall{}}
+func newPageConn(r *run, c *ws.Conn, origin string) *pageConn {
+	return &pageConn{r: r, ws: c, origin: origin, pending: map[int64]*pendingCall{}}
 }
 
 // write sends one text frame.
@@ -97,13 +98,14 @@ func (rn *run) serveUpgrade(w http.ResponseWriter, r *http.Request) {
 		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_host", "message": "Host must be 127.0.0.1 or localhost with this port"})
 		return
 	}
-	if !rn.s.policy.AllowedRequest(r) {
+	if !rn.admits(pageOrigin(r)) {
 		got := "(none)"
 		if v := r.Header.Values("Origin"); len(v) > 0 {
 			got = strings.Join(v, ", ")
 		}
 		rn.refusals.refuse(rn.log, ReasonOrigin, got, "refused page upgrade: origin mismatch", "origin", clip(got, 120), "allowed", rn.s.origin)
-		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_origin", "message": "this bridge only accepts " + rn.s.origin})
+		hub.WriteJSON(w, http.StatusForbidden, map[string]any{"error": "forbidden_origin",
+			"message": "this bridge accepts " + rn.s.origin + " and the Stitch Slop production and loopback sites this machine is paired with"})
 		return
 	}
 	rn.pages.Serve(w, r)
@@ -155,7 +157,8 @@ type pageHandler struct{ r *run }
 // endpoint's (PreAuth).
 func (h pageHandler) Open(c *ws.Conn) ws.Session {
 	h.r.log.Debug("page socket upgraded", "remote", c.RemoteAddr())
-	return newPageConn(h.r, c)
+	origin, _ := hub.NormalizeOrigin(c.Header().Get("Origin")) // admitted by serveUpgrade
+	return newPageConn(h.r, c, origin)
 }
 
 // Closed ends a page: a close and a dead heartbeat end here alike.
@@ -259,9 +262,12 @@ func (r *run) handshake(p *pageConn, op gws.Opcode, data []byte) {
 
 	r.authMu.Lock()
 	defer r.authMu.Unlock()
-	s, store, armed := r.s, r.pairings, r.s.armedToken()
+	// Every credential is checked against the page's own site: a page of
+	// one site never attaches with another's secret or token.
+	s, store, site := r.s, r.pairings, p.origin
+	armed := s.armedFor(site)
 
-	secretOK := hf.Secret != "" && store.Verify(s.origin, hf.Secret)
+	secretOK := site != "" && hf.Secret != "" && store.Verify(site, hf.Secret)
 	tokenOK, tokenSpent := false, false
 	if hf.Token != "" {
 		switch {
@@ -295,7 +301,7 @@ func (r *run) handshake(p *pageConn, op gws.Opcode, data []byte) {
 	var pairingSecret string
 	if !secretOK { // a token handshake mints a pairing and spends the token
 		pairingSecret = hub.RandomToken(32)
-		if err := store.Redeem(s.origin, hf.Token, pairingSecret); err != nil {
+		if err := store.Redeem(site, hf.Token, pairingSecret); err != nil {
 			if errors.Is(err, errTokenSpent) {
 				r.refuse(p, ReasonSpentToken, "", "bad_credential", "This token was already redeemed; tokens are one-time. Reopen the panel for a fresh one.")
 				return
@@ -305,8 +311,8 @@ func (r *run) handshake(p *pageConn, op gws.Opcode, data []byte) {
 			p.close(1011, "internal error")
 			return
 		}
-		s.spendArmed(hf.Token)
-		r.log.Info("paired a new page; token spent", "origin", s.origin)
+		s.spendArmed(site, hf.Token)
+		r.log.Info("paired a new page; token spent", "origin", site)
 	}
 	hello := map[string]any{"hello": ServerName, "protocol": ProtocolVersion, "port": r.port}
 	if pairingSecret != "" {
@@ -319,7 +325,11 @@ func (r *run) handshake(p *pageConn, op gws.Opcode, data []byte) {
 	}
 	p.authed = true
 	p.ws.Authenticated()
-	r.attach(p)
+	with := "pairing"
+	if pairingSecret != "" {
+		with = "token"
+	}
+	r.attach(p, with)
 }
 
 // displace tells a stale incumbent it lost the connection, then drops it

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"syscall"
 	"time"
 
@@ -132,6 +133,19 @@ func (p *pairingStore) Paired(origin string) bool {
 	pf, _ := p.load()
 	op := pf.Origins[origin]
 	return op != nil && len(op.Secrets) > 0
+}
+
+// PairedOrigins lists the origins with at least one stored pairing.
+func (p *pairingStore) PairedOrigins() []string {
+	pf, _ := p.load()
+	out := make([]string, 0, len(pf.Origins))
+	for o, op := range pf.Origins {
+		if len(op.Secrets) > 0 {
+			out = append(out, o)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Verify reports whether secret is a stored pairing for origin. Every stored

@@ -343,9 +343,20 @@ func (r *Remote) Wait(ctx context.Context, d time.Duration) (bool, error) {
 	return v.Connected, json.Unmarshal(b, &v)
 }
 
-// Pair is POST /pair: arm a one-time token on the bridge.
+// Pair is POST /pair: arm a one-time token on the bridge, for its site.
 func (r *Remote) Pair(ctx context.Context, token string) error {
-	body, _ := json.Marshal(map[string]string{"token": token})
+	return r.PairSite(ctx, "", token)
+}
+
+// PairSite is POST /pair for site (the bridge's own when ""): a page of
+// that site may then pair once, if the bridge admits it (a production or
+// loopback site).
+func (r *Remote) PairSite(ctx context.Context, site, token string) error {
+	req := map[string]string{"token": token}
+	if site != "" {
+		req["origin"] = site
+	}
+	body, _ := json.Marshal(req)
 	b, err := r.get(ctx, http.MethodPost, "/pair", body)
 	if err != nil {
 		return err

@@ -97,7 +97,7 @@ func (f *remoteFace) Report() StatusReport {
 	if err != nil {
 		_, connected := f.Tools()
 		return StatusReport{OK: false, Connected: connected, Port: f.r.Port, Origin: f.r.Origin, Protocol: ProtocolVersion,
-			PID: f.r.PID, Tools: []string{}, Refusals: []Refusal{}, Agents: []AgentReport{}, Message: "The bridge did not answer its status: " + err.Error()}
+			PID: f.r.PID, Tools: []string{}, Refusals: []Refusal{}, Agents: []AgentReport{}, PairedSites: []string{}, ArmedSites: []string{}, Message: "The bridge did not answer its status: " + err.Error()}
 	}
 	return st
 }

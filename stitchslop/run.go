@@ -41,6 +41,7 @@ type run struct {
 
 	mu      sync.Mutex
 	page    *pageConn
+	with    string // how the page authenticated: "token" or "pairing"
 	tools   []PageTool
 	dropped []DroppedTool
 	faces   int    // follower faces attached to GET /events
@@ -120,9 +121,9 @@ func (r *run) Tools() ([]PageTool, bool) {
 }
 
 // attach makes p the page: waiters woken, subscribers told.
-func (r *run) attach(p *pageConn) {
+func (r *run) attach(p *pageConn, with string) {
 	r.mu.Lock()
-	r.page = p
+	r.page, r.with = p, with
 	r.tools, r.dropped = nil, nil
 	r.rev++
 	r.mu.Unlock()
@@ -132,7 +133,7 @@ func (r *run) attach(p *pageConn) {
 	if r.env != nil {
 		r.env.Activity.PageAttached()
 	}
-	r.log.Info("page attached", "origin", r.s.origin)
+	r.log.Info("page attached", "origin", p.origin, "with", with)
 	r.s.fire()
 }
 
@@ -191,8 +192,13 @@ func (r *run) report() StatusReport {
 	for _, t := range r.tools {
 		rep.Tools = append(rep.Tools, t.Name)
 	}
+	if r.page != nil {
+		rep.PageOrigin, rep.AttachedWith = r.page.origin, r.with
+	}
 	r.mu.Unlock()
 	rep.TokenArmed = r.s.tokenArmed()
+	rep.ArmedSites = r.s.armedSites()
+	rep.PairedSites = r.pairedSites()
 	rep.Paired = r.pairings.Paired(r.s.origin)
 	note := r.note()
 	rep.Attempts, rep.Refusals = r.refusals.snapshot()

@@ -163,7 +163,7 @@ func (b *switchBridge) Report() StatusReport {
 		r = cur.Report()
 	} else {
 		r = StatusReport{OK: true, Port: b.Port(), Origin: b.origin, Protocol: ProtocolVersion, PID: os.Getpid(),
-			Tools: []string{}, Refusals: []Refusal{}, Agents: []AgentReport{}, Message: why}
+			Tools: []string{}, Refusals: []Refusal{}, Agents: []AgentReport{}, PairedSites: []string{}, ArmedSites: []string{}, Message: why}
 	}
 	b.mu.Lock()
 	if b.face != nil {
