@@ -23,7 +23,7 @@ func TestServesTheHubsBridges(t *testing.T) {
 	page := h.ssPage("scene.describe", "render")
 	s := runFace(t, Options{Dirs: dirs})
 
-	const want = "hub_status,stitchslop_wait_for_connection,stitchslop_scene_describe,stitchslop_render," +
+	const want = "hub_status," + stitchOwnTools + ",stitchslop_scene_describe,stitchslop_render," +
 		"pixelle_state,pixelle_selection,pixelle_call,pixelle_pair,pixelle_wait,channel_info,page_tools_call,page_tools_list"
 	eventually(t, "every bridge's tools", func() bool { return s.tools() == want })
 	_, desc, _ := s.Tools(wait)
@@ -96,7 +96,7 @@ func TestBridgesThatDoNotRun(t *testing.T) {
 	dirs := adaptertest.TempDirs(t)
 	startHub(t, dirs, hubConfig(t, "stitchslop"))
 	s := runFace(t, Options{Dirs: dirs})
-	eventually(t, "the stitchslop tools", func() bool { return s.tools() == "hub_status,stitchslop_wait_for_connection" })
+	eventually(t, "the stitchslop tools", func() bool { return s.tools() == "hub_status,"+stitchOwnTools })
 	// The wait tool's advice names it as this server offers it.
 	if txt := s.tool("stitchslop_wait_for_connection", map[string]any{"timeoutSeconds": 0}).Text; !strings.Contains(txt, "call stitchslop_wait_for_connection again") {
 		t.Errorf("the wait tool names another tool:\n%s", txt)
@@ -134,7 +134,7 @@ func TestStartsAHubOnlyWhenNoneRuns(t *testing.T) {
 				startHub(t, dirs, cfg)
 				return nil
 			}})
-			eventually(t, "the hub's tools", func() bool { return s.tools() == "hub_status,stitchslop_wait_for_connection" })
+			eventually(t, "the hub's tools", func() bool { return s.tools() == "hub_status,"+stitchOwnTools })
 			if n := starts.Load(); n != tc.starts {
 				t.Fatalf("started %d hubs, want %d", n, tc.starts)
 			}

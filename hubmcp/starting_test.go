@@ -30,7 +30,7 @@ func TestAHubThatIsStartingIsWaitedFor(t *testing.T) {
 		t.Errorf("hub_status while a hub starts:\n%s", st)
 	}
 	startHubLocked(t, dirs, cfg, lock)
-	eventually(t, "the hub's tools", func() bool { return s.tools() == "hub_status,stitchslop_wait_for_connection" })
+	eventually(t, "the hub's tools", func() bool { return s.tools() == "hub_status,"+stitchOwnTools })
 	if n := starts.Load(); n != 0 {
 		t.Fatalf("started %d hubs beside the one starting", n)
 	}

@@ -125,7 +125,7 @@ func TestFollowerFacesTheLiveBridgeAndTakesOver(t *testing.T) {
 	c := faceClient{t, adaptertest.NewMCPClient(inW, outR)}
 	c.initialize()
 
-	if got := c.toolNames(); got != "wait_for_connection,scene.describe,render" {
+	if got := c.toolNames(); got != ownTools+",scene.describe,render" {
 		t.Fatalf("tools/list = %s", got)
 	}
 	if text, isErr := c.tool("scene.describe", map[string]any{}); isErr || !strings.HasPrefix(text, "Two objects on the hoop.\n") {
@@ -148,7 +148,7 @@ func TestFollowerFacesTheLiveBridgeAndTakesOver(t *testing.T) {
 	c.DropNotes()
 	p.send(map[string]any{"tools": []any{map[string]any{"name": "render"}}})
 	c.expectNote("notifications/tools/list_changed")
-	adaptertest.WaitFor(t, "the revised list", func() bool { return c.toolNames() == "wait_for_connection,render" })
+	adaptertest.WaitFor(t, "the revised list", func() bool { return c.toolNames() == ownTools+",render" })
 
 	// The leader stops: the face takes over its port and the tab returns.
 	c.DropNotes()
@@ -158,7 +158,7 @@ func TestFollowerFacesTheLiveBridgeAndTakesOver(t *testing.T) {
 	p2.serve(answerScene)
 	p2.send(map[string]any{"tools": []any{map[string]any{"name": "scene.describe"}}})
 	adaptertest.WaitFor(t, "the tab's tools on the face's own bridge", func() bool {
-		return c.toolNames() == "wait_for_connection,scene.describe"
+		return c.toolNames() == ownTools+",scene.describe"
 	})
 	if text, isErr := c.tool("scene.describe", map[string]any{}); isErr || !strings.HasPrefix(text, "Two objects") {
 		t.Fatalf("scene.describe after the takeover = %q %v", text, isErr)

@@ -17,6 +17,9 @@ import (
 // Helpers the shared harness does not have: a bridge configured for tests,
 // and a scripted Stitch Slop page.
 
+// ownTools are the bridge's own MCP tools, as tools/list shows them first.
+const ownTools = "wait_for_connection,pair,connection_status"
+
 const (
 	testOrigin = "https://www.stitchslop.test"
 	testToken  = "tok_test-bootstrap-token"

@@ -31,6 +31,9 @@ type bridgeFace interface {
 	// Call sends a command to the page; ErrNoPage when none is attached.
 	Call(ctx context.Context, command string, args json.RawMessage) ([]byte, error)
 	Report() StatusReport
+	// pair arms a one-time token for site ("" the bridge's own) and says
+	// for which.
+	pair(ctx context.Context, site, token string) (string, error)
 	waitAttached(ctx context.Context, d time.Duration) bool
 	agentActivity()
 	sessionAdd(delta int)
@@ -56,10 +59,13 @@ var legacyVersions = slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v s
 // face is one MCP session's server: the bridge's own tools, and the page's
 // forwarded with their raw schemas.
 type face struct {
-	b    bridgeFace
-	srv  *mcpserver.Server
-	fw   *mcpserver.Forwarder
-	wait string // the wait tool's name as offered, "" for toolWait
+	b   bridgeFace
+	srv *mcpserver.Server
+	fw  *mcpserver.Forwarder
+	// prefix is what the bridge's own tools are offered under ("" on the
+	// bridge's own face; hub mcp offers them prefixed), for the advice
+	// that names them.
+	prefix string
 	// id names this face's calls to the bridge (who drives the tab).
 	id string
 	// own opens a bridge of this face's own for a second tab
@@ -70,12 +76,10 @@ type face struct {
 
 // waitName is the wait tool's name on this face's server, for the advice
 // that says to call it (hub mcp offers it prefixed).
-func (f *face) waitName() string {
-	if f.wait == "" {
-		return toolWait
-	}
-	return f.wait
-}
+func (f *face) waitName() string { return f.prefix + toolWait }
+
+// toolName is the bridge tool name as this face offers it.
+func (f *face) toolName(name string) string { return f.prefix + name }
 
 // serveFace serves one MCP session of b; own (nil: b is the face's own
 // bridge already) opens a bridge of its own for wait_for_connection's
@@ -203,6 +207,7 @@ func (f *face) unknownTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 const mcpInstructions = "This server drives the user's Stitch Slop tab (a browser embroidery digitizer). " +
 	"The tab connects to this bridge on its own: it polls and attaches with nothing for the user to press. " +
 	"If no tab is connected yet, call wait_for_connection — it blocks until the tab attaches and then shows the scene. " +
-	"The page's own tools appear (tools/list_changed) once it is attached. " +
+	"The page's own tools appear (tools/list_changed) once it is attached; calls go to the tab side by side. " +
 	"Only if wait_for_connection times out should you involve the user, and then ask whether their Allow agent connections switch is on; " +
-	"its answer says whether the browser tried and why it was refused."
+	"its answer (and connection_status) says whether the browser tried and why it was refused. " +
+	"pair arms a one-time token the user gives you from the panel."

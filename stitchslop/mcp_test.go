@@ -133,7 +133,7 @@ func TestMCPInitializeSDK(t *testing.T) {
 func TestMCPToolListLifecycle(t *testing.T) {
 	b := startBridge(t, nil)
 	c := connectSDK(t, b)
-	if names := toolNames(t, c); strings.Join(names, ",") != "wait_for_connection" {
+	if names := toolNames(t, c); strings.Join(names, ",") != ownTools {
 		t.Fatalf("tools before a page = %v", names)
 	}
 	p, _ := b.attach(map[string]any{"token": testToken})
@@ -147,12 +147,12 @@ func TestMCPToolListLifecycle(t *testing.T) {
 	}
 	p.send(map[string]any{"tools": []any{map[string]any{"name": "scene.describe"}, map[string]any{"name": "render"}}})
 	c.expectListChanged(t) // revised
-	if names := toolNames(t, c); strings.Join(names, ",") != "wait_for_connection,scene.describe,render" {
+	if names := toolNames(t, c); strings.Join(names, ",") != ownTools+",scene.describe,render" {
 		t.Fatalf("revised list: %v", names)
 	}
 	p.Close()
 	c.expectListChanged(t) // disconnect
-	if names := toolNames(t, c); strings.Join(names, ",") != "wait_for_connection" {
+	if names := toolNames(t, c); strings.Join(names, ",") != ownTools {
 		t.Fatalf("page tools kept after disconnect: %v", names)
 	}
 }
@@ -301,32 +301,34 @@ func TestMCPWaitBoundedWithASilentTab(t *testing.T) {
 	}
 }
 
-// §3.2/§3.3: the bridge's only tool of its own is wait_for_connection, so
-// a page command named like a tool a bridge might add (pair,
-// connection_status) is the page's: offered and sent to the page. A wait
-// that times out after refusals says so.
-func TestMCPOnlyWaitIsTheBridges(t *testing.T) {
+// Issue 28: pair and connection_status are the bridge's own tools now,
+// as in the app's plugin: a page tool of the same name is dropped (and
+// reported), the bridge's answers. A wait that times out after refusals
+// names each reason and what to do about it.
+func TestMCPBridgeToolsShadowThePages(t *testing.T) {
 	b := startBridge(t, nil)
 	c := connectSDK(t, b)
 	if _, err := b.Dial("/", adaptertest.DialOptions{Origin: "https://evil.example"}); err == nil {
 		t.Fatal("foreign origin upgraded")
 	}
 	_, text := callText(t, c, "wait_for_connection", map[string]any{"timeoutSeconds": 0.05})
-	if !strings.Contains(text, "The browser tried 1 times and was refused") || !strings.Contains(text, "hub stitchslop status") {
+	if !strings.Contains(text, "The browser tried 1 times and was refused: origin (1×): ") || !strings.Contains(text, "start the bridge with the site") ||
+		!strings.Contains(text, "connection_status lists every refusal") {
 		t.Fatalf("timeout after a refusal: %q", text)
 	}
 	p, _ := b.attach(map[string]any{"token": testToken})
-	p.send(map[string]any{"tools": []any{map[string]any{"name": "pair"}, map[string]any{"name": "connection_status"}}})
+	p.send(map[string]any{"tools": []any{map[string]any{"name": "pair"}, map[string]any{"name": "connection_status"}, map[string]any{"name": "render"}}})
 	adaptertest.WaitFor(t, "the page's tools", func() bool {
-		return strings.Join(toolNames(t, c), ",") == "wait_for_connection,pair,connection_status"
+		return strings.Join(toolNames(t, c), ",") == ownTools+",render"
 	})
+	if d := b.S.Report().DroppedTools; len(d) != 2 || d[0].Reason != "shadows a bridge tool" {
+		t.Fatalf("dropped %+v", d)
+	}
 	p.serve(func(cmd string, _ map[string]any) map[string]any {
 		return map[string]any{"ok": true, "say": "the page ran " + cmd}
 	})
-	for _, name := range []string{"pair", "connection_status"} {
-		if res, text := callText(t, c, name, map[string]any{}); res.IsError || !strings.HasPrefix(text, "the page ran "+name) {
-			t.Fatalf("%s: %q", name, text)
-		}
+	if _, text := callText(t, c, "connection_status", map[string]any{}); strings.Contains(text, "the page ran") || !strings.Contains(text, `"attached": true`) {
+		t.Fatalf("connection_status: %q", text)
 	}
 }
 

@@ -13,9 +13,9 @@ import (
 	"github.com/hubdev/hub/hub/mcpserver"
 )
 
-// bridgeTools are the MCP tools the bridge itself provides: §3.3 and §3.4,
-// wait_for_connection and nothing else (connection state and pairing are
-// the shell's: `hub stitchslop status` and `pair`).
+// bridgeTools are the MCP tools the bridge itself provides: §3.4's
+// wait_for_connection, and what the app's own plugin gives its users
+// besides (issue 28): pair, connection_status.
 var bridgeTools = []*mcp.Tool{
 	{
 		Name: toolWait,
@@ -24,6 +24,21 @@ var bridgeTools = []*mcp.Tool{
 			"By default a face shares a bridge already running for the site; ownBridge: true opens one of its own on the next free port, for a second tab.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"timeoutSeconds":{"type":"number","description":"how long to wait, default 90, at most 120"},` +
 			`"ownBridge":{"type":"boolean","description":"run a bridge of this face's own on the next free port of 8787-8790 (for a second tab) instead of sharing the running one"}}}`),
+	},
+	{
+		Name: toolPair,
+		Description: "Arm the one-time token the user's Stitch Slop panel shows on the bridge, so their tab pairs with it the next time it connects " +
+			"(it polls on its own; then call wait_for_connection). The token is spent once the tab pairs; the tab keeps a pairing for next time. " +
+			"origin is the tab's site when it is not the bridge's own (a production or loopback site).",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"token":{"type":"string","description":"the one-time token from the Stitch Slop panel"},` +
+			`"origin":{"type":"string","description":"the site the tab runs on, e.g. https://www.stitchslop.com or http://localhost:5173; default the bridge's own"}},"required":["token"]}`),
+	},
+	{
+		Name: toolStatus,
+		Description: "The connection as the bridge sees it: whether a tab is attached (and how it authenticated), port and site, the sites this machine is paired with, " +
+			"whether a token is armed, how often a browser tried, each refusal with its reason and what to do about it, page tools dropped and why, " +
+			"other bridges running, and the other agents driving the same tab.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 	},
 }
 
@@ -58,12 +73,72 @@ func (r toolResult) sdk() *mcp.CallToolResult {
 	return out
 }
 
-// callTool runs wait_for_connection; any other name goes to the page.
+// callTool runs one of the bridge's own tools; any other name goes to the
+// page.
 func (f *face) callTool(ctx context.Context, name string, args json.RawMessage) toolResult {
-	if name == toolWait {
+	switch name {
+	case toolWait:
 		return f.waitTool(ctx, args)
+	case toolPair:
+		return f.pairTool(ctx, args)
+	case toolStatus:
+		return f.statusTool()
 	}
 	return f.pageCall(ctx, name, args)
+}
+
+// pairTool is pair: the token (and the tab's site) as arguments, never
+// argv or a file, armed on the bridge this face serves (through its keyed
+// POST /pair when that bridge runs in another process).
+func (f *face) pairTool(ctx context.Context, args json.RawMessage) toolResult {
+	var p struct {
+		Token  string `json:"token"`
+		Origin string `json:"origin"`
+	}
+	if json.Unmarshal(args, &p) != nil || strings.TrimSpace(p.Token) == "" {
+		return textResult("pair needs token: the one-time token the user's Stitch Slop panel shows.", true)
+	}
+	site, err := f.b.pair(ctx, p.Origin, strings.TrimSpace(p.Token))
+	if err != nil {
+		if errors.Is(err, errTokenSpent) || strings.Contains(err.Error(), errTokenSpent.Error()) {
+			return textResult("That token was redeemed already (tokens are one-time): ask the user to reopen the Stitch Slop panel for a fresh one.", true)
+		}
+		return textResult("The token was not armed: "+err.Error(), true)
+	}
+	return textResult(fmt.Sprintf("Armed a one-time token for %s on the bridge (port %d): the tab pairs with it the next time it connects, on its own; call %s to wait for it.",
+		site, f.b.Port(), f.waitName()), false)
+}
+
+// statusTool is connection_status: the bridge's report, with a summary
+// line first and the other agents driving the tab (not this face).
+func (f *face) statusTool() toolResult {
+	r := f.b.Report()
+	mode := "bridge"
+	if r.Face != nil {
+		mode = r.Face.Mode
+	}
+	others := othersThan(r.Agents, f.id)
+	v := map[string]any{
+		"mode": mode, "attached": r.Connected, "port": r.Port, "origin": r.Origin,
+		"pairedSites": r.PairedSites, "tokenArmed": r.TokenArmed, "armedSites": r.ArmedSites,
+		"attempts": r.Attempts, "refusals": r.Refusals, "droppedTools": r.DroppedTools,
+		"otherBridges": r.OtherBridges, "otherAgents": others, "tools": r.Tools,
+	}
+	if r.Connected {
+		v["pageOrigin"], v["attachedWith"] = r.PageOrigin, r.AttachedWith
+	}
+	if r.OtherBridges == nil {
+		v["otherBridges"] = []map[string]any{}
+	}
+	if r.DroppedTools == nil {
+		v["droppedTools"] = []DroppedTool{}
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	summary := r.Message
+	if len(others) > 0 {
+		summary += fmt.Sprintf(" Other agents drive the same tab: %s.", agentNames(others))
+	}
+	return textResult(strings.TrimSpace(summary+faceNote(r))+"\n"+string(b), false)
 }
 
 // pageCall translates a tools/call into a page command (§3.2: name →
@@ -125,20 +200,30 @@ func (f *face) waitTool(ctx context.Context, args json.RawMessage) toolResult {
 		r := f.b.Report()
 		text := fmt.Sprintf("Still waiting: no Stitch Slop tab has attached to this bridge (port %d) in %gs. "+
 			"The page polls and attaches on its own, so call %s again. ", r.Port, secs, f.waitName())
-		if r.Attempts == 0 {
-			text += "No browser has tried to connect yet. If waiting again does not help, ask the user whether their Allow agent connections switch is on " +
-				"(and, if it is, to check the browser console for a Content-Security-Policy block)."
-		} else if len(r.Refusals) > 0 {
-			text += fmt.Sprintf("The browser tried %d times and was refused (most recent reason: %s); `hub stitchslop status` in a shell lists every refusal.",
-				r.Attempts, r.Refusals[0].Reason)
-		}
+		text += sawText(r, f.toolName(toolStatus))
 		return textResult(text+faceNote(r)+ownNote, false)
 	}
-	greeting := fmt.Sprintf("Connected: the Stitch Slop tab at %s is attached to this bridge (port %d).", f.b.Origin(), f.b.Port())
-	if already {
-		greeting = fmt.Sprintf("Already connected: the Stitch Slop tab at %s is attached to this bridge (port %d).", f.b.Origin(), f.b.Port())
+	r := f.b.Report()
+	site := r.PageOrigin
+	if site == "" {
+		site = f.b.Origin()
 	}
-	greeting += faceNote(f.b.Report()) + ownNote
+	greeting := fmt.Sprintf("Connected: the Stitch Slop tab at %s is attached to this bridge (port %d)", site, r.Port)
+	if already {
+		greeting = fmt.Sprintf("Already connected: the Stitch Slop tab at %s is attached to this bridge (port %d)", site, r.Port)
+	}
+	switch r.AttachedWith {
+	case "token":
+		greeting += ", with the one-time token (now spent; the tab keeps a pairing for next time)."
+	case "pairing":
+		greeting += ", with its stored pairing."
+	default:
+		greeting += "."
+	}
+	if others := othersThan(r.Agents, f.id); len(others) > 0 {
+		greeting += fmt.Sprintf(" Other agents drive the same tab: %s.", agentNames(others))
+	}
+	greeting += faceNote(r) + ownNote
 	dctx, cancel := context.WithDeadline(ctx, later(deadline, time.Now().Add(greetingFloor)))
 	defer cancel()
 	env, err := f.b.Call(withAgent(dctx, f.id), "scene.describe", nil)
@@ -150,6 +235,35 @@ func (f *face) waitTool(ctx context.Context, args json.RawMessage) toolResult {
 	res.Content[0]["text"] = greeting + "\n\nscene.describe answered:\n" + text
 	res.IsError = false
 	return res
+}
+
+// sawText says, for a wait that timed out, what the bridge saw: no
+// attempt at all (the switch, the browser, or another bridge took the
+// tab), or attempts refused, each reason with its fix (§5).
+func sawText(r StatusReport, statusTool string) string {
+	if r.Attempts == 0 {
+		text := "No browser has tried to connect to this bridge at all, so it is not refusing anything. Either the Allow agent connections switch is off in the user's tab " +
+			"(ask them), or the browser blocks the connection before it opens (a Content-Security-Policy block shows in the browser console; " +
+			"Chrome asks once to let the site access other apps and services on this device, and a refusal is sticky)"
+		if len(r.OtherBridges) > 0 {
+			ports := make([]string, len(r.OtherBridges))
+			for i, o := range r.OtherBridges {
+				ports[i] = fmt.Sprint(o["port"])
+			}
+			text += ", or the tab attached to another bridge running for it (port " + strings.Join(ports, ", ") + ")"
+		}
+		return text + "."
+	}
+	if len(r.Refusals) == 0 {
+		return fmt.Sprintf("A browser reached the bridge %d times, and nothing was refused; the tab may be reloading.", r.Attempts)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The browser tried %d times and was refused:", r.Attempts)
+	for _, rf := range r.Refusals {
+		fmt.Fprintf(&b, " %s (%d×): %s", rf.Reason, rf.Count, rf.Fix)
+	}
+	fmt.Fprintf(&b, " %s lists every refusal.", statusTool)
+	return b.String()
 }
 
 // waitSeconds reads timeoutSeconds: default 90, capped at 120; anything

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,36 +23,41 @@ import (
 // original in its description) and prefix+wait_for_connection. Results,
 // images included, are rendered exactly as the bridge's own face renders
 // them. Follow points it at a running bridge; between bridges the page
-// tools are gone and the wait tool says why.
+// tools are gone and the bridge's own tools say why.
 type Mount struct {
 	f      *face
 	sb     *switchBridge
-	waitFw *mcpserver.Forwarder // the wait tool, offered while a bridge is known
-	wait   *mcp.Tool
+	ownFw  *mcpserver.Forwarder // the bridge's own tools, offered while a bridge is known
+	own    []*mcp.Tool          // those tools, prefixed
+	prefix string
 
 	ownMu  sync.Mutex // held while a bridge of the mount's own starts
 	mu     sync.Mutex
 	runCtx context.Context // Run's: a bridge of the mount's own lives as long
 	leader *Remote         // the bridge Follow follows now (its site and config dir)
-	own    *Server         // the mount's own bridge (ownBridge), nil while it follows
+	mine   *Server         // the mount's own bridge (ownBridge), nil while it follows
 }
 
 // NewMount returns a mount on srv with no bridge behind it and no tools
-// yet: the wait tool is offered once Follow has a bridge, and withdrawn by
-// Absent, so a bridge that does not run contributes no tools.
+// yet: the bridge's own tools (prefix+wait_for_connection, pair,
+// connection_status, call_with_file, call_to_files) are offered once
+// Follow has a bridge, and withdrawn by Absent, so a bridge that does not
+// run contributes no tools.
 func NewMount(srv *mcpserver.Server, prefix string, log *slog.Logger) *Mount {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &Mount{sb: newSwitchBridge("", log)}
-	m.f = &face{b: m.sb, srv: srv, wait: prefix + toolWait, id: "mount-" + itoa(os.Getpid())}
+	m := &Mount{sb: newSwitchBridge("", log), prefix: prefix}
+	m.f = &face{b: m.sb, srv: srv, prefix: prefix, id: "mount-" + itoa(os.Getpid())}
 	m.f.own = m.openOwn
-	wait := *bridgeTools[0]
-	wait.Name = prefix + toolWait
-	m.wait = &wait
-	// Made first, so tools/list shows the wait tool before the page's.
-	m.waitFw = srv.Forward(mcpserver.Identity, func(ctx context.Context, _ string, args json.RawMessage) (*mcp.CallToolResult, error) {
-		return m.waitFor(ctx, args), nil
+	for _, t := range bridgeTools {
+		pt := *t
+		pt.Name = prefix + t.Name
+		m.own = append(m.own, &pt)
+	}
+	// Made first, so tools/list shows the bridge's tools before the page's.
+	m.ownFw = srv.Forward(mcpserver.Identity, func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+		return m.bridgeTool(ctx, strings.TrimPrefix(name, prefix), args), nil
 	})
 	m.f.fw = srv.Forward(mcpserver.Prefix(prefix), m.f.pageTool)
 	m.sb.set(nil, "no Stitch Slop bridge has been found yet", nil)
@@ -75,12 +81,12 @@ func (m *Mount) Follow(ctx context.Context, r *Remote, face string, ready func()
 	r.setAgent(face)
 	m.mu.Lock()
 	m.leader = r
-	own := m.own
+	mine := m.mine
 	m.mu.Unlock()
-	if own != nil {
+	if mine != nil {
 		// The mount drives a bridge of its own (ownBridge): the one found
 		// is only where a later own bridge takes its site from.
-		m.waitFw.Sync(ctx, []*mcp.Tool{m.wait})
+		m.ownFw.Sync(ctx, m.own)
 		if ready != nil {
 			ready()
 		}
@@ -89,7 +95,7 @@ func (m *Mount) Follow(ctx context.Context, r *Remote, face string, ready func()
 	}
 	rf := newRemoteFace(r, m.sb.log)
 	m.sb.set(rf, "", nil)
-	m.waitFw.Sync(ctx, []*mcp.Tool{m.wait})
+	m.ownFw.Sync(ctx, m.own)
 	if ready != nil {
 		go func() {
 			select {
@@ -120,10 +126,10 @@ func (m *Mount) openOwn(ctx context.Context) (string, error) {
 	m.ownMu.Lock()
 	defer m.ownMu.Unlock()
 	m.mu.Lock()
-	own, leader, runCtx := m.own, m.leader, m.runCtx
+	mine, leader, runCtx := m.mine, m.leader, m.runCtx
 	m.mu.Unlock()
-	if own != nil {
-		return fmt.Sprintf("This face already runs its own bridge, on port %d.", own.Port()), nil
+	if mine != nil {
+		return fmt.Sprintf("This face already runs its own bridge, on port %d.", mine.Port()), nil
 	}
 	if leader == nil || runCtx == nil {
 		return "", errors.New("no Stitch Slop bridge is known yet to take the site and config dir from; call wait_for_connection first")
@@ -141,14 +147,14 @@ func (m *Mount) openOwn(ctx context.Context) (string, error) {
 	msg := fmt.Sprintf("This face runs a bridge of its own on port %d, for a second tab (the bridge on port %d keeps the first): the tab dials %s in order, is refused busy there and attaches here.",
 		srv.Port(), leader.Port, hub.FormatPorts(DefaultPorts))
 	m.mu.Lock()
-	m.own = srv
+	m.mine = srv
 	m.mu.Unlock()
 	m.sb.set(srv, "", &FaceReport{Mode: "own-bridge", LeaderPort: leader.Port, LeaderPID: leader.PID, Message: msg})
 	m.sb.log.Info("runs a Stitch Slop bridge of its own for a second tab", "port", srv.Port(), "followed", leader.Port)
 	go func() {
 		err := run.Wait()
 		m.mu.Lock()
-		m.own = nil
+		m.mine = nil
 		m.mu.Unlock()
 		why := "this face's own Stitch Slop bridge stopped"
 		if err != nil {
@@ -165,22 +171,22 @@ func (m *Mount) openOwn(ctx context.Context) (string, error) {
 // every detach" is for a bridge that goes, and none did).
 func (m *Mount) Absent(why string) {
 	m.mu.Lock()
-	own := m.own
+	mine := m.mine
 	m.mu.Unlock()
-	if own != nil {
+	if mine != nil {
 		return // the mount drives a bridge of its own, which is there
 	}
 	if !m.sb.explain(why) {
 		m.sb.set(nil, why, nil)
 	}
-	m.waitFw.Clear(context.Background())
+	m.ownFw.Clear(context.Background())
 }
 
 // Names maps each tool the mount offers to the page's (or the bridge's)
 // own name for it.
 func (m *Mount) Names() map[string]string {
 	out := m.f.fw.Names()
-	for k, v := range m.waitFw.Names() {
+	for k, v := range m.ownFw.Names() {
 		out[k] = v
 	}
 	return out
@@ -189,11 +195,12 @@ func (m *Mount) Names() map[string]string {
 // Report is the bridge's status, or why there is none.
 func (m *Mount) Report() StatusReport { return m.sb.Report() }
 
-// waitFor is prefix+wait_for_connection: the bridge's own, once one is
-// there; with none it says why at once instead of waiting on nothing.
-func (m *Mount) waitFor(ctx context.Context, args json.RawMessage) *mcp.CallToolResult {
-	if cur, why, _ := m.sb.current(); cur == nil {
-		return mcpserver.ErrorResult("There is no Stitch Slop bridge to wait on: " + why + ". hub_status shows every bridge and why it is not running.")
+// bridgeTool is one of the bridge's own tools (name unprefixed): the
+// bridge's, once one is there; with none, connection_status says why and
+// the others say so at once instead of waiting on nothing.
+func (m *Mount) bridgeTool(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
+	if cur, why, _ := m.sb.current(); cur == nil && name != toolStatus {
+		return mcpserver.ErrorResult("There is no Stitch Slop bridge to use: " + why + ". hub_status shows every bridge and why it is not running.")
 	}
-	return m.f.waitTool(ctx, args).sdk()
+	return m.f.callTool(ctx, name, args).sdk()
 }

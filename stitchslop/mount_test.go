@@ -110,7 +110,7 @@ func TestMountOwnBridgeForASecondTab(t *testing.T) {
 	}
 	adaptertest.WaitFor(t, "the second tab's tools", func() bool {
 		res, err := c.ListTools(t.Context(), nil)
-		return err == nil && len(res.Tools) == 2
+		return err == nil && len(res.Tools) == len(bridgeTools)+1
 	})
 	if text, _ := c.text(t, "stitchslop_which", map[string]any{}); !strings.Contains(text, `"tab":"second"`) {
 		t.Fatalf("after ownBridge the calls reach %s", text)

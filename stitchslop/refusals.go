@@ -25,16 +25,45 @@ const (
 	ReasonCrowded     = "crowded"
 )
 
+// reasonFix is what to do about a refusal of reason (§5).
+func reasonFix(reason string) string {
+	switch reason {
+	case ReasonOrigin:
+		return "the page's site is neither this bridge's (--origin) nor a production or loopback site this machine is paired with: start the bridge with the site in the user's address bar, or arm a token for that site (pair with its origin)."
+	case ReasonHost:
+		return "a page reached the bridge under another host name (DNS rebinding?); the tab dials 127.0.0.1, so nothing is needed for it."
+	case ReasonSpentToken:
+		return "the token was redeemed already (tokens are one-time): ask the user to reopen the Stitch Slop panel for a fresh token, then pair with it."
+	case ReasonWrongPair:
+		return "the tab's stored pairing is not one this machine holds (another config dir, or removed): ask the user to reopen the panel for a fresh token, then pair with it."
+	case ReasonUnknownTok:
+		return "the tab sent a token this bridge was not given: pair with the token the panel shows (or set STITCHSLOP_TOKEN)."
+	case ReasonNoCred:
+		return "the tab sent neither token nor pairing: ask the user to reopen the Stitch Slop panel."
+	case ReasonBadFrame:
+		return "something that is not the tab's handshake reached the port; if the tab never attaches, reload it."
+	case ReasonAuthTimeout:
+		return "a socket opened and sent no handshake in time; reload the tab if it never attaches."
+	case ReasonBusy:
+		return "a second tab was refused because this bridge serves another: close the other tab, or call wait_for_connection with ownBridge: true for a bridge of its own."
+	case ReasonCrowded:
+		return "too many sockets waited to authenticate at once; the tab retries on its own."
+	}
+	return ""
+}
+
 // maxRefusalKinds bounds the de-duplicated log; the least recent kind goes.
 const maxRefusalKinds = 32
 
 // Refusal is one de-duplicated kind of refused upgrade or handshake.
 type Refusal struct {
-	Reason string    `json:"reason"`
-	Detail string    `json:"detail,omitempty"`
-	Count  int       `json:"count"`
-	First  time.Time `json:"first"`
-	Last   time.Time `json:"last"`
+	Reason string `json:"reason"`
+	Detail string `json:"detail,omitempty"`
+	// Fix says what to do about it (§5).
+	Fix   string    `json:"fix"`
+	Count int       `json:"count"`
+	First time.Time `json:"first"`
+	Last  time.Time `json:"last"`
 }
 
 // Thinning of the refusal log lines. Anything that reaches the port can be
@@ -123,7 +152,9 @@ func (l *refusalLog) snapshot() (int, []Refusal) {
 	defer l.mu.Unlock()
 	out := make([]Refusal, 0, len(l.byKey))
 	for _, r := range l.byKey {
-		out = append(out, *r)
+		rf := *r
+		rf.Fix = reasonFix(rf.Reason)
+		out = append(out, rf)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Last.After(out[j].Last) })
 	return l.attempts, out

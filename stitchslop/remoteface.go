@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/hubdev/hub/hub"
 )
 
 // remoteFace is the bridgeFace of a bridge another process runs: the
@@ -100,6 +102,20 @@ func (f *remoteFace) Report() StatusReport {
 			PID: f.r.PID, Tools: []string{}, Refusals: []Refusal{}, Agents: []AgentReport{}, PairedSites: []string{}, ArmedSites: []string{}, Message: "The bridge did not answer its status: " + err.Error()}
 	}
 	return st
+}
+
+// pair arms the token on the bridge through its keyed POST /pair.
+func (f *remoteFace) pair(ctx context.Context, site, token string) (string, error) {
+	if err := f.r.PairSite(ctx, site, token); err != nil {
+		return "", err
+	}
+	if site == "" {
+		site = f.r.Origin
+	}
+	if n, ok := hub.NormalizeOrigin(site); ok {
+		site = n
+	}
+	return site, nil
 }
 
 // waitAttached waits on the event stream's state: no request stays open

@@ -175,6 +175,14 @@ func (b *switchBridge) Report() StatusReport {
 	return r
 }
 
+func (b *switchBridge) pair(ctx context.Context, site, token string) (string, error) {
+	cur, why, _ := b.current()
+	if cur == nil {
+		return "", errors.New(why)
+	}
+	return cur.pair(ctx, site, token)
+}
+
 // waitAttached waits across switches: a tab that attaches to the bridge
 // this face takes over ends the wait as well as one on the bridge it
 // followed.

@@ -18,11 +18,23 @@ const (
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
 
-// toolWait is the one MCP tool the bridge provides itself (§3.4); a page
-// may not shadow it.
-const toolWait = "wait_for_connection"
+// The MCP tools the bridge provides itself (§3.4's wait, and issue 28's);
+// a page may not shadow them.
+const (
+	toolWait         = "wait_for_connection"
+	toolPair         = "pair"
+	toolStatus       = "connection_status"
+	toolCallWithFile = "call_with_file"
+	toolCallToFiles  = "call_to_files"
+)
 
-func isBridgeTool(name string) bool { return name == toolWait }
+func isBridgeTool(name string) bool {
+	switch name {
+	case toolWait, toolPair, toolStatus, toolCallWithFile, toolCallToFiles:
+		return true
+	}
+	return false
+}
 
 // PageTool is one sanitised entry of the page's tool list, in MCP shape.
 type PageTool struct {

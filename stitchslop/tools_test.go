@@ -20,8 +20,8 @@ func TestSanitizeTools(t *testing.T) {
 			map[string]string{"scene.describe": `{"type":"object"}`}},
 		{"bad names", `[{"name":"9lives"},{"name":"has space"},{"name":""},{"name":5},{"name":"` + strings.Repeat("a", 65) + `"},{"name":"ok_name-1.x"}]`,
 			[]string{"ok_name-1.x"}, []string{"name must match", "name must match", "missing name", "missing name", "name must match"}, nil},
-		{"shadowing", `[{"name":"wait_for_connection"},{"name":"pair"},{"name":"connection_status"}]`, []string{"pair", "connection_status"},
-			[]string{"shadows"}, nil}, // only wait_for_connection is the bridge's (§3.4)
+		{"shadowing", `[{"name":"wait_for_connection"},{"name":"pair"},{"name":"connection_status"},{"name":"render"}]`, []string{"render"},
+			[]string{"shadows", "shadows", "shadows"}, nil}, // the bridge's own tools (§3.4, issue 28)
 		{"duplicates keep the first", `[{"name":"a","description":"first"},{"name":"a","description":"second"}]`, []string{"a"}, []string{"duplicate"}, nil},
 		{"schema shapes", `[{"name":"a","inputSchema":{"properties":{}}},{"name":"b","inputSchema":[1]},{"name":"c","inputSchema":{"type":"string"}},{"name":"d","input_schema":{"type":"object","required":["x"]}},{"name":"e","inputSchema":` + big + `}]`,
 			[]string{"a", "d"}, []string{"not a JSON object", `type must be "object"`, "larger than"},
