@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,7 +42,8 @@ func Command() *cli.Command {
 			clientCommand("status", "show the running bridge's state (JSON)", "", "status"),
 			clientCommand("tools", "list the attached tab's tools (JSON)", "", "tools"),
 			clientCommand("wait", "wait [SECONDS] until a tab attaches (default 90)", "[SECONDS]", "wait"),
-			clientCommand("call", "call <command> [JSON-ARGS] [--out FILE]: run a page command", "<command> [JSON-ARGS] [--out FILE]", "call"),
+			clientCommand("call", "call <command> [JSON-ARGS]: run a page command; files in by path (--file, --file-text), out into a directory (--save)",
+				"<command> [JSON-ARGS] [--file KEY=PATH | --file-text KEY=PATH]... [--out FILE | --save DIR [--text-file NAME] [--overwrite]] [--raw]", "call"),
 			clientCommand("pair", "arm a one-time token on the running bridge (STITCHSLOP_TOKEN or stdin)", "", "pair"),
 		},
 		Action: runBridgeCommand,
@@ -101,8 +103,20 @@ type clientArgs struct {
 	pos       []string
 	port      int
 	configDir string
+	// call only:
 	out       string
+	files     []FileArg // --file KEY=PATH, --file-text KEY=PATH
+	save      string    // --save DIR
+	textFile  string    // --text-file NAME
+	overwrite bool      // --overwrite
+	raw       bool      // --raw
 }
+
+// callFlags are the flags only call takes; boolFlags take no value.
+var (
+	callFlags = []string{"out", "file", "file-text", "save", "text-file", "overwrite", "raw"}
+	boolFlags = []string{"overwrite", "raw"}
+)
 
 func parseClientArgs(args []string, allowOut bool) (clientArgs, error) {
 	var ca clientArgs
@@ -119,8 +133,15 @@ func parseClientArgs(args []string, allowOut bool) (clientArgs, error) {
 			ca.pos = append(ca.pos, args[i+1:]...)
 			break
 		}
-		if !hasVal {
-			if name != "port" && name != "config-dir" && name != "out" {
+		if slices.Contains(callFlags, name) && !allowOut {
+			return ca, fmt.Errorf("--%s only applies to call", name)
+		}
+		if slices.Contains(boolFlags, name) {
+			if hasVal {
+				return ca, fmt.Errorf("--%s takes no value", name)
+			}
+		} else if !hasVal {
+			if name != "port" && name != "config-dir" && !slices.Contains(callFlags, name) {
 				return ca, fmt.Errorf("unknown flag %s", a)
 			}
 			if i+1 >= len(args) {
@@ -139,10 +160,25 @@ func parseClientArgs(args []string, allowOut bool) (clientArgs, error) {
 		case "config-dir":
 			ca.configDir = val
 		case "out":
-			if !allowOut {
-				return ca, errors.New("--out only applies to call")
-			}
 			ca.out = val
+		case "file", "file-text":
+			key, path, ok := strings.Cut(val, "=")
+			if !ok || key == "" || path == "" {
+				return ca, fmt.Errorf("--%s takes KEY=PATH, got %q", name, clip(val, 80))
+			}
+			as := "dataUrl"
+			if name == "file-text" {
+				as = "text"
+			}
+			ca.files = append(ca.files, FileArg{Path: path, Arg: key, As: as})
+		case "save":
+			ca.save = val
+		case "text-file":
+			ca.textFile = val
+		case "overwrite":
+			ca.overwrite = true
+		case "raw":
+			ca.raw = true
 		default:
 			return ca, fmt.Errorf("unknown flag %s", a)
 		}
@@ -231,7 +267,7 @@ func runClient(c *cli.Context, kind string) error {
 		return sc.emit(out)
 	case "call":
 		if len(ca.pos) < 1 || len(ca.pos) > 2 {
-			return usageErr("usage: hub stitchslop call <command> [JSON-ARGS] [--out FILE]")
+			return usageErr("usage: hub stitchslop call <command> [JSON-ARGS] [--file KEY=PATH | --file-text KEY=PATH]... [--out FILE | --save DIR [--text-file NAME] [--overwrite]] [--raw]")
 		}
 		if strings.TrimSpace(ca.pos[0]) == "" {
 			return usageErr("call: the command name is empty")
@@ -253,17 +289,7 @@ func runClient(c *cli.Context, kind string) error {
 			}
 			args = json.RawMessage(ca.pos[1])
 		}
-		// remoteTimeout: the page's whole CallTimeout, and a margin.
-		out, err := sc.do("POST", "/call", map[string]any{"command": ca.pos[0], "args": args}, remoteTimeout)
-		if err != nil {
-			return err
-		}
-		if ca.out != "" {
-			if out, err = saveImage(out, ca.out, sc.Stderr); err != nil {
-				return err
-			}
-		}
-		return sc.emit(out)
+		return sc.call(ca, ca.pos[0], args)
 	case "pair":
 		if len(ca.pos) > 0 {
 			return usageErr("pair takes no arguments: pass the token in STITCHSLOP_TOKEN or on stdin, never on the command line (every process can read argv)")
@@ -279,6 +305,63 @@ func runClient(c *cli.Context, kind string) error {
 		return sc.emit(out)
 	}
 	return usageErr("unknown command %q", kind)
+}
+
+// call is `hub stitchslop call`: the files named put into args first
+// (nothing is sent when one is refused), the answer's image written to
+// --out or its files into --save, and any bulk left out of what is
+// printed unless --raw.
+func (sc *shellClient) call(ca clientArgs, command string, args json.RawMessage) error {
+	if ca.out != "" && ca.save != "" {
+		return usageErr("call: --out and --save do not go together (--save writes the image too)")
+	}
+	if ca.save == "" && (ca.textFile != "" || ca.overwrite) {
+		return usageErr("call: --text-file and --overwrite go with --save DIR")
+	}
+	args, err := withFiles(args, ca.files)
+	if err != nil {
+		return hub.Exit(hub.ExitFailed, "hub stitchslop: nothing was sent: "+strings.TrimPrefix(err.Error(), errRefused.Error()+": "))
+	}
+	// remoteTimeout: the page's whole CallTimeout, and a margin.
+	out, err := sc.do("POST", "/call", map[string]any{"command": command, "args": args}, remoteTimeout)
+	if err != nil {
+		return err
+	}
+	if ca.out != "" {
+		if out, err = saveImage(out, ca.out, sc.Stderr); err != nil {
+			return err
+		}
+	}
+	var notSaved []NotSaved
+	if ca.save != "" {
+		var saved []SavedFile
+		var saveOut []byte
+		saveOut, saved, notSaved, err = saveFiles(out, SaveOptions{Dir: ca.save, TextFile: ca.textFile, Overwrite: ca.overwrite, Command: command})
+		switch {
+		case errors.Is(err, errNoFiles):
+			fmt.Fprintf(sc.Stderr, "%v; nothing written to %s\n", err, ca.save)
+		case err != nil:
+			return hub.Exit(hub.ExitFailed, "hub stitchslop: "+err.Error())
+		default:
+			out = saveOut
+			for _, f := range saved {
+				fmt.Fprintf(sc.Stderr, "saved %d bytes to %s\n", f.Bytes, f.Path)
+			}
+			for _, n := range notSaved {
+				fmt.Fprintf(sc.Stderr, "not saved: %s: %s\n", n.Name, n.Reason)
+			}
+		}
+	}
+	if !ca.raw {
+		out = leaveOutBulk(out, bulkHowShell)
+	}
+	if err := sc.emit(out); err != nil {
+		return err
+	}
+	if len(notSaved) > 0 {
+		return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub stitchslop: %d file(s) of the answer were not saved (see notSaved)", len(notSaved)))
+	}
+	return nil
 }
 
 // readToken takes the token from the environment, else the first line of

@@ -31,7 +31,8 @@ type member struct{ key, val []byte }
 // fastEnvelope renders env as envelopeResult does: the members but id
 // (and a dataUrl that became an image) in encoding/json's order (keys
 // sorted) and form (values compacted, HTML characters escaped), led by
-// say.
+// say. A member long enough to hold bulk (bulk.go) is left to
+// envelopeResult.
 func fastEnvelope(env []byte) (*mcp.CallToolResult, bool) {
 	if !json.Valid(env) {
 		return nil, false
@@ -72,6 +73,9 @@ func fastEnvelope(env []byte) (*mcp.CallToolResult, bool) {
 			}
 		case "say":
 			say, _ = jsonString(m.val)
+		}
+		if len(m.val) > bulkDataURL {
+			return nil, false // it may hold bulk to leave out: envelopeResult's
 		}
 		if len(body) > 1 {
 			body = append(body, ',')

@@ -3,8 +3,11 @@ package stitchslop
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -191,6 +194,43 @@ func FuzzParseClientArgs(f *testing.F) {
 		ca, err := parseClientArgs(strings.Fields(s), true)
 		if err == nil && (ca.port < 0 || ca.port > 65535) {
 			t.Fatal("port out of range accepted")
+		}
+	})
+}
+
+// FuzzSaveFiles feeds page replies (untrusted) to the writer of their
+// files: nothing may panic, everything written is a plain file directly
+// in the directory under a name that is not hidden, and what the agent
+// reads afterwards holds no bulk.
+func FuzzSaveFiles(f *testing.F) {
+	png := "data:image/png;base64," + base64.StdEncoding.EncodeToString(pngBytes)
+	for _, s := range []string{
+		`{"ok":true,"dataUrl":"` + png + `","name":"a.png"}`,
+		`{"files":[{"name":"../x.png","dataUrl":"` + png + `"},{"name":"b.dst","dataUrl":"data:x/y;base64,AAAA"}]}`,
+		`{"text":"<svg/>"}`, `{"name":".x.svg","text":"t"}`, `[]`, `{"a":{"b":[{"name":"c.pes","dataUrl":"data:a/b;base64,QQ=="}]}}`,
+	} {
+		f.Add([]byte(s), false)
+	}
+	f.Fuzz(func(t *testing.T, env []byte, overwrite bool) {
+		dir := t.TempDir()
+		out, saved, _, err := saveFiles(env, SaveOptions{Dir: dir, Overwrite: overwrite, TextFile: "t.svg", Command: "c"})
+		for _, s := range saved {
+			if filepath.Dir(s.Path) != dir || strings.HasPrefix(filepath.Base(s.Path), ".") {
+				t.Fatalf("wrote %s", s.Path)
+			}
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+				t.Fatalf("left %s (%v)", e.Name(), e.Type())
+			}
+		}
+		if err == nil && !json.Valid(out) {
+			t.Fatalf("reply after saving is not JSON: %q", out)
+		}
+		left := leaveOutBulk(env, bulkHowShell)
+		if json.Valid(env) && !json.Valid(left) {
+			t.Fatalf("bulk left out of valid JSON made %q", left)
 		}
 	})
 }

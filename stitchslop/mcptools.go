@@ -15,7 +15,8 @@ import (
 
 // bridgeTools are the MCP tools the bridge itself provides: §3.4's
 // wait_for_connection, and what the app's own plugin gives its users
-// besides (issue 28): pair, connection_status.
+// besides (issue 28): pair, connection_status, and files by path in
+// (call_with_file) and out (call_to_files).
 var bridgeTools = []*mcp.Tool{
 	{
 		Name: toolWait,
@@ -39,6 +40,36 @@ var bridgeTools = []*mcp.Tool{
 			"whether a token is armed, how often a browser tried, each refusal with its reason and what to do about it, page tools dropped and why, " +
 			"other bridges running, and the other agents driving the same tab.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+	},
+	{
+		Name: toolCallWithFile,
+		Description: "Run a page command with a file from this machine put into its arguments by path, so the file never passes through you as base64. " +
+			"Images (PNG, JPEG, WebP, GIF) are recognised by their bytes, design files by the app's extensions (.dst .pes .exp .jef .vp3 .svg .dxf … .stitchslop); " +
+			"at most 14 MiB each, hidden files and symbolic links refused. If any file is refused, nothing is sent.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"command":{"type":"string","description":"the page command, e.g. design.import"},` +
+			`"args":{"type":"object","description":"its other arguments"},` +
+			`"path":{"type":"string","description":"the file, by path on this machine"},` +
+			`"fileArg":{"type":"string","description":"the argument the file goes in (a dotted key reaches into nested objects)"},` +
+			`"as":{"type":"string","enum":["dataUrl","text"],"description":"dataUrl (default): data:<type>;base64,...; text: the file's UTF-8 text"},` +
+			`"nameArg":{"type":"string","description":"an argument to put the file's name in"},` +
+			`"files":{"type":"array","maxItems":3,"description":"up to three more files","items":{"type":"object","properties":{` +
+			`"path":{"type":"string"},"fileArg":{"type":"string"},"as":{"type":"string","enum":["dataUrl","text"]},"nameArg":{"type":"string"}},"required":["path","fileArg"]}}},` +
+			`"required":["command","path","fileArg"]}`),
+	},
+	{
+		Name: toolCallToFiles,
+		Description: "Run a page command and write the files its answer carries into a directory on this machine, under the app's names, instead of returning them to you: " +
+			"every {name, dataUrl} in the answer, a top-level dataUrl (named by fileName when the answer names none) and a top-level text (as textFile). " +
+			"Only the kinds the app produces are written, never over an existing file unless overwrite; the answer says savedTo and savedBytes.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"command":{"type":"string","description":"the page command, e.g. design.export"},` +
+			`"args":{"type":"object","description":"its arguments"},` +
+			`"dir":{"type":"string","description":"the directory to write into (made if missing)"},` +
+			`"fileName":{"type":"string","description":"the name for a top-level dataUrl the answer does not name"},` +
+			`"textFile":{"type":"string","description":"write a top-level text to this name"},` +
+			`"overwrite":{"type":"boolean","description":"replace files that exist (default: never)"}},` +
+			`"required":["command","dir"]}`),
 	},
 }
 
@@ -83,8 +114,106 @@ func (f *face) callTool(ctx context.Context, name string, args json.RawMessage) 
 		return f.pairTool(ctx, args)
 	case toolStatus:
 		return f.statusTool()
+	case toolCallWithFile:
+		return f.callWithFile(ctx, args)
+	case toolCallToFiles:
+		return f.callToFiles(ctx, args)
 	}
 	return f.pageCall(ctx, name, args)
+}
+
+// pageCommand checks the command a file tool runs on the page.
+func pageCommand(command string) error {
+	if !toolNameRE.MatchString(command) || isBridgeTool(command) {
+		return fmt.Errorf("command must be a page command (names match %s), got %q", toolNameRE, clip(command, 64))
+	}
+	return nil
+}
+
+// callWithFile is call_with_file: the files read here and put into the
+// arguments, then the command sent as any page call is.
+func (f *face) callWithFile(ctx context.Context, raw json.RawMessage) toolResult {
+	var p struct {
+		Command string          `json:"command"`
+		Args    json.RawMessage `json:"args"`
+		FileArg
+		Files []FileArg `json:"files"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return textResult("call_with_file: the arguments are not what its schema says: "+err.Error(), true)
+	}
+	if err := pageCommand(p.Command); err != nil {
+		return textResult("Nothing was sent to the tab: "+err.Error(), true)
+	}
+	if len(p.Files) > maxFilesPerCall-1 {
+		return textResult(fmt.Sprintf("Nothing was sent to the tab: at most %d more files (files), got %d.", maxFilesPerCall-1, len(p.Files)), true)
+	}
+	if len(p.Args) > 0 && string(p.Args) != "null" && !isJSONObject(p.Args) {
+		return textResult("Nothing was sent to the tab: args must be a JSON object.", true)
+	}
+	args, err := withFiles(p.Args, append([]FileArg{p.FileArg}, p.Files...))
+	if err != nil {
+		return textResult("Nothing was sent to the tab: "+strings.TrimPrefix(err.Error(), errRefused.Error()+": "), true)
+	}
+	return f.pageCall(ctx, p.Command, args)
+}
+
+// callToFiles is call_to_files: the command sent, and the files its
+// answer carries written into dir (saveFiles); the result is the answer
+// with savedTo / savedBytes where the files were, led by what was saved.
+func (f *face) callToFiles(ctx context.Context, raw json.RawMessage) toolResult {
+	var p struct {
+		Command   string          `json:"command"`
+		Args      json.RawMessage `json:"args"`
+		Dir       string          `json:"dir"`
+		FileName  string          `json:"fileName"`
+		TextFile  string          `json:"textFile"`
+		Overwrite bool            `json:"overwrite"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return textResult("call_to_files: the arguments are not what its schema says: "+err.Error(), true)
+	}
+	if err := pageCommand(p.Command); err != nil {
+		return textResult("Nothing was sent to the tab: "+err.Error(), true)
+	}
+	if strings.TrimSpace(p.Dir) == "" {
+		return textResult("Nothing was sent to the tab: dir, the directory to write into, is required.", true)
+	}
+	env, err := f.b.Call(withAgent(ctx, f.id), p.Command, p.Args)
+	if err != nil {
+		return f.callFailed(p.Command, err)
+	}
+	out, saved, notSaved, err := saveFiles(env, SaveOptions{Dir: p.Dir, FileName: p.FileName, TextFile: p.TextFile, Overwrite: p.Overwrite, Command: p.Command})
+	var lead string
+	switch {
+	case errors.Is(err, errNoFiles):
+		lead = "Nothing was saved: " + err.Error() + "."
+	case err != nil:
+		lead = "Nothing was saved: " + err.Error() + "."
+	default:
+		env = out
+		var b strings.Builder
+		if len(saved) > 0 {
+			fmt.Fprintf(&b, "Saved %d file(s):", len(saved))
+			for _, s := range saved {
+				fmt.Fprintf(&b, " %s (%d bytes);", s.Path, s.Bytes)
+			}
+		}
+		if len(notSaved) > 0 {
+			fmt.Fprintf(&b, " Not saved:")
+			for _, n := range notSaved {
+				fmt.Fprintf(&b, " %s: %s;", n.Name, n.Reason)
+			}
+		}
+		lead = strings.TrimSpace(strings.TrimSuffix(b.String(), ";"))
+	}
+	res := envelopeResult(env)
+	text, _ := res.Content[0]["text"].(string)
+	res.Content[0]["text"] = lead + "\n" + text
+	if len(saved) == 0 && err == nil {
+		res.IsError = true // there were files, and none could be written
+	}
+	return res
 }
 
 // pairTool is pair: the token (and the tab's site) as arguments, never
@@ -288,8 +417,8 @@ func wantsOwnBridge(args json.RawMessage) bool {
 
 // envelopeResult renders a page envelope as MCP content (§3.5): one text
 // block with the envelope as JSON minus the transport id, led by its `say`
-// line; a dataUrl becomes an image block and leaves the text; ok:false is
-// isError.
+// line; a dataUrl becomes an image block and leaves the text; any other
+// bulk (leaveOutRaw) becomes a note; ok:false is isError.
 func envelopeResult(env []byte) toolResult {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(env, &m); err != nil || m == nil {
@@ -306,6 +435,9 @@ func envelopeResult(env []byte) toolResult {
 				delete(m, "dataUrl")
 			}
 		}
+	}
+	for k, raw := range m {
+		m[k] = leaveOutRaw(raw, bulkHowMCP) // bulk stays out of the model's context
 	}
 	body, _ := json.Marshal(m)
 	text := string(body)
