@@ -186,7 +186,7 @@ func TestFollowsStitchslopInItsConfiguredDir(t *testing.T) {
 	}
 	startHub(t, dirs, cfg)
 	s := runFace(t, Options{Dirs: dirs})
-	eventually(t, "the stitchslop tools", func() bool { return s.tools() == "hub_status,stitchslop_wait_for_connection" })
+	eventually(t, "the stitchslop tools", func() bool { return s.tools() == "hub_status,"+stitchOwnTools })
 	var rep statusReport
 	if err := json.Unmarshal([]byte(s.tool("hub_status", nil).Text), &rep); err != nil {
 		t.Fatal(err)

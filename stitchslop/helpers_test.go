@@ -18,7 +18,7 @@ import (
 // and a scripted Stitch Slop page.
 
 // ownTools are the bridge's own MCP tools, as tools/list shows them first.
-const ownTools = "wait_for_connection,pair,connection_status,call_with_file,call_to_files"
+const ownTools = "wait_for_connection,pair,connection_status,call,call_with_file,call_to_files"
 
 const (
 	testOrigin = "https://www.stitchslop.test"

@@ -22,7 +22,8 @@ const hubToolPrefix = "stitchslop_"
 // hubFaceSpec is the stitchslop part of `hub mcp`.
 var hubFaceSpec = adapters.FaceSpec{
 	Instructions: "Stitch Slop tab commands are the " + hubToolPrefix + " tools (a renamed tool names the page's own command in its description); " +
-		"when none are listed, call " + hubToolPrefix + toolWait + ": the tab attaches by itself.",
+		"when none are listed, call " + hubToolPrefix + toolWait + ": the tab attaches by itself. " +
+		"A client whose tool list stays as it was at the start reaches every tab command through " + hubToolPrefix + toolCall + " {command, args}.",
 	New: newHubFace,
 }
 

@@ -211,4 +211,5 @@ const mcpInstructions = "This server drives the user's Stitch Slop tab (a browse
 	"Only if wait_for_connection times out should you involve the user, and then ask whether their Allow agent connections switch is on; " +
 	"its answer (and connection_status) says whether the browser tried and why it was refused. " +
 	"pair arms a one-time token the user gives you from the panel. " +
-	"Files go in and out by path (call_with_file, call_to_files), never as base64 through you."
+	"Files go in and out by path (call_with_file, call_to_files), never as base64 through you. " +
+	"If your tool list does not show the tab's tools, call any of them through call {command, args}."

@@ -16,7 +16,8 @@ import (
 // bridgeTools are the MCP tools the bridge itself provides: §3.4's
 // wait_for_connection, and what the app's own plugin gives its users
 // besides (issue 28): pair, connection_status, and files by path in
-// (call_with_file) and out (call_to_files).
+// (call_with_file) and out (call_to_files); and call, a generic call for
+// clients whose tool list is frozen (issue 30).
 var bridgeTools = []*mcp.Tool{
 	{
 		Name: toolWait,
@@ -40,6 +41,15 @@ var bridgeTools = []*mcp.Tool{
 			"whether a token is armed, how often a browser tried, each refusal with its reason and what to do about it, page tools dropped and why, " +
 			"other bridges running, and the other agents driving the same tab.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+	},
+	{
+		Name: toolCall,
+		Description: "Run any command of the user's Stitch Slop tab by its page name (e.g. scene.describe), with its arguments. " +
+			"For clients whose tool list does not show the tab's tools (it changes as tabs attach): wait_for_connection and connection_status name the commands the tab offers. " +
+			"The answer is the same as calling the tab's tool directly.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"command":{"type":"string","description":"the page command, e.g. scene.describe"},` +
+			`"args":{"type":"object","description":"its arguments"}},"required":["command"]}`),
 	},
 	{
 		Name: toolCallWithFile,
@@ -118,6 +128,8 @@ func (f *face) callTool(ctx context.Context, name string, args json.RawMessage) 
 		return f.callWithFile(ctx, args)
 	case toolCallToFiles:
 		return f.callToFiles(ctx, args)
+	case toolCall:
+		return f.genericCall(ctx, args)
 	}
 	return f.pageCall(ctx, name, args)
 }
@@ -128,6 +140,26 @@ func pageCommand(command string) error {
 		return fmt.Errorf("command must be a page command (names match %s), got %q", toolNameRE, clip(command, 64))
 	}
 	return nil
+}
+
+// genericCall is call: {command, args} sent as the page tool command
+// would be, whether or not the client's tool list shows it (the tab
+// decides what it runs).
+func (f *face) genericCall(ctx context.Context, raw json.RawMessage) toolResult {
+	var p struct {
+		Command string          `json:"command"`
+		Args    json.RawMessage `json:"args"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return textResult(f.toolName(toolCall)+": the arguments are not what its schema says: "+err.Error(), true)
+	}
+	if err := pageCommand(p.Command); err != nil {
+		return textResult("Nothing was sent to the tab: "+err.Error(), true)
+	}
+	if len(p.Args) > 0 && string(p.Args) != "null" && !isJSONObject(p.Args) {
+		return textResult("Nothing was sent to the tab: args must be a JSON object.", true)
+	}
+	return f.pageCall(ctx, p.Command, p.Args)
 }
 
 // callWithFile is call_with_file: the files read here and put into the
@@ -294,6 +326,26 @@ func (f *face) callFailed(command string, err error) toolResult {
 	return textResult("The call was not sent: "+err.Error(), true)
 }
 
+// callNote names the tab's commands and the generic call that reaches
+// them, for a client that does not re-fetch its tool list when the tab's
+// tools change (issue 30).
+func callNote(tools []PageTool, callTool string) string {
+	const most = 40
+	note := " If your tool list does not show the tab's tools, call them through " + callTool + " {command, args}"
+	if len(tools) == 0 {
+		return note + "."
+	}
+	var shown []string
+	for _, t := range tools[:min(len(tools), most)] {
+		shown = append(shown, t.Name)
+	}
+	note += "; the tab's commands: " + strings.Join(shown, ", ")
+	if len(tools) > most {
+		note += fmt.Sprintf(" and %d more (connection_status lists them all)", len(tools)-most)
+	}
+	return note + "."
+}
+
 // greetingFloor is the least time the greeting's scene.describe gets, so a
 // short timeoutSeconds on an attached tab still describes the scene.
 const greetingFloor = 5 * time.Second
@@ -352,6 +404,8 @@ func (f *face) waitTool(ctx context.Context, args json.RawMessage) toolResult {
 	if others := othersThan(r.Agents, f.id); len(others) > 0 {
 		greeting += fmt.Sprintf(" Other agents drive the same tab: %s.", agentNames(others))
 	}
+	tools, _ := f.b.Tools()
+	greeting += callNote(tools, f.toolName(toolCall))
 	greeting += faceNote(r) + ownNote
 	dctx, cancel := context.WithDeadline(ctx, later(deadline, time.Now().Add(greetingFloor)))
 	defer cancel()

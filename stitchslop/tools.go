@@ -26,11 +26,12 @@ const (
 	toolStatus       = "connection_status"
 	toolCallWithFile = "call_with_file"
 	toolCallToFiles  = "call_to_files"
+	toolCall         = "call"
 )
 
 func isBridgeTool(name string) bool {
 	switch name {
-	case toolWait, toolPair, toolStatus, toolCallWithFile, toolCallToFiles:
+	case toolWait, toolPair, toolStatus, toolCallWithFile, toolCallToFiles, toolCall:
 		return true
 	}
 	return false
