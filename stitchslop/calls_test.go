@@ -45,48 +45,6 @@ func TestCommandsGoSideBySideAnsweredInReverse(t *testing.T) {
 	}
 }
 
-// A command the tab never answers costs its own caller the timeout and
-// nobody else anything: a fast command beside it is answered while it
-// still waits, and it then ends "uncertain" on its own.
-func TestNeverAnsweredCommandBesideAFastOne(t *testing.T) {
-	b := startBridge(t, func(o *Config) { o.CallTimeout = 2 * time.Second })
-	p, _ := b.attach(map[string]any{"token": testToken})
-	hung := make(chan map[string]any, 1)
-	go func() {
-		out, _ := b.S.Call(context.Background(), "hang", nil)
-		hung <- mustJSON(t, out)
-	}()
-	if f := p.next(); f["command"] != "hang" {
-		t.Fatalf("frame %v", f)
-	}
-	fast := make(chan map[string]any, 1)
-	go func() {
-		out, _ := b.S.Call(context.Background(), "scene.describe", nil)
-		fast <- mustJSON(t, out)
-	}()
-	f := p.next()
-	p.send(map[string]any{"id": f["id"], "ok": true, "objects": 2})
-	select {
-	case m := <-fast:
-		if m["ok"] != true {
-			t.Fatalf("fast call = %v", m)
-		}
-	case <-hung:
-		t.Fatal("the never-answered command ended before the fast one beside it")
-	case <-time.After(frameWait):
-		t.Fatal("the fast command waited behind the one the tab never answers")
-	}
-	select {
-	case <-hung:
-		t.Fatal("the never-answered command ended early")
-	default:
-	}
-	m := <-hung
-	if m["error"] != "uncertain" || !contains(m["message"].(string), "did not answer in time") {
-		t.Fatalf("never-answered call = %v", m)
-	}
-}
-
 // A caller that gives up loses only its own call; the one beside it is
 // answered as usual.
 func TestCallerGivingUpCostsOnlyItsCall(t *testing.T) {

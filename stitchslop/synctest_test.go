@@ -310,3 +310,67 @@ func TestLongPollBesideOtherCalls(t *testing.T) {
 		<-pg.closed
 	})
 }
+
+// Issue 28: a command the tab never answers costs its own caller the
+// 60 s timeout and nobody else anything. On the fake clock a fast command
+// sent beside it is answered with no time passing, the hung one is still
+// waiting a moment before 60 s, and at 60 s it ends "uncertain" on its
+// own while the tab stays attached.
+func TestNeverAnsweredCommandBesideAFastOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, pg, c := pipeBridge(t, true)
+		start := time.Now()
+		hung := make(chan []byte, 1)
+		go func() {
+			out, _ := s.Call(context.Background(), "hang", nil)
+			hung <- out
+		}()
+		synctest.Wait()
+		if f := <-pg.msgs; !contains(f, `"command":"hang"`) {
+			t.Fatalf("frame %s", f)
+		}
+		fast := make(chan []byte, 1)
+		go func() {
+			out, _ := s.Call(context.Background(), "scene.describe", nil)
+			fast <- out
+		}()
+		synctest.Wait()
+		var f struct {
+			ID int64 `json:"id"`
+		}
+		json.Unmarshal([]byte(<-pg.msgs), &f)
+		c.WriteString(fmt.Sprintf(`{"id":%d,"ok":true,"objects":2}`, f.ID))
+		synctest.Wait()
+		select {
+		case out := <-fast:
+			if !contains(string(out), `"objects":2`) || time.Since(start) != 0 {
+				t.Fatalf("fast call = %s after %s", out, time.Since(start))
+			}
+		default:
+			t.Fatal("the fast command waited behind the one the tab never answers")
+		}
+		time.Sleep(DefaultCallTimeout - time.Millisecond)
+		synctest.Wait()
+		select {
+		case out := <-hung:
+			t.Fatalf("the never-answered command ended early: %s", out)
+		default:
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		select {
+		case out := <-hung:
+			if !contains(string(out), `"error":"uncertain"`) || !contains(string(out), "did not answer in time") {
+				t.Fatalf("never-answered call = %s", out)
+			}
+		default:
+			t.Fatal("the never-answered command outlived its 60 s")
+		}
+		if _, attached := s.Tools(); !attached {
+			t.Fatal("a lost answer dropped the tab")
+		}
+		c.WriteClose(1000, nil)
+		synctest.Wait()
+		<-pg.closed
+	})
+}
