@@ -45,6 +45,7 @@ func Command() *cli.Command {
 			clientCommand("call", "call <command> [JSON-ARGS]: run a page command; files in by path (--file, --file-text), out into a directory (--save)",
 				"<command> [JSON-ARGS] [--file KEY=PATH | --file-text KEY=PATH]... [--out FILE | --save DIR [--text-file NAME] [--overwrite]] [--raw]", "call"),
 			clientCommand("pair", "arm a one-time token on the running bridge (STITCHSLOP_TOKEN or stdin)", "", "pair"),
+			clientCommand("listen", "print the user's voice from the tab, one JSON line per event (heard, connected, disconnected, voice-on, voice-off, unavailable)", "", "listen"),
 		},
 		Action: runBridgeCommand,
 	}
@@ -290,6 +291,13 @@ func runClient(c *cli.Context, kind string) error {
 			args = json.RawMessage(ca.pos[1])
 		}
 		return sc.call(ca, ca.pos[0], args)
+	case "listen":
+		if len(ca.pos) > 0 {
+			return usageErr("listen takes no arguments")
+		}
+		// Interrupting it kills it: nothing is left to undo (the lock dies
+		// with the process).
+		return sc.listen(c.Context)
 	case "pair":
 		if len(ca.pos) > 0 {
 			return usageErr("pair takes no arguments: pass the token in STITCHSLOP_TOKEN or on stdin, never on the command line (every process can read argv)")

@@ -234,3 +234,41 @@ func FuzzSaveFiles(f *testing.F) {
 		}
 	})
 }
+
+// FuzzVoiceAnswer feeds tab answers to voice.listen (untrusted) to the
+// listener: nothing panics, every line printed is JSON of a known type,
+// and an utterance printed is bounded.
+func FuzzVoiceAnswer(f *testing.F) {
+	for _, s := range []string{
+		`{"ok":true,"voice":"on","heard":"make it red","atMs":1,"selection":["a"]}`,
+		`{"ok":false,"error":"no_page"}`, `{"ok":false,"error":"unknown_command"}`, `{"ok":true,"voice":false}`,
+		`{"ok":true,"heard":12}`, `{"ok":true,"atMs":{"x":1},"heard":"x"}`, `[]`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, env []byte) {
+		var lines []voiceEvent
+		l := &voiceListener{emit: func(ev voiceEvent) error {
+			b, err := json.Marshal(ev)
+			if err != nil || !json.Valid(b) {
+				t.Fatalf("event %+v is not JSON: %v", ev, err)
+			}
+			lines = append(lines, ev)
+			return nil
+		}}
+		l.answer(env)
+		for _, ev := range lines {
+			switch ev.Type {
+			case "heard", "connected", "disconnected", "voice-on", "voice-off", "unavailable":
+			default:
+				t.Fatalf("event type %q", ev.Type)
+			}
+			if len(ev.Selection) > maxSelection {
+				t.Fatalf("a selection of %d bytes", len(ev.Selection))
+			}
+			if len([]rune(ev.Heard)) > maxHeard+1 {
+				t.Fatalf("heard of %d runes", len([]rune(ev.Heard)))
+			}
+		}
+	})
+}
