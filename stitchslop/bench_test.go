@@ -28,26 +28,38 @@ import (
 // (a bridge in another process, through its control plane), at
 // concurrency 1 and 16, with a page that answers every command at once
 // over a real loopback WebSocket. Both ends run in this process, so the
-// CPU per call is the round trip's whole cost.
+// CPU per call is the round trip's whole cost. bare-relay is the floor:
+// the same HTTP client and scripted page through startBareRelay, a relay
+// with nothing but id matching (no auth, limits, agents or logging).
 func BenchmarkRoundTrip(b *testing.B) {
-	for _, face := range []string{"control", "mcp", "mcp-stdio", "bridge", "remote-bridge"} {
+	for _, face := range []string{"bare-relay", "control", "mcp", "mcp-stdio", "bridge", "remote-bridge"} {
 		for _, conc := range []int{1, 16} {
 			b.Run(face+"/c"+itoa(conc), func(b *testing.B) {
-				br := startBridge(b, nil)
-				p, _ := br.attach(map[string]any{"token": testToken})
-				// A real tab announces its tools: the MCP faces forward
-				// them, and only a forwarded tool takes their fast path.
-				p.send(map[string]any{"tools": []map[string]any{{"name": "scene.describe"}}})
-				adaptertest.WaitFor(b, "the tab's tools", func() bool { ts, _ := br.S.Tools(); return len(ts) == 1 })
+				var br *bridge
+				var p *page
+				var relayURL string
+				if face == "bare-relay" {
+					relayURL, p = startBareRelay(b)
+				} else {
+					br = startBridge(b, nil)
+					p, _ = br.attach(map[string]any{"token": testToken})
+					// A real tab announces its tools: the MCP faces forward
+					// them, and only a forwarded tool takes their fast path.
+					p.send(map[string]any{"tools": []map[string]any{{"name": "scene.describe"}}})
+					adaptertest.WaitFor(b, "the tab's tools", func() bool { ts, _ := br.S.Tools(); return len(ts) == 1 })
+				}
 				p.serve(func(cmd string, _ map[string]any) map[string]any {
 					return map[string]any{"ok": true, "say": "ok", "objects": 3}
 				})
 				var call func() error
 				switch face {
-				case "control":
+				case "control", "bare-relay":
 					hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc}}
 					b.Cleanup(hc.CloseIdleConnections)
-					url, key := br.URL("/call"), br.S.Key()
+					url, key := relayURL, ""
+					if br != nil {
+						url, key = br.URL("/call"), br.S.Key()
+					}
 					body := []byte(`{"command":"scene.describe","args":{"limit":5}}`)
 					call = func() error {
 						req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
