@@ -429,3 +429,7 @@ func (s *Server) logger() *slog.Logger {
 	}
 	return slog.New(slog.DiscardHandler)
 }
+
+// voiceDir is the config dir the last Serve resolved: the tab's listen
+// lock lives there, next to the session file.
+func (s *Server) voiceDir() string { return s.configDir() }

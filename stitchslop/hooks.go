@@ -24,7 +24,9 @@ var hubFaceSpec = adapters.FaceSpec{
 	Instructions: "Stitch Slop tab commands are the " + hubToolPrefix + " tools (a renamed tool names the page's own command in its description); " +
 		"when none are listed, call " + hubToolPrefix + toolWait + ": the tab attaches by itself. " +
 		"A client whose tool list stays as it was at the start reaches every tab command through " + hubToolPrefix + toolCall + " {command, args}.",
-	New: newHubFace,
+	// The user's voice reaches the conversation as channel events.
+	Experimental: channelCapability(),
+	New:          newHubFace,
 }
 
 // remote reaches the hub's adapter that st describes from another process

@@ -38,6 +38,9 @@ type bridgeFace interface {
 	agentActivity()
 	sessionAdd(delta int)
 	logger() *slog.Logger
+	// voiceDir is the config dir of the bridge's session file, where the
+	// tab's listen lock lives ("" while there is no bridge).
+	voiceDir() string
 }
 
 var _ bridgeFace = (*Server)(nil)
@@ -91,7 +94,9 @@ func serveFace(ctx context.Context, b bridgeFace, t mcp.Transport, onInit func()
 	f.own = own
 	ctx, cancel := context.WithCancel(ctx)
 	synced := f.keepSynced(ctx)
-	defer func() { cancel(); <-synced }()
+	voiced := make(chan struct{})
+	go func() { defer close(voiced); f.voiceChannel(ctx) }()
+	defer func() { cancel(); <-synced; <-voiced }()
 	return f.srv.Serve(ctx, t)
 }
 
@@ -136,6 +141,7 @@ func newFace(b bridgeFace, onInit func()) *face {
 		Name:                ServerName,
 		Version:             Version,
 		Instructions:        mcpInstructions,
+		Experimental:        channelCapability(),
 		ProtocolVersions:    legacyVersions,
 		EchoProtocolVersion: true, // §3.2
 		OnInit:              onInit,

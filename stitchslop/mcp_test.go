@@ -407,7 +407,7 @@ func TestMCPRawBytes(t *testing.T) {
 	// initialize echoes whatever version the client asked for.
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1999-12-31","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}`)
 	got := r.recvRaw()
-	want := `{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"tools":{"listChanged":true}},"instructions":` + mustMarshal(mcpInstructions) +
+	want := `{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"experimental":{"claude/channel":{}},"tools":{"listChanged":true}},"instructions":` + mustMarshal(mcpInstructions) +
 		`,"protocolVersion":"1999-12-31","serverInfo":{"name":"stitchslop-connector","version":"` + Version + `"}}}`
 	if got != want {
 		t.Fatalf("initialize:\n got %s\nwant %s", got, want)

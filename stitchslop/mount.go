@@ -70,7 +70,9 @@ func (m *Mount) Run(ctx context.Context) {
 	m.mu.Lock()
 	m.runCtx = ctx
 	m.mu.Unlock()
-	<-m.f.keepSynced(ctx)
+	synced := m.f.keepSynced(ctx)
+	m.f.voiceChannel(ctx) // the user's voice, pushed as channel events
+	<-synced
 }
 
 // Follow serves the tab of the bridge r drives, as face, until its event

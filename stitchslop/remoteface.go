@@ -137,3 +137,5 @@ func (f *remoteFace) waitAttached(ctx context.Context, d time.Duration) bool {
 func (f *remoteFace) agentActivity()       {}
 func (f *remoteFace) sessionAdd(int)       {}
 func (f *remoteFace) logger() *slog.Logger { return f.log }
+
+func (f *remoteFace) voiceDir() string { return f.r.dir }

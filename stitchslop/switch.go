@@ -242,3 +242,10 @@ func (b *switchBridge) sessionAdd(d int) {
 }
 
 func (b *switchBridge) logger() *slog.Logger { return b.log }
+
+func (b *switchBridge) voiceDir() string {
+	if cur, _, _ := b.current(); cur != nil {
+		return cur.voiceDir()
+	}
+	return ""
+}
