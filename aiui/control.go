@@ -117,8 +117,9 @@ func (b *backend) controlPrompts(w http.ResponseWriter, r *http.Request) {
 	if _, ok := ndjson(w); !ok {
 		return
 	}
-	defer hub.EndWritesWhenDone(w, r)()
-	fl := w.(http.Flusher)
+	dw := newDrainWriter(w, r)
+	defer dw.end()
+	w, fl := http.ResponseWriter(dw), dw
 	defer func() {
 		for _, ref := range snap {
 			ref.release()
@@ -141,7 +142,8 @@ func (b *backend) controlPrompts(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			// prompts already handed to this shell are its own: they
-			// are written before it goes (EndWritesWhenDone bounds it)
+			// are written before it goes, for as long as it reads them
+			// (drainWriter cuts a shell that stopped reading)
 			for {
 				select {
 				case ref := <-f.ch:
