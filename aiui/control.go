@@ -114,28 +114,34 @@ func ndjson(w http.ResponseWriter) (func(v any) error, bool) {
 func (b *backend) controlPrompts(w http.ResponseWriter, r *http.Request) {
 	follow := r.URL.Query().Get("follow") == "1"
 	snap, f := b.outbox.Follow(follow)
+	// What the stream was handed and did not print goes back to the
+	// outbox when it ends, however it ends (see Unfollow).
+	var left []promptRef
+	defer func() { b.outbox.Unfollow(f, left) }()
 	if _, ok := ndjson(w); !ok {
+		left = snap
 		return
 	}
 	dw := newDrainWriter(w, r)
 	defer dw.end()
-	w, fl := http.ResponseWriter(dw), dw
-	defer func() {
-		for _, ref := range snap {
-			ref.release()
+	// emit prints ref; false when the stream is over
+	emit := func(ref promptRef) bool {
+		printed, err := b.printShell(dw, ref)
+		if !printed {
+			left = append(left, ref)
 		}
-	}()
+		return err == nil
+	}
 	// each prompt streams from the record file, one at a time
-	for _, ref := range snap {
-		if _, err := b.outbox.writeRecord(w, "", ref, ref.to, "\n"); err != nil {
+	for i, ref := range snap {
+		if !emit(ref) {
+			left = append(left, snap[i+1:]...)
 			return
 		}
-		fl.Flush()
 	}
 	if f == nil {
 		return
 	}
-	defer b.outbox.Unfollow(f)
 	tick := time.NewTicker(streamKeepalive)
 	defer tick.Stop()
 	for {
@@ -147,28 +153,43 @@ func (b *backend) controlPrompts(w http.ResponseWriter, r *http.Request) {
 			for {
 				select {
 				case ref := <-f.ch:
-					if _, err := b.outbox.writeRecord(w, "", ref, ref.to, "\n"); err != nil {
+					if !emit(ref) {
 						return
 					}
-					fl.Flush()
 				default:
 					return
 				}
 			}
 		case ref := <-f.ch:
-			// deliveredTo says who took it: a script following prompts
-			// acts on the shell's, not on those a face took
-			if _, err := b.outbox.writeRecord(w, "", ref, ref.to, "\n"); err != nil {
+			if !emit(ref) {
 				return
 			}
-			fl.Flush()
 		case <-tick.C:
-			if _, err := w.Write([]byte("\n")); err != nil {
+			if _, err := dw.Write([]byte("\n")); err != nil {
 				return
 			}
-			fl.Flush()
+			dw.Flush()
 		}
 	}
+}
+
+// printShell writes ref's prompt to a shell's stream as one line and
+// flushes it: once the line has reached the connection, the shell has
+// printed it (Outbox.printed). A write can succeed into the response's
+// buffer with the line's end still in it, so a failed flush means not
+// printed. deliveredTo says who took it: a script following prompts acts
+// on the shell's, not on those a face took. A prompt the record can no
+// longer give is skipped (printed false, no error); an error ends the
+// stream.
+func (b *backend) printShell(w *drainWriter, ref promptRef) (printed bool, err error) {
+	if ok, err := b.outbox.writeRecord(w, "", ref, ref.to, "\n"); !ok || err != nil {
+		return false, err
+	}
+	if err := w.FlushError(); err != nil {
+		return false, err
+	}
+	b.outbox.printed(ref)
+	return true, nil
 }
 
 // controlEvents is an attached face's stream: pending prompts first, then

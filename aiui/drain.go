@@ -53,9 +53,13 @@ func (d *drainWriter) Write(p []byte) (int, error) {
 
 // Flush writes what is buffered, within its own StreamDrain once the stop
 // has begun.
-func (d *drainWriter) Flush() {
+func (d *drainWriter) Flush() { _ = d.FlushError() }
+
+// FlushError is Flush, and says whether what was buffered reached the
+// connection: a write that went only into the buffer has not.
+func (d *drainWriter) FlushError() error {
 	d.renew()
-	d.rc.Flush()
+	return d.rc.Flush()
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.

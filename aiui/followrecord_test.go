@@ -44,7 +44,7 @@ func TestFollowRecordSleepsWhileNobodyWatches(t *testing.T) {
 		if n := syncs.Load(); n != 6 {
 			t.Fatalf("with a follower: %d looks, want 6", n)
 		}
-		o.Unfollow(fl)
+		o.Unfollow(fl, nil)
 		cancel()
 		<-done
 	})

@@ -40,6 +40,10 @@ type promptRef struct {
 	to   string // who had taken it, in a shell's snapshot
 	view *journal.View
 	rec  *Record
+	// claim: the shell took the prompt with this ref (the record says
+	// "shell" because of it). Unless some shell prints it, it is unread
+	// again when the ref comes back (see Unfollow).
+	claim bool
 }
 
 // release lets go of the ref's view (idempotent).
@@ -52,6 +56,15 @@ func (r promptRef) release() {
 // ref opens a queue entry for e. Caller holds mu.
 func (o *Outbox) ref(e *journal.Entry) promptRef {
 	return promptRef{seq: e.Seq, to: e.To, view: o.j.View(e)}
+}
+
+// claim opens a queue entry for e for a shell that takes it (e.To is
+// "shell" because of it). Caller holds mu.
+func (o *Outbox) claim(e *journal.Entry) promptRef {
+	ref := o.ref(e)
+	ref.claim = true
+	o.claims[e.Seq]++
+	return ref
 }
 
 // faceEvent is one entry of a face's queue: a prompt or a page-tools
@@ -94,6 +107,9 @@ type Outbox struct {
 	// seen is the newest seq this outbox has handed on; a later one in the
 	// record was appended by another backend sharing it (see catchUp).
 	seen int64
+	// claims counts, for each prompt the shell took that no shell has
+	// printed yet, the refs to it still held by shells' streams.
+	claims map[int64]int
 }
 
 // maxRecordBytes bounds the prompt record in bytes as well as in count.
@@ -108,7 +124,7 @@ func openOutbox(d hub.Dirs, limit int, log *slog.Logger) (*Outbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Outbox{path: path, j: j, log: log, faces: map[string]*face{}, followers: map[*follower]struct{}{}, watch: make(chan struct{})}
+	o := &Outbox{path: path, j: j, log: log, faces: map[string]*face{}, followers: map[*follower]struct{}{}, watch: make(chan struct{}), claims: map[int64]int{}}
 	if es := j.Entries(); len(es) > 0 {
 		o.seen = es[len(es)-1].Seq // older prompts reach faces when they attach
 	}
@@ -160,11 +176,16 @@ func (o *Outbox) catchUp() {
 			o.route(e)
 		}
 		takers := o.takers()
-		if e.To == "" && len(takers) > 0 {
+		take := e.To == "" && len(takers) > 0
+		if take {
 			o.j.SetTo(e, "shell")
 		}
 		for _, fl := range takers {
-			fl.ch <- o.ref(e)
+			if take {
+				fl.ch <- o.claim(e)
+			} else {
+				fl.ch <- o.ref(e)
+			}
 		}
 	}
 	if len(es) > 0 {
@@ -300,7 +321,10 @@ func (o *Outbox) Deliver(p channel.Prompt) (int64, error) {
 		f.assigned[ref.seq] = true
 	}
 	for _, fl := range takers {
-		if e != nil {
+		switch {
+		case e != nil && f == nil:
+			ref = o.claim(e)
+		case e != nil:
 			ref = o.ref(e)
 		}
 		fl.ch <- ref
@@ -436,6 +460,8 @@ func (o *Outbox) Follow(follow bool) ([]promptRef, *follower) {
 	for _, e := range o.j.Entries() {
 		if e.To == "" {
 			o.j.SetTo(e, "shell")
+			snap = append(snap, o.claim(e))
+			continue
 		}
 		snap = append(snap, o.ref(e))
 	}
@@ -449,20 +475,75 @@ func (o *Outbox) Follow(follow bool) ([]promptRef, *follower) {
 	return snap, f
 }
 
-// Unfollow stops a follower and releases what it had not printed.
-func (o *Outbox) Unfollow(f *follower) {
+// Unfollow ends a shell's stream: f (nil: it did not follow) stops
+// following, and what the stream was handed but did not print, left and
+// what f still queues, comes back. A prompt the shell took that no shell
+// printed is unread again, and is routed as one: the record must not
+// say a shell read a prompt nobody saw.
+func (o *Outbox) Unfollow(f *follower, left []promptRef) {
+	if f == nil && len(left) == 0 {
+		return
+	}
 	o.mu.Lock()
-	delete(o.followers, f)
-	o.watchChanged()
-	o.mu.Unlock()
-	for {
-		select {
-		case ref := <-f.ch:
-			ref.release()
-		default:
-			return
+	if f != nil {
+		delete(o.followers, f)
+		o.watchChanged()
+	queued:
+		for { // every sender holds mu: nothing more comes
+			select {
+			case ref := <-f.ch:
+				left = append(left, ref)
+			default:
+				break queued
+			}
 		}
 	}
+	o.unclaim(left)
+	o.mu.Unlock()
+	for _, ref := range left {
+		ref.release()
+	}
+}
+
+// printed notes that a shell printed ref's prompt: it is read, whoever
+// else held it.
+func (o *Outbox) printed(ref promptRef) {
+	if ref.to != "shell" {
+		return
+	}
+	o.mu.Lock()
+	delete(o.claims, ref.seq)
+	o.mu.Unlock()
+}
+
+// unclaim gives back the claims of refs a shell's stream did not print;
+// a prompt no stream holds any more, and no shell printed, is pending
+// again. Caller holds mu.
+func (o *Outbox) unclaim(refs []promptRef) {
+	back := map[int64]bool{}
+	for _, ref := range refs {
+		n, held := o.claims[ref.seq]
+		switch {
+		case !ref.claim || !held: // not the shell's to give back, or printed
+		case n > 1:
+			o.claims[ref.seq] = n - 1
+		default:
+			delete(o.claims, ref.seq)
+			back[ref.seq] = true
+		}
+	}
+	if len(back) == 0 || o.closed {
+		return
+	}
+	o.begin()
+	defer o.end()
+	for _, e := range o.j.Entries() {
+		if back[e.Seq] && e.To == "shell" {
+			o.j.SetTo(e, "")
+			o.route(e)
+		}
+	}
+	o.log.Info("a following shell went before it printed every prompt it took; they are unread again", "prompts", len(back))
 }
 
 // writeRecord writes ref's prompt to w as one JSON line, wrapped in
@@ -544,10 +625,25 @@ func (o *Outbox) Pending() int {
 	return o.j.Pending()
 }
 
-// Close ends every face stream and follower and releases the record.
+// Close ends every face stream and follower and releases the record. A
+// prompt the shell took that a stream still going has not printed is
+// unread again in the record (printed meanwhile, it is read twice).
 func (o *Outbox) Close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.closed {
+		return
+	}
+	if len(o.claims) > 0 {
+		o.begin()
+		for _, e := range o.j.Entries() {
+			if o.claims[e.Seq] > 0 && e.To == "shell" {
+				o.j.SetTo(e, "")
+			}
+		}
+		o.end()
+		clear(o.claims)
+	}
 	o.closed = true
 	o.j.Close()
 }

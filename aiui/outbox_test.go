@@ -55,9 +55,11 @@ func next(t *testing.T, o *Outbox, f *face) FaceEvent {
 func nextFollowed(t *testing.T, o *Outbox, fl *follower) Record {
 	t.Helper()
 	var buf bytes.Buffer
-	if ok, err := o.writeRecord(&buf, "", <-fl.ch, "", "\n"); !ok || err != nil {
+	ref := <-fl.ch
+	if ok, err := o.writeRecord(&buf, "", ref, "", "\n"); !ok || err != nil {
 		t.Fatalf("followed prompt not written: %v", err)
 	}
+	o.printed(ref)
 	var r Record
 	if err := json.Unmarshal(buf.Bytes(), &r); err != nil {
 		t.Fatalf("followed prompt %q: %v", buf.Bytes(), err)
@@ -221,7 +223,7 @@ func TestOutboxFollowerReadsWhenNoFace(t *testing.T) {
 	if r := nextFollowed(t, o, fl); r.Text != "seen by the shell" || o.Pending() != 0 {
 		t.Fatalf("follower: %+v pending %d", r, o.Pending())
 	}
-	o.Unfollow(fl)
+	o.Unfollow(fl, nil)
 }
 
 // TestOutboxSharedRecordMerges: two backends writing the same record file
@@ -256,7 +258,7 @@ func TestOutboxSyncHandsOnTheOtherBackendsPrompts(t *testing.T) {
 	a.Deliver(channel.Prompt{Text: "before anyone attached"})
 	f := b.Attach("face-on-b", "")
 	_, fl := b.Follow(true)
-	defer b.Unfollow(fl)
+	defer b.Unfollow(fl, nil)
 	if ev := next(t, b, f); ev.Prompt == nil || ev.Prompt.Text != "before anyone attached" {
 		t.Fatalf("attach: %+v", ev)
 	}
@@ -293,7 +295,7 @@ func TestOutboxSyncHandsOnTheOtherBackendsPrompts(t *testing.T) {
 func TestOutboxLaggingFollowerDoesNotSwallowPrompts(t *testing.T) {
 	o := newTestOutbox(t, 1000)
 	_, fl := o.Follow(true)
-	defer o.Unfollow(fl)
+	defer o.Unfollow(fl, nil)
 	n := cap(fl.ch) + 1
 	for i := range n {
 		o.Deliver(channel.Prompt{Text: fmt.Sprint("p", i)})
@@ -304,6 +306,87 @@ func TestOutboxLaggingFollowerDoesNotSwallowPrompts(t *testing.T) {
 	f := o.Attach("late-face", "")
 	if ev := next(t, o, f); ev.Prompt == nil || ev.Prompt.Text != fmt.Sprint("p", n-1) {
 		t.Fatalf("the prompt the follower missed did not reach the face: %+v", ev)
+	}
+}
+
+// A prompt the shell took goes back to pending when every stream that
+// held it went without printing it (Ctrl-C with prompts still queued, a
+// cut stream, a `hub aiui prompts` that died mid-snapshot): a face
+// attaching later gets it. One printed by any shell stays read, and a
+// face's prompt that a shell was shown is not the shell's to give back.
+func TestOutboxShellGivesBackWhatItDidNotPrint(t *testing.T) {
+	o := newTestOutbox(t, 10)
+	_, a := o.Follow(true)
+	_, b := o.Follow(true)
+	for _, s := range []string{"both print", "a prints", "none prints"} {
+		o.Deliver(channel.Prompt{Text: s})
+	}
+	nextFollowed(t, o, a)
+	nextFollowed(t, o, a)
+	nextFollowed(t, o, b)
+	o.Unfollow(a, nil)
+	if got := o.Pending(); got != 0 {
+		t.Fatalf("pending %d while b still holds what a did not print, want 0", got)
+	}
+	o.Unfollow(b, nil)
+	if got := o.Pending(); got != 1 {
+		t.Fatalf("pending %d once both followers went, want 1 (none prints)", got)
+	}
+
+	// a shell read that died after the first line of its snapshot
+	o.Deliver(channel.Prompt{Text: "pending, snapshotted"})
+	snap, _ := o.Follow(false)
+	if o.Pending() != 0 {
+		t.Fatalf("the snapshot did not take the pending prompts")
+	}
+	var buf bytes.Buffer
+	if ok, err := o.writeRecord(&buf, "", snap[0], snap[0].to, "\n"); !ok || err != nil {
+		t.Fatal(err)
+	}
+	o.printed(snap[0])
+	o.Unfollow(nil, snap[1:])
+	if got := o.Pending(); got != 2 {
+		t.Fatalf("pending %d after the snapshot was cut, want 2", got)
+	}
+
+	f := o.Attach("face", "")
+	for _, want := range []string{"none prints", "pending, snapshotted"} {
+		if ev := next(t, o, f); ev.Prompt == nil || ev.Prompt.Text != want {
+			t.Fatalf("face got %+v, want %q", ev, want)
+		}
+	}
+	_, c := o.Follow(true)
+	o.Deliver(channel.Prompt{Text: "the face's"})
+	o.Unfollow(c, nil) // shown to the shell, never printed
+	if ev := next(t, o, f); ev.Prompt == nil || ev.Prompt.Text != "the face's" || o.Pending() != 0 {
+		t.Fatalf("face got %+v, pending %d", ev, o.Pending())
+	}
+	var to []string
+	for _, r := range ReadRecord(o.path) {
+		to = append(to, r.DeliveredTo)
+	}
+	if want := "[shell shell mcp:face mcp:face mcp:face]"; fmt.Sprint(to) != want {
+		t.Fatalf("deliveredTo: %v, want %s", to, want)
+	}
+}
+
+// A stream still going when the outbox closes (a handler the server's
+// grace ran out on) cannot give its prompts back itself: Close marks what
+// the shell took and did not print as unread in the record.
+func TestOutboxCloseGivesBackWhatNoShellPrinted(t *testing.T) {
+	o := newTestOutbox(t, 10)
+	_, fl := o.Follow(true)
+	o.Deliver(channel.Prompt{Text: "printed"})
+	o.Deliver(channel.Prompt{Text: "still queued"})
+	nextFollowed(t, o, fl)
+	o.Close()
+	o.Unfollow(fl, nil) // after Close: nothing more to do
+	var to []string
+	for _, r := range ReadRecord(o.path) {
+		to = append(to, r.Text+"="+r.DeliveredTo)
+	}
+	if want := "[printed=shell still queued=]"; fmt.Sprint(to) != want {
+		t.Fatalf("record after Close: %v, want %s", to, want)
 	}
 }
 

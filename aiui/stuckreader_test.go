@@ -110,3 +110,42 @@ func TestFollowerGetsEveryPromptHandedToItBeforeTheStop(t *testing.T) {
 		})
 	}
 }
+
+// A shell that stopped reading is cut StreamDrain into the stop, and what
+// it was handed but never got is not lost with it: the record said the
+// shell had read those prompts, so no face would ever be given them. They
+// are unread again, for the next face or `hub aiui prompts`; the one it
+// printed stays the shell's.
+func TestPromptsAStoppedShellNeverGotAreUnreadAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := servePipe(t)
+		sh := p.follow(t)
+		const n = 5
+		for i := range n {
+			p.o.Deliver(channel.Prompt{Text: fmt.Sprintf("prompt %02d ", i) + strings.Repeat("x", 16<<10)})
+		}
+		if r, err := sh.next(); err != nil || r.Text[:9] != "prompt 00" {
+			t.Fatalf("first prompt: %.9q, %v", r.Text, err)
+		}
+		// and reads nothing more
+		p.stop()
+		if err := p.wait(); err != nil {
+			t.Fatal(err)
+		}
+		recs := ReadRecord(p.o.path)
+		var to []string
+		for _, r := range recs {
+			to = append(to, r.DeliveredTo)
+		}
+		if want := []string{"shell", "", "", "", ""}; fmt.Sprint(to) != fmt.Sprint(want) {
+			t.Fatalf("deliveredTo in the record after the stop: %q, want %q", to, want)
+		}
+		if got := p.o.Pending(); got != n-1 {
+			t.Fatalf("%d prompts pending, want the %d the shell never got", got, n-1)
+		}
+		f := p.o.Attach("next-face", "")
+		if ev := next(t, p.o, f); ev.Prompt == nil || ev.Prompt.Text[:9] != "prompt 01" {
+			t.Fatalf("the next face was given %+v, want prompt 01", ev)
+		}
+	})
+}
