@@ -19,7 +19,7 @@ func TestDirsFromEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Dirs{Home: "/home/u", Config: "/home/u/.config/hub", State: "/home/u/.local/state/hub", Cache: "/c"}
+	want := Dirs{Home: "/home/u", Config: "/home/u/.config/hub", State: "/home/u/.local/state/hub", Log: "/home/u/.local/state/hub", Cache: "/c"}
 	if d != want {
 		t.Fatalf("got %+v\nwant %+v", d, want)
 	}
