@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"sync"
-	"syscall"
 )
 
 // Log size defaults: hub.log is capped at 10 MiB, with two old files kept
@@ -22,15 +21,14 @@ const (
 // and so on, Keep old files in all) and starts a fresh one. Files are
 // opened through OpenPrivate (never through a planted link), mode 0600.
 //
-// After every open, the descriptors in Redirect are pointed at the current
-// file (dup3). A detached hub passes its stdout and stderr, so what
-// bypasses the logger — the runtime's stack trace of a crash — lands in
-// the current log rather than in a rotated-away one.
+// Only this writer writes the file, so every line in it is what the
+// logger wrote: JSON lines in a detached hub. What bypasses the logger —
+// the runtime's stack trace of a crash, stray writes to stderr — goes to
+// the files CrashFiles names and comes in as JSON records (Ingest).
 type RotatingFile struct {
-	Path     string
-	MaxSize  int64
-	Keep     int
-	Redirect []int
+	Path    string
+	MaxSize int64
+	Keep    int
 
 	mu   sync.Mutex
 	f    *os.File
@@ -38,8 +36,8 @@ type RotatingFile struct {
 }
 
 // OpenRotating opens (appending to) path; see RotatingFile.
-func OpenRotating(path string, maxSize int64, keep int, redirect ...int) (*RotatingFile, error) {
-	r := &RotatingFile{Path: path, MaxSize: maxSize, Keep: max(keep, 1), Redirect: redirect}
+func OpenRotating(path string, maxSize int64, keep int) (*RotatingFile, error) {
+	r := &RotatingFile{Path: path, MaxSize: maxSize, Keep: max(keep, 1)}
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -59,22 +57,7 @@ func (r *RotatingFile) open() error {
 		f.Close()
 		return err
 	}
-	if err := r.install(f); err != nil {
-		return err
-	}
-	r.size = fi.Size()
-	return nil
-}
-
-// install makes f the file written to, the redirected descriptors too.
-func (r *RotatingFile) install(f *os.File) error {
-	for _, fd := range r.Redirect {
-		if err := syscall.Dup3(int(f.Fd()), fd, 0); err != nil {
-			f.Close()
-			return fmt.Errorf("redirecting fd %d to %s: %w", fd, r.Path, err)
-		}
-	}
-	r.f, r.size = f, 0
+	r.f, r.size = f, fi.Size()
 	return nil
 }
 
@@ -126,16 +109,13 @@ func (r *RotatingFile) rotate() error {
 		return err
 	}
 	old := r.f
-	if err := r.install(f); err != nil {
-		r.f = old
-		return err
-	}
+	r.f, r.size = f, 0
 	return old.Close()
 }
 
 // Heal reopens the log at Path when Path no longer names the file being
 // written (it was deleted, or moved aside by hand): what the hub logs from
-// then on, and a crash's stack trace, land where `hub logs` reads. A link
+// then on lands where `hub logs` reads. A link
 // or unsafe file in its place is refused (OpenPrivate), and writing goes
 // on to the old file.
 func (r *RotatingFile) Heal() error {
@@ -158,7 +138,7 @@ func (r *RotatingFile) Heal() error {
 	return old.Close()
 }
 
-// Close closes the current file (the redirected descriptors stay open).
+// Close closes the current file.
 func (r *RotatingFile) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

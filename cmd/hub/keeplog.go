@@ -13,7 +13,10 @@ import (
 // logs` said there was no log, until the next rotation at 10 MiB. A link
 // or unsafe file in its place is refused and logging goes on where it
 // was; that refusal is not logged, since the log is what it is about.
-func keepLog(ctx context.Context, rf *hub.RotatingFile, every time.Duration) {
+//
+// Stray output of the hub's process (its stdout and stderr, hub.out in
+// dir) comes into the log as JSON records at the same pace (hub.Ingest).
+func keepLog(ctx context.Context, rf *hub.RotatingFile, dir string, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -22,6 +25,7 @@ func keepLog(ctx context.Context, rf *hub.RotatingFile, every time.Duration) {
 			return
 		case <-t.C:
 			rf.Heal()
+			hub.Ingest(dir, rf)
 		}
 	}
 }

@@ -33,7 +33,12 @@ func logsCommand() *cli.Command {
 			if err != nil {
 				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())
 			}
-			path := filepath.Join(dirs.State, supervisor.LogFileName)
+			path := filepath.Join(dirs.Log, supervisor.LogFileName)
+			// A hub that crashed left its report beside the log; with no
+			// hub running to bring it in, this reader does (hub.Ingest).
+			if !supervisor.LockHeld(dirs.State) {
+				ingestInto(path)
+			}
 			f, err := hub.OpenPrivate(path, os.O_RDONLY, 0, false)
 			if errors.Is(err, hub.ErrUnsafeFile) {
 				return hub.Exit(hub.ExitFailed, "hub: "+err.Error())

@@ -102,18 +102,22 @@ func runHub(c *cli.Context) error {
 	var rf *hub.RotatingFile
 	if c.Bool("detached") {
 		logOpts.Format = "json"
-		// The detached hub rotates its own log by size while it runs.
-		// Its stdout and stderr (hub start's handle on the same file)
-		// follow each new file, so a crash's stack trace from the runtime
-		// still lands at the end of the current hub.log.
-		if err := hub.EnsurePrivateDir(dirs.State); err != nil {
-			return fail(err)
+		// The detached hub rotates its own log by size while it runs,
+		// and is its only writer: a crash's report goes to its own file
+		// (and stderr, hub start's hub.out), brought in as JSON records.
+		for _, d := range []string{dirs.State, dirs.Log} {
+			if err := hub.EnsurePrivateDir(d); err != nil {
+				return fail(err)
+			}
 		}
-		rf, err = hub.OpenRotating(filepath.Join(dirs.State, supervisor.LogFileName), c.Int64("log-max"), hub.DefaultLogKeep, 1, 2)
+		rf, err = hub.OpenRotating(filepath.Join(dirs.Log, supervisor.LogFileName), c.Int64("log-max"), hub.DefaultLogKeep)
 		if err != nil {
 			return fail(fmt.Errorf("log file: %w", err))
 		}
 		defer rf.Close()
+		if err := hub.CaptureCrashes(dirs.Log); err != nil {
+			return fail(fmt.Errorf("crash file: %w", err))
+		}
 		logOut = rf
 	}
 	log, err := hub.NewLogger(logOut, logOpts)
@@ -130,9 +134,12 @@ func runHub(c *cli.Context) error {
 	if rf != nil {
 		// Only the hub holding the lock keeps hub.log in place: one that
 		// lost the race must not recreate the winner's log.
+		// What the hub before this one left outside its log (a crash)
+		// comes in first.
+		hub.Ingest(dirs.Log, rf)
 		logCtx, stopLog := context.WithCancel(context.Background())
 		logKept := make(chan struct{})
-		go func() { defer close(logKept); keepLog(logCtx, rf, c.Duration("state-check")) }()
+		go func() { defer close(logKept); keepLog(logCtx, rf, dirs.Log, c.Duration("state-check")) }()
 		defer func() { stopLog(); <-logKept }() // before rf.Close
 	}
 
@@ -189,6 +196,7 @@ func runHub(c *cli.Context) error {
 	keepCtx, stopKeeping := context.WithCancel(context.Background())
 	kept := make(chan struct{})
 	keeping := false // ready runs on this goroutine, inside Serve
+	unpublish := func() {}
 	var stateErr error
 	err = sup.Serve(ctx, func(st []adapters.Status) {
 		state.Adapters = st
@@ -200,6 +208,13 @@ func runHub(c *cli.Context) error {
 			log.Error("cannot write the state file; stopping", "err", werr)
 			cancel()
 			return
+		}
+		// Clients without this hub's XDG_STATE_HOME find it through a
+		// pointer in the default state dir (hub.Locate).
+		if u, perr := hub.Publish(dirs); perr != nil {
+			log.Warn("clients without XDG_STATE_HOME will not find this hub", "err", perr)
+		} else {
+			unpublish = u
 		}
 		keeping = true
 		go func() {
@@ -213,6 +228,7 @@ func runHub(c *cli.Context) error {
 	if keeping {
 		<-kept
 	}
+	unpublish()
 	supervisor.RemoveStateIfOurs(dirs.State, state.PID)
 	if stateErr != nil {
 		if err != nil {

@@ -98,23 +98,39 @@ func startDetached(configFlag string, dirs hub.Dirs, logMax int64) (*readyMsg, s
 	if _, err := supervisor.LoadConfig(cfgPath, registry.New()); err != nil {
 		return nil, "", err
 	}
-	if err := hub.EnsurePrivateDir(dirs.State); err != nil {
-		if !errors.Is(err, hub.ErrUnsafeFile) {
-			err = fmt.Errorf("state dir %s: %v", dirs.State, errors.Unwrap(err))
+	for _, d := range []string{dirs.State, dirs.Log} {
+		if err := hub.EnsurePrivateDir(d); err != nil {
+			if !errors.Is(err, hub.ErrUnsafeFile) {
+				err = fmt.Errorf("state dir %s: %v", d, errors.Unwrap(err))
+			}
+			return nil, "", err
 		}
-		return nil, "", err
 	}
-	logPath := filepath.Join(dirs.State, supervisor.LogFileName)
+	logPath := filepath.Join(dirs.Log, supervisor.LogFileName)
 	msg, err := spawnDetached(cfgPath, logPath, logMax, dirs.Home)
 	if err != nil {
+		ingestInto(logPath)
 		return nil, logPath, fmt.Errorf("%w: %w", errSpawn, err)
 	}
 	return msg, logPath, nil
 }
 
+// ingestInto brings what a hub that failed to start wrote outside its log
+// (its error on stderr, a crash) into the log at logPath as JSON records,
+// for hub start's tail and for `hub logs`.
+func ingestInto(logPath string) {
+	f, err := hub.OpenPrivate(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600, false)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	hub.Ingest(filepath.Dir(logPath), f)
+}
+
 // spawnDetached starts `hub run --detached` in its own session (in /,
 // with home as HOME) with stdin on /dev/null and stdout/stderr appended
-// to logPath, and waits for its readiness line. The caller's stdout and stderr are never inherited, so
+// to hub.out beside logPath (never to the log itself, which holds only
+// JSON lines: see hub.Ingest), and waits for its readiness line. The caller's stdout and stderr are never inherited, so
 // `out=$(hub start)` returns as soon as the hub is ready.
 func spawnDetached(cfgPath, logPath string, logMax int64, home string) (*readyMsg, error) {
 	self, err := os.Executable()
@@ -124,13 +140,14 @@ func spawnDetached(cfgPath, logPath string, logMax int64, home string) (*readyMs
 	rotateLog(logPath, logMax)
 	// Never through a planted link (as root, that appended to and chmod'ed
 	// the link's target); the chmod below is on our own descriptor.
-	logf, err := hub.OpenPrivate(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600, false)
+	outPath := filepath.Join(filepath.Dir(logPath), hub.OutputFileName)
+	logf, err := hub.OpenPrivate(outPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600, false)
 	if err != nil {
-		return nil, fmt.Errorf("log file: %w", err)
+		return nil, fmt.Errorf("output file: %w", err)
 	}
 	defer logf.Close()
 	if err := logf.Chmod(0o600); err != nil {
-		return nil, fmt.Errorf("log file: %w", err)
+		return nil, fmt.Errorf("output file: %w", err)
 	}
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
