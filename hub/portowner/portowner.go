@@ -23,9 +23,14 @@
 // (table_linux.go) the answers come from the kernel's sock_diag netlink
 // protocol (netlink_linux.go), which looks the very socket up, and from
 // /proc/net/tcp and /proc/net/tcp6 where that cannot answer (a kernel or
-// sandbox without it); /proc/<pid>/fd names the process. table_other.go
-// answers ErrUnknown, so callers decide what an unknown owner means for
-// them. The parsers and the matching are portable and tested everywhere.
+// sandbox without it); /proc/<pid>/fd names the process. On macOS
+// (table_darwin.go) sysctl net.inet.tcp.pcblist_n gives every socket with
+// its owner's uid (pcblist.go); on Windows (table_windows.go)
+// GetExtendedTcpTable gives each socket's pid, whose token's user is
+// compared with ours (mibtable.go); on both a socket's Inode is a pid.
+// table_other.go answers ErrUnknown, so callers decide what an unknown
+// owner means for them. The parsers and the matching are portable and
+// tested everywhere.
 package portowner
 
 import (

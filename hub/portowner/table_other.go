@@ -1,10 +1,10 @@
-//go:build !linux
+//go:build !linux && !darwin && !windows
 
 package portowner
 
-// scanTables has no socket table to read here yet. macOS (sysctl
-// net.inet.tcp.pcblist_n) and Windows (GetExtendedTcpTable) each offer
-// one, with owners; each is one more file beside table_linux.go.
+// scanTables has no socket table to read on the systems without a file of
+// their own (the BSDs: each offers one, with owners, for a file beside
+// table_darwin.go).
 func scanTables(func(Socket) bool) error { return ErrUnknown }
 
 func system() source { return tableSource(scanTables) }
