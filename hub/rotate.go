@@ -33,11 +33,14 @@ type RotatingFile struct {
 	mu   sync.Mutex
 	f    *os.File
 	size int64
+	// closeFirst rotates by closing the file before renaming it (see
+	// rotateClosed): where an open file cannot be renamed over.
+	closeFirst bool
 }
 
 // OpenRotating opens (appending to) path; see RotatingFile.
 func OpenRotating(path string, maxSize int64, keep int) (*RotatingFile, error) {
-	r := &RotatingFile{Path: path, MaxSize: maxSize, Keep: max(keep, 1)}
+	r := &RotatingFile{Path: path, MaxSize: maxSize, Keep: max(keep, 1), closeFirst: !renameOverOpen}
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -71,6 +74,9 @@ func (r *RotatingFile) Write(p []byte) (int, error) {
 	}
 	if r.MaxSize > 0 && r.size > 0 && r.size+int64(len(p)) > r.MaxSize {
 		if err := r.rotate(); err != nil {
+			if r.f == nil { // closed for rotation, and nothing could be reopened
+				return 0, err
+			}
 			// Keep logging to the old file rather than losing lines.
 			fmt.Fprintf(r.f, `{"level":"ERROR","msg":"cannot rotate the log","err":%q}`+"\n", err.Error())
 		}
@@ -81,15 +87,23 @@ func (r *RotatingFile) Write(p []byte) (int, error) {
 }
 
 // rotate moves the current file to .1 (the older ones on) and starts a
-// new one. The path never goes missing meanwhile, for `hub logs` and
-// anyone else reading it: the current file is linked as .1 and a fresh
-// file renamed over the path.
+// new one.
 func (r *RotatingFile) rotate() error {
 	for i := r.Keep - 1; i >= 1; i-- {
 		if err := os.Rename(fmt.Sprintf("%s.%d", r.Path, i), fmt.Sprintf("%s.%d", r.Path, i+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
+	if r.closeFirst {
+		return r.rotateClosed()
+	}
+	return r.rotateLinked()
+}
+
+// rotateLinked starts the new file without the path ever going missing,
+// for `hub logs` and anyone else reading it: the current file is linked
+// as .1 and a fresh file renamed over the path (unix).
+func (r *RotatingFile) rotateLinked() error {
 	fresh := r.Path + ".new"
 	os.Remove(fresh)
 	f, err := OpenPrivate(fresh, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600, false)
@@ -111,6 +125,33 @@ func (r *RotatingFile) rotate() error {
 	old := r.f
 	r.f, r.size = f, 0
 	return old.Close()
+}
+
+// rotateClosed closes the current file, renames it to .1 and opens a
+// fresh one at the path, which is missing for that moment (a reader
+// retries). Windows needs it: Go opens files there without
+// FILE_SHARE_DELETE, so no open file can be renamed or replaced. If the
+// rename or the open fails, logging goes on in the file at the path.
+func (r *RotatingFile) rotateClosed() error {
+	if err := r.f.Close(); err != nil {
+		return err
+	}
+	r.f = nil
+	os.Remove(r.Path + ".1") // keep == 1: the oldest goes
+	rerr := os.Rename(r.Path, r.Path+".1")
+	if rerr != nil && errors.Is(rerr, fs.ErrNotExist) {
+		rerr = nil // deleted under us: nothing to keep
+	}
+	if err := r.open(); err != nil {
+		// Back to the file just moved aside, rather than losing lines.
+		if rerr == nil {
+			if f, ferr := OpenPrivate(r.Path+".1", os.O_WRONLY|os.O_APPEND, 0, false); ferr == nil {
+				r.f = f
+			}
+		}
+		return errors.Join(rerr, err)
+	}
+	return rerr
 }
 
 // Heal reopens the log at Path when Path no longer names the file being

@@ -11,13 +11,22 @@ import (
 // TestRotatingFileCapsTheLog: writes past MaxSize shift the log to .1 and
 // .2 and start a fresh file; nothing beyond Keep old files is kept, every
 // file stays under the cap, and the newest lines are all there in order.
+// Both ways to rotate run here: linking (unix) and closing first
+// (Windows, where an open file cannot be renamed).
 func TestRotatingFileCapsTheLog(t *testing.T) {
+	for _, closeFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("closeFirst=%v", closeFirst), func(t *testing.T) { testRotatingFileCaps(t, closeFirst) })
+	}
+}
+
+func testRotatingFileCaps(t *testing.T, closeFirst bool) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hub.log")
 	r, err := OpenRotating(path, 100, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.closeFirst = closeFirst
 	defer r.Close()
 	var lines []string
 	for i := range 20 {
@@ -184,5 +193,39 @@ func TestRotatingFileHealRecreatesADeletedLog(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "victim")); err == nil {
 		t.Fatal("the link's target was created")
+	}
+}
+
+// TestRotatingFileClosedRotationIgnoresAPlantedLink: rotating by closing
+// first (Windows) never writes through a link planted at the path: the
+// link is moved aside as .1 (a rename never follows it) and a fresh
+// private file is made, where the next lines go.
+func TestRotatingFileClosedRotationIgnoresAPlantedLink(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hub.log")
+	r, err := OpenRotating(path, 50, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.closeFirst = true
+	defer r.Close()
+	fmt.Fprintln(r, strings.Repeat("a", 40))
+	victim := filepath.Join(dir, "victim")
+	os.Remove(path) // the writer still holds the file
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Fprintln(r, strings.Repeat("b", 40)); err != nil {
+		t.Fatalf("the write that rotated failed: %v", err)
+	}
+	if _, err := os.Lstat(victim); err == nil {
+		t.Fatal("rotation wrote through a planted link")
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the fresh log: %v %v", fi, err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != strings.Repeat("b", 40)+"\n" {
+		t.Fatalf("the fresh log holds %q", b)
 	}
 }
