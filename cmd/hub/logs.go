@@ -37,7 +37,7 @@ func logsCommand() *cli.Command {
 			// A hub that crashed left its report beside the log; with no
 			// hub running to bring it in, this reader does (hub.Ingest).
 			if !supervisor.LockHeld(dirs.State) {
-				ingestInto(path)
+				ingestInto(path, false)
 			}
 			f, err := hub.OpenPrivate(path, os.O_RDONLY, 0, false)
 			if errors.Is(err, hub.ErrUnsafeFile) {

@@ -109,17 +109,21 @@ func startDetached(configFlag string, dirs hub.Dirs, logMax int64) (*readyMsg, s
 	logPath := filepath.Join(dirs.Log, supervisor.LogFileName)
 	msg, err := spawnDetached(cfgPath, logPath, logMax, dirs.Home)
 	if err != nil {
-		ingestInto(logPath)
+		ingestInto(logPath, true)
 		return nil, logPath, fmt.Errorf("%w: %w", errSpawn, err)
 	}
 	return msg, logPath, nil
 }
 
-// ingestInto brings what a hub that failed to start wrote outside its log
-// (its error on stderr, a crash) into the log at logPath as JSON records,
-// for hub start's tail and for `hub logs`.
-func ingestInto(logPath string) {
-	f, err := hub.OpenPrivate(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600, false)
+// ingestInto brings what a hub wrote outside its log (its error on
+// stderr, a crash) into the log at logPath as JSON records, for hub
+// start's tail and for `hub logs`; create makes the log if there is none.
+func ingestInto(logPath string, create bool) {
+	flag := os.O_WRONLY | os.O_APPEND
+	if create {
+		flag |= os.O_CREATE
+	}
+	f, err := hub.OpenPrivate(logPath, flag, 0o600, false)
 	if err != nil {
 		return
 	}
