@@ -68,8 +68,8 @@ const DefaultDialTimeout = 10 * time.Second
 // can be read but does not show the owner (not found, a connection not
 // accepted yet whose listener is gone or could be either of two users',
 // an unreadable table) it says the owner could not be verified.
-// Where this system has no socket table to read at all (ErrUnknown: macOS
-// and Windows until their readers land) the connection is handed back
+// Where this system has no socket table to read at all (ErrUnknown: the BSDs
+// for now) the connection is handed back
 // unchecked, unless Strict: refusing there would break every keyed client
 // on those systems, which is worse than the gap it closes; a client whose
 // credential must never go unchecked (OpenCode's) sets Strict.

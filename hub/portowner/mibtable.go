@@ -40,8 +40,9 @@ var windowsStates = [...]uint8{
 
 // parseMIBTable reads one GetExtendedTcpTable reply (v6: the IPv6 table)
 // and calls visit for every row, in order, until visit returns false. A
-// row's Inode is its owning pid (Windows names no socket inode), its UID
-// what ownerOf says of that pid. A count beyond limit is
+// row's Inode is its owning pid (Windows names no socket inode; a
+// connection not accepted yet is its listener's process's), its UID what
+// ownerOf says of that pid. A count beyond limit is
 // ErrTableTooLarge; a count the reply cannot hold, or a state Windows
 // does not define, fails the whole table.
 func parseMIBTable(b []byte, v6 bool, limit int, ownerOf func(pid uint32) int, visit func(Socket) bool) error {
@@ -65,7 +66,7 @@ func parseMIBTable(b []byte, v6 bool, limit int, ownerOf func(pid uint32) int, v
 	port := func(p []byte) uint16 { return binary.BigEndian.Uint16(p) }
 	for i := range int(n) {
 		r := b[4+i*size : 4+(i+1)*size]
-		var s Socket
+		s := Socket{Device: DeviceUnknown}
 		var state, pid uint32
 		if v6 {
 			s.Local = netip.AddrPortFrom(netip.AddrFrom16([16]byte(r[0:16])).Unmap(), port(r[20:]))

@@ -70,12 +70,12 @@ func TestParseMIBTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Socket{
-		{Local: ap("127.0.0.1:8787"), Remote: ap("0.0.0.0:0"), State: StateListen, UID: me, Inode: 100},
-		{Local: ap("127.0.0.1:8787"), Remote: ap("127.0.0.1:50000"), State: StateEstablished, UID: me, Inode: 100},
-		{Local: ap("127.0.0.1:50000"), Remote: ap("127.0.0.1:8787"), State: StateEstablished, UID: other, Inode: 200},
-		{Local: ap("127.0.0.1:8686"), Remote: ap("127.0.0.1:50001"), State: StateTimeWait, UID: other},
-		{Local: ap("[::]:8686"), Remote: ap("[::]:0"), State: StateListen, UID: other, Inode: 300},
-		{Local: ap("[::1]:9000"), Remote: ap("[::1]:50003"), State: StateSynRecv, UID: me, Inode: 100},
+		{Local: ap("127.0.0.1:8787"), Remote: ap("0.0.0.0:0"), State: StateListen, UID: me, Inode: 100, Device: DeviceUnknown},
+		{Local: ap("127.0.0.1:8787"), Remote: ap("127.0.0.1:50000"), State: StateEstablished, UID: me, Inode: 100, Device: DeviceUnknown},
+		{Local: ap("127.0.0.1:50000"), Remote: ap("127.0.0.1:8787"), State: StateEstablished, UID: other, Inode: 200, Device: DeviceUnknown},
+		{Local: ap("127.0.0.1:8686"), Remote: ap("127.0.0.1:50001"), State: StateTimeWait, UID: other, Device: DeviceUnknown},
+		{Local: ap("[::]:8686"), Remote: ap("[::]:0"), State: StateListen, UID: other, Inode: 300, Device: DeviceUnknown},
+		{Local: ap("[::1]:9000"), Remote: ap("[::1]:50003"), State: StateSynRecv, UID: me, Inode: 100, Device: DeviceUnknown},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v", got)

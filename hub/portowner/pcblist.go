@@ -66,7 +66,9 @@ var darwinStates = [...]uint8{
 // parsePCBList reads a pcblist_n reply and calls visit for every socket,
 // in order, until visit returns false. A socket's Inode is the pid that
 // last used it (macOS names no socket inode; the pid is what names the
-// holder), 0 when none. More than limit sockets is ErrTableTooLarge. A
+// holder), 0 when none; a connection not accepted yet has its listener's
+// uid and pid (xnu's sonewconn copies both), so it reads as its
+// listener's, which is who will accept it. More than limit sockets is ErrTableTooLarge. A
 // block too short for what is read from it, a socket missing its uid or
 // state, or a reply cut short fails the whole table: skipping a socket
 // could skip the one a caller is looking for.
@@ -174,5 +176,6 @@ func parseInpcb(blk []byte) (Socket, error) {
 		// An IPv6 socket takes IPv4 too unless IPV6_V6ONLY, which xnu
 		// shows by leaving INP_IPV4 unset.
 		V6Only: vflag&inpIPv6 != 0 && vflag&inpIPv4 == 0,
+		Device: DeviceUnknown, // inp_boundifp is not in the reply
 	}, nil
 }

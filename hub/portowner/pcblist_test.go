@@ -101,12 +101,12 @@ func TestParsePCBList(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Socket{
-		{Local: ap("127.0.0.1:8787"), Remote: ap("0.0.0.0:0"), State: StateListen, UID: 501, Inode: 900},
-		{Local: ap("[::]:8686"), Remote: ap("[::]:0"), State: StateListen, UID: 502, Inode: 901},
-		{Local: ap("[::1]:9000"), Remote: ap("[::]:0"), State: StateListen, V6Only: true},
-		{Local: ap("127.0.0.1:8787"), Remote: ap("127.0.0.1:50000"), State: StateEstablished, UID: 501, Inode: 900},
-		{Local: ap("127.0.0.1:8787"), Remote: ap("127.0.0.1:50001"), State: StateSynRecv, UID: 501},
-		{Local: ap("127.0.0.1:8787"), Remote: ap("127.0.0.1:50002"), State: StateTimeWait},
+		{Local: ap("127.0.0.1:8787"), Remote: ap("0.0.0.0:0"), State: StateListen, UID: 501, Inode: 900, Device: DeviceUnknown},
+		{Local: ap("[::]:8686"), Remote: ap("[::]:0"), State: StateListen, UID: 502, Inode: 901, Device: DeviceUnknown},
+		{Local: ap("[::1]:9000"), Remote: ap("[::]:0"), State: StateListen, V6Only: true, Device: DeviceUnknown},
+		{Local: ap("127.0.0.1:8787"), Remote: ap("127.0.0.1:50000"), State: StateEstablished, UID: 501, Inode: 900, Device: DeviceUnknown},
+		{Local: ap("127.0.0.1:8787"), Remote: ap("127.0.0.1:50001"), State: StateSynRecv, UID: 501, Device: DeviceUnknown},
+		{Local: ap("127.0.0.1:8787"), Remote: ap("127.0.0.1:50002"), State: StateTimeWait, Device: DeviceUnknown},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d sockets, want %d: %+v", len(got), len(want), got)
