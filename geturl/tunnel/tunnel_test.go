@@ -174,20 +174,25 @@ func TestCloudflaredEnvironment(t *testing.T) {
 	envs["the environment cloudflared was started with"], _ = os.ReadFile(argsFile + ".env")
 	if runtime.GOOS == "linux" {
 		// What another process of the user reads while the tunnel is up,
-		// once the script has become sleep: read during the exec, the
-		// environment of the mm being replaced comes back empty.
+		// once the script has become sleep. Read during the exec, environ
+		// is empty: first the old mm is gone, then (after comm already
+		// says sleep) the new one has no environment range set yet.
 		proc := "/proc/" + strconv.Itoa(st.PID)
+		var b []byte
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			if comm, _ := os.ReadFile(proc + "/comm"); string(comm) == "sleep\n" {
-				break
+			comm, _ := os.ReadFile(proc + "/comm")
+			if string(comm) == "sleep\n" {
+				var err error
+				if b, err = os.ReadFile(proc + "/environ"); err != nil {
+					t.Fatal(err)
+				}
+				if len(b) > 0 {
+					break
+				}
 			}
 			if time.Now().After(deadline) {
-				t.Fatal("the fake cloudflared never became sleep")
+				t.Fatalf("the fake cloudflared never became sleep with an environment (comm %q)", comm)
 			}
-		}
-		b, err := os.ReadFile(proc + "/environ")
-		if err != nil {
-			t.Fatal(err)
 		}
 		envs["/proc/<cloudflared>/environ"] = bytes.ReplaceAll(b, []byte{0}, []byte{'\n'})
 	}
