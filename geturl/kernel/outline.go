@@ -9,7 +9,6 @@ import (
 	"syscall"
 
 	"github.com/hubdev/hub/geturl/engine/outline"
-	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
@@ -99,7 +98,7 @@ func (k *Kernel) outlineFile(ctx context.Context, c *route.Call) (any, *transpor
 	}
 	// As /r does: no FIFO can block the open, and a link swapped in after
 	// resolving is refused.
-	fd, err := sandbox.Open(rp.Host, syscall.O_RDONLY|syscall.O_NONBLOCK)
+	fd, err := sc.Open(rp.Host, syscall.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil, pathFailure(rp.Virtual, err)
 	}

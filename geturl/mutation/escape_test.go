@@ -5,16 +5,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/internal/treetest"
+	"github.com/hubdev/hub/geturl/mutation"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
 // Sandbox escapes through every mutation route — traversal, absolute
 // outside paths, symlinked files and directories, dangling links, and a
 // patch's Add / Update / Delete / Move to — change nothing outside the
-// project, and nothing inside it either.
+// project, and nothing inside it either; the reads of the same paths
+// are refused too. Run against every resolver the OS offers.
 func TestEscapesThroughEveryRoute(t *testing.T) {
-	e := newEnv(t, rw, nil)
+	for _, r := range sandbox.Resolvers() {
+		t.Run(r.Name(), func(t *testing.T) { escapesThroughEveryRoute(t, r) })
+	}
+}
+
+func escapesThroughEveryRoute(t *testing.T, r sandbox.Resolver) {
+	e := newEnvOn(t, r, rw, mutation.Options{}, nil)
 	writeTree(t, e.outside, map[string]string{"secret.txt": "top secret\n", "dir/": ""})
 	writeTree(t, e.root, map[string]string{
 		"in.txt":    "inside\n",
@@ -57,6 +66,14 @@ func TestEscapesThroughEveryRoute(t *testing.T) {
 		patch("*** Update File: in.txt\n*** Move to: " + o + "/moved.txt\n@@\n-inside\n+moved\n"),
 		// A good section first: the whole patch is refused, so it does not land either.
 		patch("*** Update File: in.txt\n@@\n-inside\n+changed\n*** Add File: linkdir/x.txt\n+x\n"),
+	}
+	// A read answers per file: each of these is refused in its entry.
+	reads := []string{"linkfile", "rellink", "linkdir/secret.txt", enc(o + "/secret.txt"), "../" + filepath.Base(o) + "/secret.txt"}
+	for _, p := range reads {
+		a := e.do(e.r + "/r?path=" + p)
+		if strings.Contains(a.raw, "top secret") || !strings.Contains(a.raw, `"error":{"code":`) {
+			t.Errorf("/r?path=%s: not refused: %s", p, a.raw)
+		}
 	}
 	for _, u := range urls {
 		a := e.do(u)

@@ -57,6 +57,8 @@ type env struct {
 	table   *route.TokenTable
 	sess    *testSession
 	r, m    string // the session's bases
+	// resolver is what the sessions' scopes open paths with.
+	resolver sandbox.Resolver
 }
 
 func newEnv(t testing.TB, perm route.Permissions, tree map[string]string) *env {
@@ -66,7 +68,14 @@ func newEnv(t testing.TB, perm route.Permissions, tree map[string]string) *env {
 
 func newEnvWith(t testing.TB, perm route.Permissions, o mutation.Options, tree map[string]string) *env {
 	t.Helper()
-	e := &env{t: t, root: realDir(t, t.TempDir()), outside: realDir(t, t.TempDir()), table: &route.TokenTable{}}
+	return newEnvOn(t, sandbox.Default(), perm, o, tree)
+}
+
+// newEnvOn is newEnvWith whose sessions open paths with resolver r: the
+// escape suites run once per resolver the OS offers.
+func newEnvOn(t testing.TB, r sandbox.Resolver, perm route.Permissions, o mutation.Options, tree map[string]string) *env {
+	t.Helper()
+	e := &env{t: t, root: realDir(t, t.TempDir()), outside: realDir(t, t.TempDir()), table: &route.TokenTable{}, resolver: r}
 	writeTree(t, e.root, tree)
 	e.host = mutation.NewHost(o)
 	e.k = kernel.New(kernel.Options{Mutations: e.host, NoRG: true, NoVersions: true})
@@ -85,7 +94,7 @@ func newEnvWith(t testing.TB, perm route.Permissions, o mutation.Options, tree m
 }
 
 func (e *env) newSession(perm route.Permissions, seed string) *testSession {
-	sc, err := sandbox.New(e.root)
+	sc, err := sandbox.NewWith(e.root, e.resolver)
 	if err != nil {
 		e.t.Fatal(err)
 	}

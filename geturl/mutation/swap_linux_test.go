@@ -17,7 +17,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/internal/treetest"
+	"github.com/hubdev/hub/geturl/mutation"
 	"github.com/hubdev/hub/geturl/transport"
 )
 
@@ -28,9 +30,15 @@ import (
 // reports the outside file, nothing outside changes, and no temporary or
 // backup file of a write is left in the project.
 func TestDirectorySwappedForASymlinkMidRequest(t *testing.T) {
+	for _, r := range sandbox.Resolvers() {
+		t.Run(r.Name(), func(t *testing.T) { directorySwappedMidRequest(t, r) })
+	}
+}
+
+func directorySwappedMidRequest(t *testing.T, r sandbox.Resolver) {
 	const rounds = 150
 	outsideBody := strings.Repeat("outside!", 1000) // 8000 bytes: a size nothing inside has
-	e := newEnv(t, rw, nil)
+	e := newEnvOn(t, r, rw, mutation.Options{}, nil)
 	writeTree(t, e.outside, map[string]string{"f.txt": outsideBody})
 	tree := map[string]string{"d/f.txt": "inside\n", "l": "->" + e.outside}
 	for i := range rounds {

@@ -112,9 +112,9 @@ func (r *Reader) load(t Target, lim Limits) item {
 	if err != nil {
 		return failed(r.Scope.Display(t.Path), err)
 	}
-	// O_NONBLOCK: opening a FIFO must not wait for a writer. sandbox.Open:
+	// O_NONBLOCK: opening a FIFO must not wait for a writer. Scope.Open:
 	// p.Host is a realpath, so a link on it was swapped in after resolving.
-	fd, err := sandbox.Open(p.Host, syscall.O_RDONLY|syscall.O_NONBLOCK)
+	fd, err := r.Scope.Open(p.Host, syscall.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return failed(p.Virtual, err)
 	}

@@ -27,7 +27,11 @@
 // the project between the check and the use could race it, by renaming a
 // directory on the resolved path for a link to outside. The agent has no
 // way to create symlinks except the terminal tool, which is a real host
-// shell anyway; still, callers open a resolved path with Open, which
-// refuses a symlink in any component of it (openat2 RESOLVE_NO_SYMLINKS),
-// so check and open cannot be split.
+// shell anyway; still, callers open a resolved path with Scope.Open,
+// which refuses a symlink in any component of it, so check and open
+// cannot be split. How is the scope's Resolver: openat2
+// RESOLVE_NO_SYMLINKS where Linux has it, elsewhere (and on Linux without
+// openat2) a portable walk that opens one component at a time relative to
+// its parent's descriptor with O_NOFOLLOW|O_DIRECTORY. The tests run the
+// sandbox and mutation escape suites against every resolver of the OS.
 package sandbox

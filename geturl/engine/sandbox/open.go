@@ -1,38 +1,37 @@
 package sandbox
 
-import (
-	"syscall"
-
-	"golang.org/x/sys/unix"
-)
-
-// Open opens host, a realpath Resolve or ResolveExisting returned, with
-// flags (O_CLOEXEC and O_NOFOLLOW are added), refusing a symlink in any
-// component of it. A realpath holds no symlink, so one found there was
-// swapped in after the check, a directory renamed for a link to outside
-// the project; openat2's RESOLVE_NO_SYMLINKS makes check and open one
-// step in the kernel, so the open cannot follow it. Such an open fails
-// with an *Error of ErrSymlinkEscape; other errors are the OS's.
+// Resolver opens a path Resolve, ResolveExisting or ResolveNew returned (a
+// realpath) without following a symlink in any component of it. A
+// realpath holds no symlink, so one found there was swapped in after the
+// check: a directory on the path renamed for a link to outside the
+// project. A resolver makes check and open one step, so the open cannot
+// follow it; such an open fails with an *Error of ErrSymlinkEscape, and
+// other errors are the OS's.
 //
-// Kernels before 5.6 have no openat2 (ENOSYS), and an older container
-// seccomp profile refuses it (EPERM, which openat2 itself does not return
-// for a path): there only the last component is guarded (O_NOFOLLOW).
-func Open(host string, flags int) (int, error) {
-	flags |= syscall.O_CLOEXEC | syscall.O_NOFOLLOW
-	how := unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
-	for {
-		fd, err := unix.Openat2(unix.AT_FDCWD, host, &how)
-		if err == unix.ENOSYS || err == unix.EPERM {
-			fd, err = syscall.Open(host, flags, 0)
-		}
-		switch err {
-		case nil:
-			return fd, nil
-		case syscall.EINTR:
-			continue
-		case syscall.ELOOP:
-			return -1, newErr(ErrSymlinkEscape)
-		}
-		return -1, err
-	}
+// Which resolver a Scope uses is its seam (NewWith): the kernel's
+// openat2(RESOLVE_NO_SYMLINKS) where Linux has it, and elsewhere a
+// portable walk that opens one component at a time relative to its
+// parent's descriptor, never following a link (on Windows, refusing any
+// reparse point). Resolvers lists what this OS offers, the default first,
+// so the tests run every suite against each.
+type Resolver interface {
+	// Open opens host, an absolute clean path, with flags (the OS's open
+	// flags; close-on-exec and no-follow are added).
+	Open(host string, flags int) (FD, error)
+	// Name names the resolver ("openat2", "portable") for tests and status.
+	Name() string
 }
+
+// Default is the resolver a Scope made by New uses: the first of
+// Resolvers.
+func Default() Resolver { return Resolvers()[0] }
+
+// Open opens host with the default resolver (see Resolver). Callers that
+// hold a Scope use Scope.Open, which honours the scope's resolver.
+func Open(host string, flags int) (FD, error) { return Default().Open(host, flags) }
+
+// Open opens host, a path this scope resolved, with the scope's resolver.
+func (s *Scope) Open(host string, flags int) (FD, error) { return s.resolver.Open(host, flags) }
+
+// Resolver is the resolver the scope opens paths with.
+func (s *Scope) Resolver() Resolver { return s.resolver }

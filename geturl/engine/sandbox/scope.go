@@ -12,13 +12,18 @@ const VirtualRoot = "/project"
 // Scope is one project root, held as its canonical realpath. It is immutable
 // and safe for concurrent use.
 type Scope struct {
-	root string
+	root     string
+	resolver Resolver
 }
 
 // New returns the Scope of dir: dir is made absolute, every symlink in it is
 // resolved, and the result must be a directory. The error of a bad root is
-// for the operator (it names dir), never for an agent.
-func New(dir string) (*Scope, error) {
+// for the operator (it names dir), never for an agent. Its paths are
+// opened with the OS's Default resolver.
+func New(dir string) (*Scope, error) { return NewWith(dir, Default()) }
+
+// NewWith is New with the resolver Scope.Open uses (one of Resolvers).
+func NewWith(dir string, r Resolver) (*Scope, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -34,7 +39,7 @@ func New(dir string) (*Scope, error) {
 	if !fi.IsDir() {
 		return nil, &os.PathError{Op: "scope", Path: dir, Err: ErrNotDir}
 	}
-	return &Scope{root: real}, nil
+	return &Scope{root: real, resolver: r}, nil
 }
 
 // Root is the canonical host path of the project. It is for opening files
