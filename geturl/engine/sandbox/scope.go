@@ -24,6 +24,9 @@ func New(dir string) (*Scope, error) { return NewWith(dir, Default()) }
 
 // NewWith is New with the resolver Scope.Open uses (one of Resolvers).
 func NewWith(dir string, r Resolver) (*Scope, error) {
+	if err := pathRulesSupported(); err != nil {
+		return nil, err
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
