@@ -7,6 +7,8 @@ import (
 	"slices"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/internal/bufpool"
 )
@@ -118,19 +120,19 @@ func (r *Reader) load(t Target, lim Limits) item {
 	if err != nil {
 		return failed(p.Virtual, err)
 	}
-	var st syscall.Stat_t
-	if err := ignoringEINTR(func() error { return syscall.Fstat(fd, &st) }); err != nil {
+	var st unix.Stat_t
+	if err := ignoringEINTR(func() error { return unix.Fstat(fd, &st) }); err != nil {
 		syscall.Close(fd)
 		return failed(p.Virtual, err)
 	}
 	it := item{res: FileResult{Path: p.Virtual, Host: p.Host, Size: st.Size}}
-	switch st.Mode & syscall.S_IFMT {
-	case syscall.S_IFDIR:
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
 		f := os.NewFile(uintptr(fd), p.Host) // ReadDir wants an *os.File; directories are rarer
 		defer f.Close()
 		it.res.Kind = KindDir
 		r.loadDir(&it, f, t, lim)
-	case syscall.S_IFREG:
+	case unix.S_IFREG:
 		defer syscall.Close(fd)
 		it.res.Kind = KindFile
 		loadFile(&it, fd, st.Size, st.Mtim.Nano(), t, lim)

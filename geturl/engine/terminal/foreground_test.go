@@ -1,3 +1,5 @@
+//go:build linux
+
 package terminal
 
 import (
@@ -281,20 +283,6 @@ func TestGateCapsForeground(t *testing.T) {
 	}
 	if res, _ := j3.Result(); res.Output != "third\n" || res.QueuedMs < 0 {
 		t.Fatalf("%+v", res)
-	}
-}
-
-func waitQueued(t *testing.T, g *Gate, n int) {
-	t.Helper()
-	deadline := time.Now().Add(generous)
-	for {
-		if _, queued := g.Stats(); queued == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never %d queued", n)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

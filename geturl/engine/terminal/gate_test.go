@@ -95,3 +95,17 @@ func TestGateRefusals(t *testing.T) {
 		r()
 	}
 }
+
+func waitQueued(t *testing.T, g *Gate, n int) {
+	t.Helper()
+	deadline := time.Now().Add(generous)
+	for {
+		if _, queued := g.Stats(); queued == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never %d queued", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -91,75 +90,6 @@ type spawnSpec struct {
 // reaperStartWait bounds how long the reaper may take to start the shell
 // (normally a few milliseconds).
 const reaperStartWait = 10 * time.Second
-
-func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) {
-	var pipes [6]*os.File // output, ctl, status: read and write ends
-	for i := 0; i < len(pipes); i += 2 {
-		r, w, err := os.Pipe()
-		if err != nil {
-			closeAll(pipes[:i]...)
-			return nil, err
-		}
-		pipes[i], pipes[i+1] = r, w
-	}
-	out, outW, ctlR, ctl, statusR, statusW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5]
-	cmd := &exec.Cmd{
-		// The running executable itself, even if its file was replaced.
-		Path:        "/proc/self/exe",
-		Args:        []string{reaper.Arg0, s.shell, "-c", s.command},
-		Dir:         s.dir,
-		Env:         s.env,
-		Stdout:      outW,
-		Stderr:      outW,
-		ExtraFiles:  []*os.File{ctlR, statusW},
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
-	}
-	err := cmd.Start()
-	// The reaper has its copies; EOF comes when every holder closed them.
-	closeAll(outW, ctlR, statusW)
-	if err != nil {
-		closeAll(out, ctl, statusR)
-		return nil, err
-	}
-	p := &proc{
-		clock:      clock,
-		grace:      grace,
-		drain:      drain,
-		cmd:        cmd,
-		ctl:        ctl,
-		reaperGone: make(chan struct{}),
-		status:     bufio.NewReader(statusR),
-		out:        out,
-		red:        newRedactor(s.root, "/project"),
-		capture:    newCapture(s.limit),
-		activity:   make(chan struct{}, 1),
-		readDone:   make(chan struct{}),
-		exited:     make(chan struct{}),
-		stopCh:     make(chan struct{}),
-		done:       make(chan struct{}),
-		holding:    make(chan struct{}),
-		statusR:    statusR,
-	}
-	go func() {
-		p.reaperWS, _ = reaper.AwaitExit(cmd.Process.Pid)
-		close(p.reaperGone)
-	}()
-	statusR.SetReadDeadline(time.Now().Add(reaperStartWait))
-	p.pid, err = reaper.ReadPid(p.status)
-	if err != nil {
-		// It could not start the shell, or is stuck (stopped by the
-		// command it had just started): end whatever did start.
-		p.forceEnd()
-		cmd.Wait()
-		closeAll(out, ctl, statusR)
-		return nil, err
-	}
-	statusR.SetReadDeadline(time.Time{})
-	p.startedAt = clock.Now()
-	go p.read()
-	go p.waitShell()
-	return p, nil
-}
 
 func closeAll(fs ...*os.File) {
 	for _, f := range fs {
@@ -316,33 +246,6 @@ func (p *proc) terminate() {
 // daemons killed, while one that was stopped gets no more than this.
 const reaperAnswerWait = 5 * time.Second
 
-// forceEnd ends the command without the reaper's help, for a reaper that
-// stopped answering (a command can SIGSTOP its parent) or died (SIGKILL, a
-// forged SIGSEGV). While it is alive, even stopped, it still adopts the
-// orphans of what is killed below it, so the tree is killed first, then the
-// reaper, then whatever it left in its session, reparented to init. The
-// reaper stays unreaped throughout, so its pid, which is the session's id,
-// names no one else's session. What moved to a session of its own and was
-// orphaned by a reaper that died cannot be told from anyone else's.
-// It runs once: after a terminate that needed it, the reaper is known dead.
-func (p *proc) forceEnd() {
-	p.forced.Do(func() {
-		rpid := p.cmd.Process.Pid
-		select {
-		case <-p.reaperGone:
-		default:
-			reaper.EndTree(rpid, reaperKillBound)
-			syscall.Kill(rpid, syscall.SIGKILL)
-			<-p.reaperGone
-		}
-		reaper.EndSession(rpid, reaperKillBound)
-	})
-}
-
-// reaperKillBound bounds each of forceEnd's rounds of killing, against a
-// process stuck in the kernel.
-const reaperKillBound = 10 * time.Second
-
 // sweep ends what the exited shell left — in the reaper's session, or in
 // the whole tree after a terminate — and drains the output: term, then
 // kill after the grace period (or at once when the pipe is closed), then
@@ -377,19 +280,4 @@ func (p *proc) exit() (code int, signal string) {
 		return -1, signalName(p.ws.Signal())
 	}
 	return p.ws.ExitStatus(), ""
-}
-
-var signalNames = map[syscall.Signal]string{
-	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
-	syscall.SIGILL: "SIGILL", syscall.SIGABRT: "SIGABRT", syscall.SIGFPE: "SIGFPE",
-	syscall.SIGKILL: "SIGKILL", syscall.SIGSEGV: "SIGSEGV", syscall.SIGPIPE: "SIGPIPE",
-	syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM", syscall.SIGBUS: "SIGBUS",
-	syscall.SIGUSR1: "SIGUSR1", syscall.SIGUSR2: "SIGUSR2",
-}
-
-func signalName(s syscall.Signal) string {
-	if n, ok := signalNames[s]; ok {
-		return n
-	}
-	return "signal " + strconv.Itoa(int(s))
 }

@@ -106,19 +106,28 @@ func (r *Runner) spawn(pr prepared, limit int) (*proc, *Error) {
 	cfg := r.m.cfg
 	p, err := spawn(r.spawnSpec(pr, limit), cfg.Clock, cfg.KillGrace, cfg.DrainWait)
 	if err != nil {
-		// The OS error names host paths (the shell, the directory): keep
-		// only its errno.
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil, &Error{Code: CodeSpawnFailed, Retryable: true, Action: fault.ActionRetryLater,
-				Detail: "the command's supervisor did not report the shell started within " + reaperStartWait.String() +
-					"; whatever the command had started was killed"}
-		}
-		detail := "could not start the shell"
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			detail += ": " + errno.Error()
-		}
-		return nil, &Error{Code: CodeSpawnFailed, Detail: detail, Retryable: false}
+		return nil, spawnError(err)
 	}
 	return p, nil
+}
+
+// spawnError is what the agent is told when the shell could not start.
+// The OS error names host paths (the shell, the directory): only its
+// errno is kept. An OS without the terminal says so by name.
+func spawnError(err error) *Error {
+	var unsupported *UnsupportedError
+	if errors.As(err, &unsupported) {
+		return &Error{Code: CodeSpawnFailed, Detail: unsupported.Error(), Retryable: false}
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return &Error{Code: CodeSpawnFailed, Retryable: true, Action: fault.ActionRetryLater,
+			Detail: "the command's supervisor did not report the shell started within " + reaperStartWait.String() +
+				"; whatever the command had started was killed"}
+	}
+	detail := "could not start the shell"
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		detail += ": " + errno.Error()
+	}
+	return &Error{Code: CodeSpawnFailed, Detail: detail, Retryable: false}
 }

@@ -5,9 +5,7 @@
 package cputime
 
 import (
-	"syscall"
 	"testing"
-	"time"
 )
 
 // Start resets the benchmark timer and returns a function to call after the
@@ -22,26 +20,4 @@ func Start(b *testing.B) func() {
 		b.ReportMetric(float64(d.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
 		b.ReportMetric(PeakRSSMiB(), "peak-rss-MiB")
 	}
-}
-
-// PeakRSSMiB is this process's peak resident set so far (its children's
-// are not counted: a benchmark's client process is not the server).
-func PeakRSSMiB() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Maxrss) / 1024 // Linux reports KiB
-}
-
-func used() time.Duration {
-	var total time.Duration
-	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
-		var ru syscall.Rusage
-		if err := syscall.Getrusage(who, &ru); err != nil {
-			continue
-		}
-		total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	return total
 }

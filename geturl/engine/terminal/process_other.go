@@ -1,0 +1,23 @@
+//go:build !linux
+
+package terminal
+
+import (
+	"runtime"
+	"time"
+)
+
+// Supported says whether this OS can run terminal commands. Off Linux it
+// cannot yet: the terminal's guarantee that a timeout, a stop or the hub's
+// death ends everything a command started rests on the reaper, a Linux
+// child subreaper, and this build has no equivalent for runtime.GOOS (a
+// process group and kern.proc on macOS, a Job Object on Windows). The
+// error names the OS; the tool answers it to the agent and hub status
+// shows it.
+func Supported() error { return &UnsupportedError{GOOS: runtime.GOOS} }
+
+// spawn refuses: see Supported.
+func spawn(spawnSpec, Clock, time.Duration, time.Duration) (*proc, error) { return nil, Supported() }
+
+// forceEnd is never reached: no proc is made here.
+func (p *proc) forceEnd() {}
