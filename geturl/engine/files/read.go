@@ -7,8 +7,6 @@ import (
 	"slices"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/internal/bufpool"
 )
@@ -120,22 +118,22 @@ func (r *Reader) load(t Target, lim Limits) item {
 	if err != nil {
 		return failed(p.Virtual, err)
 	}
-	var st unix.Stat_t
-	if err := ignoringEINTR(func() error { return unix.Fstat(fd, &st) }); err != nil {
+	st, err := fstat(fd)
+	if err != nil {
 		syscall.Close(fd)
 		return failed(p.Virtual, err)
 	}
-	it := item{res: FileResult{Path: p.Virtual, Host: p.Host, Size: st.Size}}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
+	it := item{res: FileResult{Path: p.Virtual, Host: p.Host, Size: st.size}}
+	switch st.kind {
+	case statDir:
 		f := os.NewFile(uintptr(fd), p.Host) // ReadDir wants an *os.File; directories are rarer
 		defer f.Close()
 		it.res.Kind = KindDir
 		r.loadDir(&it, f, t, lim)
-	case unix.S_IFREG:
+	case statRegular:
 		defer syscall.Close(fd)
 		it.res.Kind = KindFile
-		loadFile(&it, fd, st.Size, st.Mtim.Nano(), t, lim)
+		loadFile(&it, fd, st.size, st.mtime, t, lim)
 	default:
 		syscall.Close(fd)
 		return failed(p.Virtual, errUnsupported)
@@ -197,7 +195,7 @@ func pathError(err error) *PathError {
 // the total to exactly the size fstat reported, is taken as the end instead
 // of asking again to see EOF (a file growing meanwhile is a race either way;
 // files whose stat size is not their content, as in /proc, read on to EOF).
-func readPrefix(fd int, size, limit int64) (*[]byte, error) {
+func readPrefix(fd sandbox.FD, size, limit int64) (*[]byte, error) {
 	bp := bufpool.Get(int(min(max(size, 0), limit) + 1))
 	buf := *bp
 	for int64(len(buf)) <= limit {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/hubdev/hub/geturl/engine/sandbox"
@@ -64,7 +63,7 @@ func newFixture(t testing.TB) fixture {
 			t.Fatal(err)
 		}
 	}
-	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
+	if err := mkfifo(filepath.Join(root, "fifo")); err != nil {
 		t.Fatal(err)
 	}
 	s, err := sandbox.New(root)

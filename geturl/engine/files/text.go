@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 )
 
 // sniffBytes is how much of a file the binary check looks at (as git does).
@@ -17,7 +19,7 @@ const fingerprintHex = 16
 
 // loadFile reads the regular file open as fd (size and mtime, in Unix
 // nanoseconds, from its stat) and keeps the requested lines.
-func loadFile(it *item, fd int, size, mtime int64, t Target, lim Limits) {
+func loadFile(it *item, fd sandbox.FD, size, mtime int64, t Target, lim Limits) {
 	bp, err := readPrefix(fd, size, lim.MaxScanBytes)
 	if err != nil {
 		it.fail(it.res.Path, err)

@@ -10,10 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/hub/childenv"
 )
 
@@ -82,18 +80,16 @@ func (s *Searcher) grepRG(ctx context.Context, t target, m *matcher, include []s
 	args = append(args, m.rgArgs...)
 	args = append(args, "--", arg)
 
-	// rg starts in the directory as resolved, held open: the child changes
-	// into it through its descriptor, so a directory on the way renamed for
-	// a link to outside since resolving cannot send it elsewhere.
-	dfd, err := sandbox.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY)
+	// rg starts in the directory as resolved, held open (rgDir).
+	cmdDir, release, err := rgDir(dir)
 	if err != nil {
 		return GrepResult{}, false
 	}
-	defer syscall.Close(dfd)
+	defer release()
 	run, stop := context.WithCancel(ctx)
 	defer stop()
 	cmd := exec.CommandContext(run, s.RG, args...)
-	cmd.Dir = "/proc/self/fd/" + strconv.Itoa(dfd) // read by the child before exec: its copy of dfd
+	cmd.Dir = cmdDir
 	cmd.Env = rgEnv()
 	cmd.WaitDelay = time.Second
 	out, err := cmd.StdoutPipe()

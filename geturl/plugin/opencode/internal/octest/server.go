@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -134,7 +133,7 @@ func Start(t testing.TB, o Options) *Server {
 	cmd := exec.Command(bin, "serve", "--port", strconv.Itoa(port), "--hostname", "127.0.0.1", "--pure")
 	cmd.Dir = project
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ownGroup()
 	stderr := &logBuffer{}
 	cmd.Stdout = stderr
 	cmd.Stderr = stderr
@@ -180,11 +179,11 @@ func (s *Server) stop() {
 		return
 	}
 	// The process group: opencode may have started tool children.
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+	endGroup(s.cmd.Process, false)
 	select {
 	case <-s.exited:
 	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		endGroup(s.cmd.Process, true)
 		<-s.exited
 	}
 }
