@@ -14,6 +14,7 @@ import (
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/geturl/control"
 	"github.com/hubdev/hub/geturl/engine/filechange"
+	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/engine/terminal"
 	"github.com/hubdev/hub/geturl/gateway"
 	"github.com/hubdev/hub/geturl/kernel"
@@ -305,9 +306,9 @@ func (s *Server) touch() {
 func (s *Server) Status() adapters.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := adapters.Status{LastActivity: s.lastAt}
+	st := adapters.Status{LastActivity: s.lastAt, Note: platformNote(sandbox.Supported(), terminal.Supported())}
 	if o := s.outside; o != nil {
-		st.Ports, st.Note = []int{o.Port, o.ControlPort}, outsideNote(o)
+		st.Ports, st.Note = []int{o.Port, o.ControlPort}, joinNote(st.Note, outsideNote(o))
 		return st
 	}
 	if !s.running {
@@ -318,9 +319,9 @@ func (s *Server) Status() adapters.Status {
 		st.AgentSessions = s.mgr.EnabledCount()
 		switch {
 		case len(s.mgr.Projects()) == 0:
-			st.Note = "no projects: run 'hub geturl project add DIR'"
+			st.Note = joinNote(st.Note, "no projects: run 'hub geturl project add DIR'")
 		case st.AgentSessions == 0:
-			st.Note = "no sessions: run 'hub geturl session new --project NAME'"
+			st.Note = joinNote(st.Note, "no sessions: run 'hub geturl session new --project NAME'")
 		}
 	}
 	if s.cfg.publicOrigin() == "" {
@@ -334,6 +335,18 @@ func (s *Server) Status() adapters.Status {
 		}
 	}
 	return st
+}
+
+// platformNote is what hub status says of features this OS lacks (each
+// error names the OS): empty where everything is available.
+func platformNote(missing ...error) string {
+	note := ""
+	for _, err := range missing {
+		if err != nil {
+			note = joinNote(note, err.Error())
+		}
+	}
+	return note
 }
 
 // joinNote appends one more remark to a status note, "; "-separated so

@@ -140,3 +140,7 @@ func (s *Scope) Display(p string) string {
 	}
 	return s.Redact(strings.ToValidUTF8(strings.ReplaceAll(p, "\x00", `\0`), "\uFFFD"))
 }
+
+// Supported says whether this OS has the sandbox: nil on unix; on Windows
+// an error naming it (New fails there with the same error).
+func Supported() error { return pathRulesSupported() }
