@@ -1,0 +1,4 @@
+package autostart
+
+// native is macOS's kind: a LaunchAgent.
+const native = LaunchAgent

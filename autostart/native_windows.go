@@ -1,0 +1,4 @@
+package autostart
+
+// native is Windows' kind: a Run value.
+const native = RunKey
