@@ -78,7 +78,7 @@ func newApp() *cli.App {
 	app := &cli.App{
 		Name:                 "hub",
 		Usage:                "run and drive the loopback bridges your browser tools use to talk to a coding agent",
-		HideVersion:          true,
+		Version:              thisBuild().String(), // hub --version, -v; hub version
 		EnableBashCompletion: true,
 		Writer:               os.Stdout,
 		ErrWriter:            os.Stderr,
