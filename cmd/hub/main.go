@@ -71,6 +71,7 @@ func newApp() *cli.App {
 		configCommand(),
 		versionCommand(),
 		mcpCommand(reg),
+		autostartCommand(),
 	}
 	for _, c := range core {
 		refuseArgs(c)
