@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 )
 
 // Private files are checked the way ssh checks its keys: a state or key
@@ -31,29 +30,22 @@ func (e *UnsafeFileError) Error() string {
 
 func (e *UnsafeFileError) Unwrap() error { return ErrUnsafeFile }
 
-// ownerUID is the uid private files must belong to; tests that cannot
-// chown (not root) replace it to exercise the owner check.
-var ownerUID = os.Geteuid
-
 // OpenPrivate opens path with flag and perm without following a symbolic
-// link and checks the opened file itself (no race between check and use):
-// it must be a regular file owned by the current user and not writable by
-// group or others; when secret (it holds a key), not readable by them
-// either. A FIFO planted in its place cannot block the open.
+// link (or, on Windows, any reparse point) and checks the opened file
+// itself (no race between check and use): it must be a regular file owned
+// by the current user that no other user may write; when secret (it holds
+// a key), not read either. On unix "may" is the mode's group and other
+// bits; on Windows it is the file's access list, and a file it creates
+// gets an owner-only one (see private_windows.go). A FIFO planted in its
+// place cannot block the open.
 func OpenPrivate(path string, flag int, perm os.FileMode, secret bool) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, perm)
+	f, err := openNoFollow(path, flag, perm)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, &UnsafeFileError{Path: path, Problem: "is a symbolic link, which is never followed", Fix: "remove it: rm " + path}
-		}
-		if errors.Is(err, syscall.ENXIO) { // a FIFO nobody reads, opened for writing
-			return nil, &UnsafeFileError{Path: path, Problem: "is not a regular file", Fix: "remove it: rm " + path}
-		}
 		return nil, err
 	}
 	fi, err := f.Stat()
 	if err == nil {
-		err = checkPrivate(path, fi, secret)
+		err = checkPrivate(path, f, fi, secret)
 	}
 	if err != nil {
 		f.Close()
@@ -88,44 +80,29 @@ func readChecked(path string, limit int64, secret bool) ([]byte, error) {
 	return b, nil
 }
 
-// checkPrivate applies the file rules to what an open or Lstat returned.
-func checkPrivate(path string, fi os.FileInfo, secret bool) error {
+// checkPrivate applies the file rules to the file f that an open
+// returned: what kind of file it is here, who owns it and who else may
+// write or read it in the per-OS checkAccess.
+func checkPrivate(path string, f *os.File, fi os.FileInfo, secret bool) error {
 	if fi.Mode()&os.ModeSymlink != 0 {
-		return &UnsafeFileError{Path: path, Problem: "is a symbolic link, which is never followed", Fix: "remove it: rm " + path}
+		return linkError(path)
 	}
 	if !fi.Mode().IsRegular() {
 		return &UnsafeFileError{Path: path, Problem: "is not a regular file", Fix: "remove it: rm " + path}
 	}
-	if err := checkOwner(path, fi); err != nil {
-		return err
-	}
-	perm := fi.Mode().Perm()
-	switch {
-	case perm&0o022 != 0:
-		return &UnsafeFileError{Path: path, Problem: fmt.Sprintf("is mode %04o; other users could change it, so it must not be group- or world-writable", perm), Fix: "chmod 600 " + path}
-	case secret && perm&0o077 != 0:
-		return &UnsafeFileError{Path: path, Problem: fmt.Sprintf("is mode %04o; it holds a key, so it must be 0600", perm), Fix: "chmod 600 " + path + ", and restart what wrote it if the key may have leaked"}
-	}
-	return nil
+	return checkAccess(path, f, fi, secret)
 }
 
-func checkOwner(path string, fi os.FileInfo) error {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil
-	}
-	if me := ownerUID(); int(st.Uid) != me {
-		return &UnsafeFileError{Path: path, Problem: fmt.Sprintf("is owned by uid %d, not by you (uid %d)", st.Uid, me), Fix: "remove it, or chown it to yourself if you made it"}
-	}
-	return nil
+func linkError(path string) error {
+	return &UnsafeFileError{Path: path, Problem: "is a symbolic link, which is never followed", Fix: "remove it: rm " + path}
 }
 
-// EnsurePrivateDir creates dir (and parents) with mode 0700 and checks the
-// directory itself without following a link: it must be a directory owned
-// by the current user and not writable by group or others (anyone who can
-// write it can plant or swap the files in it). One readable by others is
-// tightened to 0700, so a secret never lands in a directory others can
-// list.
+// EnsurePrivateDir creates dir (and parents) private to the current
+// user and checks the directory itself without following a link: it must
+// be a directory owned by the current user that no other user may write
+// (anyone who can write it can plant or swap the files in it). One others
+// may read is tightened (0700 on unix, an owner-only access list on
+// Windows), so a secret never lands in a directory others can list.
 func EnsurePrivateDir(dir string) error {
 	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return dirLinkError(dir)
@@ -133,62 +110,23 @@ func EnsurePrivateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, fi, err := openPrivateDir(dir)
+	f, err := openPrivateDir(dir)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if fi.Mode().Perm() != 0o700 {
-		return f.Chmod(0o700)
-	}
-	return nil
+	return tightenDir(f)
 }
 
 // CheckPrivateDir applies EnsurePrivateDir's rules to an existing dir
 // without creating or changing anything (for readers such as `hub
 // status`); a missing dir is os.ErrNotExist.
 func CheckPrivateDir(dir string) error {
-	f, _, err := openPrivateDir(dir)
+	f, err := openPrivateDir(dir)
 	if err != nil {
 		return err
 	}
 	return f.Close()
-}
-
-// openPrivateDir opens dir without following a link and checks its owner
-// and mode on the open descriptor.
-func openPrivateDir(dir string) (*os.File, os.FileInfo, error) {
-	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-	switch {
-	case errors.Is(err, syscall.ELOOP):
-		return nil, nil, dirLinkError(dir)
-	case errors.Is(err, syscall.ENOTDIR):
-		// dir itself is a file (a component above it being one is the
-		// caller's plain path error).
-		// (O_NOFOLLOW with O_DIRECTORY reports a link as ENOTDIR.)
-		if fi, lerr := os.Lstat(dir); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
-			return nil, nil, dirLinkError(dir)
-		} else if lerr == nil && !fi.IsDir() {
-			return nil, nil, &UnsafeFileError{Path: dir, Problem: "is not a directory", Fix: "remove it: rm " + dir}
-		}
-		return nil, nil, err
-	case err != nil:
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil {
-		err = checkOwner(dir, fi)
-	}
-	if err == nil {
-		if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-			err = &UnsafeFileError{Path: dir, Problem: fmt.Sprintf("is mode %04o; other users could plant or replace files in it", perm), Fix: "chmod 700 " + dir}
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, fi, nil
 }
 
 func dirLinkError(dir string) error {

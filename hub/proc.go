@@ -3,131 +3,72 @@ package hub
 import (
 	"bytes"
 	"errors"
-	"io/fs"
-	"os"
-	"strconv"
 	"strings"
-	"syscall"
 )
 
-// PIDAlive tests existence with signal 0, which sends nothing. A process
-// owned by another user (EPERM) exists. A zombie (exited, not yet reaped)
-// counts as dead: it will never serve anything again.
-func PIDAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	return !isZombie(pid)
-}
+// Process identity, for `hub stop`, `hub status` and the pid checks of
+// the bridges: is a pid alive, what does it run, when did it start, and
+// who holds a lock. Each OS answers in its own file (/proc on Linux,
+// sysctl kern.proc on macOS, process handles on Windows); the parsers of
+// what the kernel hands back are here, portable, and tested on Linux.
 
-// isZombie reads the process state from /proc/<pid>/stat.
-func isZombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// The state letter follows the ")" that closes the command name.
+// ErrNoLockTable is FlockHolders' answer where the OS does not list who
+// holds a file lock (everywhere but Linux): the caller identifies the
+// lock's holder another way (see supervisor.VerifyHub).
+var ErrNoLockTable = errors.New("this OS does not list the holders of a file lock")
+
+// ErrNoProcessInfo is what ProcessCommand and ProcessStart return where
+// the OS offers no way this package knows to read them.
+var ErrNoProcessInfo = errors.New("this OS does not show another process's command and start time")
+
+// statStartTime reads field 22 (starttime) of a /proc/<pid>/stat line.
+// The command name (field 2) is in parentheses and may itself hold
+// spaces and parentheses, so fields are counted from the last ")".
+func statStartTime(b []byte) (string, error) {
 	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
+	if i < 0 {
+		return "", errors.New("malformed stat line")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state), so field 22 is f[19].
+	if len(f) < 20 || strings.Trim(f[19], "0123456789") != "" || f[19] == "" {
+		return "", errors.New("malformed stat line")
+	}
+	return f[19], nil
 }
 
-// FlockHolders returns the pids that /proc/locks shows holding a flock on
-// the file fi describes (matched by device and inode, so a path swapped
-// since it was locked does not match).
-func FlockHolders(fi os.FileInfo) ([]int, error) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil, errors.New("no inode information")
-	}
-	b, err := os.ReadFile("/proc/locks")
-	if err != nil {
-		return nil, err
-	}
-	dev := uint64(st.Dev)
-	// glibc's major()/minor() encoding of a dev_t; /proc/locks prints
-	// them in hex.
-	major := (dev>>8)&0xfff | (dev>>32)&^0xfff
-	minor := dev&0xff | (dev>>12)&^0xff
-	want := strconv.FormatUint(major, 16) + ":" + strconv.FormatUint(minor, 16) + ":" + strconv.FormatUint(st.Ino, 10)
-	var pids []int
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		// "1: FLOCK  ADVISORY  WRITE 1234 fe:00:9982753 0 EOF"; waiters
-		// are listed as "1: -> FLOCK …" and hold nothing.
-		f := strings.Fields(string(line))
-		if len(f) < 6 || f[1] != "FLOCK" {
-			continue
-		}
-		if !sameDevIno(f[5], want) {
-			continue
-		}
-		if pid, err := strconv.Atoi(f[4]); err == nil && pid > 0 {
-			pids = append(pids, pid)
-		}
-	}
-	return pids, nil
-}
+// maxProcArgs bounds what parseProcArgs2 reads: the kernel's own limit
+// on argv and environment together (ARG_MAX) is 1 MiB on macOS.
+const maxProcArgs = 1 << 20
 
-// sameDevIno compares "maj:min:ino" with hex fields of any zero padding.
-func sameDevIno(got, want string) bool {
-	g, w := strings.Split(got, ":"), strings.Split(want, ":")
-	if len(g) != 3 || len(w) != 3 || g[2] != w[2] {
-		return false
+// parseProcArgs2 reads macOS's kern.procargs2 buffer: a native-endian
+// int32 argc, the executable's path, NUL padding, then argc
+// NUL-terminated arguments (the environment follows and is not read).
+func parseProcArgs2(b []byte) (exe string, argv []string, err error) {
+	if len(b) < 4 || len(b) > maxProcArgs {
+		return "", nil, errors.New("malformed procargs2")
 	}
-	for i := range 2 {
-		a, err1 := strconv.ParseUint(g[i], 16, 64)
-		b, err2 := strconv.ParseUint(w[i], 16, 64)
-		if err1 != nil || err2 != nil || a != b {
-			return false
+	// Both macOS targets (amd64, arm64) are little-endian.
+	argc := int(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+	rest := b[4:]
+	end := bytes.IndexByte(rest, 0)
+	if end < 0 {
+		return "", nil, errors.New("malformed procargs2: no end to the executable path")
+	}
+	exe, rest = string(rest[:end]), rest[end:]
+	for len(rest) > 0 && rest[0] == 0 {
+		rest = rest[1:]
+	}
+	if argc < 0 || argc > len(rest) {
+		return "", nil, errors.New("malformed procargs2: bad argument count")
+	}
+	for range argc {
+		end := bytes.IndexByte(rest, 0)
+		if end < 0 {
+			return "", nil, errors.New("malformed procargs2: an argument has no end")
 		}
-	}
-	return true
-}
-
-// ProcessCommand returns pid's executable (without the " (deleted)" the
-// kernel appends once the file was replaced, as by a reinstall) and its
-// argv.
-//
-// The kernel shows the executable only to whoever may ptrace the process,
-// so a hub, undumpable since MakeUndumpable, hides it from its own user's
-// other processes (root still sees it). For a process of our own user
-// that hides it, exe is "" and err nil: the argv, which /proc shows of
-// every process, is all there is to judge it by. A process of another
-// user that hides it is an error, as is any other failure.
-func ProcessCommand(pid int) (exe string, argv []string, err error) {
-	dir := "/proc/" + strconv.Itoa(pid)
-	exe, err = os.Readlink(dir + "/exe")
-	switch {
-	case err == nil:
-		exe = strings.TrimSuffix(exe, " (deleted)")
-	case errors.Is(err, fs.ErrPermission) && ownUndumpable(dir):
-		exe = ""
-	default:
-		return "", nil, err
-	}
-	b, err := os.ReadFile(dir + "/cmdline")
-	if err != nil {
-		return exe, nil, err
-	}
-	for _, a := range bytes.Split(bytes.TrimRight(b, "\x00"), []byte{0}) {
-		argv = append(argv, string(a))
+		argv = append(argv, string(rest[:end]))
+		rest = rest[end+1:]
 	}
 	return exe, argv, nil
-}
-
-// ownUndumpable reports whether the process whose /proc directory is dir
-// runs as our effective user and is undumpable: the kernel gives the
-// directory the process's owner, but the files inside it root's once the
-// process is undumpable.
-func ownUndumpable(dir string) bool {
-	d, err1 := os.Lstat(dir)
-	l, err2 := os.Lstat(dir + "/exe")
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	ds, ok1 := d.Sys().(*syscall.Stat_t)
-	ls, ok2 := l.Sys().(*syscall.Stat_t)
-	return ok1 && ok2 && int(ds.Uid) == os.Geteuid() && ls.Uid != ds.Uid
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package hub
 
 import (
@@ -59,5 +61,29 @@ func TestFlockHoldersAndProcessCommand(t *testing.T) {
 	self, _ := os.Executable()
 	if err != nil || exe != self || len(argv) == 0 || argv[0] != os.Args[0] {
 		t.Fatalf("ProcessCommand = %q %q %v, want %q", exe, argv, err, self)
+	}
+}
+
+// ProcessStart tells a process from another that has the same pid later:
+// stable for one process, different for a child started after us.
+func TestProcessStart(t *testing.T) {
+	a, err := ProcessStart(os.Getpid())
+	if err != nil || a == "" {
+		t.Fatalf("ProcessStart(self) = %q, %v", a, err)
+	}
+	if b, _ := ProcessStart(os.Getpid()); b != a {
+		t.Fatalf("our start changed: %q then %q", a, b)
+	}
+	time.Sleep(20 * time.Millisecond) // clock ticks are 10 ms
+	cmd := exec.Command("sleep", "5")
+	if err := cmd.Start(); err != nil {
+		t.Skip("cannot start sleep:", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if c, err := ProcessStart(cmd.Process.Pid); err != nil || c == a {
+		t.Fatalf("a later child's start = %q, %v (ours %q)", c, err, a)
+	}
+	if _, err := ProcessStart(1 << 30); err == nil {
+		t.Fatal("a pid that does not exist has a start")
 	}
 }
