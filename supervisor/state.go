@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hubdev/hub/adapters"
@@ -19,7 +17,7 @@ import (
 // Files in the hub's state directory.
 const (
 	StateFileName = "hub.json" // 0600: pid, control endpoint, key, adapters
-	LockFileName  = "hub.lock" // flock held for the life of a running hub
+	LockFileName  = "hub.lock" // locked (flock, LockFileEx) for the life of a running hub
 	LogFileName   = "hub.log"  // 0600: JSON lines of a detached hub
 )
 
@@ -35,6 +33,10 @@ type State struct {
 	// least this long for a graceful stop before it signals.
 	ShutdownSeconds int               `json:"shutdownSeconds,omitempty"`
 	Adapters        []adapters.Status `json:"adapters"`
+	// ProcessStart is hub.ProcessStart of PID, written by the hub itself:
+	// where the OS does not list a lock's holders (macOS, Windows),
+	// VerifyHub knows the pid is still this hub, not a reuse, by it.
+	ProcessStart string `json:"processStart,omitempty"`
 
 	// file is where ReadState read it, for messages ("" if it did not).
 	file string
@@ -60,9 +62,9 @@ func AcquireLock(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, stateDirError(dir, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := lockFile(f, true); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, errLocked) {
 			if st, rerr := ReadState(dir); rerr == nil {
 				return nil, fmt.Errorf("%w (pid %d)", ErrAlreadyRunning, st.PID)
 			}
@@ -110,10 +112,10 @@ func lockHeld(dir string) bool {
 		return false
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
-		return errors.Is(err, syscall.EWOULDBLOCK)
+	if err := lockFile(f, false); err != nil {
+		return errors.Is(err, errLocked)
 	}
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	unlockFile(f)
 	return false
 }
 
@@ -206,26 +208,15 @@ func Probe(dir string) (*State, Liveness, string) {
 }
 
 // VerifyHub checks that pid is a hub holding dir's lock, before anyone
-// signals it or trusts what it serves: /proc/locks must show pid holding
-// the flock on this very hub.lock, and the process must run this
-// executable (perhaps since replaced by a reinstall) or be a `hub run`.
-// A planted hub.json naming a victim's pid fails both.
+// signals it or trusts what it serves: the pid must hold the lock on this
+// very hub.lock (verifyLockHolder: the lock table on Linux, elsewhere the
+// lock held and the state file's record of when pid started), and the
+// process must run this executable (perhaps since replaced by a
+// reinstall) or be a `hub run`. A planted hub.json naming a victim's pid
+// fails both.
 func VerifyHub(dir string, pid int) error {
-	f, err := hub.OpenPrivate(filepath.Join(dir, LockFileName), os.O_RDONLY, 0, false)
-	if err != nil {
+	if err := verifyLockHolder(dir, pid); err != nil {
 		return err
-	}
-	fi, err := f.Stat()
-	f.Close()
-	if err != nil {
-		return err
-	}
-	holders, err := hub.FlockHolders(fi)
-	if err != nil {
-		return fmt.Errorf("cannot read the lock table: %v", err)
-	}
-	if !slices.Contains(holders, pid) {
-		return fmt.Errorf("pid %d does not hold %s", pid, LockFileName)
 	}
 	exe, argv, err := hub.ProcessCommand(pid)
 	if err != nil {
@@ -247,7 +238,7 @@ func VerifyHub(dir string, pid int) error {
 // argv names it, the way `hub start` starts it (self's path) or a user
 // types it.
 func runsHub(exe string, argv []string, self string) bool {
-	if exe != "" && exe == self {
+	if exe != "" && samePath(exe, self) {
 		return true
 	}
 	return len(argv) >= 2 && argv[1] == "run" && (filepath.Base(argv[0]) == "hub" ||

@@ -82,7 +82,7 @@ func runHub(c *cli.Context) error {
 		// Inherited descriptors survive exec: a program an adapter starts
 		// before readiness (cloudflared, opencode) would hold the pipe,
 		// and `hub start` would wait for its EOF long after a crash.
-		syscall.CloseOnExec(fd)
+		keepFromChildren(fd)
 		ready = &readyPipe{f: os.NewFile(uintptr(fd), "ready")}
 	}
 	fail := func(err error) error {
@@ -160,6 +160,9 @@ func runHub(c *cli.Context) error {
 	go func() { <-ctx.Done(); stopSignals() }()
 
 	started := time.Now()
+	// Where no lock table names the lock's holder (macOS, Windows), `hub
+	// stop` and `hub status` know this pid is still us by its start.
+	processStart, _ := hub.ProcessStart(os.Getpid())
 	state := &supervisor.State{
 		PID:     os.Getpid(),
 		Control: fmt.Sprintf("http://%s:%d", hub.LoopbackHost, ctrlPort),
@@ -169,6 +172,7 @@ func runHub(c *cli.Context) error {
 		Version: versionString(),
 
 		ShutdownSeconds: cfg.Lifecycle.ShutdownSeconds,
+		ProcessStart:    processStart,
 	}
 	control := &supervisor.Control{
 		Key:  state.Key,

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -131,7 +130,8 @@ func ingestInto(logPath string, create bool) {
 	hub.Ingest(filepath.Dir(logPath), f)
 }
 
-// spawnDetached starts `hub run --detached` in its own session (in /,
+// spawnDetached starts `hub run --detached` detached (detach: its own
+// session in / on unix, no console and its own process group on Windows;
 // with home as HOME) with stdin on /dev/null and stdout/stderr appended
 // to hub.out beside logPath (never to the log itself, which holds only
 // JSON lines: see hub.Ingest), and waits for its readiness line. The caller's stdout and stderr are never inherited, so
@@ -163,16 +163,15 @@ func spawnDetached(cfgPath, logPath string, logMax int64, home string) (*readyMs
 		return nil, err
 	}
 	defer pr.Close()
-	args := []string{"run", "--detached", "--ready-fd", "3", "--log-max", strconv.FormatInt(logMax, 10)}
+	cmd := exec.Command(self)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logf, logf
+	readyFD := detach(cmd, pw)
+	args := []string{"run", "--detached", "--ready-fd", readyFD, "--log-max", strconv.FormatInt(logMax, 10)}
 	if cfgPath != "" {
 		abs, _ := filepath.Abs(cfgPath)
 		args = append(args, "--config", abs)
 	}
-	cmd := exec.Command(self, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logf, logf
-	cmd.ExtraFiles = []*os.File{pw}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Dir = "/"
+	cmd.Args = append(cmd.Args, args...)
 	// HOME as this process resolved it: a relative one would name
 	// another directory in /.
 	cmd.Env = append(os.Environ(), "HOME="+home)
@@ -207,8 +206,8 @@ func spawnDetached(cfgPath, logPath string, logMax int64, home string) (*readyMs
 		}
 		return &m, nil
 	case <-time.After(startTimeout):
-		cmd.Process.Signal(syscall.SIGTERM)
-		return nil, fmt.Errorf("not ready after %s (pid %d was sent SIGTERM)", startTimeout, cmd.Process.Pid)
+		how := abandonStart(cmd.Process)
+		return nil, fmt.Errorf("not ready after %s (pid %d %s)", startTimeout, cmd.Process.Pid, how)
 	}
 }
 

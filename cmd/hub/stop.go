@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -43,17 +42,13 @@ func stopCommand() *cli.Command {
 			}
 			// Probe verified the pid; each signal verifies it again, since
 			// the hub may have exited and its pid been reused meanwhile.
-			signal := func(sig syscall.Signal) {
+			soft, hard := stopSignals()
+			send := func(s stopSignal) {
 				if err := supervisor.VerifyHub(dirs.State, st.PID); err != nil {
-					fmt.Fprintf(c.App.ErrWriter, "hub: not sending %v to pid %d: %v\n", sig, st.PID, err)
+					fmt.Fprintf(c.App.ErrWriter, "hub: not sending %s to pid %d: %v\n", s.name, st.PID, err)
 					return
 				}
-				syscall.Kill(st.PID, sig)
-				if sig == syscall.SIGTERM {
-					// a stopped hub (a suspended terminal, a debugger) acts
-					// on it only once it runs: wake it to stop gracefully
-					syscall.Kill(st.PID, syscall.SIGCONT)
-				}
+				s.send(st.PID)
 			}
 			// Gone means no longer a hub holding the lock: a hub releases
 			// it only as it exits.
@@ -61,20 +56,37 @@ func stopCommand() *cli.Command {
 				return waitUntil(d, func() bool { return !hub.PIDAlive(st.PID) || supervisor.VerifyHub(dirs.State, st.PID) != nil })
 			}
 			how := "gracefully"
+			timeout := stopTimeout(c.Duration("timeout"), c.IsSet("timeout"), st.ShutdownSeconds)
 			code, _, err := supervisor.ControlCall(c.Context, st, http.MethodPost, "/stop")
 			if err != nil || code != http.StatusAccepted {
-				fmt.Fprintf(c.App.ErrWriter, "hub: control endpoint refused the stop (%v, status %d); sending SIGTERM\n", err, code)
-				signal(syscall.SIGTERM)
+				if soft == nil {
+					// Nothing else asks a Windows hub to stop: end it now.
+					fmt.Fprintf(c.App.ErrWriter, "hub: control endpoint refused the stop (%v, status %d); sending %s\n", err, code, hard.name)
+					timeout = 0
+				} else {
+					fmt.Fprintf(c.App.ErrWriter, "hub: control endpoint refused the stop (%v, status %d); sending %s\n", err, code, soft.name)
+					send(*soft)
+				}
 			}
-			timeout := stopTimeout(c.Duration("timeout"), c.IsSet("timeout"), st.ShutdownSeconds)
 			if !gone(timeout) {
-				how = "with SIGTERM"
-				fmt.Fprintf(c.App.ErrWriter, "hub: pid %d still running after %s; sending SIGTERM\n", st.PID, timeout)
-				signal(syscall.SIGTERM)
-				if !gone(5 * time.Second) {
-					how = "with SIGKILL"
-					fmt.Fprintf(c.App.ErrWriter, "hub: pid %d ignored SIGTERM; sending SIGKILL\n", st.PID)
-					signal(syscall.SIGKILL)
+				escalated := false
+				if soft != nil {
+					how = "with " + soft.name
+					fmt.Fprintf(c.App.ErrWriter, "hub: pid %d still running after %s; sending %s\n", st.PID, timeout, soft.name)
+					send(*soft)
+					escalated = !gone(5 * time.Second)
+					if escalated {
+						fmt.Fprintf(c.App.ErrWriter, "hub: pid %d ignored %s; sending %s\n", st.PID, soft.name, hard.name)
+					}
+				} else {
+					escalated = true
+					if timeout > 0 {
+						fmt.Fprintf(c.App.ErrWriter, "hub: pid %d still running after %s; sending %s\n", st.PID, timeout, hard.name)
+					}
+				}
+				if escalated {
+					how = "with " + hard.name
+					send(hard)
 					gone(5 * time.Second)
 					supervisor.RemoveStateIfOurs(dirs.State, st.PID)
 				}
@@ -83,6 +95,13 @@ func stopCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// stopSignal is one way `hub stop` ends a hub that its control endpoint
+// did not stop, sent only to a pid VerifyHub has just verified.
+type stopSignal struct {
+	name string // "SIGTERM", in messages
+	send func(pid int)
 }
 
 // stopTimeout is how long `hub stop` waits for a graceful stop: --timeout
