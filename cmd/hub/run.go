@@ -181,7 +181,7 @@ func runHub(c *cli.Context) error {
 			doc := *state
 			doc.Key = ""
 			doc.Adapters = sup.Status()
-			return statusDoc{State: doc, Running: true}
+			return statusDoc{State: doc, Running: true, Unavailable: hub.Unavailable()}
 		},
 		Stop: func() {
 			log.Info("stop requested through the control endpoint")

@@ -25,6 +25,9 @@ type statusDoc struct {
 	Running bool   `json:"running"`
 	Stale   bool   `json:"stale,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Unavailable is hub.Unavailable of the OS the hub runs on: what it
+	// cannot do there (none on Linux).
+	Unavailable []string `json:"unavailable,omitempty"`
 }
 
 // absentDoc is `status --json` when no verified hub answers: only what is
@@ -112,6 +115,9 @@ func writeJSON(w io.Writer, v any) {
 func printStatus(w io.Writer, doc *statusDoc, now time.Time) {
 	fmt.Fprintf(w, "hub running (pid %d, up %s, config: %s)\n", doc.PID, now.Sub(doc.Started).Round(time.Second), doc.Config)
 	printAdapters(w, doc.Adapters, now)
+	for _, u := range doc.Unavailable {
+		fmt.Fprintf(w, "not on this OS: %s\n", u)
+	}
 }
 
 func printAdapters(w io.Writer, list []adapters.Status, now time.Time) {
