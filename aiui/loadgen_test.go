@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 
 	"github.com/hubdev/hub/aiui/frame"
 	"github.com/hubdev/hub/hub/portowner/portownertest"
+	"github.com/hubdev/hub/internal/cputime"
 )
 
 // The benchmarks' client load runs in a child process (this test binary,
@@ -275,7 +275,7 @@ func (g *loadgen) run(b *testing.B, threads int, drained func() bool) measured {
 	runtime.GC()
 	debug.FreeOSMemory()
 	resetPeakRSS()
-	cpu0 := processCPU()
+	cpu0 := cputime.Self()
 	b.ResetTimer()
 	t0 := time.Now()
 	fmt.Fprintf(g.in, "go %d\n", threads)
@@ -285,7 +285,7 @@ func (g *loadgen) run(b *testing.B, threads int, drained func() bool) measured {
 	}
 	el := time.Since(t0)
 	b.StopTimer()
-	m := measured{elapsed: el, cpu: processCPU() - cpu0, peakRSS: peakRSS()}
+	m := measured{elapsed: el, cpu: cputime.Self() - cpu0, peakRSS: peakRSS()}
 	n, err := strconv.ParseInt(strings.TrimPrefix(line, "done "), 10, 64)
 	if err != nil {
 		b.Fatalf("load generator: %s", line)
@@ -312,12 +312,6 @@ func (m measured) report(b *testing.B) {
 	b.ReportMetric(float64(m.peakRSS)/(1<<20), "peak-RSS-MiB")
 }
 
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // resetPeakRSS resets VmHWM (Linux ≥ 4.0), so each run reports its own
 // peak rather than the process's lifetime one.
 func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
@@ -327,9 +321,7 @@ func peakRSS() int64 {
 	if v := procStatusKiB("VmHWM:"); v > 0 {
 		return v << 10
 	}
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Maxrss << 10
+	return int64(cputime.PeakRSSMiB() * (1 << 20))
 }
 
 func procStatusKiB(field string) int64 {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/hubdev/hub/geturl/control"
 	"github.com/hubdev/hub/hub"
@@ -25,9 +24,9 @@ func lockStateDir(d hub.Dirs) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := hub.LockFile(f, true, false); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, hub.ErrLocked) {
 			busy := &stateBusyError{dir: dir}
 			if cf, err := control.ReadFile(d); err == nil {
 				busy.holder = &cf

@@ -12,13 +12,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/mcpserver"
+	"github.com/hubdev/hub/internal/cputime"
 	"github.com/hubdev/hub/registry"
 	"github.com/hubdev/hub/stitchslop"
 )
@@ -69,13 +69,13 @@ func BenchmarkToolsCall(b *testing.B) {
 		for b.Loop() {
 			// Each path goes first every other time.
 			for _, k := range [2]int{i % 2, 1 - i%2} {
-				before := cpuTime()
+				before := cputime.Self()
 				for range block {
 					if err := calls[k](); err != nil {
 						b.Fatal(err)
 					}
 				}
-				cpu[k] += cpuTime() - before
+				cpu[k] += cputime.Self() - before
 			}
 			i++
 		}
@@ -93,7 +93,7 @@ func BenchmarkToolsCall(b *testing.B) {
 				}
 			}
 			var lat []time.Duration
-			before := cpuTime()
+			before := cputime.Self()
 			b.ResetTimer()
 			for b.Loop() {
 				t0 := time.Now()
@@ -103,28 +103,13 @@ func BenchmarkToolsCall(b *testing.B) {
 				lat = append(lat, time.Since(t0))
 			}
 			b.StopTimer()
-			b.ReportMetric(float64((cpuTime()-before).Microseconds())/float64(b.N), "cpu-µs/call")
-			b.ReportMetric(peakRSSMiB(), "peak-rss-MiB")
+			b.ReportMetric(float64((cputime.Self()-before).Microseconds())/float64(b.N), "cpu-µs/call")
+			b.ReportMetric(cputime.PeakRSSMiB(), "peak-rss-MiB")
 			slices.Sort(lat)
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 		})
 	}
-}
-
-// peakRSSMiB is the process's peak resident set so far: client, hub mcp,
-// hub and page together.
-func peakRSSMiB() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Maxrss) / 1024 // Linux reports KiB
-}
-
-// cpuTime is the process's user+system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // controlCaller posts scene.describe to the bridge's control plane.

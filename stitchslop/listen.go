@@ -38,9 +38,6 @@ const (
 	maxSelection = 16 << 10
 )
 
-// errLocked: another process holds the lock (tryLock).
-var errLocked = errors.New("locked by another process")
-
 // errUnavailable: the tab has no voice.listen.
 var errUnavailable = errors.New("the tab has no voice input")
 
@@ -202,8 +199,8 @@ func (sc *shellClient) listen(ctx context.Context) error {
 		return err
 	}
 	sc.Port = s.Port
-	unlock, err := tryLock(filepath.Join(sc.ConfigDir, fmt.Sprintf("listen-%d.lock", s.Port)))
-	if errors.Is(err, errLocked) {
+	unlock, err := lockFile(filepath.Join(sc.ConfigDir, fmt.Sprintf("listen-%d.lock", s.Port)), false)
+	if errors.Is(err, hub.ErrLocked) {
 		return hub.Exit(hub.ExitFailed, fmt.Sprintf("hub stitchslop: a listener already runs for the tab on port %d (one per tab); its events are the ones to read", s.Port))
 	}
 	if err != nil {

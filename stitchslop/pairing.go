@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/hubdev/hub/hub"
@@ -222,7 +221,7 @@ func (p *pairingStore) update(fn func(*pairingFile) error) error {
 	if err := hub.EnsurePrivateDir(p.dir); err != nil {
 		return err
 	}
-	unlock, err := lockFile(filepath.Join(p.dir, pairingLockName))
+	unlock, err := lockFile(filepath.Join(p.dir, pairingLockName), true)
 	if err != nil {
 		return err
 	}
@@ -246,26 +245,24 @@ func (p *pairingStore) update(fn func(*pairingFile) error) error {
 	return hub.WriteFileAtomic(p.path(), append(b, '\n'), 0o600)
 }
 
-// lockFile takes an exclusive flock on path (created 0600) and returns its
-// release. The lock dies with the process, so a crashed bridge never wedges
-// the next one.
-func lockFile(path string) (func(), error) {
+// lockFile takes an exclusive lock on path (created 0600) and returns its
+// release; with wait false it fails at once with hub.ErrLocked when
+// another process holds it. The lock dies with the process, so a crashed
+// bridge never wedges the next one.
+func lockFile(path string, wait bool) (func(), error) {
 	f, err := hub.OpenPrivate(path, os.O_RDWR|os.O_CREATE, 0o600, false)
 	if err != nil {
 		return nil, err
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
+	if err := hub.LockFile(f, true, wait); err != nil {
 		f.Close()
+		if err == hub.ErrLocked {
+			return nil, err
+		}
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
 	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		hub.UnlockFile(f)
 		f.Close()
 	}, nil
 }

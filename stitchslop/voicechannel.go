@@ -51,7 +51,7 @@ func (f *face) voiceChannel(ctx context.Context) {
 		if path == "" {
 			return errNoVoiceLock
 		}
-		u, err := tryLock(path)
+		u, err := lockFile(path, false)
 		if err != nil {
 			return errNoVoiceLock
 		}

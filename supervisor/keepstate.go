@@ -62,9 +62,9 @@ func (l *Lock) ensure() error {
 	if err != nil {
 		return err
 	}
-	if err := lockFile(f, true); err != nil {
+	if err := hub.LockFile(f, true, false); err != nil {
 		f.Close()
-		if errors.Is(err, errLocked) {
+		if errors.Is(err, hub.ErrLocked) {
 			return ErrAlreadyRunning
 		}
 		return fmt.Errorf("locking %s: %v", path, err)

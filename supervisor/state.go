@@ -62,9 +62,9 @@ func AcquireLock(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, stateDirError(dir, err)
 	}
-	if err := lockFile(f, true); err != nil {
+	if err := hub.LockFile(f, true, false); err != nil {
 		f.Close()
-		if errors.Is(err, errLocked) {
+		if errors.Is(err, hub.ErrLocked) {
 			if st, rerr := ReadState(dir); rerr == nil {
 				return nil, fmt.Errorf("%w (pid %d)", ErrAlreadyRunning, st.PID)
 			}
@@ -112,10 +112,10 @@ func lockHeld(dir string) bool {
 		return false
 	}
 	defer f.Close()
-	if err := lockFile(f, false); err != nil {
-		return errors.Is(err, errLocked)
+	if err := hub.LockFile(f, false, false); err != nil {
+		return errors.Is(err, hub.ErrLocked)
 	}
-	unlockFile(f)
+	hub.UnlockFile(f)
 	return false
 }
 

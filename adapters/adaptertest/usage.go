@@ -1,9 +1,9 @@
 package adaptertest
 
 import (
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/hubdev/hub/internal/cputime"
 )
 
 // MeasureProcess resets b's timer and returns a function to call after
@@ -13,21 +13,11 @@ import (
 // ("peak-rss-MiB"); wall time alone hides work done on other cores.
 func MeasureProcess(b *testing.B) func() {
 	b.Helper()
-	before, _ := usage()
+	before := cputime.Self()
 	b.ResetTimer()
 	return func() {
 		b.StopTimer()
-		after, peak := usage()
-		b.ReportMetric(float64((after-before).Nanoseconds())/1e3/float64(b.N), "process-cpu-µs/op")
-		b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
+		b.ReportMetric(float64((cputime.Self()-before).Nanoseconds())/1e3/float64(b.N), "process-cpu-µs/op")
+		b.ReportMetric(cputime.PeakRSSMiB(), "peak-rss-MiB")
 	}
-}
-
-// usage is the process's CPU time and peak RSS in bytes.
-func usage() (time.Duration, int64) {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0, 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Maxrss << 10 // Linux reports KiB
 }

@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/hubdev/hub/aiui/jsonstr"
+	"github.com/hubdev/hub/hub"
 )
 
 func body(s string) *jsonstr.Buffer {
@@ -316,11 +316,11 @@ func TestLockExcludes(t *testing.T) {
 	j.Begin()
 	lf, _ := os.Open(path + ".lock")
 	defer lf.Close()
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+	if err := hub.LockFile(lf, true, false); err == nil {
 		t.Fatal("the record is not locked between Begin and End")
 	}
 	j.End()
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := hub.LockFile(lf, true, false); err != nil {
 		t.Fatalf("the record is still locked after End: %v", err)
 	}
 }

@@ -2,10 +2,11 @@ package journal
 
 import (
 	"os"
-	"syscall"
+
+	"github.com/hubdev/hub/hub"
 )
 
-// fileLock is an exclusive flock on a side file: the record itself is
+// fileLock is an exclusive lock on a side file: the record itself is
 // replaced by compaction, so a lock on it would not outlive a rename.
 type fileLock struct{ f *os.File }
 
@@ -17,15 +18,8 @@ func openLock(path string) (*fileLock, error) {
 	return &fileLock{f: f}, nil
 }
 
-func (l *fileLock) lock() error {
-	for {
-		err := syscall.Flock(int(l.f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
-}
+func (l *fileLock) lock() error { return hub.LockFile(l.f, true, true) }
 
-func (l *fileLock) unlock() { syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN) }
+func (l *fileLock) unlock() { hub.UnlockFile(l.f) }
 
 func (l *fileLock) close() error { return l.f.Close() }

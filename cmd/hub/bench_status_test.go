@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/internal/cputime"
 	"github.com/hubdev/hub/supervisor"
 )
 
@@ -75,11 +76,11 @@ func BenchmarkStatus(b *testing.B) {
 	})
 	b.Run("cli", func(b *testing.B) {
 		hubCmd("status")
-		before, cli := procCPU(st.PID), childrenCPU()
+		before, cli := procCPU(st.PID), cputime.Children()
 		for b.Loop() {
 			hubCmd("status")
 		}
-		b.ReportMetric(float64((childrenCPU()-cli).Microseconds())/1e3/float64(b.N), "cli-cpu-ms/op")
+		b.ReportMetric(float64((cputime.Children()-cli).Microseconds())/1e3/float64(b.N), "cli-cpu-ms/op")
 		report(b, procCPU(st.PID)-before)
 	})
 }

@@ -8,9 +8,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hubdev/hub/internal/cputime"
 )
 
 // BenchmarkStartToReady measures what a user waits for: `hub start` until
@@ -41,11 +42,11 @@ func BenchmarkStartToReady(b *testing.B) {
 	var rssKiB, hwmKiB float64
 	for b.Loop() {
 		start := time.Now()
-		before := childrenCPU()
+		before := cputime.Children()
 		out := hubCmd("start", "--config", cfg)
 		total += time.Since(start)
 		b.StopTimer()
-		cpu += childrenCPU() - before
+		cpu += cputime.Children() - before
 		if m := pidRE.FindStringSubmatch(out); m != nil {
 			pid, _ := strconv.Atoi(m[1])
 			cpu += procCPU(pid)
@@ -60,13 +61,6 @@ func BenchmarkStartToReady(b *testing.B) {
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/start")
 	b.ReportMetric(rssKiB, "idle-rss-KiB")
 	b.ReportMetric(hwmKiB/1024, "peak-rss-MiB")
-}
-
-// childrenCPU is the user+system time of this process's waited-for children.
-func childrenCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // procCPU is a process's user+system time so far, from /proc/PID/stat

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -71,7 +70,9 @@ func agentGet(ts *testscript.TestScript, neg bool, args []string) {
 func geturlKill(ts *testscript.TestScript, neg bool, args []string) {
 	var cf struct{ PID int }
 	ts.Check(json.Unmarshal([]byte(ts.ReadFile(geturlControl(ts))), &cf))
-	ts.Check(syscall.Kill(cf.PID, syscall.SIGKILL))
+	p, err := os.FindProcess(cf.PID)
+	ts.Check(err)
+	ts.Check(p.Kill())
 	for deadline := time.Now().Add(10 * time.Second); hub.PIDAlive(cf.PID); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			ts.Fatalf("pid %d survived SIGKILL", cf.PID)

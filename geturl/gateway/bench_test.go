@@ -11,13 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/hubdev/hub/geturl/internal/cputime"
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/route"
+	"github.com/hubdev/hub/internal/cputime"
 )
 
 // benchEnv is a served project: one 4 KiB file and eight 2 KiB ones.
@@ -134,9 +132,9 @@ func benchServerCPU(b *testing.B, url string) {
 	}
 	run(10)
 	b.ResetTimer()
-	before := selfCPU()
+	before := cputime.Self()
 	run(b.N)
-	d := selfCPU() - before
+	d := cputime.Self() - before
 	b.StopTimer()
 	b.ReportMetric(float64(d.Nanoseconds())/1e3/float64(b.N), "server-cpu-µs/op")
 	b.ReportMetric(cputime.PeakRSSMiB(), "server-peak-rss-MiB")
@@ -152,12 +150,6 @@ func TestBenchClientProcess(t *testing.T) {
 	if err := fetchLoop(url, n); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkReadOneFile4KiBHandler calls the handler directly (no sockets,

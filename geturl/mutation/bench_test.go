@@ -13,15 +13,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hubdev/hub/geturl/engine/terminal"
 	"github.com/hubdev/hub/geturl/internal/benchdata"
-	"github.com/hubdev/hub/geturl/internal/cputime"
 	"github.com/hubdev/hub/geturl/mutation"
 	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/internal/cputime"
 )
 
 // The benchmarks drive the whole path an agent uses: real GET URLs over a
@@ -81,30 +80,17 @@ func serverCPUWith(b *testing.B, urls func(i int) []string, commands bool) {
 	run(write(1<<30, 4)) // warm-up (an even count: iterations alternate), identities of their own
 	file := write(0, b.N)
 	b.ResetTimer()
-	before, kids := selfCPU(), childrenCPU()
+	before, kids := cputime.Self(), cputime.Children()
 	run(file)
-	d := selfCPU() - before
+	d := cputime.Self() - before
 	b.StopTimer()
 	b.ReportMetric(float64(d.Nanoseconds())/1e3/float64(b.N), "server-cpu-µs/op")
 	b.ReportMetric(cputime.PeakRSSMiB(), "server-peak-rss-MiB")
 	if commands {
-		shells := childrenCPU() - kids - clientCPU
+		shells := cputime.Children() - kids - clientCPU
 		b.ReportMetric(float64(shells.Nanoseconds())/1e3/float64(b.N), "shell-cpu-µs/op")
 	}
 	b.ReportMetric(getsPerOp, "GETs/op")
-}
-
-// childrenCPU is the CPU of this process's waited-for children so far.
-func childrenCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestBenchClientProcess is the benchmarks' client: it fetches every URL

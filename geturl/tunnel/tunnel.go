@@ -13,11 +13,11 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/childenv"
+	"github.com/hubdev/hub/internal/procgroup"
 )
 
 // States of the managed tunnel.
@@ -124,7 +124,7 @@ func (m *Manager) Start(ctx context.Context) (Status, error) {
 	cmd := exec.Command(bin, "tunnel", "--no-autoupdate", "--config", cfg, "--protocol", "http2", "--url", m.Target)
 	cmd.Stdin = nil
 	cmd.Env = cloudflaredEnv(os.Environ())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procgroup.Attr()
 	out, err := cmd.StderrPipe()
 	if err != nil {
 		os.RemoveAll(dir)
@@ -256,12 +256,11 @@ func (m *Manager) Stop() Status {
 	}
 	m.stop = true
 	m.mu.Unlock()
-	pgid := cmd.Process.Pid
-	syscall.Kill(-pgid, syscall.SIGTERM)
+	procgroup.End(cmd.Process, false)
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		syscall.Kill(-pgid, syscall.SIGKILL)
+		procgroup.End(cmd.Process, true)
 		<-done
 	}
 	return m.Status()

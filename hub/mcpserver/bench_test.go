@@ -6,10 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/hubdev/hub/internal/cputime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -43,14 +42,12 @@ func BenchmarkForwardedCall(b *testing.B) {
 	}
 	call(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}` + "\n")
 	const msg = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"p_scene_describe","arguments":{"limit":5}}}` + "\n"
-	var ru0, ru1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	before := cputime.Self()
 	for b.Loop() {
 		if line := call(msg); !bytes.Contains(line, []byte(`"isError":false`)) {
 			b.Fatalf("answer %s", line)
 		}
 	}
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+	cpu := cputime.Self() - before
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/call")
 }

@@ -9,10 +9,10 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hubdev/hub/hub/childenv"
+	"github.com/hubdev/hub/internal/procgroup"
 )
 
 // Tools are the executables /p looks for on PATH.
@@ -124,13 +124,13 @@ func (d *Discoverer) probe(ctx context.Context, name, path string) (version stri
 	cmd.WaitDelay = 200 * time.Millisecond
 	// Its own process group, killed whole: a launcher script's child
 	// would otherwise outlive a probe cut off at its timeout.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.SysProcAttr = procgroup.Attr()
+	cmd.Cancel = func() error { return procgroup.End(cmd.Process, true) }
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &limited{w: &stdout, n: 4096}, &limited{w: &stderr, n: 4096}
 	err := cmd.Run()
 	if cmd.Process != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // a probe only prints: nothing it started stays
+		procgroup.End(cmd.Process, true) // a probe only prints: nothing it started stays
 	}
 	if err != nil && ctx.Err() != nil {
 		return "", false

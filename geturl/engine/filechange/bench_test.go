@@ -9,7 +9,7 @@ import (
 
 	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/internal/benchdata"
-	"github.com/hubdev/hub/geturl/internal/cputime"
+	"github.com/hubdev/hub/internal/cputime"
 )
 
 func benchEngine(b *testing.B, files map[string]string) *Engine {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/geturl/engine/sandbox"
-	"github.com/hubdev/hub/geturl/internal/cputime"
+	"github.com/hubdev/hub/internal/cputime"
 )
 
 // benchTree writes n source-like files of size bytes under src/ and returns

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/geturl/fault"
-	"github.com/hubdev/hub/geturl/internal/cputime"
+	"github.com/hubdev/hub/internal/cputime"
 )
 
 // BenchmarkReplay is a replayed intent's whole journal cost: the identity

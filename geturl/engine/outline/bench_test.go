@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubdev/hub/geturl/internal/cputime"
+	"github.com/hubdev/hub/internal/cputime"
 )
 
 // largeTS is about 1 MiB of realistic TypeScript: classes with methods,

@@ -3,7 +3,7 @@ package sandbox
 import (
 	"testing"
 
-	"github.com/hubdev/hub/geturl/internal/cputime"
+	"github.com/hubdev/hub/internal/cputime"
 )
 
 // BenchmarkResolveExisting resolves a three-level path (one component a

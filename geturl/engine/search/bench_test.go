@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/geturl/engine/sandbox"
-	"github.com/hubdev/hub/geturl/internal/cputime"
+	"github.com/hubdev/hub/internal/cputime"
 )
 
 // benchTree writes 10,000 source-like files of about 2 KiB in 100

@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/hubdev/hub/geturl/internal/cputime"
+	"github.com/hubdev/hub/internal/cputime"
 )
 
 // BenchmarkForegroundTrue is one foreground round trip of `true`:

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/hubdev/hub/internal/procgroup"
 )
 
 // BinEnv names an explicit opencode binary; otherwise `opencode` is looked
@@ -133,7 +135,7 @@ func Start(t testing.TB, o Options) *Server {
 	cmd := exec.Command(bin, "serve", "--port", strconv.Itoa(port), "--hostname", "127.0.0.1", "--pure")
 	cmd.Dir = project
 	cmd.Env = env
-	cmd.SysProcAttr = ownGroup()
+	cmd.SysProcAttr = procgroup.Attr()
 	stderr := &logBuffer{}
 	cmd.Stdout = stderr
 	cmd.Stderr = stderr
@@ -179,11 +181,11 @@ func (s *Server) stop() {
 		return
 	}
 	// The process group: opencode may have started tool children.
-	endGroup(s.cmd.Process, false)
+	procgroup.End(s.cmd.Process, false)
 	select {
 	case <-s.exited:
 	case <-time.After(10 * time.Second):
-		endGroup(s.cmd.Process, true)
+		procgroup.End(s.cmd.Process, true)
 		<-s.exited
 	}
 }

@@ -21,14 +21,17 @@ func PeakRSSMiB() float64 {
 	return float64(ru.Maxrss) / 1024 // Linux and the BSDs report KiB
 }
 
-func used() time.Duration {
-	var total time.Duration
-	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
-		var ru syscall.Rusage
-		if err := syscall.Getrusage(who, &ru); err != nil {
-			continue
-		}
-		total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+// Self is the user and system time of every thread of this process.
+func Self() time.Duration { return usage(syscall.RUSAGE_SELF) }
+
+// Children is the user and system time of this process's waited-for
+// children (rg, a shell's commands).
+func Children() time.Duration { return usage(syscall.RUSAGE_CHILDREN) }
+
+func usage(who int) time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(who, &ru) != nil {
+		return 0
 	}
-	return total
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

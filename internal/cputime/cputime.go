@@ -12,11 +12,11 @@ import (
 // loop; it reports "cpu-µs/op" and "peak-rss-MiB".
 func Start(b *testing.B) func() {
 	b.Helper()
-	before := used()
+	before := Self() + Children()
 	b.ResetTimer()
 	return func() {
 		b.StopTimer()
-		d := used() - before
+		d := Self() + Children() - before
 		b.ReportMetric(float64(d.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
 		b.ReportMetric(PeakRSSMiB(), "peak-rss-MiB")
 	}

@@ -19,9 +19,12 @@ func PeakRSSMiB() float64 {
 	return float64(c.peakWorkingSetSize) / (1 << 20)
 }
 
-// used is this process's user and kernel time. Windows keeps no total for
-// waited-for children, so a child's (rg's) CPU is not counted here.
-func used() time.Duration {
+// Children is 0: Windows keeps no total for waited-for children, so a
+// child's (rg's) CPU is not counted.
+func Children() time.Duration { return 0 }
+
+// Self is this process's user and kernel time.
+func Self() time.Duration {
 	var creation, exit, kernel, user windows.Filetime
 	if windows.GetProcessTimes(windows.CurrentProcess(), &creation, &exit, &kernel, &user) != nil {
 		return 0
