@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -44,7 +43,9 @@ func scriptParams(dir string) testscript.Params {
 			state := filepath.Join(home, ".local", "state", "hub")
 			env.Defer(func() {
 				if st, err := supervisor.ReadState(state); err == nil && supervisor.VerifyHub(state, st.PID) == nil {
-					syscall.Kill(st.PID, syscall.SIGKILL)
+					if p, err := os.FindProcess(st.PID); err == nil {
+						p.Kill()
+					}
 				}
 			})
 			return nil

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -32,7 +31,9 @@ func TestPlatDirsScripts(t *testing.T) {
 		env.Defer(func() {
 			dir := filepath.Join(elsewhere, "hub")
 			if st, err := supervisor.ReadState(dir); err == nil && supervisor.VerifyHub(dir, st.PID) == nil {
-				syscall.Kill(st.PID, syscall.SIGKILL)
+				if p, err := os.FindProcess(st.PID); err == nil {
+					p.Kill()
+				}
 			}
 		})
 		return nil

@@ -1,3 +1,5 @@
+//go:build unix
+
 package filechange
 
 import (
@@ -59,36 +61,6 @@ func TestWriteNativeAbsolutePath(t *testing.T) {
 	}
 	out, _ := json.Marshal(r)
 	p.noHostPath("result", string(out))
-}
-
-// TestWriteModes: a new file gets 0666 less the umask, a replaced file
-// keeps its permission bits.
-func TestWriteModes(t *testing.T) {
-	old := syscall.Umask(0o027)
-	defer syscall.Umask(old)
-	p := newProject(t, map[string]string{"run.sh": "#!/bin/sh\n"})
-	os.Chmod(filepath.Join(p.root, "run.sh"), 0o751)
-	ctx := context.Background()
-	if _, err := p.eng.Write(ctx, "d/new.txt", "n"); err != nil {
-		t.Fatal(err)
-	}
-	if m := p.mode("d/new.txt").Perm(); m != 0o640 {
-		t.Errorf("new file mode %o, want 640 under umask 027", m)
-	}
-	if m := p.mode("d").Perm(); m != 0o750 {
-		t.Errorf("new dir mode %o, want 750", m)
-	}
-	p.read("run.sh")
-	if _, err := p.eng.Write(ctx, "run.sh", "#!/bin/sh\necho hi\n"); err != nil {
-		t.Fatal(err)
-	}
-	if m := p.mode("run.sh").Perm(); m != 0o751 {
-		t.Errorf("replaced file mode %o, want 751", m)
-	}
-	leftovers, _ := filepath.Glob(filepath.Join(p.root, ".geturl-*"))
-	if len(leftovers) > 0 {
-		t.Errorf("temporary files left: %v", leftovers)
-	}
 }
 
 // TestWriteOverwriteNeedsCoverage is the whole-file overwrite rule.
