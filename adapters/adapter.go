@@ -97,6 +97,13 @@ type Status struct {
 	LastError     string    `json:"lastError,omitempty"`
 	// Note is set when something needs the user, e.g. a missing key.
 	Note string `json:"note,omitempty"`
+	// Fix is, for a failed adapter, what the user can do about LastError:
+	// the config keys to change (adapters.<name>.port, enabled: false).
+	// The supervisor fills it.
+	Fix string `json:"fix,omitempty"`
+	// RetryAt is when the supervisor next tries to start an adapter that
+	// failed to start; zero when no retry is pending.
+	RetryAt time.Time `json:"retryAt,omitzero"`
 	// Dir is what a client on this machine must know to reach the
 	// adapter besides its ports, as an absolute path the adapter fills
 	// in (stitchslop's config dir, where its session files are); empty

@@ -45,6 +45,17 @@ func (e *HeldError) Error() string {
 // Unwrap makes errors.Is(err, ErrPortHeld) true.
 func (e *HeldError) Unwrap() error { return ErrPortHeld }
 
+// PortError is Listen's failure to bind a one-port list. It unwraps to
+// the bind error, so errors.Is(err, syscall.EADDRINUSE) tells a busy port.
+type PortError struct {
+	Port int
+	msg  string
+	err  error
+}
+
+func (e *PortError) Error() string { return e.msg }
+func (e *PortError) Unwrap() error { return e.err }
+
 // Skipped is a port of the list that Walk went past because it was in use.
 type Skipped struct {
 	Port int
@@ -99,6 +110,7 @@ func (w walker) walk(ports []int) (net.Listener, int, []Skipped, error) {
 	}
 	var errs []string
 	var skipped []Skipped
+	var lastErr error
 	for _, p := range ports {
 		if p < 0 || p > 65535 {
 			return nil, 0, nil, fmt.Errorf("port %d out of range 1..65535", p)
@@ -107,6 +119,7 @@ func (w walker) walk(ports []int) (net.Listener, int, []Skipped, error) {
 		if err == nil {
 			return ln, ln.Addr().(*net.TCPAddr).Port, skipped, nil
 		}
+		lastErr = err
 		if !errors.Is(err, syscall.EADDRINUSE) {
 			errs = append(errs, fmt.Sprintf("%d: %v", p, causeOf(err)))
 			continue
@@ -141,7 +154,7 @@ func (w walker) walk(ports []int) (net.Listener, int, []Skipped, error) {
 		}
 	}
 	if len(ports) == 1 {
-		return nil, 0, skipped, fmt.Errorf("cannot listen on %s:%s", LoopbackHost, errs[0])
+		return nil, 0, skipped, &PortError{Port: ports[0], msg: fmt.Sprintf("cannot listen on %s:%s", LoopbackHost, errs[0]), err: lastErr}
 	}
 	return nil, 0, skipped, fmt.Errorf("%w: %s (%s)", ErrPortsBusy, FormatPorts(ports), strings.Join(errs, "; "))
 }

@@ -40,6 +40,9 @@ func notRunning(name string, a adapters.Status, ok bool) string {
 	if a.LastError != "" {
 		why += " (" + a.LastError + ")"
 	}
+	if a.Fix != "" {
+		why += "; fix: " + a.Fix
+	}
 	return why
 }
 
@@ -56,9 +59,11 @@ func unreachable(name string, a adapters.Status, ok bool) string {
 }
 
 // settled reports whether an adapter's state can only change with the
-// hub's config, so there is no point looking again.
+// hub's config, so there is no point looking again. A failed adapter the
+// hub retries (a busy port) is not: it comes up once the port frees.
 func settled(a adapters.Status, ok bool) bool {
-	return !ok || a.State == adapters.StateDisabled || a.State == adapters.StateNotImplemented || a.State == adapters.StateFailed
+	return !ok || a.State == adapters.StateDisabled || a.State == adapters.StateNotImplemented ||
+		(a.State == adapters.StateFailed && a.RetryAt.IsZero())
 }
 
 // follow keeps b's face on the hub's adapter, again after every restart,

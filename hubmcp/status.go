@@ -39,6 +39,11 @@ type bridgeReport struct {
 	PageAttached bool           `json:"pageAttached"`
 	Agents       int            `json:"agents"`
 	Note         string         `json:"note,omitempty"`
+	// Error and Fix are a failed bridge's cause and what to do about it
+	// (the config key to change); RetryAt when the hub tries it again.
+	Error   string    `json:"error,omitempty"`
+	Fix     string    `json:"fix,omitempty"`
+	RetryAt time.Time `json:"retryAt,omitzero"`
 	// Tools are the tools it contributes now; Why says why none.
 	Tools []string `json:"tools"`
 	Why   string   `json:"why,omitempty"`
@@ -106,7 +111,10 @@ func (f *face) statusTool(ctx context.Context, _ *mcp.CallToolRequest, _ noInput
 	for _, a := range list {
 		seen[a.Name] = true
 		b := bridgeReport{Name: a.Name, State: a.State, Ports: a.Ports, PageAttached: a.PageAttached, Agents: a.AgentSessions,
-			Note: a.Note, Tools: orEmpty(tools[a.Name]), Why: why[a.Name], PageTools: pages[a.Name]}
+			Note: a.Note, Tools: orEmpty(tools[a.Name]), Why: why[a.Name], PageTools: pages[a.Name], Fix: a.Fix, RetryAt: a.RetryAt}
+		if a.State == adapters.StateFailed || a.State == adapters.StateRestarting {
+			b.Error = a.LastError
+		}
 		if len(b.Tools) == 0 && b.Why == "" {
 			b.Why = notRunning(a.Name, a, true)
 		}

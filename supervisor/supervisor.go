@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,7 +30,8 @@ type Options struct {
 	Heartbeat ws.HeartbeatConfig
 	Backoff   Backoff // zero value = DefaultBackoff
 	// StartTimeout bounds how long Serve waits for every adapter's first
-	// Ready before it gives up (default 15 s).
+	// Ready or first failure before it reports the hub ready with the
+	// adapters it has (default 15 s).
 	StartTimeout time.Duration
 	// ShutdownTimeout bounds graceful shutdown (default from Config, else 10 s).
 	ShutdownTimeout time.Duration
@@ -47,16 +49,25 @@ type unit struct {
 	adapter adapters.Adapter // nil when disabled or not implemented
 	log     *slog.Logger
 
+	// portKeys are the section's port keys, for the fix of a busy port.
+	portKeys []adapters.PortKey
+
 	mu       sync.Mutex
 	state    adapters.State
 	note     string
 	lastErr  string
+	fix      string
+	retryAt  time.Time
 	restarts int
 	ports    []int
+	runReady bool          // this run reported Ready
 	ready    chan struct{} // closed at the first Ready
 	readyOne sync.Once
-	done     chan struct{} // closed when the unit's goroutine ends
-	firstErr error         // set when it failed before it was ever ready
+	// settled is closed at the first Ready or the first failure to
+	// start, whichever comes first: what Serve waits for.
+	settled    chan struct{}
+	settledOne sync.Once
+	done       chan struct{} // closed when the unit's goroutine ends
 }
 
 // New builds every configured adapter. Disabled ones, ones that need the
@@ -79,7 +90,11 @@ func New(opts Options) (*Supervisor, error) {
 	}
 	s := &Supervisor{opts: opts}
 	for _, sec := range opts.Config.Adapters {
-		u := &unit{name: sec.Name, log: opts.Log.With("adapter", sec.Name), ready: make(chan struct{}), done: make(chan struct{})}
+		u := &unit{name: sec.Name, log: opts.Log.With("adapter", sec.Name), ready: make(chan struct{}),
+			settled: make(chan struct{}), done: make(chan struct{})}
+		if pu, ok := sec.Config.(adapters.PortUser); ok {
+			u.portKeys = pu.ConfigPorts()
+		}
 		switch {
 		case !sec.Config.Common().Enabled:
 			u.state = adapters.StateDisabled
@@ -111,15 +126,16 @@ func needsUser(c adapters.Config) string {
 // Lifecycle is the lifecycle service the adapters report to.
 func (s *Supervisor) Lifecycle() *hub.Lifecycle { return s.opts.Lifecycle }
 
-// Serve starts every runnable adapter, waits until each is ready, calls
-// ready, and then runs until ctx is done or an idle rule fires. A failure of
-// any adapter before its first Ready stops everything and is returned, so a
-// hub is never half-started, with one exception: a port held by another
-// user (hub.ErrPortHeld). That user could otherwise keep the whole hub from
-// starting by holding one port; the hub serves without that adapter, marked
-// failed with the error naming the port and its holder for `hub status`.
-// Serve returns nil after a requested shutdown, an *hub.IdleError after an
-// idle exit.
+// Serve starts every runnable adapter, waits until each is ready or has
+// failed to start (up to StartTimeout), calls ready, and then runs until
+// ctx is done or an idle rule fires. An adapter that cannot start is that
+// adapter's problem: a port another process holds (anyone's: a stale
+// bridge of ours, another user's) must not keep the others from serving.
+// It is shown failed, with the cause and the fix (Status.Fix), and
+// retried with capped backoff until it starts, so it comes up once the
+// port frees. Only when adapters were to run and none could start does
+// Serve stop and return a *StartError. Serve returns nil after a
+// requested shutdown, an *hub.IdleError after an idle exit.
 func (s *Supervisor) Serve(ctx context.Context, ready func([]adapters.Status)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -133,6 +149,11 @@ func (s *Supervisor) Serve(ctx context.Context, ready func([]adapters.Status)) e
 		go u.run(ctx, s.opts, s.env(u))
 	}
 	if err := s.awaitStart(ctx, running); err != nil {
+		cancel()
+		s.awaitStop(running)
+		return err
+	}
+	if err := s.noneStarted(running); err != nil {
 		cancel()
 		s.awaitStop(running)
 		return err
@@ -170,31 +191,77 @@ func (s *Supervisor) env(u *unit) *adapters.Env {
 	}
 }
 
-// awaitStart waits for every unit's first Ready (or its first failure).
+// awaitStart waits for every unit's first Ready or first failure to
+// start, up to StartTimeout: one still starting then is left to come up
+// by itself, and the hub reports ready with the others.
 func (s *Supervisor) awaitStart(ctx context.Context, units []*unit) error {
 	timer := time.NewTimer(s.opts.StartTimeout)
 	defer timer.Stop()
-	for _, u := range units {
+	for i, u := range units {
 		select {
-		case <-u.ready:
+		case <-u.settled:
 		case <-u.done:
-			u.mu.Lock()
-			err := u.firstErr
-			u.mu.Unlock()
-			if errors.Is(err, hub.ErrPortHeld) {
-				u.log.Error("adapter not started: another user holds its port; the hub runs without it", "err", err)
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("adapter %s: %w", u.name, err)
-			}
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-timer.C:
-			return fmt.Errorf("adapter %s: not ready after %s", u.name, s.opts.StartTimeout)
+			var slow []string
+			for _, v := range units[i:] {
+				select {
+				case <-v.settled:
+				default:
+					slow = append(slow, v.name)
+				}
+			}
+			s.opts.Log.Warn("adapters not ready yet; the hub goes on without waiting for them", "after", s.opts.StartTimeout, "adapters", strings.Join(slow, ","))
+			return nil
 		}
 	}
 	return nil
+}
+
+// StartError is Serve's failure when adapters were to run and none could
+// start. Failed holds each one's status: the cause and the fix.
+type StartError struct {
+	Failed []adapters.Status
+}
+
+func (e *StartError) Error() string {
+	var b strings.Builder
+	b.WriteString("no adapter could start")
+	for i, st := range e.Failed {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "adapter %s: %s", st.Name, cmp.Or(st.LastError, "not ready"))
+		if st.Fix != "" {
+			b.WriteString(" (" + st.Fix + ")")
+		}
+	}
+	return b.String()
+}
+
+// noneStarted is a *StartError when units were to run and not one of them
+// is ready.
+func (s *Supervisor) noneStarted(units []*unit) error {
+	if len(units) == 0 {
+		return nil
+	}
+	for _, u := range units {
+		if u.everReady() {
+			return nil
+		}
+	}
+	e := &StartError{}
+	for _, st := range s.Status() {
+		for _, u := range units {
+			if u.name == st.Name {
+				e.Failed = append(e.Failed, st)
+			}
+		}
+	}
+	return e
 }
 
 // awaitStop waits for the units to return, up to the shutdown deadline.
@@ -224,10 +291,15 @@ func (u *unit) markReady(ports ...int) {
 	u.mu.Lock()
 	u.ports = slices.Clone(ports)
 	u.state = adapters.StateRunning
+	u.runReady = true
+	u.fix, u.retryAt = "", time.Time{}
 	u.mu.Unlock()
 	u.log.Info("adapter ready", "ports", hub.FormatPorts(ports))
 	u.readyOne.Do(func() { close(u.ready) })
+	u.settle()
 }
+
+func (u *unit) settle() { u.settledOne.Do(func() { close(u.settled) }) }
 
 func (u *unit) everReady() bool {
 	select {
@@ -248,12 +320,22 @@ func (u *unit) setState(st adapters.State, err error) {
 }
 
 // run serves the adapter, restarting it with backoff until ctx is done, an
-// idle rule ends it, or it crash-loops.
+// idle rule ends it, or it crash-loops. A run that fails before it is
+// ready (a busy port, a missing program) is a failure to start: the
+// adapter is shown failed with the fix, and tried again after the
+// backoff's delay, capped at Backoff.Max, for as long as the hub runs. A
+// run that was ready and then failed is a crash, and counts toward the
+// crash loop.
 func (u *unit) run(ctx context.Context, opts Options, env *adapters.Env) {
 	defer close(u.done)
-	failures := 0
+	defer u.settle()
+	failures, startFailures := 0, 0
+	lastStartErr := ""
 	for {
 		started := time.Now()
+		u.mu.Lock()
+		u.runReady = false
+		u.mu.Unlock()
 		err := serveGuarded(ctx, u.adapter, env)
 		switch {
 		case ctx.Err() != nil:
@@ -266,12 +348,30 @@ func (u *unit) run(ctx context.Context, opts Options, env *adapters.Env) {
 		case err == nil:
 			err = errors.New("adapter stopped by itself")
 		}
-		if !u.everReady() {
+		u.mu.Lock()
+		wasReady := u.runReady
+		u.mu.Unlock()
+		if !wasReady {
+			startFailures++
+			delay := opts.Backoff.Delay(startFailures)
+			fix := fixFor(u.name, u.portKeys, err)
 			u.mu.Lock()
-			u.firstErr, u.state, u.lastErr = err, adapters.StateFailed, err.Error()
+			u.state, u.lastErr, u.fix, u.retryAt = adapters.StateFailed, err.Error(), fix, time.Now().Add(delay)
 			u.mu.Unlock()
-			return
+			u.settle()
+			if msg := err.Error(); msg != lastStartErr {
+				lastStartErr = msg
+				u.log.Error("adapter cannot start; the hub runs without it and retries", "err", err, "fix", fix, "in", delay.Round(time.Millisecond).String())
+			} else {
+				u.log.Debug("adapter still cannot start", "err", err, "in", delay.Round(time.Millisecond).String())
+			}
+			if !sleepCtx(ctx, delay) {
+				u.setState(adapters.StateStopped, nil)
+				return
+			}
+			continue
 		}
+		startFailures, lastStartErr = 0, ""
 		if time.Since(started) >= opts.Backoff.StableAfter {
 			failures = 0
 		}
@@ -282,19 +382,27 @@ func (u *unit) run(ctx context.Context, opts Options, env *adapters.Env) {
 			return
 		}
 		delay := opts.Backoff.Delay(failures)
-		u.log.Warn("adapter crashed; restarting", "err", err, "in", delay.Round(time.Millisecond))
+		u.log.Warn("adapter crashed; restarting", "err", err, "in", delay.Round(time.Millisecond).String())
 		u.mu.Lock()
 		u.state, u.lastErr = adapters.StateRestarting, err.Error()
 		u.restarts++
 		u.mu.Unlock()
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !sleepCtx(ctx, delay) {
 			u.setState(adapters.StateStopped, nil)
 			return
-		case <-t.C:
 		}
+	}
+}
+
+// sleepCtx waits d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -367,6 +475,9 @@ func (s *Supervisor) Status() []adapters.Status {
 		}
 		u.mu.Lock()
 		st.Name, st.State, st.Restarts, st.LastError = u.name, u.state, u.restarts, u.lastErr
+		if u.state == adapters.StateFailed {
+			st.Fix, st.RetryAt = u.fix, u.retryAt
+		}
 		// The ports last reported ready, while they are served: a failed
 		// or restarting adapter's are closed, and nothing may dial them.
 		if len(st.Ports) == 0 && u.state == adapters.StateRunning {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -33,10 +34,22 @@ func (f *fakeAdapter) Status() adapters.Status { return adapters.Status{AgentSes
 type fakeConfig struct {
 	adapters.Base `yaml:",inline"`
 	Need          string `yaml:"need"`
+	Port          int    `yaml:"port"`
 }
 
 func (c *fakeConfig) Validate() error   { return nil }
 func (c *fakeConfig) NeedsUser() string { return c.Need }
+func (c *fakeConfig) ConfigPorts() []adapters.PortKey {
+	if c.Port == 0 {
+		return nil
+	}
+	return []adapters.PortKey{{Key: "port", Ports: []int{c.Port}}}
+}
+
+// fakePort is the port the first fake adapter's section names, the next
+// one's fakePort+1, and so on: port keys are what the fix of a busy port
+// points at.
+const fakePort = 4317
 
 // healthy serves until cancelled.
 func healthy(ctx context.Context, env *adapters.Env, _ int) error {
@@ -48,10 +61,10 @@ func healthy(ctx context.Context, env *adapters.Env, _ int) error {
 func newSupervisor(t *testing.T, lc *hub.Lifecycle, fakes ...*fakeAdapter) *Supervisor {
 	t.Helper()
 	var fs []adapters.Factory
-	for _, f := range fakes {
+	for i, f := range fakes {
 		fs = append(fs, adapters.Factory{
 			Name:      f.name,
-			NewConfig: func() adapters.Config { return &fakeConfig{Base: adapters.Base{Enabled: true}} },
+			NewConfig: func() adapters.Config { return &fakeConfig{Base: adapters.Base{Enabled: true}, Port: fakePort + i} },
 			New:       func(adapters.Config) (adapters.Adapter, error) { return f, nil },
 		})
 	}
@@ -168,37 +181,113 @@ func TestRestartBackoffGrowsAndRecovers(t *testing.T) {
 	})
 }
 
-func TestFailureBeforeReadyStopsEverything(t *testing.T) {
+// busyPort binds a loopback port for the test and returns it: what a
+// stale bridge or another program holding an adapter's port looks like.
+func busyPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// An adapter that cannot start is that adapter's problem: the others
+// serve, the hub reports ready, the failed one shows the cause and the
+// fix, and it is retried with capped backoff until its port frees.
+func TestStartFailureLeavesTheRestRunningAndRetries(t *testing.T) {
+	port := busyPort(t) // outside the bubble: a real socket, held throughout
 	synctest.Test(t, func(t *testing.T) {
-		var goodStopped atomic.Bool
-		good := &fakeAdapter{name: "good", serve: func(ctx context.Context, env *adapters.Env, _ int) error {
-			env.Ready(1)
+		var starts []time.Time
+		var free atomic.Bool
+		bad := &fakeAdapter{name: "bad", serve: func(ctx context.Context, env *adapters.Env, run int) error {
+			starts = append(starts, time.Now())
+			if !free.Load() {
+				_, _, err := hub.Listen([]int{port})
+				return err
+			}
+			env.Ready(port)
 			<-ctx.Done()
-			goodStopped.Store(true)
 			return nil
 		}}
-		bad := &fakeAdapter{name: "bad", serve: func(context.Context, *adapters.Env, int) error {
-			return errors.New("cannot listen on 127.0.0.1:4317: address already in use")
-		}}
-		s := newSupervisor(t, nil, good, bad)
-		err := s.Serve(context.Background(), func([]adapters.Status) { t.Error("ready reported for a half-started hub") })
-		if err == nil || !strings.Contains(err.Error(), "adapter bad: cannot listen") {
+		s := newSupervisor(t, nil, &fakeAdapter{name: "good", serve: healthy}, bad)
+		cancel, errc, ready := serveInBackground(s)
+		select {
+		case <-ready:
+		case err := <-errc:
+			t.Fatalf("one busy port kept the hub from starting: %v", err)
+		}
+		st := statusOf(s, "bad")
+		if st.State != adapters.StateFailed || !strings.Contains(st.LastError, fmt.Sprintf("cannot listen on 127.0.0.1:%d", port)) {
+			t.Fatalf("bad = %+v, want failed with the bind error", st)
+		}
+		for _, want := range []string{fmt.Sprintf("free port %d", port), "adapters.bad.port", "adapters.bad.enabled: false"} {
+			if !strings.Contains(st.Fix, want) {
+				t.Errorf("fix %q does not say %q", st.Fix, want)
+			}
+		}
+		if st.RetryAt.IsZero() || len(st.Ports) != 0 {
+			t.Errorf("bad = %+v, want a retry pending and no ports", st)
+		}
+		if g := statusOf(s, "good"); g.State != adapters.StateRunning {
+			t.Fatalf("good = %+v", g)
+		}
+		time.Sleep(time.Hour) // far beyond the crash-loop limit of a running adapter
+		synctest.Wait()
+		if n := len(starts); n < 100 {
+			t.Fatalf("tried %d times in an hour, want retries every backoff.Max at most", n)
+		}
+		for i := 1; i < len(starts); i++ {
+			step := min(DefaultBackoff.Base<<min(i-1, 20), DefaultBackoff.Max)
+			if gap := starts[i].Sub(starts[i-1]); gap < step/2 || gap > step {
+				t.Fatalf("retry %d after %v, want within [%v, %v]", i, gap, step/2, step)
+			}
+		}
+		if st := statusOf(s, "bad"); st.State != adapters.StateFailed || st.Restarts != 0 {
+			t.Fatalf("bad after an hour = %+v", st)
+		}
+		free.Store(true) // the port frees
+		time.Sleep(DefaultBackoff.Max)
+		synctest.Wait()
+		if st := statusOf(s, "bad"); st.State != adapters.StateRunning || st.Fix != "" || !st.RetryAt.IsZero() {
+			t.Fatalf("bad once its port freed = %+v, want running with no fix or retry", st)
+		}
+		cancel()
+		if err := <-errc; err != nil {
 			t.Fatalf("Serve = %v", err)
-		}
-		if !goodStopped.Load() {
-			t.Fatal("the healthy adapter was left running")
-		}
-		if bad.runs.Load() != 1 {
-			t.Fatal("a startup failure was retried")
 		}
 	})
 }
 
-// A port held by another user is the one failure before Ready that does
-// not stop the hub: the others serve, and status says what holds the port.
+// When adapters were to run and not one could, the hub does not start:
+// Serve names each failure with its fix.
+func TestNoAdapterStartsIsAnError(t *testing.T) {
+	port := busyPort(t)
+	synctest.Test(t, func(t *testing.T) {
+		fail := func(context.Context, *adapters.Env, int) error {
+			_, _, err := hub.Listen([]int{port})
+			return err
+		}
+		s := newSupervisor(t, nil, &fakeAdapter{name: "one", serve: fail}, &fakeAdapter{name: "two", serve: fail})
+		err := s.Serve(context.Background(), func([]adapters.Status) { t.Error("ready reported for a hub that runs nothing") })
+		var se *StartError
+		if !errors.As(err, &se) || len(se.Failed) != 2 {
+			t.Fatalf("Serve = %v, want a StartError naming both", err)
+		}
+		for _, want := range []string{"no adapter could start", "adapter one: cannot listen", "adapters.two.port"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%q does not say %q", err, want)
+			}
+		}
+	})
+}
+
+// A port held by another user is a failure to start like any other: the
+// others serve, status says what holds the port, and it is retried.
 func TestPortHeldBeforeReadyLeavesTheRestRunning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		held := &hub.HeldError{Port: 8787, Owner: &portowner.Owner{UID: 65534, User: "nobody"}}
+		held := &hub.HeldError{Port: fakePort + 1, Owner: &portowner.Owner{UID: 65534, User: "nobody"}}
 		blocked := &fakeAdapter{name: "blocked", serve: func(context.Context, *adapters.Env, int) error {
 			return fmt.Errorf("%w; the tab dials it first", held)
 		}}
@@ -210,14 +299,19 @@ func TestPortHeldBeforeReadyLeavesTheRestRunning(t *testing.T) {
 			t.Fatalf("the hub did not start: %v", err)
 		}
 		st := statusOf(s, "blocked")
-		if st.State != adapters.StateFailed || !strings.Contains(st.LastError, "127.0.0.1:8787 is held by another user (uid 65534 (nobody))") {
+		if st.State != adapters.StateFailed || !strings.Contains(st.LastError, fmt.Sprintf("127.0.0.1:%d is held by another user (uid 65534 (nobody))", fakePort+1)) {
 			t.Fatalf("blocked = %+v", st)
+		}
+		if !strings.Contains(st.Fix, "adapters.blocked.port") {
+			t.Fatalf("fix = %q", st.Fix)
 		}
 		if st := statusOf(s, "good"); st.State != adapters.StateRunning {
 			t.Fatalf("good = %+v", st)
 		}
-		if blocked.runs.Load() != 1 {
-			t.Fatal("a startup failure was retried")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if blocked.runs.Load() < 2 {
+			t.Fatal("a port held by another user was never tried again")
 		}
 		cancel()
 		if err := <-errc; err != nil {

@@ -55,14 +55,20 @@ func mcpCommand(reg *adapters.Registry) *cli.Command {
 // startForMCP is `hub start` for hub mcp: the same detached hub, its
 // outcome logged on stderr (stdout is the protocol).
 func startForMCP(configFlag string, dirs hub.Dirs, log *slog.Logger) error {
-	msg, logPath, err := startDetached(configFlag, dirs, hub.DefaultLogMaxSize)
+	msg, run, err := startDetached(configFlag, dirs, hub.DefaultLogMaxSize)
 	if err != nil {
-		if tail := tailLines(logPath, 20); logPath != "" && tail != "" {
-			return fmt.Errorf("%w\n--- last lines of %s ---\n%s", err, logPath, tail)
+		// The error names each adapter's cause and fix; the log lines
+		// go to this server's log, not into the agent's answer.
+		if tail := run.tail(20); tail != "" {
+			log.Error("the hub did not start", "err", err, "log", run.path, "lines", tail)
+			return fmt.Errorf("%w (this run's lines: %s)", err, run.path)
 		}
 		return err
 	}
-	log.Info("started a hub in the background", "pid", msg.PID, "log", logPath)
+	log.Info("started a hub in the background", "pid", msg.PID, "log", run.path)
+	if failed := failedAdapters(msg.Adapters); len(failed) > 0 {
+		log.Warn("the hub started without some adapters; it retries them, and hub_status says why", "failed", strings.Join(failed, ","))
+	}
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/registry"
 	"github.com/hubdev/hub/supervisor"
@@ -28,8 +29,11 @@ func startCommand() *cli.Command {
 		Name:  "start",
 		Usage: "start the hub in the background (no systemd needed)",
 		Description: "Re-executes `hub run` detached from this terminal (own session, stdin /dev/null,\n" +
-			"output to the log file in the state dir), waits until every adapter is listening, and\n" +
-			"prints the pid and ports. On failure it prints the error and the log tail, exit 1.",
+			"output to the log file in the state dir), waits until every adapter is listening or has\n" +
+			"failed to start, and prints the pid and ports. An adapter that cannot start (its port is\n" +
+			"taken) does not stop the others: the hub starts without it, retries it until it comes up,\n" +
+			"and `hub start` names it in a warning on stderr and exits 0. Only when no adapter could\n" +
+			"start does the hub stop: the error and this run's log lines, exit 1.",
 		Flags: []cli.Flag{configFlag, logMaxFlag},
 		Action: func(c *cli.Context) error {
 			dirs, err := hub.DirsFromEnv()
@@ -48,14 +52,14 @@ func startCommand() *cli.Command {
 			case supervisor.Unsafe:
 				return hub.Exit(hub.ExitFailed, "hub: "+msg)
 			}
-			msgOK, logPath, err := startDetached(c.String("config"), dirs, c.Int64("log-max"))
+			msgOK, run, err := startDetached(c.String("config"), dirs, c.Int64("log-max"))
 			if errors.Is(err, supervisor.ErrAlreadyRunning) {
 				return alreadyRunning(dirs.State)
 			}
 			if errors.Is(err, errSpawn) {
 				fmt.Fprintf(c.App.ErrWriter, "hub: %v\n", err)
-				if tail := tailLines(logPath, 20); tail != "" {
-					fmt.Fprintf(c.App.ErrWriter, "--- last lines of %s ---\n%s", logPath, tail)
+				if tail := run.tail(20); tail != "" {
+					fmt.Fprintf(c.App.ErrWriter, "--- this run's last lines of %s ---\n%s", run.path, tail)
 				}
 				return hub.Exit(hub.ExitFailed, "")
 			}
@@ -64,7 +68,11 @@ func startCommand() *cli.Command {
 			}
 			fmt.Fprintf(c.App.Writer, "hub started (pid %d)\n", msgOK.PID)
 			printAdapters(c.App.Writer, msgOK.Adapters, time.Now())
-			fmt.Fprintf(c.App.Writer, "logs: %s (hub logs -f)\n", logPath)
+			fmt.Fprintf(c.App.Writer, "logs: %s (hub logs -f)\n", run.path)
+			if failed := failedAdapters(msgOK.Adapters); len(failed) > 0 {
+				fmt.Fprintf(c.App.ErrWriter, "hub: warning: started without %s: could not start (see NOTE above, or hub status); the hub retries until it comes up\n",
+					strings.Join(failed, ", "))
+			}
 			return nil
 		},
 	}
@@ -81,37 +89,84 @@ func alreadyRunning(dir string) error {
 	return hub.Exit(hub.ExitFailed, "hub: already running (another hub is starting or stopping; see hub status)")
 }
 
+// failedAdapters names the adapters that could not start.
+func failedAdapters(list []adapters.Status) []string {
+	var out []string
+	for _, a := range list {
+		if a.State == adapters.StateFailed {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
+// logRun is the part of a log file one start wrote: from offset from on.
+type logRun struct {
+	path string
+	from int64
+}
+
+// tail is the last n lines this run wrote ("" if none or unreadable). A
+// file shorter than from was rotated since: all of it is this run's.
+func (r logRun) tail(n int) string {
+	if r.path == "" {
+		return ""
+	}
+	f, err := hub.OpenPrivate(r.path, os.O_RDONLY, 0, false)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	from := r.from
+	if fi.Size() < from {
+		from = 0
+	}
+	lines, err := lastLines(io.NewSectionReader(f, from, fi.Size()-from), n)
+	if err != nil || len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
 // errSpawn marks a start that failed after the config was valid: the log
 // file may say why.
 var errSpawn = errors.New("start failed")
 
 // startDetached validates the config, then starts a detached hub on it and
-// returns its readiness and its log file. The config is checked before
-// anything is spawned, so a bad one is one clear line and nothing is
-// half-started.
-func startDetached(configFlag string, dirs hub.Dirs, logMax int64) (*readyMsg, string, error) {
+// returns its readiness and the part of its log file this run wrote. The
+// config is checked before anything is spawned, so a bad one is one clear
+// line and nothing is half-started.
+func startDetached(configFlag string, dirs hub.Dirs, logMax int64) (*readyMsg, logRun, error) {
 	cfgPath, err := supervisor.ConfigPath(configFlag, dirs)
 	if err != nil {
-		return nil, "", err
+		return nil, logRun{}, err
 	}
 	if _, err := supervisor.LoadConfig(cfgPath, registry.New()); err != nil {
-		return nil, "", err
+		return nil, logRun{}, err
 	}
 	for _, d := range []string{dirs.State, dirs.Log} {
 		if err := hub.EnsurePrivateDir(d); err != nil {
 			if !errors.Is(err, hub.ErrUnsafeFile) {
 				err = fmt.Errorf("state dir %s: %v", d, errors.Unwrap(err))
 			}
-			return nil, "", err
+			return nil, logRun{}, err
 		}
 	}
-	logPath := filepath.Join(dirs.Log, supervisor.LogFileName)
-	msg, err := spawnDetached(cfgPath, logPath, logMax, dirs.Home)
-	if err != nil {
-		ingestInto(logPath, true)
-		return nil, logPath, fmt.Errorf("%w: %w", errSpawn, err)
+	run := logRun{path: filepath.Join(dirs.Log, supervisor.LogFileName)}
+	rotateLog(run.path, logMax)
+	if fi, err := os.Stat(run.path); err == nil {
+		run.from = fi.Size() // what earlier runs wrote is not this start's to show
 	}
-	return msg, logPath, nil
+	msg, err := spawnDetached(cfgPath, run.path, logMax, dirs.Home)
+	if err != nil {
+		ingestInto(run.path, true)
+		return nil, run, fmt.Errorf("%w: %w", errSpawn, err)
+	}
+	return msg, run, nil
 }
 
 // ingestInto brings what a hub wrote outside its log (its error on
@@ -141,7 +196,6 @@ func spawnDetached(cfgPath, logPath string, logMax int64, home string) (*readyMs
 	if err != nil {
 		return nil, err
 	}
-	rotateLog(logPath, logMax)
 	// Never through a planted link (as root, that appended to and chmod'ed
 	// the link's target); the chmod below is on our own descriptor.
 	outPath := filepath.Join(filepath.Dir(logPath), hub.OutputFileName)
@@ -217,20 +271,6 @@ func rotateLog(path string, logMax int64) {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > logMax {
 		hub.RotateFiles(path, hub.DefaultLogKeep)
 	}
-}
-
-// tailLines returns the last n lines of a file ("" if unreadable).
-func tailLines(path string, n int) string {
-	f, err := hub.OpenPrivate(path, os.O_RDONLY, 0, false)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	lines, err := lastLines(f, n)
-	if err != nil || len(lines) == 0 {
-		return ""
-	}
-	return strings.Join(lines, "\n") + "\n"
 }
 
 // lastLines reads the last n lines of r, reading at most the final 1 MiB.

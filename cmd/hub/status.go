@@ -138,6 +138,12 @@ func printAdapters(w io.Writer, list []adapters.Status, now time.Time) {
 		if a.LastError != "" && (a.State == adapters.StateFailed || a.State == adapters.StateRestarting) {
 			note = strings.TrimSpace(note + " last error: " + a.LastError)
 		}
+		if a.Fix != "" {
+			note += "; fix: " + a.Fix
+		}
+		if !a.RetryAt.IsZero() {
+			note += fmt.Sprintf("; retrying in %s", max(a.RetryAt.Sub(now), 0).Round(time.Second))
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\n", a.Name, a.State, ports, page, a.AgentSessions, last, a.Restarts, note)
 	}
 	tw.Flush()
