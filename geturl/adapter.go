@@ -232,6 +232,14 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 		control.KeepFile(ctx, env.Dirs, cf, control.CheckInterval, env.Log)
 	})
 	defer func() { cancel(); <-kept }()
+	// The hub's idle rules never end it while a session's URLs could
+	// still be used: an agent may come back to them hours later.
+	held := make(chan struct{})
+	hub.Go(ctx, "geturl session hold", func() {
+		defer close(held)
+		mgr.HoldWhileLive(ctx, env.Activity.AgentAttached)
+	})
+	defer func() { cancel(); <-held }()
 	// Mutations run detached from their requests, bounded by this run.
 	shutdown := s.host.Run(ctx)
 	errc := make(chan error, 2)

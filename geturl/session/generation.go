@@ -35,7 +35,10 @@ var (
 	_ mutation.Session  = (*Generation)(nil)
 )
 
-func newGeneration(d Definition, p Project, scope *sandbox.Scope, now func() time.Time) *Generation {
+// newGeneration mints a generation for d, with the Init and read tokens
+// of kept when it holds a previous process's (a restart), else new ones.
+// The mutation token is always new (see TokensFileName).
+func newGeneration(d Definition, p Project, scope *sandbox.Scope, now func() time.Time, kept *keptTokens) *Generation {
 	g := &Generation{
 		id: d.ID, project: p.Name, scope: scope,
 		perms:  p.permissions(),
@@ -44,9 +47,18 @@ func newGeneration(d Definition, p Project, scope *sandbox.Scope, now func() tim
 		ledger: &files.Ledger{},
 		born:   now(),
 	}
+	if kept != nil && kept.valid() {
+		g.tokens[route.CapInit], g.tokens[route.CapRead], g.born = kept.Init, kept.Read, kept.Born
+	}
 	g.mut = mutation.NewState(g.ledger, now)
 	if g.perms.Mutations() {
-		g.tokens[route.CapMutation] = newToken()
+		for {
+			t := newToken()
+			if t != g.tokens[route.CapInit] && t != g.tokens[route.CapRead] {
+				g.tokens[route.CapMutation] = t
+				break
+			}
+		}
 	}
 	return g
 }

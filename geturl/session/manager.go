@@ -32,8 +32,9 @@ type Options struct {
 }
 
 // Manager is the registry plus the live generations. It outlives one run of
-// the data plane (an adapter restart keeps every live URL valid); a new
-// process mints new tokens, because tokens are never persisted.
+// the data plane (an adapter restart keeps every live URL valid). A new
+// process keeps each live session's Init and read tokens (TokensFileName),
+// so an Init URL survives a restart; its mutation tokens are new.
 type Manager struct {
 	opts   Options
 	tokens route.TokenTable
@@ -41,6 +42,8 @@ type Manager struct {
 	mu   sync.Mutex
 	reg  registry
 	live map[string]*Generation // by session id
+	// changed is closed at the next change of live (HoldWhileLive).
+	changed chan struct{}
 }
 
 // ProjectView is a project as the operator sees it.
@@ -71,7 +74,8 @@ type SessionView struct {
 }
 
 // Open loads the registry, applies the seed projects and brings every
-// enabled session to life with fresh tokens.
+// enabled session to life: with the Init and read tokens it had before
+// the restart when they were kept, else fresh ones.
 func Open(o Options) (*Manager, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -110,20 +114,40 @@ func Open(o Options) (*Manager, error) {
 			return nil, err
 		}
 	}
+	kept, err := loadKept(tokensPath(o.Path))
+	if err != nil {
+		o.Log.Warn("session tokens not reused; every session gets new URLs", "file", tokensPath(o.Path), "err", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	for _, d := range m.reg.Sessions {
 		if d.Enabled {
-			m.startLocked(d)
+			var k *keptTokens
+			if t, ok := kept[d.ID]; ok {
+				k = &t
+			}
+			m.mint(d, k)
 		}
 	}
+	m.saveKeptLocked()
 	return m, nil
 }
 
 // Sessions is the token table the data plane looks tokens up in.
 func (m *Manager) Sessions() *route.TokenTable { return &m.tokens }
 
-// startLocked mints a generation for d. A project whose root is gone keeps
-// its sessions enabled but not live, with a note, until the root is back.
+// startLocked mints a generation for d with new tokens, and keeps them.
 func (m *Manager) startLocked(d Definition) *Generation {
+	g := m.mint(d, nil)
+	m.saveKeptLocked()
+	m.liveChangedLocked()
+	return g
+}
+
+// mint makes a generation for d, with kept's tokens when not nil. A
+// project whose root is gone keeps its sessions enabled but not live, with
+// a note, until the root is back.
+func (m *Manager) mint(d Definition, kept *keptTokens) *Generation {
 	i, ok := m.reg.project(d.Project)
 	if !ok {
 		return nil
@@ -134,7 +158,7 @@ func (m *Manager) startLocked(d Definition) *Generation {
 		m.opts.Log.Warn("project root unavailable; its sessions stay down", "project", p.Name, "err", err)
 		return nil
 	}
-	g := newGeneration(d, p, scope, m.opts.Now)
+	g := newGeneration(d, p, scope, m.opts.Now, kept)
 	m.live[d.ID] = g
 	m.tokens.Add(g)
 	return g
@@ -145,6 +169,8 @@ func (m *Manager) stopLocked(id string) {
 		m.tokens.Remove(g)
 		delete(m.live, id)
 		go g.end()
+		m.saveKeptLocked()
+		m.liveChangedLocked()
 	}
 }
 
