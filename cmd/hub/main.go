@@ -72,6 +72,8 @@ func newApp() *cli.App {
 		versionCommand(),
 		mcpCommand(reg),
 		autostartCommand(),
+		completionCommand(),
+		manCommand(),
 	}
 	for _, c := range core {
 		refuseArgs(c)
@@ -100,14 +102,19 @@ func newApp() *cli.App {
 	return app
 }
 
-// unknownCommand is the action of a command group: its help when called
-// bare, and a usage error (exit 64) for a name it does not have, where
-// urfave/cli would print "No help topic" and exit 3, the code for
-// "nothing running".
+// unknownCommand is the action of a command group: called bare, a usage
+// error (exit 64) with its help on stderr (stdout may be a pipe that wants
+// output); a name it does not have is one too, where urfave/cli would
+// print "No help topic" and exit 3, the code for "nothing running".
+// `--help` still prints the help on stdout and exits 0.
 func unknownCommand(help cli.ActionFunc) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		if !c.Args().Present() {
-			return help(c)
+			w := c.App.Writer
+			c.App.Writer = c.App.ErrWriter
+			help(c)
+			c.App.Writer = w
+			return hub.Exit(hub.ExitUsage, "")
 		}
 		name := c.App.Name
 		if c.Command != nil && c.Command.HelpName != "" {
