@@ -71,7 +71,7 @@ func serveCommand() *cli.Command {
 		Usage: "run a standalone channel backend on 127.0.0.1 (the port is logged on stderr and written to ~/.cache/aiui/mcp/<pid>.json)",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "port", Value: 0, Usage: "port to bind (0 = OS-assigned)"},
-			&cli.StringSliceFlag{Name: "origin", Usage: "extra app origin allowed on /ws, /tools, /prompt, /debug"},
+			&cli.StringSliceFlag{Name: "origin", Usage: "extra app origin allowed on /ws, /tools, /prompt, /debug (repeatable)", DefaultText: "none"},
 			requireKeyFlag(), logLevelFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -325,7 +325,7 @@ func sendCommand() *cli.Command {
 		Usage:     "deliver a prompt to the agent through POST /prompt with the backend's prompt key (TEXT, or stdin when it is absent or -); prints {\"ok\":true,\"seq\":N}; exit 0 ok, 1 refused, 3 no backend, 64 usage",
 		ArgsUsage: "[TEXT|-]",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "root", Usage: "the source root `DIR` the prompt is about (routes it to the face working there)"},
+			&cli.StringFlag{Name: "root", Usage: "the source root `DIR` the prompt is about (routes it to the face working there)", DefaultText: "none"},
 		},
 		Action: func(c *cli.Context) error {
 			pos, err := hub.Interspersed(c)

@@ -63,7 +63,7 @@ func Command(env adapters.CommandEnv) *cli.Command {
 				Name:      "workspace",
 				Usage:     "verify pixelle.workspace.json in the working directory and print the absolute directory",
 				ArgsUsage: " ",
-				Flags:     []cli.Flag{&cli.StringFlag{Name: "expect", Usage: "the workspace ID from the Pixelle prompt"}},
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "expect", Usage: "the workspace ID from the Pixelle prompt (required)"}},
 				Action: func(c *cli.Context) error {
 					args, err := positional(c)
 					if err != nil {
@@ -85,7 +85,7 @@ func Command(env adapters.CommandEnv) *cli.Command {
 				Name:      "health",
 				Usage:     "check that the relay speaks pixelle-relay/0.2 and permits the website origin",
 				ArgsUsage: " ",
-				Flags:     []cli.Flag{relayFlag, &cli.StringFlag{Name: "website", Usage: "send Origin: WEBSITE and require the relay to permit it"}},
+				Flags:     []cli.Flag{relayFlag, &cli.StringFlag{Name: "website", Usage: "send Origin: WEBSITE and require the relay to permit it", DefaultText: "none: no Origin is sent"}},
 				Action:    func(c *cli.Context) error { return healthAction(c, env) },
 			},
 			{

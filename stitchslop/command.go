@@ -29,7 +29,7 @@ func Command() *cli.Command {
 		Usage:     "run a standalone Stitch Slop bridge, or drive a running one from a shell",
 		UsageText: "hub stitchslop --origin URL [--port N] [--config-dir DIR] [--agent-idle-minutes M]   (token in STITCHSLOP_TOKEN)\n   hub stitchslop status | tools | wait [SECONDS] | call <command> [JSON-ARGS] [--out FILE] [--port N] [--config-dir DIR]\n   hub stitchslop pair [--port N] [--config-dir DIR]   (token from STITCHSLOP_TOKEN or stdin)",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "origin", Usage: "the only site allowed to connect, e.g. https://www.stitchslop.com"},
+			&cli.StringFlag{Name: "origin", Usage: "the only site allowed to connect, e.g. https://www.stitchslop.com (required)"},
 			&cli.IntFlag{Name: "port", Usage: "pin one port instead of scanning 8787-8790"},
 			&cli.StringFlag{Name: "config-dir", Value: DefaultConfigDir, Usage: "where pairings and session files live"},
 			&cli.IntFlag{Name: "agent-idle-minutes", Value: DefaultAgentIdleMinutes, Usage: "exit after this long with no agent activity"},
