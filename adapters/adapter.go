@@ -91,7 +91,12 @@ type Status struct {
 	State         State     `json:"state"`
 	Ports         []int     `json:"ports,omitempty"`
 	PageAttached  bool      `json:"pageAttached"`
-	AgentSessions int       `json:"agentSessions"`
+	// AgentSessions counts the agents attached or active recently.
+	AgentSessions int `json:"agentSessions"`
+	// Sessions, for a bridge whose agents hold sessions that outlive
+	// their traffic (geturl's capability URLs), is how many are enabled:
+	// each could be used, none need be in use.
+	Sessions int `json:"sessions,omitempty"`
 	LastActivity  time.Time `json:"lastActivity,omitzero"`
 	Restarts      int       `json:"restarts"`
 	LastError     string    `json:"lastError,omitempty"`

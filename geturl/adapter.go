@@ -67,7 +67,8 @@ type Server struct {
 	hub     adapters.HubView // the hub this run serves in (nil: alone)
 	running bool
 	ports   []int
-	lastAt  time.Time // the last authenticated agent request
+	lastAt  time.Time            // the last authenticated agent request
+	agentAt map[string]time.Time // session id → its last request (touch)
 }
 
 // New builds the bridge; it binds nothing until Serve and connects to
@@ -274,7 +275,11 @@ func (s *Server) observe(env *adapters.Env) func(gateway.Event) {
 	return func(ev gateway.Event) {
 		env.Activity.PageAttached()
 		env.Activity.AgentActivity()
-		s.touch()
+		var sessionID string
+		if g, ok := ev.Session.(*session.Generation); ok {
+			sessionID = g.SessionID()
+		}
+		s.touch(sessionID)
 		e := control.Entry{At: time.Now().Add(-ev.Duration), Capability: ev.Capability.String(), Route: ev.Route, Tool: ev.Tool,
 			Status: ev.Status, ErrorCode: ev.ErrorCode, Bytes: ev.Bytes, DurationMS: float64(ev.Duration.Microseconds()) / 1000,
 			Call: ev.Intent, Replayed: ev.Replayed}
@@ -303,14 +308,46 @@ func (s *Server) plugins() []route.PluginSummary {
 	return list
 }
 
-func (s *Server) touch() {
+// recentAgent is how long after its last request a session's agent counts
+// as active in `hub status` (AGENTS, and PAGE: the URL reader is the
+// client this bridge serves).
+const recentAgent = 10 * time.Minute
+
+// touch records traffic, and the session's agent as active now.
+func (s *Server) touch(session string) {
+	now := time.Now()
 	s.mu.Lock()
-	s.lastAt = time.Now()
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	s.lastAt = now
+	if session == "" {
+		return
+	}
+	if s.agentAt == nil {
+		s.agentAt = map[string]time.Time{}
+	}
+	s.agentAt[session] = now
+	for id, at := range s.agentAt { // bounded by the live sessions
+		if now.Sub(at) > recentAgent {
+			delete(s.agentAt, id)
+		}
+	}
 }
 
-// Status is the adapter's line in `hub status`: the two ports, the live
-// sessions as agents, and what the operator must do next, if anything.
+// activeAgentsLocked counts the sessions with traffic within recentAgent.
+func (s *Server) activeAgentsLocked(now time.Time) int {
+	n := 0
+	for _, at := range s.agentAt {
+		if now.Sub(at) <= recentAgent {
+			n++
+		}
+	}
+	return n
+}
+
+// Status is the adapter's line in `hub status`: the two ports, the
+// sessions whose agents were active within recentAgent as agents (and a
+// page attached while there is one), the enabled sessions apart, and what
+// the operator must do next, if anything.
 func (s *Server) Status() adapters.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -324,11 +361,13 @@ func (s *Server) Status() adapters.Status {
 	}
 	st.Ports = append([]int(nil), s.ports...)
 	if s.mgr != nil {
-		st.AgentSessions = s.mgr.EnabledCount()
+		st.Sessions = s.mgr.EnabledCount()
+		st.AgentSessions = s.activeAgentsLocked(time.Now())
+		st.PageAttached = st.AgentSessions > 0
 		switch {
 		case len(s.mgr.Projects()) == 0:
 			st.Note = joinNote(st.Note, "no projects: run 'hub geturl project add DIR'")
-		case st.AgentSessions == 0:
+		case st.Sessions == 0:
 			st.Note = joinNote(st.Note, "no sessions: run 'hub geturl session new --project NAME'")
 		}
 	}

@@ -135,6 +135,9 @@ func printAdapters(w io.Writer, list []adapters.Status, now time.Time) {
 			last = now.Sub(a.LastActivity).Round(time.Second).String() + " ago"
 		}
 		note := a.Note
+		if a.Sessions > 0 {
+			note = strings.TrimSuffix(fmt.Sprintf("%d sessions enabled; ", a.Sessions)+note, "; ")
+		}
 		if a.LastError != "" && (a.State == adapters.StateFailed || a.State == adapters.StateRestarting) {
 			note = strings.TrimSpace(note + " last error: " + a.LastError)
 		}

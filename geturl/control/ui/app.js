@@ -99,7 +99,7 @@ function renderHub(list) {
   tb.replaceChildren(...list.map((a) => el("tr", {},
     el("td", {}, a.name), el("td", {}, a.state), el("td", {}, (a.ports || []).join(", ") || "-"),
     el("td", {}, yes(a.pageAttached)), el("td", {}, String(a.agentSessions)), el("td", {}, String(a.restarts)),
-    el("td", { class: "muted" }, [a.note, a.lastError, a.fix && "fix: " + a.fix].filter(Boolean).join(" ")))));
+    el("td", { class: "muted" }, [a.sessions && a.sessions + " sessions enabled", a.note, a.lastError, a.fix && "fix: " + a.fix].filter(Boolean).join(" ")))));
 }
 
 // What each project permission lets its sessions do. bridges needs write:
