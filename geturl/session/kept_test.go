@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,4 +149,24 @@ func TestHoldWhileLive(t *testing.T) {
 	cancel()
 	<-done
 	expect(false, "the run ended")
+}
+
+// Adding a registered root again without a name is refused, naming the
+// project it is and how to change it, instead of a silent "-2" duplicate
+// with other permissions; a named second view is still allowed.
+func TestAddRegisteredRootWithoutName(t *testing.T) {
+	m, _ := open(t)
+	root := t.TempDir()
+	first := mustProject(t, m, root, "", false, false)
+	_, err := m.AddProject(root, "", route.Permissions{Write: true})
+	if code(err) != CodeProjectExists || !strings.Contains(err.Error(), "already registered as project "+first.Name) ||
+		!strings.Contains(err.Error(), "hub geturl project set "+first.Name) {
+		t.Fatalf("AddProject(same root, no name) = %v", err)
+	}
+	if len(m.Projects()) != 1 {
+		t.Fatalf("projects %+v", m.Projects())
+	}
+	if _, err := m.AddProject(root, "rw-view", route.Permissions{Write: true}); err != nil {
+		t.Fatalf("a named second view of the root: %v", err)
+	}
 }

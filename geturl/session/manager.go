@@ -222,7 +222,9 @@ func (m *Manager) defaultNameLocked(root string) string {
 
 // AddProject registers dir (resolved to its canonical realpath; it must be
 // a directory) under name, or a name derived from it, granting perm. Two
-// names may share one root, e.g. a read-only and a read-write view.
+// names may share one root, e.g. a read-only and a read-write view, but
+// only when the second is named: without a name, a root already
+// registered is refused (CodeProjectExists) naming its project.
 // perm.Bridges needs perm.Write (errBridgesNeedWrite).
 func (m *Manager) AddProject(dir, name string, perm route.Permissions) (ProjectView, error) {
 	scope, err := sandbox.New(dir)
@@ -232,6 +234,16 @@ func (m *Manager) AddProject(dir, name string, perm route.Permissions) (ProjectV
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if name == "" {
+		// Without a name, a root already registered is a mistake more
+		// often than a second view: it made a silent "-2" duplicate with
+		// other permissions. A second view is asked for with a name.
+		for _, p := range m.reg.Projects {
+			if p.Root == scope.Root() {
+				return ProjectView{}, errorf(CodeProjectExists, "%s is already registered as project %s (write: %v, terminal: %v, bridges: %v); "+
+					"change it with `hub geturl project set %s`, or register a second view of it with --name NAME",
+					p.Root, p.Name, p.Write, p.Terminal, p.Bridges && p.Write, p.Name)
+			}
+		}
 		name = m.defaultNameLocked(scope.Root())
 	}
 	if err := checkName(name); err != nil {
