@@ -87,19 +87,19 @@ const (
 // Status is one adapter's line in `hub status`. Adapters fill the protocol
 // facts; the supervisor fills Name, State, Restarts and LastError.
 type Status struct {
-	Name          string    `json:"name"`
-	State         State     `json:"state"`
-	Ports         []int     `json:"ports,omitempty"`
-	PageAttached  bool      `json:"pageAttached"`
+	Name         string `json:"name"`
+	State        State  `json:"state"`
+	Ports        []int  `json:"ports,omitempty"`
+	PageAttached bool   `json:"pageAttached"`
 	// AgentSessions counts the agents attached or active recently.
 	AgentSessions int `json:"agentSessions"`
 	// Sessions, for a bridge whose agents hold sessions that outlive
 	// their traffic (geturl's capability URLs), is how many are enabled:
 	// each could be used, none need be in use.
-	Sessions int `json:"sessions,omitempty"`
-	LastActivity  time.Time `json:"lastActivity,omitzero"`
-	Restarts      int       `json:"restarts"`
-	LastError     string    `json:"lastError,omitempty"`
+	Sessions     int       `json:"sessions,omitempty"`
+	LastActivity time.Time `json:"lastActivity,omitzero"`
+	Restarts     int       `json:"restarts"`
+	LastError    string    `json:"lastError,omitempty"`
 	// Note is set when something needs the user, e.g. a missing key.
 	Note string `json:"note,omitempty"`
 	// Fix is, for a failed adapter, what the user can do about LastError:

@@ -68,7 +68,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
-		Usage: "run a standalone channel backend on 127.0.0.1 (the port is logged on stderr and written to ~/.cache/aiui/mcp/<pid>.json)",
+		Usage: "run a standalone channel backend on 127.0.0.1 (the port is logged on stderr and written to $XDG_CACHE_HOME/aiui/mcp/<pid>.json, default ~/.cache)",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "port", Value: 0, Usage: "port to bind (0 = OS-assigned)"},
 			&cli.StringSliceFlag{Name: "origin", Usage: "extra app origin allowed on /ws, /tools, /prompt, /debug (repeatable)", DefaultText: "none"},
@@ -253,9 +253,28 @@ func locate(c *cli.Context) (*Client, error) {
 	}
 	cl, err := Locate(c.Context, *dirs)
 	if err != nil {
-		return nil, hub.Exit(hub.ExitNotRunning, "hub aiui: "+err.Error())
+		return nil, hub.Exit(hub.ExitNotRunning, "hub aiui: "+err.Error()+nextStep(err, ""))
 	}
 	return cl, nil
+}
+
+// Next steps for the errors a user of the shell faces meets most.
+const (
+	startBackendStep = "start one: `hub start` (the hub runs aiui; `hub status` shows it) or `hub aiui serve`"
+	openPageStep     = "open your app in a browser with the aiui dev overlay (its page connects to /tools by itself), then retry; `hub aiui tools` lists what pages registered"
+)
+
+// nextStep is the line to add to err, or to a call's route error
+// message routeMsg, naming what to do next ("" when there is nothing to
+// add).
+func nextStep(err error, routeMsg string) string {
+	switch {
+	case errors.Is(err, ErrNoBackend):
+		return "\n" + startBackendStep
+	case routeMsg == tools.NoPageMsg:
+		return "\n" + openPageStep
+	}
+	return ""
 }
 
 func promptsCommand() *cli.Command {
@@ -369,7 +388,7 @@ func sendCommand() *cli.Command {
 			case errors.As(err, &se):
 				return hub.Exit(hub.ExitFailed, "hub aiui send: "+err.Error())
 			case err != nil:
-				return hub.Exit(hub.ExitNotRunning, "hub aiui send: "+err.Error())
+				return hub.Exit(hub.ExitNotRunning, "hub aiui send: "+err.Error()+nextStep(err, ""))
 			}
 			fmt.Fprintf(c.App.Writer, "{\"ok\":true,\"seq\":%d}\n", seq)
 			return nil
@@ -392,7 +411,7 @@ func toolsCommand() *cli.Command {
 			}
 			regs, err := cl.Tools(c.Context)
 			if err != nil {
-				return hub.Exit(hub.ExitNotRunning, "hub aiui tools: "+err.Error())
+				return hub.Exit(hub.ExitNotRunning, "hub aiui tools: "+err.Error()+nextStep(err, ""))
 			}
 			out := c.App.Writer
 			if c.Bool("json") {
@@ -495,12 +514,12 @@ func callCommand() *cli.Command {
 			}
 			res, err := cl.Call(c.Context, req)
 			if err != nil {
-				return hub.Exit(hub.ExitNotRunning, "hub aiui call: "+err.Error())
+				return hub.Exit(hub.ExitNotRunning, "hub aiui call: "+err.Error()+nextStep(err, ""))
 			}
 			b, _ := json.Marshal(res)
 			fmt.Fprintf(c.App.Writer, "%s\n", b)
 			if !res.OK {
-				return hub.Exit(hub.ExitFailed, "hub aiui call: "+res.Error)
+				return hub.Exit(hub.ExitFailed, "hub aiui call: "+res.Error+nextStep(nil, res.RouteError))
 			}
 			return nil
 		},

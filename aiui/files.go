@@ -18,7 +18,7 @@ import (
 // RegistrySchema is the registry file's schema version.
 const RegistrySchema = 1
 
-// RegistryEntry is ~/.cache/aiui/mcp/<pid>.json: how the overlay discovers
+// RegistryEntry is $XDG_CACHE_HOME/aiui/mcp/<pid>.json: how the overlay discovers
 // a running backend's port.
 type RegistryEntry struct {
 	Schema    int       `json:"schema"`
@@ -30,18 +30,25 @@ type RegistryEntry struct {
 	Kind      string    `json:"kind"`
 }
 
-// cacheDir is ~/.cache/aiui, where the spec keeps the backends' registry
-// and the projects' traces: under HOME, whatever XDG_CACHE_HOME says.
-func cacheDir(home string) string { return filepath.Join(home, ".cache", "aiui") }
+// cacheDir is $XDG_CACHE_HOME/aiui, where the backends' registry and the
+// projects' traces live: the spec's ~/.cache/aiui when XDG_CACHE_HOME is
+// unset (hub.Dirs resolves it), the user's cache dir when it is set.
+func cacheDir(d hub.Dirs) string {
+	if d.Cache == "" {
+		return filepath.Join(d.Home, ".cache", "aiui")
+	}
+	return filepath.Join(d.Cache, "aiui")
+}
 
-// RegistryDir is ~/.cache/aiui/mcp (the spec's path, under HOME).
-func RegistryDir(home string) string { return filepath.Join(cacheDir(home), "mcp") }
+// RegistryDir is $XDG_CACHE_HOME/aiui/mcp (the spec's ~/.cache/aiui/mcp
+// by default).
+func RegistryDir(d hub.Dirs) string { return filepath.Join(cacheDir(d), "mcp") }
 
 // writeRegistryFile writes this backend's record, first removing the
 // records of backends that died without removing theirs (kill -9): the
 // overlay would otherwise keep finding ports nobody serves.
 func (b *backend) writeRegistryFile() error {
-	dir := RegistryDir(b.env.Dirs.Home)
+	dir := RegistryDir(b.env.Dirs)
 	if n := sweepRegistry(dir, b.pid); n > 0 {
 		b.log.Info("removed registry records of dead backends", "dir", dir, "count", n)
 	}

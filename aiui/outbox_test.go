@@ -141,7 +141,7 @@ func TestIntentV1OverWS(t *testing.T) {
 	c := h.MustDial("/ws", adaptertest.DialOptions{})
 	root := "/repo/workbench"
 	// a full trace history: the new turn's trace replaces the oldest
-	traces := filepath.Join(projectDir(h.Dirs.Home, root), "traces")
+	traces := filepath.Join(projectDir(h.Dirs, root), "traces")
 	for i := range keepTraceDirs {
 		p := filepath.Join(traces, fmt.Sprintf("old-%03d", i))
 		if err := os.MkdirAll(p, 0o700); err != nil {
@@ -173,7 +173,7 @@ func TestIntentV1OverWS(t *testing.T) {
 		t.Fatalf("records = %+v", recs)
 	}
 	path := recs[0].Meta["shot_1"]
-	wantDir := projectDir(h.Dirs.Home, root)
+	wantDir := projectDir(h.Dirs, root)
 	if !strings.HasPrefix(path, filepath.Join(wantDir, "traces")+"/") || !strings.HasSuffix(path, "/shot_1.png") {
 		t.Fatalf("shot path %q not under %s/traces", path, wantDir)
 	}

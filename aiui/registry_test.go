@@ -40,7 +40,7 @@ func TestStartRemovesRecordsOfDeadBackends(t *testing.T) {
 	h, _ := start(t, nil)
 	dirs := h.Dirs
 	h.Stop()
-	dir := RegistryDir(dirs.Home)
+	dir := RegistryDir(dirs)
 	dead := filepath.Join(dir, strconv.Itoa(deadPID(t))+".json")
 	live := filepath.Join(dir, strconv.Itoa(os.Getppid())+".json")
 	other := filepath.Join(dir, "notes.json")
@@ -67,7 +67,7 @@ func TestStartRemovesRecordsOfDeadBackends(t *testing.T) {
 // tightened when the backend writes its record there.
 func TestRegistryDirIsMadePrivate(t *testing.T) {
 	dirs := adaptertest.TempDirs(t)
-	dir := RegistryDir(dirs.Home)
+	dir := RegistryDir(dirs)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestBackendKeepsItsFiles(t *testing.T) {
 		healed("registry record deleted")
 		os.WriteFile(b.regPath, []byte("{garbage"), 0o600)
 		healed("registry record corrupted")
-		os.RemoveAll(RegistryDir(dirs.Home))
+		os.RemoveAll(RegistryDir(dirs))
 		healed("registry dir deleted")
 		os.Remove(b.controlPath)
 		healed("control file deleted")
@@ -165,7 +165,7 @@ func TestBackendKeepsItsFiles(t *testing.T) {
 // (short) check interval, and the shell faces find the backend again.
 func TestRunningBackendRewritesDeletedFiles(t *testing.T) {
 	h, _ := start(t, func(_ *Config, s *Server) { s.FileCheckInterval = 20 * time.Millisecond })
-	reg := filepath.Join(RegistryDir(h.Dirs.Home), strconv.Itoa(os.Getpid())+".json")
+	reg := filepath.Join(RegistryDir(h.Dirs), strconv.Itoa(os.Getpid())+".json")
 	os.Remove(reg)
 	os.Remove(ControlPath(h.Dirs))
 	adaptertest.WaitFor(t, "the files to come back", func() bool {

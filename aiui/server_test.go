@@ -372,7 +372,7 @@ func TestToolsThroughControlRoute(t *testing.T) {
 
 func TestFilesWrittenAndRemoved(t *testing.T) {
 	h, _ := start(t, nil)
-	reg := filepath.Join(RegistryDir(h.Dirs.Home), fmt.Sprintf("%d.json", os.Getpid()))
+	reg := filepath.Join(RegistryDir(h.Dirs), fmt.Sprintf("%d.json", os.Getpid()))
 	data, err := os.ReadFile(reg)
 	if err != nil {
 		t.Fatal(err)

@@ -314,9 +314,9 @@ func clipText(s string, n int) string {
 
 var slugUnsafe = regexp.MustCompile(`[^a-z0-9]+`)
 
-// projectDir is ~/.cache/aiui/projects/<slug>-<hash8> for a source root
+// projectDir is $XDG_CACHE_HOME/aiui/projects/<slug>-<hash8> for a source root
 // (the hello's meta.source.root, else the backend's working directory).
-func projectDir(home, root string) string {
+func projectDir(d hub.Dirs, root string) string {
 	slug := strings.Trim(slugUnsafe.ReplaceAllString(strings.ToLower(filepath.Base(root)), "-"), "-")
 	if slug == "" {
 		slug = "project"
@@ -325,7 +325,7 @@ func projectDir(home, root string) string {
 		slug = slug[:40]
 	}
 	h := sha256.Sum256([]byte(root))
-	return filepath.Join(cacheDir(home), "projects", slug+"-"+hex.EncodeToString(h[:])[:8])
+	return filepath.Join(cacheDir(d), "projects", slug+"-"+hex.EncodeToString(h[:])[:8])
 }
 
 // blobDir is the thread's trace blob directory, created 0700 on first use.
@@ -334,7 +334,7 @@ func (b *backend) blobDir(ctx *channel.ThreadContext) (string, error) {
 	if ctx.Hello != nil && ctx.Hello.Source != nil && filepath.IsAbs(ctx.Hello.Source.Root) {
 		root = filepath.Clean(ctx.Hello.Source.Root)
 	}
-	traces := filepath.Join(projectDir(b.env.Dirs.Home, root), "traces")
+	traces := filepath.Join(projectDir(b.env.Dirs, root), "traces")
 	dir := filepath.Join(traces, ctx.TraceID)
 	_, err := os.Lstat(dir)
 	fresh := errors.Is(err, fs.ErrNotExist)

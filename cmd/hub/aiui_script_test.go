@@ -39,7 +39,7 @@ func aiuiDirs(ts *testscript.TestScript) hub.Dirs {
 // aiuiPort reads the backend's port from the registry file (the overlay's
 // discovery path).
 func aiuiPort(ts *testscript.TestScript) int {
-	matches, _ := filepath.Glob(filepath.Join(aiui.RegistryDir(ts.Getenv("HOME")), "*.json"))
+	matches, _ := filepath.Glob(filepath.Join(aiui.RegistryDir(aiuiDirs(ts)), "*.json"))
 	for _, m := range matches {
 		var e aiui.RegistryEntry
 		if b, err := os.ReadFile(m); err == nil && json.Unmarshal(b, &e) == nil && e.Port > 0 {

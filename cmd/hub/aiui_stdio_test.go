@@ -19,6 +19,7 @@ import (
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/aiui"
 	"github.com/hubdev/hub/aiui/frame"
+	"github.com/hubdev/hub/hub"
 )
 
 type aiuiTee struct {
@@ -134,7 +135,7 @@ func testAiuiMCPStdio(t *testing.T, withServe bool) {
 	if backendPID == 0 {
 		backendPID = cmd.Process.Pid
 	}
-	reg := filepath.Join(aiui.RegistryDir(home), fmt.Sprintf("%d.json", backendPID))
+	reg := filepath.Join(aiui.RegistryDir(hub.Dirs{Home: home, Cache: filepath.Join(home, ".cache")}), fmt.Sprintf("%d.json", backendPID))
 	var entry aiui.RegistryEntry
 	deadline := time.Now().Add(10 * time.Second)
 	for {
