@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -113,7 +114,7 @@ func writeJSON(w io.Writer, v any) {
 
 // printStatus renders the human table.
 func printStatus(w io.Writer, doc *statusDoc, now time.Time) {
-	fmt.Fprintf(w, "hub running (pid %d, up %s, config: %s)\n", doc.PID, now.Sub(doc.Started).Round(time.Second), doc.Config)
+	fmt.Fprintf(w, "hub running (pid %d, up %s, version %s, config: %s)\n", doc.PID, now.Sub(doc.Started).Round(time.Second), cmp.Or(doc.Version, "unknown"), doc.Config)
 	printAdapters(w, doc.Adapters, now)
 	for _, u := range doc.Unavailable {
 		fmt.Fprintf(w, "not on this OS: %s\n", u)
