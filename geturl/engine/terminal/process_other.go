@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package terminal
 
@@ -7,13 +7,12 @@ import (
 	"time"
 )
 
-// Supported says whether this OS can run terminal commands. Off Linux it
-// cannot yet: the terminal's guarantee that a timeout, a stop or the hub's
-// death ends everything a command started rests on the reaper, a Linux
-// child subreaper, and this build has no equivalent for runtime.GOOS (a
-// process group and kern.proc on macOS, a Job Object on Windows). The
-// error names the OS; the tool answers it to the agent and hub status
-// shows it.
+// Supported says whether this OS can run terminal commands. Off Linux and
+// macOS it cannot yet: the terminal's guarantee that a timeout, a stop or
+// the hub's death ends everything a command started rests on the reaper,
+// and this build has none for runtime.GOOS (the BSDs' kinfo_proc differs
+// from macOS's; Windows needs a Job Object). The error names the OS; the
+// tool answers it to the agent and hub status shows it.
 func Supported() error { return &UnsupportedError{GOOS: runtime.GOOS} }
 
 // spawn refuses: see Supported.

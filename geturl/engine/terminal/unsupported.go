@@ -9,5 +9,5 @@ type UnsupportedError struct {
 
 func (e *UnsupportedError) Error() string {
 	return "the terminal is not available on " + e.GOOS +
-		" in this build: it needs Linux's child subreaper to end every process a command starts"
+		" in this build: it runs only where it can end every process a command starts (Linux, macOS)"
 }

@@ -10,8 +10,8 @@ import (
 // An OS without the terminal says so by name to the agent, not as a
 // shell that "could not start".
 func TestSpawnErrorNamesTheOS(t *testing.T) {
-	e := spawnError(&UnsupportedError{GOOS: "darwin"})
-	if e.Code != CodeSpawnFailed || e.Retryable || !strings.Contains(e.Detail, "not available on darwin") {
+	e := spawnError(&UnsupportedError{GOOS: "windows"})
+	if e.Code != CodeSpawnFailed || e.Retryable || !strings.Contains(e.Detail, "not available on windows") {
 		t.Fatalf("%+v", e)
 	}
 	e = spawnError(&errWrap{syscall.ENOENT})

@@ -14,7 +14,9 @@ import (
 // a child subreaper (PR_SET_CHILD_SUBREAPER), so every process the command
 // starts stays its descendant even after leaving the shell's process group
 // or session (setsid, a daemon's double fork): a timeout or a stop can then
-// end the whole tree the command owns, not just the group.
+// end the whole tree the command owns, not just the group. (On macOS,
+// which has none, it finds orphans by its session instead: see run in
+// reaper_darwin.go.)
 //
 // It talks to the hub over two pipes. On fd 3 it reads one-byte commands
 // (TermGroup and the others); end of file means the hub is gone or gave up on it, and the

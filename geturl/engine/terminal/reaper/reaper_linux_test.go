@@ -28,13 +28,20 @@ type hub struct {
 
 func startReaper(t *testing.T, command string) *hub {
 	t.Helper()
+	return startReaperAs(t, Arg0, command)
+}
+
+// startReaperAs starts it under arg0: Arg0, or ArgOrphaning for the way
+// it runs on macOS.
+func startReaperAs(t *testing.T, arg0, command string) *hub {
+	t.Helper()
 	dir := t.TempDir()
 	ctlR, ctlW, _ := os.Pipe()
 	statusR, statusW, _ := os.Pipe()
 	t.Cleanup(func() { statusR.Close() })
 	cmd := &exec.Cmd{
 		Path:        "/proc/self/exe",
-		Args:        []string{Arg0, "/bin/sh", "-c", command},
+		Args:        []string{arg0, "/bin/sh", "-c", command},
 		Dir:         dir,
 		ExtraFiles:  []*os.File{ctlR, statusW},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
@@ -230,5 +237,57 @@ func TestReadExit(t *testing.T) {
 		if ok != tc.ok || (ok && ws != tc.ws) {
 			t.Errorf("%q: %v %v", tc.in, ws, ok)
 		}
+	}
+}
+
+// TestOrphaningEndsSession: where the reaper adopts nothing (macOS, run
+// here as ArgOrphaning), a background job in a group of its own whose
+// parent exited is neither below it nor in the shell's group; ending the tree (a timeout or a stop: TermTree; the hub's
+// going away: the pipe closes) still ends it, found by its session, along
+// with the command's other processes.
+func TestOrphaningEndsSession(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("no perl, to start a process in a group of its own")
+	}
+	for _, tc := range []struct {
+		name string
+		end  func(*hub)
+	}{
+		{"TermTree", func(h *hub) { h.tell(TermTree) }},
+		{"hub gone", func(h *hub) { h.ctl.Close() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startReaperAs(t, ArgOrphaning, `(perl -e 'setpgrp(0, 0); exec "sleep", "100"' & echo $! > orphan.pid)
+				sleep 100 & echo $! > child.pid; wait`)
+			orphan, child := h.waitPid("orphan.pid"), h.waitPid("child.pid")
+			defer syscall.Kill(orphan, syscall.SIGKILL)
+			reaperPid := h.cmd.Process.Pid
+			waitFor(t, "the orphan's own group, out of the tree", func() bool {
+				_, has := below(scan(), reaperPid)
+				p, _ := readStat(orphan)
+				return !has[orphan] && p.pgrp == orphan
+			})
+			if p, ok := readStat(orphan); !ok || p.session != reaperPid {
+				t.Fatalf("the orphan left the session: %+v", p)
+			}
+			tc.end(h)
+			waitDead(t, orphan)
+			waitDead(t, child)
+			waitDead(t, h.shell)
+			h.tell(KillTree)
+			h.cmd.Wait()
+		})
+	}
+}
+
+// waitFor waits, boundedly, until cond holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package terminal
 
 import (
@@ -12,7 +14,9 @@ import (
 
 // Supported says whether this OS can run terminal commands: nil on Linux,
 // where the reaper (a child subreaper) keeps every process a command
-// starts in one tree it can end.
+// starts in one tree it can end, and on macOS, where the reaper finds
+// them by parent and session in the kern.proc listing (see package
+// reaper for the one case that escapes it there).
 func Supported() error { return nil }
 
 func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) {
@@ -26,9 +30,13 @@ func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) 
 		pipes[i], pipes[i+1] = r, w
 	}
 	out, outW, ctlR, ctl, statusR, statusW := pipes[0], pipes[1], pipes[2], pipes[3], pipes[4], pipes[5]
+	exe, err := reaperExe()
+	if err != nil {
+		closeAll(pipes[:]...)
+		return nil, err
+	}
 	cmd := &exec.Cmd{
-		// The running executable itself, even if its file was replaced.
-		Path:        "/proc/self/exe",
+		Path:        exe,
 		Args:        []string{reaper.Arg0, s.shell, "-c", s.command},
 		Dir:         s.dir,
 		Env:         s.env,
@@ -37,7 +45,7 @@ func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) 
 		ExtraFiles:  []*os.File{ctlR, statusW},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
-	err := cmd.Start()
+	err = cmd.Start()
 	// The reaper has its copies; EOF comes when every holder closed them.
 	closeAll(outW, ctlR, statusW)
 	if err != nil {
