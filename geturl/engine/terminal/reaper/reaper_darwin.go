@@ -89,10 +89,15 @@ func run(argv []string, adopt bool) int {
 }
 
 // watch adds a kevent filter; false when it could not (for a process:
-// it has exited already, or is not the caller's child).
+// it has exited already, or is not the caller's child). A process's exit
+// is reported once (EV_ONESHOT), so it cannot wake the loop again.
 func watch(kq, ident int, filter int16, fflags uint32) bool {
+	flags := syscall.EV_ADD | syscall.EV_ENABLE
+	if filter == syscall.EVFILT_PROC {
+		flags |= syscall.EV_ONESHOT
+	}
 	var ch [1]syscall.Kevent_t
-	syscall.SetKevent(&ch[0], ident, int(filter), syscall.EV_ADD|syscall.EV_ENABLE)
+	syscall.SetKevent(&ch[0], ident, int(filter), flags)
 	ch[0].Fflags = fflags
 	_, err := syscall.Kevent(kq, ch[:], nil, nil)
 	return err == nil
