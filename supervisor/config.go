@@ -27,6 +27,7 @@ const MaxConfigSize = 1 << 20
 type Config struct {
 	Log       LogConfig       `yaml:"log"`
 	Lifecycle LifecycleConfig `yaml:"lifecycle"`
+	Runtime   RuntimeConfig   `yaml:"runtime"`
 	// Adapters holds one validated section per registered adapter, in
 	// registry order; sections absent from the file keep their defaults.
 	Adapters []Section `yaml:"-"`
@@ -52,6 +53,17 @@ type LifecycleConfig struct {
 	NoPageMinutes    int `yaml:"no_page_minutes"`
 	AgentIdleMinutes int `yaml:"agent_idle_minutes"`
 	ShutdownSeconds  int `yaml:"shutdown_seconds"`
+}
+
+// MaxMaxProcs bounds runtime.max_procs: far beyond any laptop's cores,
+// and below the point where the Go runtime's per-P state is a waste.
+const MaxMaxProcs = 1024
+
+// RuntimeConfig is the `runtime` section: the shape of the hub process.
+type RuntimeConfig struct {
+	// MaxProcs is how many OS threads run Go code at once (GOMAXPROCS);
+	// 0 keeps the hub's default. GOMAXPROCS in the environment wins.
+	MaxProcs int `yaml:"max_procs"`
 }
 
 // IdleRules converts the section to the lifecycle service's rules.
@@ -82,6 +94,7 @@ func (c *Config) Section(name string) (Section, bool) {
 type fileConfig struct {
 	Log       LogConfig            `yaml:"log"`
 	Lifecycle LifecycleConfig      `yaml:"lifecycle"`
+	Runtime   RuntimeConfig        `yaml:"runtime"`
 	Adapters  map[string]yaml.Node `yaml:"adapters"`
 }
 
@@ -139,7 +152,7 @@ func ParseConfig(data []byte, name string, reg *adapters.Registry) (*Config, err
 			return nil, yamlError(name, data, "", err)
 		}
 	}
-	cfg := &Config{Log: fc.Log, Lifecycle: fc.Lifecycle, Source: name}
+	cfg := &Config{Log: fc.Log, Lifecycle: fc.Lifecycle, Runtime: fc.Runtime, Source: name}
 	at := func(section, key string) string { return locate(name, keyLine(data, section, key)) }
 	if _, err := hub.ParseLevel(cfg.Log.Level); err != nil {
 		return nil, fmt.Errorf("%s: log.level: %v", at("log", "level"), err)
@@ -168,6 +181,9 @@ func ParseConfig(data []byte, name string, reg *adapters.Registry) (*Config, err
 	}
 	if cfg.Lifecycle.ShutdownSeconds == 0 {
 		return nil, fmt.Errorf("%s: lifecycle.shutdown_seconds: must be at least 1", at("lifecycle", "shutdown_seconds"))
+	}
+	if mp := cfg.Runtime.MaxProcs; mp < 0 || mp > MaxMaxProcs {
+		return nil, fmt.Errorf("%s: runtime.max_procs: must be 0 (the default) to %d, got %d", at("runtime", "max_procs"), MaxMaxProcs, mp)
 	}
 	for _, key := range slices.Sorted(maps.Keys(fc.Adapters)) {
 		if _, ok := reg.Lookup(key); !ok {

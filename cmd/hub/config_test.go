@@ -54,6 +54,10 @@ func TestConfigErrors(t *testing.T) {
 		// 2592304342608737 minutes in nanoseconds wraps to about 3 s.
 		{"idle minutes that overflow", "lifecycle:\n  no_page_minutes: 2592304342608737\n", "lifecycle.no_page_minutes: must be at most 153722867 minutes, got 2592304342608737"},
 		{"shutdown seconds that overflow", "lifecycle:\n  shutdown_seconds: 99999999999\n", "lifecycle.shutdown_seconds: must be at most 9223372036 seconds, got 99999999999"},
+		{"unknown runtime key", "runtime:\n  maxprocs: 2\n", `hub.yaml:2: unknown key "runtime.maxprocs"`},
+		{"max procs too many", "runtime:\n  max_procs: 1025\n", "hub.yaml:2: runtime.max_procs: must be 0 (the default) to 1024, got 1025"},
+		{"negative max procs", "log:\n  level: info\nruntime:\n  max_procs: -1\n", "hub.yaml:4: runtime.max_procs: must be 0 (the default) to 1024, got -1"},
+		{"fraction for max procs", "runtime:\n  max_procs: 1.5\n", "hub.yaml:2: runtime.max_procs: wrong type: want a whole number, got a number `1.5`"},
 		{"malformed yaml", "adapters: [\n", "hub.yaml"},
 		{"not a mapping", "- a\n- b\n", "hub.yaml:1: wrong type: want a mapping of keys, got a list"},
 	}
@@ -124,8 +128,8 @@ func TestShippedConfigsMatchDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !reflect.DeepEqual(cfg.Log, builtin.Log) || !reflect.DeepEqual(cfg.Lifecycle, builtin.Lifecycle) {
-			t.Errorf("%s: log/lifecycle differ from the built-in defaults", name)
+		if !reflect.DeepEqual(cfg.Log, builtin.Log) || !reflect.DeepEqual(cfg.Lifecycle, builtin.Lifecycle) || cfg.Runtime != builtin.Runtime {
+			t.Errorf("%s: log/lifecycle/runtime differ from the built-in defaults", name)
 		}
 		for i, s := range cfg.Adapters {
 			got, _ := yaml.Marshal(s.Config)
@@ -133,6 +137,26 @@ func TestShippedConfigsMatchDefaults(t *testing.T) {
 			if string(got) != string(want) {
 				t.Errorf("%s: adapters.%s = %+v, built-in default %+v", name, s.Name, s.Config, builtin.Adapters[i].Config)
 			}
+		}
+	}
+}
+
+// runtime.max_procs takes 0 (the default) to 1024, both ends included.
+func TestConfigMaxProcs(t *testing.T) {
+	for doc, want := range map[string]int{
+		"":                              0,
+		"runtime: {}\n":                 0,
+		"runtime:\n  max_procs: 0\n":    0,
+		"runtime:\n  max_procs: 1\n":    1,
+		"runtime:\n  max_procs: 1024\n": 1024,
+	} {
+		cfg, err := supervisor.ParseConfig([]byte(doc), "hub.yaml", realRegistry())
+		if err != nil {
+			t.Errorf("%q: %v", doc, err)
+			continue
+		}
+		if cfg.Runtime.MaxProcs != want {
+			t.Errorf("%q: max_procs %d, want %d", doc, cfg.Runtime.MaxProcs, want)
 		}
 	}
 }
@@ -165,6 +189,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("adapters: {a: 1, a: 2}\n"))
 	f.Add([]byte("&a [*a]"))
 	f.Add([]byte("lifecycle: {no_page_minutes: 99999999999999999999}"))
+	f.Add([]byte("runtime: {max_procs: 1025}"))
 	reg := realRegistry()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := supervisor.ParseConfig(data, "fuzz.yaml", reg)
@@ -182,6 +207,9 @@ func FuzzParseConfig(f *testing.F) {
 		}
 		if cfg.Lifecycle.ShutdownSeconds < 1 {
 			t.Fatal("accepted shutdown_seconds < 1")
+		}
+		if mp := cfg.Runtime.MaxProcs; mp < 0 || mp > supervisor.MaxMaxProcs {
+			t.Fatalf("accepted runtime.max_procs %d", mp)
 		}
 		// Every accepted rule means what it says (no wrapped durations).
 		lc, rules := cfg.Lifecycle, cfg.Lifecycle.IdleRules()

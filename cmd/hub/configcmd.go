@@ -87,7 +87,7 @@ func effectiveYAML(cfg *supervisor.Config) ([]byte, error) {
 	for _, s := range cfg.Adapters {
 		sections[s.Name] = s.Config
 	}
-	doc := map[string]any{"log": cfg.Log, "lifecycle": cfg.Lifecycle, "adapters": sections}
+	doc := map[string]any{"log": cfg.Log, "lifecycle": cfg.Lifecycle, "runtime": cfg.Runtime, "adapters": sections}
 	var node yaml.Node
 	b, err := yaml.Marshal(doc)
 	if err != nil {
