@@ -25,11 +25,15 @@ func main() { os.Exit(hubMain(os.Args)) }
 // user, the commands its terminal runs included, can read its memory or
 // environment; then it runs the CLI. Every command does this, as any of
 // them may hold secrets (a hub, a bridge, an MCP face, the key of the
-// control endpoint it calls).
+// control endpoint it calls). Every command also takes the hub's default
+// GOMAXPROCS before it starts a goroutine: the standalone bridges
+// (`hub pixelle serve`, ...) serve as `hub run` does, and `hub run`
+// applies runtime.max_procs once it has read its config.
 func hubMain(args []string) int {
 	if err := hub.MakeUndumpable(); err != nil {
 		fmt.Fprintln(os.Stderr, "hub: warning: other processes of this user can read this one's memory:", err)
 	}
+	setMaxProcs(0)
 	return run(args)
 }
 

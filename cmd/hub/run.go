@@ -126,6 +126,8 @@ func runHub(c *cli.Context) error {
 	}
 	limit, from := hub.SetMemoryLimit()
 	log.Debug("soft memory limit", "bytes", limit, "from", from)
+	procs, from := setMaxProcs(cfg.Runtime.MaxProcs)
+	log.Debug("max procs", "n", procs, "from", from)
 	lock, err := supervisor.AcquireLock(dirs.State)
 	if err != nil {
 		return fail(err)
