@@ -80,18 +80,8 @@ func run(argv []string, adopt bool) int {
 			if ev.Fd != 3 {
 				continue
 			}
-			k, err := syscall.Read(3, cmds)
-			if err == syscall.EINTR || err == syscall.EAGAIN {
-				continue
-			}
-			if k <= 0 { // the hub is gone, or let go
-				r.killTree()
+			if r.readCommands(cmds) {
 				return 0
-			}
-			for _, c := range cmds[:k] {
-				if r.command(c) {
-					return 0
-				}
 			}
 		}
 	}

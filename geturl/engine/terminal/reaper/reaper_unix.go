@@ -85,6 +85,26 @@ func (r *reaper) start(argv []string) (code int, ok bool) {
 	return 0, true
 }
 
+// readCommands reads what the hub wrote on fd 3 into buf and acts on
+// it. It reports whether the reaper is done: the hub went (or let go, and
+// the tree was killed), or a command ended it.
+func (r *reaper) readCommands(buf []byte) (done bool) {
+	k, err := syscall.Read(3, buf)
+	if err == syscall.EINTR || err == syscall.EAGAIN {
+		return false
+	}
+	if k <= 0 { // the hub is gone, or let go
+		r.killTree()
+		return true
+	}
+	for _, c := range buf[:k] {
+		if r.command(c) {
+			return true
+		}
+	}
+	return false
+}
+
 // command acts on one command from the hub; done: the reaper is to exit.
 func (r *reaper) command(c byte) (done bool) {
 	switch c {
