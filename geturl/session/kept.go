@@ -98,11 +98,11 @@ func (m *Manager) saveKeptLocked() {
 	}
 	b, _ := json.Marshal(f)
 	path := tokensPath(m.opts.Path)
-	if err := hub.EnsurePrivateDir(filepath.Dir(path)); err != nil {
-		m.opts.Log.Warn("cannot keep session tokens; Init URLs will not survive a restart", "file", path, "err", err)
-		return
+	err := hub.EnsurePrivateDir(filepath.Dir(path))
+	if err == nil {
+		err = hub.WriteFileAtomic(path, append(b, '\n'), 0o600)
 	}
-	if err := hub.WriteFileAtomic(path, append(b, '\n'), 0o600); err != nil {
+	if err != nil {
 		m.opts.Log.Warn("cannot keep session tokens; Init URLs will not survive a restart", "file", path, "err", err)
 	}
 }
