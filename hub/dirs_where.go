@@ -3,7 +3,6 @@ package hub
 import (
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -120,5 +119,5 @@ func readWhere(path string) (where, error) {
 // file's own checks refuse it later, loudly).
 func exists(path string) bool {
 	_, err := os.Lstat(path)
-	return !errors.Is(err, fs.ErrNotExist) && err == nil
+	return err == nil
 }
