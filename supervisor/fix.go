@@ -30,16 +30,17 @@ func fixFor(name string, keys []adapters.PortKey, err error) string {
 	case errors.As(err, &pe):
 		port = pe.Port
 	}
-	var named []string
+	// The keys naming that port; all of them when none does.
+	var named, all []string
 	for _, k := range keys {
+		key := fmt.Sprintf("adapters.%s.%s", name, k.Key)
+		all = append(all, key)
 		if port == 0 || slices.Contains(k.Ports, port) {
-			named = append(named, fmt.Sprintf("adapters.%s.%s", name, k.Key))
+			named = append(named, key)
 		}
 	}
 	if len(named) == 0 {
-		for _, k := range keys {
-			named = append(named, fmt.Sprintf("adapters.%s.%s", name, k.Key))
-		}
+		named = all
 	}
 	what := "the port"
 	if port != 0 {
