@@ -10,7 +10,6 @@ import (
 
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/hub"
-	"github.com/hubdev/hub/hub/mcpserver"
 )
 
 // mcpSession serves the pixelle tools on a server and connects an SDK
@@ -18,21 +17,7 @@ import (
 func mcpSession(t *testing.T, relay RelayFunc) (*mcp.ClientSession, hub.Dirs) {
 	t.Helper()
 	dirs := adaptertest.TempDirs(t)
-	srv := mcpserver.New(mcpserver.Options{Name: "t", Version: "1"})
-	defs, call := MCPTools(dirs, relay)
-	if _, dropped := srv.Forward(mcpserver.Identity, call).Sync(context.Background(), defs); len(dropped) > 0 {
-		t.Fatalf("dropped %v", dropped)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); srv.Serve(ctx, st) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close(); cancel(); <-done })
-	return cs, dirs
+	return mcpSessionOf(t, &mcpTools{dirs: dirs, relay: relay, poll: DefaultWaitPoll}), dirs
 }
 
 func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
