@@ -146,11 +146,21 @@ func printAdapters(w io.Writer, list []adapters.Status, now time.Time) {
 			note += "; fix: " + a.Fix
 		}
 		if !a.RetryAt.IsZero() {
-			note += fmt.Sprintf("; retrying in %s", max(a.RetryAt.Sub(now), 0).Round(time.Second))
+			note += "; " + retryNote(a.RetryAt.Sub(now))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\n", a.Name, a.State, ports, page, a.AgentSessions, last, a.Restarts, note)
 	}
 	tw.Flush()
+}
+
+// retryNote says when a failed adapter is tried again, d from now: in
+// whole seconds, or "retrying now" in the last second (a retry due is one
+// that is under way, and "in 0s" read as a stuck countdown).
+func retryNote(d time.Duration) string {
+	if d < time.Second {
+		return "retrying now"
+	}
+	return "retrying in " + d.Round(time.Second).String()
 }
 
 // runningHub is adapters.RunningHub for every command: the adapters of
