@@ -250,5 +250,5 @@ func (s *Scope) leadsTo(link, host string) bool {
 	if missing != "" {
 		dest = filepath.Join(dest, missing)
 	}
-	return dest != s.root && within(s.root, dest) && within(dest, host)
+	return dest != s.root && s.rules.within(s.root, dest) && s.rules.within(dest, host)
 }

@@ -22,6 +22,8 @@ var (
 	ErrNotDir        = errors.New("project root is not a directory")
 	ErrVCSMetadata   = errors.New("path is version-control metadata (.git, .hg, .svn, .jj, .bzr or a git directory)")
 	ErrAutorunConfig = errors.New("path is configuration that tools run on their own (agent, editor or shell settings)")
+	ErrInvalidName   = errors.New("path has a name Windows cannot hold (a control character, one of <>\"|?*, or invalid UTF-8)")
+	ErrReservedName  = errors.New("path has a name Windows takes for another (a device such as CON or NUL, a :stream, a trailing dot or space, or an 8.3 short name such as NAME~1)")
 )
 
 // Error is a path refusal. Its message is one of the sentinel messages above
@@ -60,6 +62,8 @@ var codes = map[error]string{
 	ErrNotDir:        "not_a_directory",
 	ErrVCSMetadata:   "vcs_metadata",
 	ErrAutorunConfig: "autorun_config",
+	ErrInvalidName:   "invalid_name",
+	ErrReservedName:  "reserved_name",
 }
 
 func newErr(kind error) *Error { return &Error{Kind: kind, Code: codes[kind]} }

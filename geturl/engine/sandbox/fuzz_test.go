@@ -36,7 +36,7 @@ func FuzzResolve(f *testing.F) {
 				}
 				return
 			}
-			if !within(fx.root, got.Host) {
+			if !fx.scope.Contains(got.Host) {
 				t.Fatalf("%s(%q) = %q: outside the root", kind, p, got.Host)
 			}
 			if !strings.HasPrefix(got.Virtual, VirtualRoot) || strings.Contains(got.Virtual, fx.root) {
@@ -47,7 +47,7 @@ func FuzzResolve(f *testing.F) {
 				if kind == "ResolveLink" && got.Host != fx.root {
 					real, err = filepath.EvalSymlinks(filepath.Dir(got.Host))
 				}
-				if err == nil && !within(fx.root, real) {
+				if err == nil && !fx.scope.Contains(real) {
 					t.Fatalf("%s(%q): realpath %q outside the root", kind, p, real)
 				}
 			}
@@ -64,7 +64,7 @@ func FuzzResolve(f *testing.F) {
 			if _, vcs := VCSComponent(rel); vcs {
 				t.Fatalf("ResolveMutable(%q) = %q: version-control metadata", p, got.Host)
 			}
-			if _, auto := AutorunComponent(rel); auto || within(editor, got.Host) {
+			if _, auto := AutorunComponent(rel); auto || hostRules().within(editor, got.Host) {
 				t.Fatalf("ResolveMutable(%q) = %q: autorun configuration", p, got.Host)
 			}
 		}

@@ -31,7 +31,16 @@ func Default() Resolver { return Resolvers()[0] }
 func Open(host string, flags int) (FD, error) { return Default().Open(host, flags) }
 
 // Open opens host, a path this scope resolved, with the scope's resolver.
-func (s *Scope) Open(host string, flags int) (FD, error) { return s.resolver.Open(host, flags) }
+// On Windows it then checks the opened handle's final path
+// (GetFinalPathNameByHandle) lies under the root's, and refuses it with
+// ErrSymlinkEscape when it does not.
+func (s *Scope) Open(host string, flags int) (FD, error) {
+	fd, err := s.resolver.Open(host, flags)
+	if err != nil {
+		return fd, err
+	}
+	return s.beneath(fd)
+}
 
 // Resolver is the resolver the scope opens paths with.
 func (s *Scope) Resolver() Resolver { return s.resolver }

@@ -59,14 +59,14 @@ func (s *Scope) ResolveExisting(p string) (Path, error) {
 		if err != nil {
 			return Path{}, err
 		}
-		if !within(s.root, dest) {
+		if !s.rules.within(s.root, dest) {
 			return Path{}, s.escape(inside)
 		}
 		if missing != "" {
 			return Path{}, newErr(ErrNotFound)
 		}
 		real = dest
-	} else if !within(s.root, real) {
+	} else if !s.rules.within(s.root, real) {
 		return Path{}, s.escape(inside)
 	}
 	return Path{Virtual: s.virtual(host, real, inside), Host: real, Exists: true, Symlink: isLink}, nil
@@ -79,7 +79,7 @@ func (s *Scope) resolveAlias(host string) (Path, error) {
 	switch {
 	case err != nil:
 		return Path{}, err
-	case !within(s.root, dest):
+	case !s.rules.within(s.root, dest):
 		return Path{}, newErr(ErrOutsideScope)
 	case missing != "":
 		return Path{}, newErr(ErrNotFound)
@@ -88,7 +88,7 @@ func (s *Scope) resolveAlias(host string) (Path, error) {
 	if err != nil {
 		return Path{}, classify(err)
 	}
-	return Path{Virtual: virtualOf(s.root, dest), Host: dest, Exists: true, Symlink: fi.Mode()&fs.ModeSymlink != 0}, nil
+	return Path{Virtual: s.rules.virtual(s.root, dest), Host: dest, Exists: true, Symlink: fi.Mode()&fs.ModeSymlink != 0}, nil
 }
 
 // ResolveLink resolves p without following its final component: the parent
@@ -119,7 +119,7 @@ func (s *Scope) ResolveNew(p string) (Path, error) {
 	if err != nil {
 		return Path{}, err
 	}
-	if !within(s.root, dest) {
+	if !s.rules.within(s.root, dest) {
 		return Path{}, s.escape(inside)
 	}
 	real := dest
@@ -238,7 +238,7 @@ func (s *Scope) existingDir(dir string, inside bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !within(s.root, dest) {
+	if !s.rules.within(s.root, dest) {
 		return "", s.escape(inside)
 	}
 	if missing != "" {
@@ -256,14 +256,15 @@ func (s *Scope) escape(inside bool) error {
 
 func (s *Scope) virtual(host, real string, inside bool) string {
 	if inside {
-		return virtualOf(s.root, host)
+		return s.rules.virtual(s.root, host)
 	}
-	return virtualOf(s.root, real)
+	return s.rules.virtual(s.root, real)
 }
 
 // candidate turns an agent path into a clean absolute host path, before any
 // symlink is looked at. inside reports whether that path is lexically in the
 // root (always true for relative and virtual paths, which may not climb out).
+// The scope's rules judge the path's shape (see rules.agent).
 func (s *Scope) candidate(p string) (host string, inside bool, err error) {
 	if p == "" || strings.IndexByte(p, 0) >= 0 {
 		return "", false, newErr(ErrInvalidPath)
@@ -271,40 +272,18 @@ func (s *Scope) candidate(p string) (host string, inside bool, err error) {
 	if len(p) > MaxPathBytes {
 		return "", false, newErr(ErrPathTooLong)
 	}
-	var rel string
-	switch {
-	case p == VirtualRoot || strings.HasPrefix(p, VirtualRoot+"/"):
-		rel = strings.TrimLeft(p[len(VirtualRoot):], "/")
-	case filepath.IsAbs(p):
-		c := filepath.Clean(p)
-		if err := checkNames(c); err != nil {
-			return "", false, err
-		}
-		return c, within(s.root, c), nil
-	default:
-		rel = p
-	}
-	c := filepath.Clean(rel)
-	if c == ".." || strings.HasPrefix(c, "../") {
-		return "", false, newErr(ErrTraversal)
-	}
-	if err := checkNames(c); err != nil {
+	c, abs, err := s.rules.agent(p)
+	if err != nil {
 		return "", false, err
 	}
-	host = filepath.Join(s.root, c)
+	if abs {
+		return c, s.rules.within(s.root, c), nil
+	}
+	host = filepath.Join(s.root, filepath.FromSlash(c))
 	if len(host) > MaxPathBytes {
 		return "", false, newErr(ErrPathTooLong)
 	}
 	return host, true, nil
-}
-
-func checkNames(p string) error {
-	for name := range strings.SplitSeq(p, "/") {
-		if len(name) > MaxNameBytes {
-			return newErr(ErrPathTooLong)
-		}
-	}
-	return nil
 }
 
 // walk resolves the absolute clean path p component by component, following
@@ -313,15 +292,16 @@ func checkNames(p string) error {
 // clean remainder (which may not climb with ".."). Paths under the root skip
 // the root's own components, which are canonical by construction.
 func (s *Scope) walk(p string) (dest, missing string, err error) {
+	sep := string(filepath.Separator)
 	dest, rest := s.start(p)
 	links := 0
 	for {
-		rest = strings.TrimLeft(rest, "/")
+		rest = strings.TrimLeft(rest, sep)
 		if rest == "" {
 			return dest, "", nil
 		}
 		name := rest
-		if i := strings.IndexByte(rest, '/'); i >= 0 {
+		if i := strings.Index(rest, sep); i >= 0 {
 			name, rest = rest[:i], rest[i:]
 		} else {
 			rest = ""
@@ -337,7 +317,7 @@ func (s *Scope) walk(p string) (dest, missing string, err error) {
 		fi, err := os.Lstat(next)
 		if errors.Is(err, fs.ErrNotExist) {
 			left := filepath.Clean(name + rest)
-			if left == ".." || strings.HasPrefix(left, "../") || strings.Contains(left, "/../") || strings.HasSuffix(left, "/..") {
+			if left == ".." || strings.HasPrefix(left, ".."+sep) || strings.Contains(left, sep+".."+sep) || strings.HasSuffix(left, sep+"..") {
 				return "", "", newErr(ErrNotFound)
 			}
 			return dest, left, nil
@@ -349,8 +329,13 @@ func (s *Scope) walk(p string) (dest, missing string, err error) {
 		if err != nil {
 			return "", "", classify(err)
 		}
+		if opaque(fi) {
+			// A reparse point that is no symlink (a junction, a mount
+			// point): where it leads is not a path to judge.
+			return "", "", newErr(ErrSymlinkEscape)
+		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			if !fi.IsDir() && strings.Trim(rest, "/") != "" {
+			if !fi.IsDir() && strings.Trim(rest, sep) != "" {
 				return "", "", newErr(ErrNotDirectory)
 			}
 			dest = next
@@ -364,17 +349,24 @@ func (s *Scope) walk(p string) (dest, missing string, err error) {
 		if err != nil {
 			return "", "", classify(err)
 		}
-		if filepath.IsAbs(target) {
+		target, abs, ok := s.rules.linkTarget(dest, target)
+		if !ok {
+			return "", "", newErr(ErrSymlinkEscape)
+		}
+		if abs {
 			dest, target = s.start(filepath.Clean(target))
 		}
-		rest = target + "/" + rest
+		rest = target + sep + rest
 	}
 }
 
-// start splits p into an already-canonical prefix and the rest to resolve.
+// start splits p into an already-canonical prefix and the rest to resolve:
+// the root and what follows it, or p's volume root ("/", `C:\`) and the
+// rest.
 func (s *Scope) start(p string) (dest, rest string) {
-	if within(s.root, p) {
+	if s.rules.within(s.root, p) {
 		return s.root, p[len(s.root):]
 	}
-	return "/", p
+	vol := filepath.VolumeName(p)
+	return vol + string(filepath.Separator), p[len(vol):]
 }

@@ -360,3 +360,72 @@ func TestDisplay(t *testing.T) {
 		}
 	}
 }
+
+// The escape tables' Windows rows: a scope judging paths by Windows'
+// rules (a Windows scope's, run here on a Linux fixture) refuses every
+// hostile spelling before it looks at the disk, through each way in, and
+// takes '\' for a separator in what it accepts.
+func TestResolveWindowsRows(t *testing.T) {
+	f := newFixture(t)
+	sc := *f.scope
+	sc.rules = winRules
+	refused := []struct {
+		in  string
+		err error
+	}{
+		{`..\..\x`, ErrTraversal},
+		{`src\..\..\x`, ErrTraversal},
+		{`/project\..\x`, ErrTraversal},
+		{`C:x`, ErrOutsideScope},
+		{`\\server\share\x`, ErrOutsideScope},
+		{`\\?\C:\x`, ErrOutsideScope},
+		{`\\.\CON`, ErrOutsideScope},
+		{`\??\C:\x`, ErrOutsideScope},
+		{`\x`, ErrOutsideScope},
+		{`D:\elsewhere\x`, ErrOutsideScope},
+		{"CON", ErrReservedName},
+		{`src\nul.txt`, ErrReservedName},
+		{"Con .md", ErrReservedName},
+		{"COM¹", ErrReservedName},
+		{"CONOUT$", ErrReservedName},
+		{"a.txt:evil", ErrReservedName},
+		{"a.txt::$DATA", ErrReservedName},
+		{"a.txt.", ErrReservedName},
+		{"a.txt ", ErrReservedName},
+		{`SRC~1\main.go`, ErrReservedName},
+		{"a<b", ErrInvalidName},
+		{"a\x01b", ErrInvalidName},
+	}
+	for _, tc := range refused {
+		for kind, resolve := range map[string]func(string) (Path, error){
+			"ResolveExisting": sc.ResolveExisting, "ResolveNew": sc.ResolveNew, "ResolveLink": sc.ResolveLink,
+			"ResolveMutable": func(p string) (Path, error) { return sc.ResolveMutable(p, Allow{Autorun: true}) },
+		} {
+			got, err := resolve(tc.in)
+			if !errors.Is(err, tc.err) {
+				t.Errorf("%s(%q) = %+v, %v; want %v", kind, tc.in, got, err, tc.err)
+				continue
+			}
+			assertSafe(t, f, err)
+		}
+	}
+	for in, want := range map[string]string{
+		`src\deep\x.txt`:       "src/deep/x.txt",
+		`/project\src\main.go`: "src/main.go",
+		`src\deep\..\main.go`:  "src/main.go",
+	} {
+		// Containment compares '\'-separated paths under these rules, so
+		// on a Linux disk only the first step runs: the host path named.
+		host, inside, err := sc.candidate(in)
+		if err != nil || !inside || host != filepath.Join(f.root, want) {
+			t.Errorf("candidate(%q) = %q, %v, %v; want %s", in, host, inside, err, want)
+		}
+	}
+	// A name Windows would alias is refused even where it spells a
+	// metadata or configuration path the other checks know.
+	for _, in := range []string{`.git.\config`, `.git::$INDEX_ALLOCATION\config`, `GIT~1\config`, `.vscode \tasks.json`} {
+		if _, err := sc.ResolveMutable(in, Allow{}); !errors.Is(err, ErrReservedName) {
+			t.Errorf("ResolveMutable(%q): %v, want reserved_name", in, err)
+		}
+	}
+}

@@ -14,6 +14,10 @@ const VirtualRoot = "/project"
 type Scope struct {
 	root     string
 	resolver Resolver
+	rules    rules
+	// final is the root as the OS names it from an open handle (see
+	// finalRoot): what Scope.Open compares the opened file's path to.
+	final string
 }
 
 // New returns the Scope of dir: dir is made absolute, every symlink in it is
@@ -24,9 +28,6 @@ func New(dir string) (*Scope, error) { return NewWith(dir, Default()) }
 
 // NewWith is New with the resolver Scope.Open uses (one of Resolvers).
 func NewWith(dir string, r Resolver) (*Scope, error) {
-	if err := pathRulesSupported(); err != nil {
-		return nil, err
-	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -42,7 +43,11 @@ func NewWith(dir string, r Resolver) (*Scope, error) {
 	if !fi.IsDir() {
 		return nil, &os.PathError{Op: "scope", Path: dir, Err: ErrNotDir}
 	}
-	return &Scope{root: real, resolver: r}, nil
+	final, err := finalRoot(real)
+	if err != nil {
+		return nil, err
+	}
+	return &Scope{root: real, resolver: r, rules: hostRules(), final: final}, nil
 }
 
 // Root is the canonical host path of the project. It is for opening files
@@ -51,33 +56,27 @@ func (s *Scope) Root() string { return s.root }
 
 // Contains reports whether host path p (absolute, clean) is the root or
 // lies under it. It compares strings only; it does not follow symlinks.
-func (s *Scope) Contains(p string) bool { return within(s.root, p) }
+func (s *Scope) Contains(p string) bool { return s.rules.within(s.root, p) }
 
 // Virtual maps a host path inside the scope to its "/project/..." form. It
 // returns "" for a path outside the scope, so a caller that forgets to check
 // can never echo a host path.
 func (s *Scope) Virtual(hostPath string) string {
 	p := filepath.Clean(hostPath)
-	if !within(s.root, p) {
+	if !s.rules.within(s.root, p) {
 		return ""
 	}
-	return virtualOf(s.root, p)
+	return s.rules.virtual(s.root, p)
 }
 
-// Rel returns p relative to the root ("." for the root itself) and whether p
-// is inside the scope.
+// Rel returns p relative to the root, '/'-separated on every OS ("." for
+// the root itself), and whether p is inside the scope.
 func (s *Scope) Rel(hostPath string) (string, bool) {
 	p := filepath.Clean(hostPath)
-	if !within(s.root, p) {
+	if !s.rules.within(s.root, p) {
 		return "", false
 	}
-	if p == s.root {
-		return ".", true
-	}
-	if s.root == "/" {
-		return p[1:], true
-	}
-	return p[len(s.root)+1:], true
+	return s.rules.rel(s.root, p), true
 }
 
 // Redact replaces every occurrence of the root's host path in text with
@@ -85,7 +84,7 @@ func (s *Scope) Rel(hostPath string) (string, bool) {
 // path prefixes are replaced: with root /src/app, "/src/app/x" becomes
 // "/project/x" but "/src/apple" stays as it is.
 func (s *Scope) Redact(text string) string {
-	if s.root == "/" || !strings.Contains(text, s.root) {
+	if s.root[len(s.root)-1] == filepath.Separator || !strings.Contains(text, s.root) {
 		return text
 	}
 	var b strings.Builder
@@ -109,24 +108,7 @@ func (s *Scope) Redact(text string) string {
 // isNameByte reports bytes that can continue a file name (so a match of
 // the root followed by one is a longer, different name).
 func isNameByte(c byte) bool {
-	return c != '/' && c > ' ' && c != '"' && c != '\'' && c != ':' && c != ')'
-}
-
-func within(root, p string) bool {
-	if root == "/" {
-		return strings.HasPrefix(p, "/")
-	}
-	return p == root || (strings.HasPrefix(p, root) && p[len(root)] == '/')
-}
-
-func virtualOf(root, p string) string {
-	if p == root {
-		return VirtualRoot
-	}
-	if root == "/" {
-		return VirtualRoot + p
-	}
-	return VirtualRoot + p[len(root):]
+	return c != '/' && c != '\\' && c > ' ' && c != '"' && c != '\'' && c != ':' && c != ')'
 }
 
 // Display returns how to show an agent-supplied path back to the agent
@@ -136,11 +118,11 @@ func virtualOf(root, p string) string {
 func (s *Scope) Display(p string) string {
 	host, inside, err := s.candidate(p)
 	if err == nil && inside {
-		return virtualOf(s.root, host)
+		return s.rules.virtual(s.root, host)
 	}
 	return s.Redact(strings.ToValidUTF8(strings.ReplaceAll(p, "\x00", `\0`), "\uFFFD"))
 }
 
-// Supported says whether this OS has the sandbox: nil on unix; on Windows
-// an error naming it (New fails there with the same error).
-func Supported() error { return pathRulesSupported() }
+// Supported says whether this OS has the sandbox: nil on every OS hub
+// builds for (unix and Windows).
+func Supported() error { return nil }

@@ -1,0 +1,49 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// On Windows the sandbox exists: New makes a scope judging paths by
+// Windows' rules, and its resolver opens what it resolves. (Built and
+// vetted on Linux; run on Windows only.)
+func TestWindowsScope(t *testing.T) {
+	if err := Supported(); err != nil {
+		t.Fatalf("Supported: %v", err)
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "src", "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := New(root)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if !sc.rules.windows {
+		t.Fatal("the scope judges by unix rules")
+	}
+	for _, in := range []string{`src\main.go`, "/project/src/main.go", strings.ToLower(sc.Root()) + `\src\main.go`} {
+		p, err := sc.ResolveExisting(in)
+		if err != nil || p.Virtual != "/project/src/main.go" {
+			t.Fatalf("ResolveExisting(%q) = %+v, %v", in, p, err)
+		}
+		fd, err := sc.Open(p.Host, syscall.O_RDONLY)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", in, err)
+		}
+		syscall.CloseHandle(fd)
+	}
+	for in, want := range map[string]error{`..\x`: ErrTraversal, "nul": ErrReservedName, `\\?\C:\x`: ErrOutsideScope} {
+		if _, err := sc.ResolveNew(in); !errors.Is(err, want) {
+			t.Errorf("ResolveNew(%q): %v, want %v", in, err, want)
+		}
+	}
+}
