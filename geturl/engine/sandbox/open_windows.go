@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 )
@@ -14,14 +16,21 @@ type FD = syscall.Handle
 // Resolvers on Windows: the portable walk, refusing reparse points.
 func Resolvers() []Resolver { return []Resolver{portable{}} }
 
-// portable, on Windows, walks the path from its volume one component at a
-// time. Each component is opened with FILE_FLAG_OPEN_REPARSE_POINT, so a
-// symlink, junction or other reparse point is opened itself rather than
-// followed, and is refused when GetFileInformationByHandle reports
+// portable, on Windows, is openat done with NtCreateFile: it opens the
+// path's volume root, then each component relative to its parent's
+// handle (OBJECT_ATTRIBUTES.RootDirectory), by that one name, so no
+// rename on the path can send the walk elsewhere and no name is
+// reinterpreted by Win32 (a device name, a trailing dot, a '/' are just
+// names there). Each component is opened with FILE_OPEN_REPARSE_POINT,
+// so a symlink, junction, mount point or other reparse point is opened
+// itself rather than followed, and is refused when its attributes say
 // FILE_ATTRIBUTE_REPARSE_POINT. Every directory on the way stays open,
 // shared without FILE_SHARE_DELETE, until the final name is open: while
-// it is held it cannot be renamed or replaced, so the path the walk
-// checked is the path it opens.
+// it is held it cannot be renamed or replaced. Last, the final handle's
+// path (GetFinalPathNameByHandle) must be the volume's followed by the
+// names walked, compared without case: a name NTFS resolved to another
+// (an 8.3 short name) is refused. Scope.Open then checks that path lies
+// under the root's.
 type portable struct{}
 
 func (portable) Name() string { return "portable" }
@@ -32,31 +41,49 @@ func (portable) Open(host string, flags int) (FD, error) {
 	if vol == "" || !strings.HasPrefix(rest, `\`) || len(host) > MaxPathBytes {
 		return syscall.InvalidHandle, newErr(ErrInvalidPath)
 	}
-	var held []windows.Handle
+	names := strings.Split(strings.Trim(rest, `\`), `\`)
+	if names[0] == "" {
+		names = nil
+	}
+	for _, name := range names {
+		if err := ntName(name); err != nil {
+			// Not a realpath: nothing Resolve returns has one.
+			return syscall.InvalidHandle, err
+		}
+	}
+	root, err := windows.UTF16PtrFromString(vol + `\`)
+	if err != nil {
+		return syscall.InvalidHandle, newErr(ErrInvalidPath)
+	}
+	if len(names) == 0 {
+		// The volume's root itself.
+		h, err := windows.CreateFile(root, accessOf(flags), windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
+			nil, windows.OPEN_EXISTING, windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
+		return syscall.Handle(h), err
+	}
+	dir, err := windows.CreateFile(root, searchAccess,
+		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE, nil, windows.OPEN_EXISTING,
+		windows.FILE_FLAG_BACKUP_SEMANTICS|windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
+	if err != nil {
+		return syscall.InvalidHandle, err
+	}
+	held := []windows.Handle{dir}
 	defer func() {
 		for _, h := range held {
 			windows.CloseHandle(h)
 		}
 	}()
-	path := vol + `\`
-	names := strings.FieldsFunc(rest, func(r rune) bool { return r == '\\' || r == '/' })
+	volFinal, err := finalPath(dir)
+	if err != nil {
+		return syscall.InvalidHandle, err
+	}
 	for i, name := range names {
-		if name == "." || name == ".." {
-			return syscall.InvalidHandle, newErr(ErrInvalidPath)
-		}
-		path += name
 		last := i == len(names)-1
-		access, share := uint32(windows.FILE_READ_ATTRIBUTES), uint32(windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE)
+		access, share, options := uint32(searchAccess), uint32(windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE), uint32(windows.FILE_DIRECTORY_FILE)
 		if last {
-			access = accessOf(flags)
-			share |= windows.FILE_SHARE_DELETE
+			access, share, options = accessOf(flags)|windows.FILE_READ_ATTRIBUTES, share|windows.FILE_SHARE_DELETE, 0
 		}
-		p, err := windows.UTF16PtrFromString(path)
-		if err != nil {
-			return syscall.InvalidHandle, newErr(ErrInvalidPath)
-		}
-		h, err := windows.CreateFile(p, access, share, nil, windows.OPEN_EXISTING,
-			windows.FILE_FLAG_OPEN_REPARSE_POINT|windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
+		h, err := ntOpen(dir, name, access, share, options)
 		if err != nil {
 			return syscall.InvalidHandle, err
 		}
@@ -69,24 +96,60 @@ func (portable) Open(host string, flags int) (FD, error) {
 			windows.CloseHandle(h)
 			return syscall.InvalidHandle, newErr(ErrSymlinkEscape)
 		}
-		if last {
-			return syscall.Handle(h), nil
+		if !last {
+			held = append(held, h)
+			dir = h
+			continue
 		}
-		if info.FileAttributes&windows.FILE_ATTRIBUTE_DIRECTORY == 0 {
+		got, err := finalPath(h)
+		if err != nil {
 			windows.CloseHandle(h)
-			return syscall.InvalidHandle, newErr(ErrNotDirectory)
+			return syscall.InvalidHandle, err
 		}
-		held = append(held, h)
-		path += `\`
+		if !strings.EqualFold(got, strings.TrimRight(volFinal, `\`)+`\`+strings.Join(names, `\`)) {
+			windows.CloseHandle(h)
+			return syscall.InvalidHandle, newErr(ErrSymlinkEscape)
+		}
+		return syscall.Handle(h), nil
 	}
-	// The volume's root itself.
-	p, err := windows.UTF16PtrFromString(path)
+	panic("unreachable")
+}
+
+// searchAccess opens a directory on the way to open names relative to
+// it: what os.Root asks for its directories (listing them, as the BSDs'
+// and macOS' walk must), so a directory its user may pass through but
+// not list cannot be walked through.
+const searchAccess = windows.FILE_LIST_DIRECTORY | windows.FILE_READ_ATTRIBUTES | windows.SYNCHRONIZE
+
+// ntOpen opens the one name in the directory dir, not following a
+// reparse point, for synchronous I/O (what os.NewFile and ReadFile
+// expect of a handle). Its errors are Win32 errnos, which errors.Is
+// matches against fs.ErrNotExist and fs.ErrPermission.
+func ntOpen(dir windows.Handle, name string, access, share, options uint32) (windows.Handle, error) {
+	n, err := windows.NewNTUnicodeString(name)
 	if err != nil {
-		return syscall.InvalidHandle, newErr(ErrInvalidPath)
+		return windows.InvalidHandle, newErr(ErrInvalidPath)
 	}
-	h, err := windows.CreateFile(p, accessOf(flags), windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
-		nil, windows.OPEN_EXISTING, windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
-	return syscall.Handle(h), err
+	oa := windows.OBJECT_ATTRIBUTES{RootDirectory: dir, ObjectName: n, Attributes: windows.OBJ_CASE_INSENSITIVE}
+	oa.Length = uint32(unsafe.Sizeof(oa))
+	var h windows.Handle
+	var iosb windows.IO_STATUS_BLOCK
+	err = windows.NtCreateFile(&h, access|windows.SYNCHRONIZE, &oa, &iosb, nil, 0, share, windows.FILE_OPEN,
+		options|windows.FILE_SYNCHRONOUS_IO_NONALERT|windows.FILE_OPEN_FOR_BACKUP_INTENT|windows.FILE_OPEN_REPARSE_POINT, 0, 0)
+	if err == nil {
+		return h, nil
+	}
+	var st windows.NTStatus
+	if !errors.As(err, &st) {
+		return windows.InvalidHandle, err
+	}
+	switch st {
+	case windows.STATUS_NOT_A_DIRECTORY:
+		return windows.InvalidHandle, newErr(ErrNotDirectory)
+	case windows.STATUS_REPARSE_POINT_ENCOUNTERED:
+		return windows.InvalidHandle, newErr(ErrSymlinkEscape)
+	}
+	return windows.InvalidHandle, st.Errno()
 }
 
 // accessOf maps the open flags' access mode to CreateFile's.

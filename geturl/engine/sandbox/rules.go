@@ -353,3 +353,26 @@ func winVolume(p string) string {
 	}
 	return p[:2+server+1+share]
 }
+
+// ntName judges one component of a host path the Windows resolver opens
+// by itself, relative to its directory's handle: NTFS takes such a name
+// as it is, save for ':' (a stream) and the characters it cannot hold.
+// A realpath has no empty, "." or ".." component either.
+func ntName(name string) error {
+	switch name {
+	case "", ".", "..":
+		return newErr(ErrInvalidPath)
+	}
+	if len(name) > MaxNameBytes {
+		return newErr(ErrPathTooLong)
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == ':':
+			return newErr(ErrReservedName)
+		case c < 0x20 || c == '/' || strings.IndexByte(`<>"|?*`, c) >= 0:
+			return newErr(ErrInvalidName)
+		}
+	}
+	return nil
+}

@@ -279,3 +279,19 @@ func FuzzWindowsAgent(f *testing.F) {
 		}
 	})
 }
+
+// The names the Windows resolver opens one at a time: as they are, but
+// for streams, what NTFS cannot hold, and what no realpath has.
+func TestNTName(t *testing.T) {
+	for name, want := range map[string]error{
+		"a.txt": nil, "CON": nil, "secret.": nil, "PROGRA~1": nil, "héllo": nil,
+		"": ErrInvalidPath, ".": ErrInvalidPath, "..": ErrInvalidPath,
+		"a:b": ErrReservedName, "a::$DATA": ErrReservedName,
+		"a/b": ErrInvalidName, "a*": ErrInvalidName, "a\x00": ErrInvalidName,
+		strings.Repeat("n", MaxNameBytes+1): ErrPathTooLong,
+	} {
+		if err := ntName(name); want == nil && err != nil || want != nil && !errors.Is(err, want) {
+			t.Errorf("%q: %v, want %v", name, err, want)
+		}
+	}
+}
