@@ -23,6 +23,19 @@
 // directory at the root; a link deeper in the tree (sub/.vscode ->
 // ../editor) is not looked for. Reads are not restricted.
 //
+// How a path is taken is the host's rules (rules.go, chosen per OS in
+// rules_unix.go and rules_windows.go, and portable, so the Linux tests
+// run Windows' too). On unix '/' separates and every other byte is a
+// name's. On Windows '/' and '\' both separate; the one absolute form an
+// agent may name is a drive path (C:\...), and every other root (a UNC
+// share, \\?\, \\.\, \??\, \x, the drive-relative C:x) is outside the
+// scope; a name Win32 would take for another file or for a device is
+// refused with ErrReservedName (CON, NUL.txt and the other devices, an
+// alternate data stream, a trailing dot or space, the shape of an 8.3
+// short name), one NTFS cannot hold with ErrInvalidName; root paths
+// compare with ASCII letters folded. Names reached through a symlink's
+// target are judged the same way, save for the short-name shape.
+//
 // Resolution is a check, not a lock: a process that can create symlinks in
 // the project between the check and the use could race it, by renaming a
 // directory on the resolved path for a link to outside. The agent has no
@@ -32,6 +45,12 @@
 // cannot be split. How is the scope's Resolver: openat2
 // RESOLVE_NO_SYMLINKS where Linux has it, elsewhere (and on Linux without
 // openat2) a portable walk that opens one component at a time relative to
-// its parent's descriptor with O_NOFOLLOW|O_DIRECTORY. The tests run the
-// sandbox and mutation escape suites against every resolver of the OS.
+// its parent's descriptor with O_NOFOLLOW|O_DIRECTORY. On Windows the walk
+// opens each name relative to its parent's handle with NtCreateFile,
+// refuses every reparse point (symlink, junction, mount point), and
+// Scope.Open checks the opened handle's GetFinalPathNameByHandle lies
+// under the root's; the walk before it refuses a reparse point that is
+// no symlink. The tests run the sandbox and mutation escape suites
+// against every resolver of the OS; the Windows resolver is built and
+// vetted here but runs only on Windows.
 package sandbox

@@ -313,6 +313,9 @@ func (s *Scope) walk(p string) (dest, missing string, err error) {
 			dest = filepath.Dir(dest)
 			continue
 		}
+		if err := s.rules.hostName(name); err != nil {
+			return "", "", err
+		}
 		next := filepath.Join(dest, name)
 		fi, err := os.Lstat(next)
 		if errors.Is(err, fs.ErrNotExist) {

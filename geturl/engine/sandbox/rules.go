@@ -168,7 +168,23 @@ func windowsClean(vol, rest string) (string, bool, error) {
 //     alias of any long name: ErrReservedName. Whether such a name is
 //     really an alias depends on the directory; judging the string alone
 //     refuses a file whose long name has that shape as well.
-func windowsName(name string) error {
+func windowsName(name string) error { return winName(name, true) }
+
+// hostName judges a name the walk takes from a symlink's target, which
+// no agent wrote and the agent rules never saw: on Windows one Win32
+// would take for another file or a device is refused as windowsName
+// refuses it, save for the short-name shape (an alias NTFS resolves is
+// caught on the opened handle; see portable.Open). Unix takes every name
+// as it is.
+func (r rules) hostName(name string) error {
+	if !r.windows {
+		return nil
+	}
+	return winName(name, false)
+}
+
+// winName is windowsName, judging the short-name shape when short.
+func winName(name string, short bool) error {
 	if len(name) > MaxNameBytes {
 		return newErr(ErrPathTooLong)
 	}
@@ -184,7 +200,7 @@ func windowsName(name string) error {
 		return newErr(ErrReservedName)
 	}
 	var buf [64]rune
-	if _, ok := parseShort(reduce(name, buf[:0])); ok {
+	if _, ok := parseShort(reduce(name, buf[:0])); ok && short {
 		return newErr(ErrReservedName)
 	}
 	return nil

@@ -295,3 +295,19 @@ func TestNTName(t *testing.T) {
 		}
 	}
 }
+
+// Names from a symlink's target, on Windows: judged as an agent's are,
+// but for the short-name shape; on unix not at all.
+func TestHostName(t *testing.T) {
+	for name, want := range map[string]error{
+		"a.txt": nil, "PROGRA~1": nil, "CON": ErrReservedName, "x.": ErrReservedName,
+		"a:b": ErrReservedName, "a?": ErrInvalidName,
+	} {
+		if err := winRules.hostName(name); want == nil && err != nil || want != nil && !errors.Is(err, want) {
+			t.Errorf("%q: %v, want %v", name, err, want)
+		}
+		if err := (rules{}).hostName(name); err != nil {
+			t.Errorf("unix %q: %v", name, err)
+		}
+	}
+}
