@@ -420,6 +420,17 @@ func TestResolveWindowsRows(t *testing.T) {
 			t.Errorf("candidate(%q) = %q, %v, %v; want %s", in, host, inside, err, want)
 		}
 	}
+	// A symlink's target is no agent's path, but its names are judged the
+	// same way: a link to a device or to a name Win32 would shorten is
+	// refused, not followed.
+	for link, target := range map[string]string{"to_con": "CON", "to_dot": "a.txt.", "to_stream": "a.txt:evil"} {
+		if err := os.Symlink(target, filepath.Join(f.root, link)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sc.ResolveNew(link); !errors.Is(err, ErrReservedName) {
+			t.Errorf("ResolveNew(%q -> %q): %v, want reserved_name", link, target, err)
+		}
+	}
 	// A name Windows would alias is refused even where it spells a
 	// metadata or configuration path the other checks know.
 	for _, in := range []string{`.git.\config`, `.git::$INDEX_ALLOCATION\config`, `GIT~1\config`, `.vscode \tasks.json`} {
