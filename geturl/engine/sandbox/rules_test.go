@@ -311,3 +311,21 @@ func TestHostName(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAgentRules: judging a typical agent path by each OS's rules.
+func BenchmarkAgentRules(b *testing.B) {
+	const p = `src\engine\sandbox\rules_windows.go`
+	for _, r := range []struct {
+		name string
+		r    rules
+	}{{"unix", rules{}}, {"windows", winRules}} {
+		b.Run(r.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := r.r.agent(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
