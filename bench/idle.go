@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// IdleResult is an idle hub's cost over a window.
+type IdleResult struct {
+	Window   time.Duration
+	CPU      time.Duration // the live threads' run time in the window
+	Switches int64         // context switches: wake-ups and preemptions
+	RSSKiB   int64         // at the end
+	HWMKiB   int64
+}
+
+// PerMinute scales a count over the window to a minute.
+func (r IdleResult) PerMinute(v float64) float64 { return v * float64(time.Minute) / float64(r.Window) }
+
+// allSections is every adapter enabled on ports from the OS.
+func allSections() map[string]string {
+	return map[string]string{
+		"stitchslop": "origin: " + benchOrigin + "\nports: [0]\nconfig_dir: ~/.stitchslop\n",
+		"aiui":       "port: 0\n",
+		"pixelle":    "website: " + benchOrigin + "\nport: 0\n",
+		"geturl":     "port: 0\ncontrol_port: 0\n",
+	}
+}
+
+// Idle starts a hub with all four adapters and, with pages, a connected
+// scripted page on each page bridge (stitchslop, pixelle, aiui), lets it
+// settle for 2 s, then watches it for window with no traffic.
+func Idle(ctx context.Context, dir, hubBin string, window time.Duration, pages bool) (IdleResult, error) {
+	srv, err := StartHub(ctx, dir, Hub{Bin: hubBin, Adapters: allSections()})
+	if err != nil {
+		return IdleResult{}, err
+	}
+	defer srv.Stop()
+	if pages {
+		closeAll, err := attachPages(ctx, srv)
+		if err != nil {
+			return IdleResult{}, err
+		}
+		defer closeAll()
+	}
+	time.Sleep(2 * time.Second)
+	before, err := srv.Usage()
+	if err != nil {
+		return IdleResult{}, err
+	}
+	select {
+	case <-time.After(window):
+	case <-ctx.Done():
+		return IdleResult{}, ctx.Err()
+	}
+	after, err := srv.Usage()
+	if err != nil {
+		return IdleResult{}, err
+	}
+	return IdleResult{Window: window, CPU: cpuBetween(before, after), Switches: after.Switches - before.Switches,
+		RSSKiB: after.RSSKiB, HWMKiB: after.HWMKiB}, nil
+}
+
+// attachPages connects a scripted page to each page bridge of srv.
+func attachPages(ctx context.Context, srv *Server) (func(), error) {
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	s := NewSecrets()
+	for _, l := range []*Load{stitchslopCall(s), pixelleCommand(), aiuiIngest()} {
+		c, err := l.Connect(ctx, srv, 1)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("idle page for %s: %w", l.Adapter, err)
+		}
+		closers = append(closers, c.Close)
+	}
+	return closeAll, nil
+}
+
+// IdleRows measures both idle shapes and renders them as Markdown.
+func IdleRows(ctx context.Context, dir, hubBin string, window time.Duration, log io.Writer) (string, error) {
+	var b strings.Builder
+	b.WriteString("| hub | CPU per minute | wake-ups per minute | RSS | peak RSS |\n|---|---:|---:|---:|---:|\n")
+	for _, pages := range []bool{false, true} {
+		r, err := Idle(ctx, dir, hubBin, window, pages)
+		if err != nil {
+			return "", err
+		}
+		name := "no page, no agent"
+		if pages {
+			name = "a page on stitchslop, pixelle and aiui, no agent"
+		}
+		fmt.Fprintf(log, "idle %s: %+v\n", name, r)
+		fmt.Fprintf(&b, "| %s | %.1f ms | %.0f | %.1f MiB | %.1f MiB |\n", name,
+			r.PerMinute(float64(r.CPU.Microseconds())/1e3), r.PerMinute(float64(r.Switches)),
+			float64(r.RSSKiB)/1024, float64(r.HWMKiB)/1024)
+	}
+	return b.String(), nil
+}
