@@ -7,12 +7,36 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// setup builds the binaries once per test and skips where the harness
-// cannot measure a process.
+// built is the binaries, built once for every test of the package.
+var built = sync.OnceValues(func() (bins [2]string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "hub-bench-test-")
+	if err != nil {
+		return bins, err
+	}
+	if bins[0], err = Build(ctx, dir, "./cmd/hub"); err != nil {
+		return bins, err
+	}
+	bins[1], err = Build(ctx, dir, "./bench/cmd/barerelay")
+	return bins, err
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bins, err := built(); err == nil {
+		os.RemoveAll(filepath.Dir(bins[0]))
+	}
+	os.Exit(code)
+}
+
+// setup skips where the harness cannot measure a process, and gives the
+// built binaries and bench/node.
 func setup(t *testing.T) (ctx context.Context, dir, hubBin, bareBin, nodeDir string) {
 	t.Helper()
 	if _, err := ReadUsage(os.Getpid()); errors.Is(err, errors.ErrUnsupported) {
@@ -23,20 +47,15 @@ func setup(t *testing.T) (ctx context.Context, dir, hubBin, bareBin, nodeDir str
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	dir = t.TempDir()
-	var err error
-	if hubBin, err = Build(ctx, dir, "./cmd/hub"); err != nil {
-		t.Fatal(err)
-	}
-	if bareBin, err = Build(ctx, dir, "./bench/cmd/barerelay"); err != nil {
+	bins, err := built()
+	if err != nil {
 		t.Fatal(err)
 	}
 	root, err := ModuleRoot(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodeDir = filepath.Join(root, "bench", "node")
-	return ctx, dir, hubBin, bareBin, nodeDir
+	return ctx, t.TempDir(), bins[0], bins[1], filepath.Join(root, "bench", "node")
 }
 
 // nodeReady says why the Node references cannot run, or "".
@@ -64,7 +83,7 @@ func TestMatrixSmoke(t *testing.T) {
 	}
 	s := NewSecrets()
 	m := &Matrix{Dir: dir, Hub: hubBin, Bare: bareBin, NodeDir: nodeDir, Loads: Loads(s), Variants: variants,
-		Callers: []int{1, 4}, Passes: 1, MaxOps: 20, Secrets: s, Log: testLog{t}}
+		Callers: []int{1, 4}, Passes: 1, MaxOps: 10, Secrets: s, Log: testLog{t}}
 	cells := m.Run(ctx)
 	if len(cells) == 0 {
 		t.Fatal("no cells")
@@ -95,4 +114,20 @@ type testLog struct{ t *testing.T }
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// TestIdleSmoke watches an idle hub with all four adapters, with and
+// without pages, for a moment: the figures must be read and be sane.
+func TestIdleSmoke(t *testing.T) {
+	ctx, dir, hubBin, _, _ := setup(t)
+	for _, pages := range []bool{false, true} {
+		r, err := Idle(ctx, dir, hubBin, 2*time.Second, pages)
+		if err != nil {
+			t.Fatalf("pages=%v: %v", pages, err)
+		}
+		t.Logf("pages=%v: %v CPU, %d context switches, RSS %d KiB, peak %d KiB over %v", pages, r.CPU, r.Switches, r.RSSKiB, r.HWMKiB, r.Window)
+		if r.CPU < 0 || r.CPU > r.Window*2 || r.Switches < 0 || r.RSSKiB <= 0 || r.HWMKiB < r.RSSKiB {
+			t.Errorf("pages=%v: insane idle figures %+v", pages, r)
+		}
+	}
 }

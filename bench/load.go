@@ -100,7 +100,12 @@ func fetch(c *http.Client, req *http.Request) ([]byte, error) {
 func Loads(s Secrets) []*Load {
 	return []*Load{
 		stitchslopCall(s),
+		hubMCPCall(s),
 		pixelleCommand(),
 		aiuiIngest(),
+		geturlInit(s),
+		geturlRead(s),
+		geturlGrep(s),
+		geturlEdit(s),
 	}
 }

@@ -277,12 +277,12 @@ func drive(ops []func() (int64, error), maxOps int, window time.Duration) (int64
 	return units.Load(), firstErr
 }
 
-// cpuBetween is the CPU a process spent between two readings: the live
-// threads' exact run time when the OS gives it and it does not fall short
-// of the tick-counted total (a thread that exited took its time with it),
-// else the 10 ms-tick total.
+// cpuBetween is the CPU a process (and the children it waited for) spent
+// between two readings: the live threads' exact run time when the OS
+// gives it and it does not fall short of the tick-counted total (a thread
+// that exited took its time with it), else the 10 ms-tick total.
 func cpuBetween(before, after Usage) time.Duration {
-	ticks, run := after.CPU-before.CPU, after.Run-before.Run
+	ticks, run := after.CPU-before.CPU, after.Run-before.Run+after.Children-before.Children
 	if before.Run > 0 && run > 0 && run > ticks-2*clockTick {
 		return run
 	}

@@ -36,6 +36,8 @@ type Server struct {
 
 	// pairing is a reference stitchslop's pairing secret, once paired.
 	pairing string
+	// geturl is the project and session the geturl loads share.
+	geturl *geturlSession
 
 	cmd    *exec.Cmd
 	stderr *tailBuffer

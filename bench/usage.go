@@ -4,9 +4,13 @@ import "time"
 
 // Usage is what the OS accounts to one process so far.
 type Usage struct {
-	// CPU is user + system time of every thread, live and exited
-	// (/proc/PID/stat, clock-tick resolution: 10 ms).
+	// CPU is user + system time of every thread, live and exited, and
+	// of the children it waited for (/proc/PID/stat, clock-tick
+	// resolution: 10 ms).
 	CPU time.Duration
+	// Children is the waited-for children's part of CPU (a search
+	// that runs rg).
+	Children time.Duration
 	// Run is the sum of the live threads' on-CPU time in nanoseconds
 	// (/proc/PID/task/*/schedstat): exact, but it forgets threads that
 	// exited, so it suits idle windows, where none do.

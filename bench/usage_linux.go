@@ -19,12 +19,15 @@ func readUsage(pid int) (Usage, error) {
 	// The fields after the command's closing paren: utime and stime are
 	// the 12th and 13th of them.
 	f := bytes.Fields(stat[bytes.LastIndexByte(stat, ')')+1:])
-	if len(f) < 13 {
+	if len(f) < 15 {
 		return u, fmt.Errorf("bench: %s/stat: %d fields", dir, len(f))
 	}
 	ut, _ := strconv.ParseInt(string(f[11]), 10, 64)
 	st, _ := strconv.ParseInt(string(f[12]), 10, 64)
-	u.CPU = time.Duration(ut+st) * clockTick
+	cut, _ := strconv.ParseInt(string(f[13]), 10, 64)
+	cst, _ := strconv.ParseInt(string(f[14]), 10, 64)
+	u.Children = time.Duration(cut+cst) * clockTick
+	u.CPU = time.Duration(ut+st)*clockTick + u.Children
 	status, err := os.ReadFile(dir + "/status")
 	if err != nil {
 		return u, err
