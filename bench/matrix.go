@@ -21,6 +21,9 @@ type Variant struct {
 	// MaxProcs and Env shape a hub (runtime.max_procs, GOGC=...).
 	MaxProcs int
 	Env      []string
+	// Bin, when set, is another hub binary to run (a build of main, to
+	// compare a change with in one interleaved run).
+	Bin string
 	// Only, when set, names the loads this variant runs.
 	Only []string
 }
@@ -155,7 +158,7 @@ func (m *Matrix) Run(ctx context.Context) []*Cell {
 						}
 						cell.Passes = append(cell.Passes, p)
 						if m.Log != nil {
-							fmt.Fprintf(m.Log, "pass %d  %-28s %-18s c%-2d %s\n", pass+1, l.Name, v.Name, c, (&Cell{Load: l, Passes: []Pass{p}}).format())
+							fmt.Fprintf(m.Log, "%s pass %d  %-28s %-18s c%-2d %s\n", time.Now().Format("15:04:05.0"), pass+1, l.Name, v.Name, c, (&Cell{Load: l, Passes: []Pass{p}}).format())
 						}
 					}
 					return nil
@@ -181,7 +184,11 @@ func (m *Matrix) runServer(ctx context.Context, l *Load, v Variant, f func(*Serv
 	var err error
 	switch v.Kind {
 	case "hub":
-		srv, err = StartHub(sctx, m.Dir, Hub{Bin: m.Hub, MaxProcs: v.MaxProcs, Env: v.Env,
+		bin := m.Hub
+		if v.Bin != "" {
+			bin = v.Bin
+		}
+		srv, err = StartHub(sctx, m.Dir, Hub{Bin: bin, MaxProcs: v.MaxProcs, Env: v.Env,
 			Adapters: map[string]string{l.Adapter: l.Section}})
 	case "node":
 		srv, err = StartRef(sctx, m.Dir, "node", append(m.Secrets.Env(), v.Env...), "node", filepath.Join(m.NodeDir, l.Node))

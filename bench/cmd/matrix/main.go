@@ -22,19 +22,21 @@ import (
 
 func main() {
 	passes := flag.Int("passes", 3, "interleaved passes per cell (the table shows medians)")
-	window := flag.Duration("window", 2*time.Second, "how long each pass of a cell runs")
+	window := flag.Duration("window", 1500*time.Millisecond, "how long each pass of a cell runs")
 	idle := flag.Duration("idle", 60*time.Second, "how long each idle hub is watched (0 skips)")
 	callers := flag.String("callers", "1,16", "caller counts, comma-separated")
 	gogc := flag.Bool("gogc", true, "also run the pixelle and geturl /r rows at GOGC=200 and GOGC=off with GOMEMLIMIT=64MiB")
 	only := flag.String("only", "", "run only the loads whose names contain this")
+	procs := flag.String("procs", "1", "runtime.max_procs values to run the hub at besides the default, comma-separated (\"\" for none; 8 stands in for a laptop's many cores)")
+	base := flag.String("base", "", "another hub binary (say, main's: go build -o /tmp/hub-main ./cmd/hub in its checkout) run beside this tree's at 2 Ps, as the column \"base hub\"")
 	flag.Parse()
-	if err := run(*passes, *window, *idle, *callers, *gogc, *only); err != nil {
+	if err := run(*passes, *window, *idle, *callers, *procs, *base, *gogc, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "matrix:", err)
 		os.Exit(1)
 	}
 }
 
-func run(passes int, window, idle time.Duration, callerList string, gogc bool, only string) error {
+func run(passes int, window, idle time.Duration, callerList, procList, base string, gogc bool, only string) error {
 	if _, err := bench.ReadUsage(os.Getpid()); err != nil {
 		return err
 	}
@@ -44,6 +46,7 @@ func run(passes int, window, idle time.Duration, callerList string, gogc bool, o
 		return err
 	}
 	defer os.RemoveAll(dir)
+	fmt.Fprintln(os.Stderr, time.Now().Format("15:04:05.0"), "building")
 	hub, err := bench.Build(ctx, dir, "./cmd/hub")
 	if err != nil {
 		return err
@@ -56,17 +59,28 @@ func run(passes int, window, idle time.Duration, callerList string, gogc bool, o
 	if err != nil {
 		return err
 	}
-	var cs []int
-	for _, f := range strings.Split(callerList, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return fmt.Errorf("-callers %q", callerList)
-		}
-		cs = append(cs, n)
+	cs, err := ints(callerList)
+	if err != nil {
+		return fmt.Errorf("-callers: %w", err)
 	}
-	variants := []bench.Variant{
-		{Name: "hub, 2 Ps (default)", Kind: "hub"},
-		{Name: "hub, 1 P", Kind: "hub", MaxProcs: 1},
+	ps, err := ints(procList)
+	if err != nil {
+		return fmt.Errorf("-procs: %w", err)
+	}
+	variants := []bench.Variant{{Name: "hub, 2 Ps (default)", Kind: "hub"}}
+	for _, p := range ps {
+		name := fmt.Sprintf("hub, %d Ps", p)
+		if p == 1 {
+			name = "hub, 1 P"
+		}
+		variants = append(variants, bench.Variant{Name: name, Kind: "hub", MaxProcs: p})
+	}
+	if base != "" {
+		abs, err := filepath.Abs(base)
+		if err != nil {
+			return err
+		}
+		variants = append(variants, bench.Variant{Name: "base hub, 2 Ps", Kind: "hub", Bin: abs})
 	}
 	nodeDir := filepath.Join(root, "bench", "node")
 	if _, err := exec.LookPath("node"); err != nil {
@@ -91,6 +105,7 @@ func run(passes int, window, idle time.Duration, callerList string, gogc bool, o
 		}
 	}
 	start := time.Now()
+	fmt.Fprintln(os.Stderr, start.Format("15:04:05.0"), "built")
 	load0 := loadavg()
 	m := &bench.Matrix{Dir: dir, Hub: hub, Bare: bare, NodeDir: nodeDir, Loads: loads, Variants: variants,
 		Callers: cs, Passes: passes, Window: window, Warmup: window / 4, Secrets: s, Log: os.Stderr}
@@ -114,6 +129,22 @@ func run(passes int, window, idle time.Duration, callerList string, gogc bool, o
 		fmt.Printf("\nLoad average after: %s.\n", loadavg())
 	}
 	return nil
+}
+
+// ints parses a comma-separated list of positive numbers ("" is none).
+func ints(list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func loadavg() string {
