@@ -108,7 +108,7 @@ func run(passes int, window, idle time.Duration, callerList, procList, base stri
 	fmt.Fprintln(os.Stderr, start.Format("15:04:05.0"), "built")
 	load0 := loadavg()
 	m := &bench.Matrix{Dir: dir, Hub: hub, Bare: bare, NodeDir: nodeDir, Loads: loads, Variants: variants,
-		Callers: cs, Passes: passes, Window: window, Warmup: window / 4, Secrets: s, Log: os.Stderr}
+		Callers: cs, Passes: passes, Window: window, Warmup: window / 4, FirstWarmup: time.Second, Secrets: s, Log: os.Stderr}
 	cells := m.Run(ctx)
 	load1 := loadavg()
 	fmt.Printf("Server process CPU per op (user + system, every thread) · ops per second; medians of %d interleaved passes of %v; %s.\n\n",
