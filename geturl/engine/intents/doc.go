@@ -1,8 +1,9 @@
 // Package intents is geturl's intent journal: one Journal per session
 // generation, it turns every mutation GET into an intent with a call id and
-// runs each intent at most once, however many times the URL arrives. (It
-// keeps intents in memory for the URL bridge; aiui's journal is another
-// thing, an append-only file of a page's events.)
+// runs each intent at most once, however many times the URL arrives, across
+// restarts of the process too when the journal is durable (Create, Load:
+// an append-only private file per generation, see file.go). (aiui's
+// journal is another thing, an append-only file of a page's events.)
 //
 // A URL reader may fetch a URL twice, or lose an answer and fetch it again;
 // an intermediary may retry below the agent. So a mutation GET does not
@@ -23,4 +24,9 @@
 // JSON or their structured error, and are bounded (count and bytes per
 // journal, evicting the oldest finished record). An evicted record leaves
 // a tombstone, so a late replay of its URL still does not execute again.
+//
+// A durable journal writes each intent's start to its file, synced, before
+// the intent's side effect can begin, and its outcome after. A process that
+// dies mid-execution leaves the record running; loaded again, it is failed
+// with CodeInterrupted (outcome unknown) and never runs again by itself.
 package intents

@@ -17,4 +17,13 @@ const (
 	// CodeCancelled: the bridge stopped while the intent was pending or
 	// running; it is failed and will not run again by itself.
 	CodeCancelled = "intent_cancelled"
+	// CodeInterrupted: the process stopped while the intent was running
+	// (found so in the durable journal after a restart). Whether its side
+	// effect happened is unknown; it is failed and never runs again by
+	// itself: the agent checks the outcome and fetches the retry URL (a
+	// new run=) to run it again on purpose.
+	CodeInterrupted = "intent_interrupted"
+	// CodeJournalUnavailable: the durable journal could not record the
+	// intent as started, so it was not started.
+	CodeJournalUnavailable = "journal_unavailable"
 )

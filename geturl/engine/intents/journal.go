@@ -87,6 +87,9 @@ type Journal struct {
 	bytes   int
 	tombs   map[tombKey]tomb
 	tombSeq []tombKey // tombstone order, oldest first
+	// file is the durable journal's file (Create, Load), nil for one kept
+	// in memory only.
+	file *journalFile
 }
 
 type entry struct {
@@ -94,6 +97,7 @@ type entry struct {
 	digest Digest
 	size   int
 	done   chan struct{} // closed when finished
+	logged bool          // its run line is in the file (a durable journal)
 }
 
 // A tombstone keeps what a replay needs of an evicted record, compactly:
@@ -271,7 +275,15 @@ func (r *Run) Call() string { return r.e.rec.Call }
 
 func (j *Journal) execute(ctx context.Context, e *entry, exec Exec) {
 	run := &Run{j: j, e: e}
-	res, terr := j.invoke(ctx, run, exec)
+	var res any
+	var terr *fault.Error
+	if err := j.logStart(e); err != nil {
+		// Write-ahead: what cannot be recorded as started does not start.
+		terr = &fault.Error{Code: CodeJournalUnavailable, Detail: "the intent could not be recorded durably, so it did not run",
+			Hint: "fetch the retry URL once the hub's state directory is writable again", Retryable: true, Action: fault.ActionRetryLater}
+	} else {
+		res, terr = j.invoke(ctx, run, exec)
+	}
 	var raw json.RawMessage
 	if terr == nil {
 		b, err := jsonw.Reflect(nil, res)
@@ -282,7 +294,6 @@ func (j *Journal) execute(ctx context.Context, e *entry, exec Exec) {
 		}
 	}
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	now := j.now()
 	if e.rec.Started.IsZero() {
 		e.rec.Started = now
@@ -300,6 +311,9 @@ func (j *Journal) execute(ctx context.Context, e *entry, exec Exec) {
 		}
 	}
 	close(e.done)
+	rec := e.rec
+	j.mu.Unlock()
+	j.logDone(rec)
 }
 
 // invoke runs exec, turning a panic into a failed intent and refusing to
