@@ -62,8 +62,18 @@ func (s *State) Close(ctx context.Context) error {
 }
 
 // NewState builds a generation's state around its read ledger, on clock
-// now (time.Now when nil).
+// now (time.Now when nil), with a journal kept in memory.
 func NewState(ledger *files.Ledger, now func() time.Time) *State {
+	if now == nil {
+		now = time.Now
+	}
+	return NewStateWith(ledger, now, intents.New(intents.Options{Now: now}))
+}
+
+// NewStateWith is NewState around a journal the caller made: a durable
+// one (intents.Create, or intents.Load after a restart), so the
+// generation's mutation URLs keep their intents across processes.
+func NewStateWith(ledger *files.Ledger, now func() time.Time, journal *intents.Journal) *State {
 	if now == nil {
 		now = time.Now
 	}
@@ -73,7 +83,7 @@ func NewState(ledger *files.Ledger, now func() time.Time) *State {
 	ended, endNow := context.WithCancel(context.Background())
 	return &State{
 		ended: ended, endNow: endNow,
-		Journal: intents.New(intents.Options{Now: now}),
+		Journal: journal,
 		Staging: staging.New(now),
 		Ledger:  ledger,
 		Edits:   filechange.NewEditTracker(now),

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/hubdev/hub/geturl/engine/files"
@@ -28,6 +29,9 @@ type Generation struct {
 	ledger  *files.Ledger
 	mut     *mutation.State
 	born    time.Time
+	// journalID names the durable journal's file ("" when the journal is
+	// in memory only).
+	journalID string
 }
 
 var (
@@ -37,8 +41,10 @@ var (
 
 // newGeneration mints a generation for d, with the Init and read tokens
 // of kept when it holds a previous process's (a restart), else new ones.
-// The mutation token is always new (see TokensFileName).
-func newGeneration(d Definition, p Project, scope *sandbox.Scope, now func() time.Time, kept *keptTokens) *Generation {
+// The mutation token and its journal are kept's too when its journal file
+// in journals loads, else new (mutationJournal); journals "" keeps the
+// journal in memory.
+func newGeneration(d Definition, p Project, scope *sandbox.Scope, now func() time.Time, kept *keptTokens, journals string, log *slog.Logger) *Generation {
 	g := &Generation{
 		id: d.ID, project: p.Name, scope: scope,
 		perms:  p.permissions(),
@@ -49,18 +55,26 @@ func newGeneration(d Definition, p Project, scope *sandbox.Scope, now func() tim
 	}
 	if kept != nil && kept.valid() {
 		g.tokens[route.CapInit], g.tokens[route.CapRead], g.born = kept.Init, kept.Read, kept.Born
+	} else {
+		kept = nil
 	}
-	g.mut = mutation.NewState(g.ledger, now)
-	if g.perms.Mutations() {
-		for {
-			t := newToken()
-			if t != g.tokens[route.CapInit] && t != g.tokens[route.CapRead] {
-				g.tokens[route.CapMutation] = t
-				break
-			}
-		}
+	if !g.perms.Mutations() {
+		g.mut = mutation.NewState(g.ledger, now)
+		return g
 	}
+	taken := func(t string) bool { return t == g.tokens[route.CapInit] || t == g.tokens[route.CapRead] }
+	tok, jid, j := mutationJournal(journals, d.ID, kept, taken, now, log)
+	g.tokens[route.CapMutation], g.journalID = tok, jid
+	g.mut = mutation.NewStateWith(g.ledger, now, j)
 	return g
+}
+
+// retire deletes the generation's journal file: its authority has ended
+// (rotation, stop, deletion), and its URLs with it.
+func (g *Generation) retire(log *slog.Logger) {
+	if err := g.mut.Journal.Remove(); err != nil {
+		log.Warn("cannot remove an ended session's intent journal; it is removed at the next start", "session", g.id, "err", err)
+	}
 }
 
 // Scope implements route.Session.

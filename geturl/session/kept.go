@@ -12,17 +12,19 @@ import (
 )
 
 // TokensFileName is the file, beside the registry, that keeps each live
-// session's Init and read capabilities across a restart of the process,
-// so an Init URL an agent holds keeps working. It is a secret file (0600,
-// this user's, checked on every read like hub.json): the tokens are kept
-// in the clear because the control page must show the Init URL again
-// after a restart and Init must hand out the read base, and neither can
-// be rebuilt from a hash.
+// session's capabilities across a restart of the process, so the URLs an
+// agent holds keep working. It is a secret file (0600, this user's,
+// checked on every read like hub.json): the tokens are kept in the clear
+// because the control page must show the Init URL again after a restart
+// and Init must hand out the read and mutation bases, and none can be
+// rebuilt from a hash.
 //
-// The mutation capability is never kept: the intent journal lives in
-// memory, so a new process mints a new mutation token, and a mutation URL
-// from before the restart is an opaque 404, never a second execution. An
-// agent fetches its Init URL again for the new mutation base.
+// The mutation capability is kept only together with its generation's
+// durable intent journal (JournalsDirName): a new process restores the
+// journal, so a mutation URL fetched again after the restart answers the
+// intent it named and never runs it twice. When the journal cannot be
+// restored (missing, unsafe, corrupt) the mutation token is new, and the
+// old mutation URL is an opaque 404.
 const TokensFileName = "tokens.json"
 
 // maxTokensBytes bounds the file: MaxEnabled sessions of ~100 bytes each,
@@ -40,6 +42,10 @@ type keptTokens struct {
 	Init string    `json:"init"`
 	Read string    `json:"read"`
 	Born time.Time `json:"born"`
+	// Mutation and Journal are the mutation token and the name of its
+	// durable journal, both or neither.
+	Mutation string `json:"mutation,omitempty"`
+	Journal  string `json:"journal,omitempty"`
 }
 
 func (k keptTokens) valid() bool { return isToken(k.Init) && isToken(k.Read) && k.Init != k.Read }
@@ -89,12 +95,17 @@ func loadKept(path string) (map[string]keptTokens, error) {
 	return out, nil
 }
 
-// saveKeptLocked writes every live generation's Init and read tokens. A
-// failure is logged: the URLs work until the next restart.
+// saveKeptLocked writes every live generation's Init and read tokens, and
+// its mutation token while its journal is durable. A failure is logged:
+// the URLs work until the next restart.
 func (m *Manager) saveKeptLocked() {
 	f := tokensFile{Version: 1, Sessions: make(map[string]keptTokens, len(m.live))}
 	for id, g := range m.live {
-		f.Sessions[id] = keptTokens{Init: g.Token(route.CapInit), Read: g.Token(route.CapRead), Born: g.born.UTC()}
+		k := keptTokens{Init: g.Token(route.CapInit), Read: g.Token(route.CapRead), Born: g.born.UTC()}
+		if g.journalID != "" && g.mut.Journal.Durable() {
+			k.Mutation, k.Journal = g.Token(route.CapMutation), g.journalID
+		}
+		f.Sessions[id] = k
 	}
 	b, _ := json.Marshal(f)
 	path := tokensPath(m.opts.Path)

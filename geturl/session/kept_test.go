@@ -2,18 +2,25 @@ package session
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/geturl/engine/intents"
+	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/route"
 )
 
 // A restart (a new Manager on the same state dir) keeps each live
-// session's Init and read URLs working; its mutation token is new, so a
-// mutation URL from before the restart is a 404, never a second run of
-// an intent the old journal had. Rotation and stop stay explicit.
+// session's Init, read and mutation URLs working, the mutation token
+// together with its generation's journal; rotation and stop stay
+// explicit, and end the generation's journal file with its URLs.
 func TestTokensSurviveARestart(t *testing.T) {
 	m, path := open(t)
 	mustProject(t, m, t.TempDir(), "p", true, false)
@@ -27,8 +34,17 @@ func TestTokensSurviveARestart(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("tokens file: %v, mode %v; want 0600", err, fi.Mode())
 	}
+	j1 := journalFileOf(t, path, g1)
+	if fi, err := os.Stat(j1); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("journal file: %v %v; want 0600", err, fi)
+	}
+	g2, _ := m.Live(s2.ID)
+	j2 := journalFileOf(t, path, g2)
 	if _, err := m.Stop(s2.ID); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(j2); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a stopped session's journal is still there: %v", err)
 	}
 
 	re, err := Open(Options{Path: path})
@@ -39,19 +55,16 @@ func TestTokensSurviveARestart(t *testing.T) {
 	if !ok {
 		t.Fatal("session not live after the restart")
 	}
-	for _, c := range []route.Capability{route.CapInit, route.CapRead} {
-		if g.Token(c) != before[c] {
+	for c, tok := range before {
+		if g.Token(c) != tok {
 			t.Errorf("%v token changed across the restart", c)
 		}
-		if _, _, ok := re.Sessions().Lookup(before[c]); !ok {
+		if _, _, ok := re.Sessions().Lookup(tok); !ok {
 			t.Errorf("the %v URL from before the restart is not found", c)
 		}
 	}
-	if g.Token(route.CapMutation) == before[route.CapMutation] {
-		t.Error("the mutation token was kept: an intent run before the restart could run again")
-	}
-	if _, _, ok := re.Sessions().Lookup(before[route.CapMutation]); ok {
-		t.Error("the old mutation URL still resolves after the restart")
+	if !g.Mutations().Journal.Durable() {
+		t.Error("the restored journal is not durable")
 	}
 	if _, ok := re.Live(s2.ID); ok {
 		t.Error("a stopped session came back to life")
@@ -60,9 +73,13 @@ func TestTokensSurviveARestart(t *testing.T) {
 		t.Error("the control page would show another Init URL than the one the agent holds")
 	}
 
-	// Rotation is explicit and is kept too: the old URL dies for good.
+	// Rotation is explicit and is kept too: the old URLs die for good,
+	// and the old generation's journal goes with them.
 	if _, err := re.Rotate(s1.ID); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(j1); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the rotated generation's journal is still there: %v", err)
 	}
 	rotated, _ := re.Live(s1.ID)
 	again, err := Open(Options{Path: path})
@@ -70,8 +87,125 @@ func TestTokensSurviveARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, _ = again.Live(s1.ID)
-	if g.Token(route.CapInit) != rotated.Token(route.CapInit) || g.Token(route.CapInit) == before[route.CapInit] {
-		t.Error("a rotated session came back with its old Init token, or not with its new one")
+	for _, c := range []route.Capability{route.CapInit, route.CapMutation} {
+		if g.Token(c) != rotated.Token(c) || g.Token(c) == before[c] {
+			t.Errorf("a rotated session came back with its old %v token, or not with its new one", c)
+		}
+		if _, _, ok := again.Sessions().Lookup(before[c]); ok {
+			t.Errorf("the %v URL from before the rotation resolves after a restart", c)
+		}
+	}
+	if err := again.Delete(s1.ID); err != nil {
+		t.Fatal(err)
+	}
+	if files, _ := os.ReadDir(journalsDir(path)); len(files) != 0 {
+		t.Fatalf("journals left after every session ended: %v", files)
+	}
+}
+
+func journalFileOf(t *testing.T, registry string, g *Generation) string {
+	t.Helper()
+	if g.journalID == "" {
+		t.Fatal("the generation has no durable journal")
+	}
+	return journalPath(journalsDir(registry), g.id, g.journalID)
+}
+
+// An intent that ran before a restart is answered from the restored
+// journal after it, and not run again.
+func TestJournalSurvivesARestart(t *testing.T) {
+	m, path := open(t)
+	mustProject(t, m, t.TempDir(), "p", true, false)
+	s := mustSession(t, m, "p")
+	g, _ := m.Live(s.ID)
+	var runs atomic.Int32
+	in := intents.Intent{Tool: "write", Args: map[string]any{"path": "/project/a", "content": "x"},
+		Exec: func(context.Context, *intents.Run) (any, *fault.Error) {
+			runs.Add(1)
+			return map[string]int{"bytes": 1}, nil
+		}}
+	rec, start, err := g.Mutations().Journal.Begin(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start(context.Background())
+
+	re, oerr := Open(Options{Path: path})
+	if oerr != nil {
+		t.Fatal(oerr)
+	}
+	g2, _ := re.Live(s.ID)
+	got, s2, err := g2.Mutations().Journal.Begin(in)
+	if err != nil || s2 != nil || got.Call != rec.Call || got.State != intents.Succeeded || string(got.Result) != `{"bytes":1}` {
+		t.Fatalf("after the restart: %+v %v (would run again: %v)", got, err, s2 != nil)
+	}
+	if runs.Load() != 1 {
+		t.Fatalf("ran %d times", runs.Load())
+	}
+}
+
+// A journal file that is corrupt, missing, planted (a symbolic link) or
+// not private is never trusted: the session keeps its Init and read URLs
+// but gets a new mutation base, so no old mutation URL can execute
+// anything against a journal that may not know what already ran; the
+// refusal is logged, and nothing crashes.
+func TestRefusedJournalRetiresTheMutationBase(t *testing.T) {
+	for _, tc := range []struct {
+		name, logged string
+		spoil        func(t *testing.T, path string)
+	}{
+		{"corrupt", "is corrupt", func(t *testing.T, path string) {
+			b, _ := os.ReadFile(path)
+			os.WriteFile(path, append(b, "{\"k\":\"run\",\"call\":\"x\"}\n"...), 0o600)
+		}},
+		{"missing", "is missing", func(t *testing.T, path string) { os.Remove(path) }},
+		{"symlink", "is not private", func(t *testing.T, path string) {
+			planted := filepath.Join(t.TempDir(), "planted")
+			b, _ := os.ReadFile(path)
+			os.WriteFile(planted, b, 0o600)
+			os.Remove(path)
+			os.Symlink(planted, path)
+		}},
+		{"mode 0666", "is not private", func(t *testing.T, path string) { os.Chmod(path, 0o666) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, path := open(t)
+			mustProject(t, m, t.TempDir(), "p", true, true)
+			s := mustSession(t, m, "p")
+			g, _ := m.Live(s.ID)
+			oldMut, oldInit := g.Token(route.CapMutation), g.Token(route.CapInit)
+			tc.spoil(t, journalFileOf(t, path, g))
+
+			var logs strings.Builder
+			re, err := Open(Options{Path: path, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g2, ok := re.Live(s.ID)
+			if !ok || g2.Token(route.CapInit) != oldInit {
+				t.Fatal("the Init URL did not survive")
+			}
+			if g2.Token(route.CapMutation) == oldMut || g2.Token(route.CapMutation) == "" {
+				t.Fatal("the mutation token of an untrusted journal was kept")
+			}
+			if _, _, ok := re.Sessions().Lookup(oldMut); ok {
+				t.Fatal("the old mutation URL still resolves")
+			}
+			if !strings.Contains(logs.String(), tc.logged) || !strings.Contains(logs.String(), "new mutation base") {
+				t.Fatalf("log: %s", logs.String())
+			}
+			if strings.Contains(logs.String(), oldMut) {
+				t.Fatal("a token reached the log")
+			}
+			if !g2.Mutations().Journal.Durable() {
+				t.Fatal("the new generation's journal is not durable")
+			}
+			// The refused file is gone; the new one is private.
+			files, _ := os.ReadDir(journalsDir(path))
+			if len(files) != 1 || files[0].Name() != filepath.Base(journalFileOf(t, path, g2)) {
+				t.Fatalf("journals: %v", files)
+			}
+		})
 	}
 }
 

@@ -130,6 +130,7 @@ func Open(o Options) (*Manager, error) {
 		}
 	}
 	m.saveKeptLocked()
+	m.sweepJournalsLocked()
 	return m, nil
 }
 
@@ -158,7 +159,7 @@ func (m *Manager) mint(d Definition, kept *keptTokens) *Generation {
 		m.opts.Log.Warn("project root unavailable; its sessions stay down", "project", p.Name, "err", err)
 		return nil
 	}
-	g := newGeneration(d, p, scope, m.opts.Now, kept)
+	g := newGeneration(d, p, scope, m.opts.Now, kept, journalsDir(m.opts.Path), m.opts.Log)
 	m.live[d.ID] = g
 	m.tokens.Add(g)
 	return g
@@ -168,6 +169,7 @@ func (m *Manager) stopLocked(id string) {
 	if g := m.live[id]; g != nil {
 		m.tokens.Remove(g)
 		delete(m.live, id)
+		g.retire(m.opts.Log)
 		go g.end()
 		m.saveKeptLocked()
 		m.liveChangedLocked()

@@ -267,7 +267,17 @@ func (j *Journal) compactLocked(jf *journalFile) error {
 		jf.f = nil
 	}
 	if err := hub.WriteFileAtomic(jf.path, b, 0o600); err != nil {
-		return err
+		if jf.snapSize == 0 {
+			return err // a new file: nothing to go back to
+		}
+		// The old file is still whole and still says everything: keep
+		// appending to it, and try to compact again at the next bound.
+		f, rerr := hub.OpenPrivate(jf.path, os.O_WRONLY|os.O_APPEND, 0, true)
+		if rerr != nil {
+			return err
+		}
+		jf.f, jf.snapSize = f, jf.size
+		return nil
 	}
 	f, err := hub.OpenPrivate(jf.path, os.O_WRONLY|os.O_APPEND, 0, true)
 	if err != nil {
@@ -333,9 +343,11 @@ func (j *Journal) appendLocked(jf *journalFile, b []byte, sync bool) error {
 	jf.size += int64(len(b))
 	jf.dirty = true
 	if jf.size > max(compactMin, 2*jf.snapSize) {
-		return j.compactLocked(jf) // synced by the atomic write
+		if err := j.compactLocked(jf); err != nil {
+			return err
+		}
 	}
-	if sync {
+	if sync && jf.dirty {
 		if err := jf.f.Sync(); err != nil {
 			return err
 		}
@@ -358,8 +370,8 @@ func (j *Journal) logStart(e *entry) error {
 	}
 	jf.mu.Lock()
 	defer jf.mu.Unlock()
-	if jf.f == nil && jf.removed() {
-		return nil // the generation ended: its intents are cancelled anyway
+	if jf.removed() {
+		return errRemoved
 	}
 	if err := j.appendLocked(jf, b, true); err != nil {
 		return err
@@ -391,7 +403,7 @@ func (j *Journal) logDone(rec Record) {
 	}
 	jf.mu.Lock()
 	defer jf.mu.Unlock()
-	if jf.f != nil {
+	if jf.f != nil && !jf.removed() {
 		j.appendLocked(jf, b, false)
 	}
 }
@@ -400,11 +412,22 @@ func (j *Journal) logDone(rec Record) {
 // failing. jf.mu is held.
 func (jf *journalFile) removed() bool { return jf.path == "" }
 
-// Durable reports whether the journal keeps a file.
+// errRemoved refuses to start an intent of a journal whose generation has
+// ended (Remove).
+var errRemoved = errors.New("the session generation has ended")
+
+// Durable reports whether the journal keeps an open file: whether what
+// it records survives the process.
 func (j *Journal) Durable() bool {
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.file != nil
+	jf := j.file
+	j.mu.Unlock()
+	if jf == nil {
+		return false
+	}
+	jf.mu.Lock()
+	defer jf.mu.Unlock()
+	return jf.f != nil
 }
 
 // Close syncs and closes the journal's file; the journal keeps working in
@@ -435,13 +458,15 @@ func (j *Journal) Close() error {
 func (j *Journal) Remove() error {
 	j.mu.Lock()
 	jf := j.file
-	j.file = nil
 	j.mu.Unlock()
 	if jf == nil {
 		return nil
 	}
 	jf.mu.Lock()
 	defer jf.mu.Unlock()
+	if jf.removed() {
+		return nil
+	}
 	if jf.f != nil {
 		jf.f.Close()
 		jf.f = nil

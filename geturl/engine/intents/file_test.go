@@ -216,9 +216,12 @@ func TestRemoveDeletesTheFile(t *testing.T) {
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("file after Remove: %v", err)
 	}
-	s(context.Background()) // finishing after the removal writes nothing
+	s(context.Background()) // an intent of an ended generation does not start
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("file came back: %v", err)
+	}
+	if n.Load() != 0 || j.Durable() {
+		t.Fatalf("ran %d times after the removal; durable %v", n.Load(), j.Durable())
 	}
 	if _, err := Load(path, testID, Options{}); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -277,7 +278,10 @@ func (j *Journal) execute(ctx context.Context, e *entry, exec Exec) {
 	run := &Run{j: j, e: e}
 	var res any
 	var terr *fault.Error
-	if err := j.logStart(e); err != nil {
+	if err := j.logStart(e); errors.Is(err, errRemoved) {
+		terr = &fault.Error{Code: CodeCancelled, Detail: "the session generation ended before the intent started",
+			Hint: "fetch the Init URL again for the session's current URLs", Retryable: true, Action: fault.ActionRetryLater}
+	} else if err != nil {
 		// Write-ahead: what cannot be recorded as started does not start.
 		terr = &fault.Error{Code: CodeJournalUnavailable, Detail: "the intent could not be recorded durably, so it did not run",
 			Hint: "fetch the retry URL once the hub's state directory is writable again", Retryable: true, Action: fault.ActionRetryLater}
