@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/geturl/engine/files"
+	"github.com/hubdev/hub/geturl/engine/intents"
 	"github.com/hubdev/hub/geturl/engine/terminal"
 	"github.com/hubdev/hub/geturl/internal/benchdata"
 	"github.com/hubdev/hub/geturl/mutation"
@@ -190,6 +192,48 @@ func BenchmarkStagedWrite4Chunks(b *testing.B) {
 // server's; shell-cpu-µs/op the shell's it started.
 func BenchmarkJournaledTerminalTrue(b *testing.B) {
 	e := newEnvWith(b, rw, mutation.Options{Terminal: &terminal.Config{}}, benchTree())
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		e.host.Shutdown(ctx)
+	})
+	serverCPUWith(b, func(i int) []string {
+		return []string{e.m + "/x?run=" + strconv.Itoa(i) + "&wait=1500&raw=true"}
+	}, true)
+}
+
+// durable gives the env's session a durable journal in a temp dir, as a
+// hub's session has (intents.Create): every new intent's start is synced
+// to its file before it runs. The benchmarks without it measure the
+// journal in memory, a floor.
+func (e *env) durable(b *testing.B) {
+	j, err := intents.Create(filepath.Join(b.TempDir(), "journals", "sbench01.0123456789abcdef.jsonl"),
+		intents.FileID{Session: "sbench01", Generation: "0123456789abcdef"}, intents.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.sess.state = mutation.NewStateWith(&files.Ledger{}, nil, j)
+	b.Cleanup(func() { j.Close() })
+}
+
+// BenchmarkJournaledEditRoundTripDurable is BenchmarkJournaledEditRoundTrip
+// with the durable journal a hub's session has: the write-ahead sync of
+// the intent's start is the price of a URL that survives a restart.
+func BenchmarkJournaledEditRoundTripDurable(b *testing.B) {
+	e := newEnv(b, rw, benchTree())
+	e.durable(b)
+	pairs := [2][2]string{{`"done 17"`, `"finished 17"`}, {`"finished 17"`, `"done 17"`}}
+	serverCPU(b, func(i int) []string {
+		p := pairs[i%2]
+		return []string{e.m + "/e?path=src/file0.go&old=" + transport.Encode(p[0]) + "&new=" + transport.Encode(p[1]) + "&run=" + strconv.Itoa(i) + "&wait=1500"}
+	})
+}
+
+// BenchmarkJournaledTerminalTrueDurable is BenchmarkJournaledTerminalTrue
+// with the durable journal.
+func BenchmarkJournaledTerminalTrueDurable(b *testing.B) {
+	e := newEnvWith(b, rw, mutation.Options{Terminal: &terminal.Config{}}, benchTree())
+	e.durable(b)
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
