@@ -136,6 +136,19 @@ func TestMutationURLSurvivesAProcessRestart(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(root, "runs.txt")); string(got) != "ran\n" {
 		t.Fatalf("the command ran %q", got)
 	}
+	// The command ran before the restart, and the project may have changed
+	// while no hub watched (here it did): its replay offers a repeat.
+	var rep struct{ Repeat string }
+	json.Unmarshal([]byte(x2.raw), &rep)
+	if rep.Repeat == "" {
+		t.Fatalf("no repeat offered for a command from before the restart: %s", x2.raw)
+	}
+	if a := getIntent(t, rep.Repeat); a.State != "succeeded" || a.Replayed {
+		t.Fatalf("repeat: %s", a.raw)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "runs.txt")); string(got) != "ran\nran\n" {
+		t.Fatalf("after the repeat the command ran %q", got)
+	}
 	// (c) The intent the process died in is not run again: it failed,
 	// outcome unknown, with a retry URL for running it on purpose.
 	code, v, body := answerOf(t, moved(crash))

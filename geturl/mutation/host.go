@@ -65,7 +65,7 @@ type Host struct {
 
 // NewHost builds the host.
 func NewHost(o Options) *Host {
-	h := &Host{gate: o.Gate, logs: o.Logs, termCfg: o.Terminal, pollWait: o.PollWait, changed: o.Changed, life: context.Background()}
+	h := &Host{gate: o.Gate, logs: o.Logs, termCfg: o.Terminal, pollWait: o.PollWait, changed: o.Changed, life: context.Background(), ver: newVersions()}
 	if h.gate == nil {
 		h.gate = &filechange.Gate{}
 	}
