@@ -17,8 +17,9 @@ import (
 // coverage, and the mutation state: intent journal, staged blobs,
 // serial-edit tracker). Rotating a session replaces its generation, so
 // everything an old URL could reach disappears at once. A generation
-// outlives an adapter restart (the Manager does), so a journaled URL
-// fetched again after one still runs once.
+// outlives an adapter restart (the Manager does), and its tokens and
+// journal outlive a process restart (tokens.json and its journal file), so
+// a journaled URL fetched again after either still runs once.
 type Generation struct {
 	id      string // the session's
 	project string

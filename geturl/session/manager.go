@@ -33,8 +33,8 @@ type Options struct {
 
 // Manager is the registry plus the live generations. It outlives one run of
 // the data plane (an adapter restart keeps every live URL valid). A new
-// process keeps each live session's Init and read tokens (TokensFileName),
-// so an Init URL survives a restart; its mutation tokens are new.
+// process keeps each live session's tokens (TokensFileName), the mutation
+// token with its restored journal, so its URLs survive a restart.
 type Manager struct {
 	opts   Options
 	tokens route.TokenTable
