@@ -60,7 +60,7 @@ const (
 	maxCallLen   = 512
 	maxToolLen   = 32
 	maxOriginLen = 64 << 10
-	maxTextLen   = 64 << 10
+	maxTextLen   = 1 << 20
 	maxFields    = 64
 )
 

@@ -271,3 +271,55 @@ func TestRefusedFiles(t *testing.T) {
 		t.Errorf("a symbolic link: %v", err)
 	}
 }
+
+// Intents starting and finishing concurrently while the file is
+// compacted under them: every one is in the reloaded journal (a record or
+// a tombstone), and none runs again.
+func TestConcurrentDurableIntents(t *testing.T) {
+	path := journalPath(t)
+	o := Options{MaxRecords: 16, MaxBytes: 256 << 10}
+	j := mustCreate(t, path, o)
+	var n atomic.Int32
+	big := strings.Repeat("c", 16<<10)
+	in := func(i int) Intent {
+		return Intent{Tool: "write", Args: i, Exec: func(context.Context, *Run) (any, *fault.Error) { n.Add(1); return big, nil }}
+	}
+	const workers, each = 8, 25
+	done := make(chan struct{})
+	for w := range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for k := range each {
+				i := w*each + k
+				for {
+					_, s, err := j.Begin(in(i))
+					if err != nil && err.Code == CodeJournalFull {
+						continue
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if s != nil {
+						s(context.Background())
+					}
+					break
+				}
+				j.Begin(in(i)) // a replay
+			}
+		}()
+	}
+	for range workers {
+		<-done
+	}
+	j.Close()
+	re := mustLoad(t, path, o)
+	for i := range workers * each {
+		if rec, s, err := re.Begin(in(i)); err != nil || s != nil || rec.State != Succeeded {
+			t.Fatalf("intent %d after the restart: %+v %v", i, rec, err)
+		}
+	}
+	if n.Load() != workers*each {
+		t.Fatalf("%d executions of %d intents", n.Load(), workers*each)
+	}
+}
