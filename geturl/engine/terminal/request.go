@@ -50,7 +50,7 @@ func (r *Runner) prepare(req Request) (prepared, *Error) {
 			Hint:      "write the script to a file with /w or /a and run it with sh",
 			Retryable: true, Action: fault.ActionCorrectRequest}
 	}
-	if ref, bad := Catastrophic(req.Command); bad {
+	if ref, bad := dialectOf(cfg.Shell).catastrophic(req.Command, ""); bad {
 		return prepared{}, &Error{Code: CodeCatastrophic, Detail: ref.Reason + " (rule " + ref.Rule + ")",
 			Hint:    "this machine-level command is refused before anything runs; terminal is for builds, tests, package managers, git and launching the app",
 			Refusal: &ref}
@@ -83,7 +83,7 @@ func (r *Runner) prepare(req Request) (prepared, *Error) {
 	}
 	// Judged again from where it starts: "../../.." can climb to / from
 	// there, which the check above, not knowing the directory, lets pass.
-	if ref, bad := CatastrophicIn(req.Command, p.Host); bad {
+	if ref, bad := dialectOf(cfg.Shell).catastrophic(req.Command, p.Host); bad {
 		return prepared{}, &Error{Code: CodeCatastrophic, Detail: ref.Reason + " (rule " + ref.Rule + ")",
 			Hint:    "this machine-level command is refused before anything runs; terminal is for builds, tests, package managers, git and launching the app",
 			Refusal: &ref}
