@@ -9,7 +9,10 @@ import (
 type Config struct {
 	// Shell runs every command as Shell -c COMMAND. Default /bin/sh: the
 	// host's POSIX shell, so commands use sh syntax (dash on Debian and
-	// Ubuntu, bash in sh mode elsewhere).
+	// Ubuntu, bash in sh mode elsewhere). On Windows the default is
+	// cmd.exe from the system directory, run as cmdLine says; a shell
+	// named cmd or cmd.exe has its commands judged by cmd's grammar
+	// (dialectOf) and limited to what cmd reads (8189 bytes, one line).
 	Shell string
 	// Env is the environment children start from, before secrets are
 	// stripped. Default: the hub's environment when the Manager is made.
@@ -27,7 +30,7 @@ type Config struct {
 	// and stderr interleaved), head and tail kept (default 64 KiB).
 	MaxOutput int
 	// MaxCommand bounds a command's length (default 128 KiB - 1, Linux's
-	// limit on one argument).
+	// limit on one argument; at most cmdMaxCommand under cmd.exe).
 	MaxCommand int
 
 	// ForegroundSlots is how many foreground commands run at once across
@@ -62,7 +65,7 @@ type Config struct {
 
 // Defaults are the values zero fields take.
 var Defaults = Config{
-	Shell:              "/bin/sh",
+	Shell:              defaultShell(),
 	Timeout:            120 * time.Second,
 	MaxTimeout:         10 * time.Minute,
 	MaxOutput:          64 << 10,
@@ -116,6 +119,9 @@ func (c Config) withDefaults() Config {
 	d.Clock = c.Clock
 	if d.Clock == nil {
 		d.Clock = wallClock{}
+	}
+	if dialectOf(d.Shell) == dialectCmd {
+		d.MaxCommand = min(d.MaxCommand, cmdMaxCommand)
 	}
 	if d.Timeout > d.MaxTimeout {
 		d.MaxTimeout = d.Timeout

@@ -35,8 +35,13 @@ type proc struct {
 	clock Clock
 	grace time.Duration
 	drain time.Duration
-	cmd   *exec.Cmd // the reaper
-	ctl   *os.File  // commands to the reaper; closing it kills the tree
+	cmd   *exec.Cmd // the reaper (unix)
+	// job is the command's tree where the OS holds it (Windows), with
+	// superviseJob in the reaper's place; nil under a reaper.
+	job jobTree
+	// reap waits for the reaper (or the supervisor's end) to be released.
+	reap func()
+	ctl  *os.File // commands to the reaper; closing it kills the tree
 	// reaperGone is closed when the reaper has exited (still unreaped:
 	// until cmd.Wait its pid, the session's id, stays reserved), with
 	// reaperWS its status.
@@ -174,7 +179,7 @@ func (p *proc) supervise(deadline <-chan time.Time) {
 	case <-p.clock.After(reaperAnswerWait):
 		p.forceEnd()
 	}
-	_ = p.cmd.Wait() // the reaper, reaped only now
+	p.reap() // the reaper, reaped only now
 	p.ctl.Close()
 	p.statusR.Close()
 	p.closeOut.Do(func() { p.out.Close() })
@@ -268,6 +273,16 @@ func (p *proc) sweep(term, kill, last byte) {
 	if last != kill {
 		p.tell(last)
 	}
+}
+
+// forceEnd ends the command without its supervisor's help: the reaper's
+// (forceEndReaper) or, for a job tree, the job's (forceEndJob).
+func (p *proc) forceEnd() {
+	if p.job != nil {
+		p.forceEndJob()
+		return
+	}
+	p.forceEndReaper()
 }
 
 // exit describes how the shell ended: its exit code (-1 when a signal

@@ -19,6 +19,9 @@ import (
 // reaper for the one case that escapes it there).
 func Supported() error { return nil }
 
+// defaultShell is the POSIX shell.
+func defaultShell() string { return "/bin/sh" }
+
 func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) {
 	var pipes [6]*os.File // output, ctl, status: read and write ends
 	for i := 0; i < len(pipes); i += 2 {
@@ -70,6 +73,7 @@ func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) 
 		done:       make(chan struct{}),
 		holding:    make(chan struct{}),
 		statusR:    statusR,
+		reap:       func() { cmd.Wait() },
 	}
 	go func() {
 		p.reaperWS, _ = reaper.AwaitExit(cmd.Process.Pid)
@@ -92,7 +96,7 @@ func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) 
 	return p, nil
 }
 
-// forceEnd ends the command without the reaper's help, for a reaper that
+// forceEndReaper ends the command without the reaper's help, for a reaper that
 // stopped answering (a command can SIGSTOP its parent) or died (SIGKILL, a
 // forged SIGSEGV). While it is alive, even stopped, it still adopts the
 // orphans of what is killed below it, so the tree is killed first, then the
@@ -101,7 +105,7 @@ func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) 
 // names no one else's session. What moved to a session of its own and was
 // orphaned by a reaper that died cannot be told from anyone else's.
 // It runs once: after a terminate that needed it, the reaper is known dead.
-func (p *proc) forceEnd() {
+func (p *proc) forceEndReaper() {
 	p.forced.Do(func() {
 		rpid := p.cmd.Process.Pid
 		select {

@@ -47,8 +47,14 @@ func (r *Runner) prepare(req Request) (prepared, *Error) {
 	case len(req.Command) > cfg.MaxCommand:
 		return prepared{}, &Error{Code: CodeCommandTooLong,
 			Detail:    "command is " + strconv.Itoa(len(req.Command)) + " bytes, at most " + strconv.Itoa(cfg.MaxCommand),
-			Hint:      "write the script to a file with /w or /a and run it with sh",
+			Hint:      "write the script to a file with /w or /a and run it with the shell",
 			Retryable: true, Action: fault.ActionCorrectRequest}
+	}
+	if dialectOf(cfg.Shell) == dialectCmd {
+		if why := cmdLineRefusal(req.Command); why != "" {
+			return prepared{}, &Error{Code: CodeInvalidCommand, Detail: why, Retryable: true,
+				Action: fault.ActionCorrectRequest}
+		}
 	}
 	if ref, bad := dialectOf(cfg.Shell).catastrophic(req.Command, ""); bad {
 		return prepared{}, &Error{Code: CodeCatastrophic, Detail: ref.Reason + " (rule " + ref.Rule + ")",

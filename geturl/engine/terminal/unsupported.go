@@ -9,5 +9,5 @@ type UnsupportedError struct {
 
 func (e *UnsupportedError) Error() string {
 	return "the terminal is not available on " + e.GOOS +
-		" in this build: it runs only where it can end every process a command starts (Linux, macOS)"
+		" in this build: it runs only where it can end every process a command starts (Linux, macOS, Windows)"
 }
