@@ -160,7 +160,7 @@ func newJobProc(t jobTree, pid int, out *os.File, s spawnSpec, clock Clock, grac
 		status:     bufio.NewReader(statusR),
 		pid:        pid,
 		out:        out,
-		red:        newRedactor(s.root, "/project"),
+		red:        newRedactor(s.root, "/project", runtime.GOOS == "windows"),
 		capture:    newCapture(s.limit),
 		activity:   make(chan struct{}, 1),
 		readDone:   make(chan struct{}),

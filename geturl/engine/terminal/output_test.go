@@ -49,7 +49,7 @@ func TestRedactor(t *testing.T) {
 	in := "cd /home/u/work/app/src; ls /home/u/work/app\n/home/u/work/ap\n/home/u/work/app"
 	want := strings.ReplaceAll(in, root, "/project")
 	for split := 1; split <= len(in); split++ {
-		r := newRedactor(root, "/project")
+		r := newRedactor(root, "/project", false)
 		var out []byte
 		for i := 0; i < len(in); i += split {
 			out = r.write(out, []byte(in[i:min(i+split, len(in))]))
@@ -60,7 +60,7 @@ func TestRedactor(t *testing.T) {
 		}
 	}
 	// Only a tail that could start the root is held back.
-	r := newRedactor(root, "/project")
+	r := newRedactor(root, "/project", false)
 	if got := string(r.write(nil, []byte("port 9000\n"))); got != "port 9000\n" {
 		t.Errorf("held back %q", got)
 	}
@@ -70,7 +70,7 @@ func TestRedactor(t *testing.T) {
 	if got := string(r.write(nil, []byte("rk/app!"))); got != "/project!" {
 		t.Errorf("emitted %q", got)
 	}
-	r = newRedactor("/", "/project")
+	r = newRedactor("/", "/project", false)
 	if got := string(r.flush(r.write(nil, []byte("/etc/x")))); got != "/etc/x" {
 		t.Errorf("root / redacts: %q", got)
 	}
@@ -84,7 +84,7 @@ func FuzzRedactor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string, split uint8) {
 		const root = "/r/oot"
 		n := int(split%16) + 1
-		r := newRedactor(root, "/project")
+		r := newRedactor(root, "/project", false)
 		var out []byte
 		for i := 0; i < len(s); i += n {
 			out = r.write(out, []byte(s[i:min(i+n, len(s))]))

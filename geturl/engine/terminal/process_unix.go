@@ -64,7 +64,7 @@ func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) 
 		reaperGone: make(chan struct{}),
 		status:     bufio.NewReader(statusR),
 		out:        out,
-		red:        newRedactor(s.root, "/project"),
+		red:        newRedactor(s.root, "/project", false),
 		capture:    newCapture(s.limit),
 		activity:   make(chan struct{}, 1),
 		readDone:   make(chan struct{}),

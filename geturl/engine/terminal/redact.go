@@ -9,18 +9,61 @@ import "bytes"
 // shows whether the occurrence completes, so one split between two reads is
 // still replaced. A snapshot taken meanwhile lacks them: at most
 // len(root)-1 bytes that end the output so far and look like the start of
-// the root. An empty root (or "/") disables it.
+// the root. An empty root (or "/") disables it. With fold (Windows, whose
+// paths ignore case and take either separator) "c:/users/u/app" is an
+// occurrence of C:\Users\u\app too.
 type redactor struct {
 	root    []byte
 	virtual []byte
 	pending []byte
+	fold    bool
 }
 
-func newRedactor(root, virtual string) *redactor {
+func newRedactor(root, virtual string, fold bool) *redactor {
 	if root == "/" {
 		root = ""
 	}
-	return &redactor{root: []byte(root), virtual: []byte(virtual)}
+	return &redactor{root: []byte(root), virtual: []byte(virtual), fold: fold}
+}
+
+// foldByte is c as fold compares it: ASCII lower case, "\" as "/".
+func foldByte(c byte) byte {
+	switch {
+	case c == '\\':
+		return '/'
+	case c >= 'A' && c <= 'Z':
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// index is the first occurrence of the root in b, or -1.
+func (r *redactor) index(b []byte) int {
+	if !r.fold {
+		return bytes.Index(b, r.root)
+	}
+	for i := 0; i+len(r.root) <= len(b); i++ {
+		if r.startsRoot(b[i : i+len(r.root)]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// startsRoot reports whether the root begins with b.
+func (r *redactor) startsRoot(b []byte) bool {
+	if !r.fold {
+		return bytes.HasPrefix(r.root, b)
+	}
+	if len(b) > len(r.root) {
+		return false
+	}
+	for i, c := range b {
+		if foldByte(c) != foldByte(r.root[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // write appends the redacted part of p that is safe to emit to dst.
@@ -32,7 +75,7 @@ func (r *redactor) write(dst, p []byte) []byte {
 	keep := len(r.root) - 1
 	i := 0
 	for {
-		k := bytes.Index(r.pending[i:], r.root)
+		k := r.index(r.pending[i:])
 		if k < 0 {
 			break
 		}
@@ -44,7 +87,7 @@ func (r *redactor) write(dst, p []byte) []byte {
 	// by the next write; everything before it is final.
 	cut := len(r.pending)
 	for j := max(len(r.pending)-keep, i); j < len(r.pending); j++ {
-		if r.pending[j] == r.root[0] && bytes.HasPrefix(r.root, r.pending[j:]) {
+		if r.startsRoot(r.pending[j:]) {
 			cut = j
 			break
 		}
