@@ -7,7 +7,7 @@
 // # A real host shell, not a sandbox
 //
 // Commands run as the hub's user through the host's /bin/sh -c (dash on
-// Debian and Ubuntu), starting in a directory inside the project. A
+// Debian and Ubuntu; cmd.exe on Windows, see below), starting in a directory inside the project. A
 // command can still name any path the hub's user can reach: containment
 // is the business of the file tools, not of this one. What this package
 // adds are guard rails against accidents — the refusal of obvious
@@ -64,6 +64,30 @@
 // group id cannot have been recycled for someone else's processes. A
 // reaper that stops answering or dies is no way out: the hub then ends
 // the tree and the session itself (see process.go's forceEnd).
+//
+// # Windows
+//
+// The shell is cmd.exe from the system directory, run as
+// `cmd.exe /d /v:off /s /c "COMMAND"` (cmdLine: no AutoRun, no delayed
+// expansion, the command between the quotes /s removes, set verbatim as
+// the command line). There is no reaper process: each command's shell is
+// started suspended (CREATE_SUSPENDED, CREATE_NEW_PROCESS_GROUP,
+// CREATE_NO_WINDOW), put in a Job Object of its own limited with
+// KILL_ON_JOB_CLOSE whose only handle the hub holds, and resumed, so
+// everything it starts is in the job and cannot leave it. superviseJob
+// speaks the reaper's protocol in the hub's process over that job, so the
+// lifecycle above is the same code. Differences: there is no SIGTERM
+// (a timeout or a stop terminates the job at once); nothing is released
+// (whatever a foreground command leaves ends with it); the hub's death
+// closes the handle, which ends the job. The guard reads cmd's grammar
+// (CatastrophicCmd); environment names and the project's path in output
+// ignore case.
+//
+// What runs where: the cmd.exe guard, the spawn plan (cmdLine), the
+// Windows environment and output rules and the supervisor's lifecycle
+// over a fake job are portable and tested on Linux. process_windows.go
+// (the Job Object calls, the suspended start, the resume) is compiled and
+// vetted for windows here and has never run on Windows.
 //
 // Background processes belong to the Manager: Manager.Shutdown (adapter
 // shutdown) kills them all and waits for them. If the hub dies without a
