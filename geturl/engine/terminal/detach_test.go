@@ -85,7 +85,10 @@ func TestStopKillsDetached(t *testing.T) {
 // TestSpawnFailureReported: a shell that cannot be started is a spawn
 // error carrying the errno, with no reaper left behind.
 func TestSpawnFailureReported(t *testing.T) {
-	_, err := spawn(spawnSpec{shell: "/nonexistent/sh", command: "true", dir: t.TempDir(), limit: 100},
+	// Under the test's own directory: /nonexistent is a path other tests
+	// on the machine may create.
+	dir := t.TempDir()
+	_, err := spawn(spawnSpec{shell: dir + "/missing/sh", command: "true", dir: dir, limit: 100},
 		wallClock{}, time.Second, time.Second)
 	if err != syscall.ENOENT {
 		t.Fatalf("%v", err)

@@ -297,12 +297,12 @@ func (g *guard) checkCmdCommand(c *cmdCommand, depth int, dir *string) Refusal {
 	case "cmd":
 		// The first /c, /k or /r (also glued: /s/c, /c"…") starts the text.
 		for i := 1; i < len(c.words); i++ {
-			raw := strings.ToLower(c.raws[i])
+			raw := c.raws[i]
 			if !strings.HasPrefix(raw, "/") {
 				break
 			}
-			for _, sw := range []string{"/c", "/k", "/r"} {
-				if k := strings.Index(raw, sw); k >= 0 {
+			for k := 0; k+1 < len(raw); k++ {
+				if raw[k] == '/' && strings.IndexByte("cCkKrR", raw[k+1]) >= 0 {
 					return g.checkCmdLine(stripOuterQuotes(c.rest[i][k+2:]), depth+1)
 				}
 			}

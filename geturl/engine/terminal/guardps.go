@@ -207,7 +207,7 @@ func psOperands(args []string) []string {
 			name == "lp" || name == "pspath")
 		switch {
 		case isPath && hasVal:
-			out = append(out, a[len(name)+2:])
+			out = append(out, a[strings.IndexByte(a, ':')+1:])
 		case isPath:
 			if i+1 < len(args) {
 				out = append(out, args[i+1])

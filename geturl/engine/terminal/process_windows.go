@@ -33,6 +33,11 @@ func defaultShell() string {
 // only then resumed, so nothing it starts can run outside the job.
 // Breakaway is not allowed: every descendant stays in the job.
 func spawn(s spawnSpec, clock Clock, grace, drain time.Duration) (*proc, error) {
+	if dialectOf(s.shell) != dialectCmd {
+		// The command line and the guard are cmd.exe's: another shell
+		// would run what the guard did not read.
+		return nil, errors.New("the terminal's shell on Windows is cmd.exe, not " + s.shell)
+	}
 	job, err := windows.CreateJobObject(nil, nil)
 	if err != nil {
 		return nil, err
