@@ -131,7 +131,7 @@ func (r *Runner) reserve() *Error {
 		return &Error{Code: CodeBackgroundLimit,
 			Detail: "at most " + strconv.Itoa(m.cfg.MaxBackground) + " background processes per session, " +
 				strconv.Itoa(m.cfg.MaxBackgroundTotal) + " in all",
-			Hint:      "stop one first: kill -- -PID ends a background process group",
+			Hint:      stopHint(m.cfg.Shell),
 			Retryable: true, Action: fault.ActionRetryLater}
 	}
 	r.bgCount++
@@ -312,4 +312,13 @@ func (r *Runner) Close(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// stopHint tells how a later command of the shell ends a background
+// process: its process group under sh, its tree under cmd.exe.
+func stopHint(shell string) string {
+	if dialectOf(shell) == dialectCmd {
+		return "stop one first: taskkill /t /f /pid PID ends a background process and its children"
+	}
+	return "stop one first: kill -- -PID ends a background process group"
 }

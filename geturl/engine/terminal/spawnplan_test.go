@@ -1,6 +1,9 @@
 package terminal
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The Windows spawn plan: cmd.exe with AutoRun and delayed expansion off,
 // the command between the two quotes /s removes, byte for byte.
@@ -37,5 +40,21 @@ func TestCmdLimits(t *testing.T) {
 	}
 	if _, e := f.r.prepare(Request{Command: string(long)}); e == nil || e.Code != CodeCommandTooLong {
 		t.Fatalf("too long: %+v", e)
+	}
+}
+
+// The background limit's hint names the way the shell's own commands end
+// a background process: kill of the group under sh, taskkill /t under cmd.
+func TestBackgroundLimitHintPerShell(t *testing.T) {
+	for shell, want := range map[string]string{"/bin/sh": "kill -- -PID", `C:\Windows\System32\cmd.exe`: "taskkill /t /f /pid PID"} {
+		f := newFixture(t, Config{Shell: shell, MaxBackground: 1})
+		if e := f.r.reserve(); e != nil {
+			t.Fatal(e)
+		}
+		e := f.r.reserve()
+		if e == nil || e.Code != CodeBackgroundLimit || !strings.Contains(e.Hint, want) {
+			t.Fatalf("%s: %+v", shell, e)
+		}
+		f.r.unreserve()
 	}
 }
