@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/geturl/companion"
 	"github.com/hubdev/hub/geturl/control"
 	"github.com/hubdev/hub/geturl/engine/filechange"
 	"github.com/hubdev/hub/geturl/engine/sandbox"
@@ -211,11 +212,16 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 
 	s.tunnel.Target, s.tunnel.Log = fmt.Sprintf("http://%s:%d", hub.LoopbackHost, dataPort), env.Log
 	defer s.tunnel.Stop() // the child points at this run's data plane
-	gw := gateway.New(gateway.Options{Sessions: mgr.Sessions(), Kernel: s.kernel, Port: dataPort,
-		PublicOrigin: s.publicOrigin, Logger: env.Log, Observe: s.observe(env)})
 	ctl := &control.Plane{Sessions: mgr, Env: env, DataPort: dataPort, ControlPort: ctrlPort, Key: key,
 		ConfiguredOrigin: s.cfg.publicOrigin(), PublicOrigin: s.publicOrigin, Kernel: s.kernel, Tunnel: s.tunnel,
 		Plugins: s.plugins, Activity: s.activity}
+	// The companion's sessions of an earlier run end here, before the data
+	// plane serves: no lease outlives the run that kept it.
+	comp := companion.Open(companion.Options{Path: filepath.Join(StateDir(env.Dirs), companion.FileName), Sessions: mgr,
+		Lease: s.cfg.Companion.lease(), Prompt: ctl.Prompt, ControlPort: ctrlPort, Log: env.Log})
+	ctl.Companion = companionPlane{comp}
+	gw := gateway.New(gateway.Options{Sessions: comp, Kernel: s.kernel, Port: dataPort,
+		PublicOrigin: s.publicOrigin, Logger: env.Log, Observe: s.observe(env)})
 
 	env.Log.Info("geturl listening", "data", fmt.Sprintf("%s:%d", hub.LoopbackHost, dataPort),
 		"control", fmt.Sprintf("%s:%d", hub.LoopbackHost, ctrlPort), "publicOrigin", s.cfg.publicOrigin(),
@@ -241,6 +247,12 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 		mgr.HoldWhileLive(ctx, env.Activity.AgentAttached)
 	})
 	defer func() { cancel(); <-held }()
+	swept := make(chan struct{})
+	hub.Go(ctx, "geturl companion leases", func() {
+		defer close(swept)
+		comp.Run(ctx)
+	})
+	defer func() { cancel(); <-swept }()
 	// Mutations run detached from their requests, bounded by this run.
 	shutdown := s.host.Run(ctx)
 	errc := make(chan error, 2)
@@ -262,6 +274,11 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	}
 	return err
 }
+
+// companionPlane is the companion as the control plane sees it.
+type companionPlane struct{ *companion.Service }
+
+func (c companionPlane) Overview() any { return c.Service.Overview() }
 
 // shutdownWait bounds how long a stopping run waits for its mutations and
 // background processes.

@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/geturl/companion"
 	"github.com/hubdev/hub/geturl/plugin/opencode"
 	"github.com/hubdev/hub/geturl/session"
 	"github.com/hubdev/hub/hub"
@@ -37,6 +39,24 @@ type Config struct {
 	Projects []ProjectConfig `yaml:"projects,omitempty"`
 	// OpenCode configures the bundled OpenCode Control plugin.
 	OpenCode OpenCodeConfig `yaml:"opencode"`
+	// Companion configures the browser companion.
+	Companion CompanionConfig `yaml:"companion,omitempty"`
+}
+
+// CompanionConfig is the browser companion's section.
+type CompanionConfig struct {
+	// Lease is how long one heartbeat keeps a companion session's
+	// authority (default 15s, 2s..5m); the extension heartbeats every
+	// third of it.
+	Lease time.Duration `yaml:"lease,omitempty"`
+}
+
+// lease is the effective lease.
+func (c CompanionConfig) lease() time.Duration {
+	if c.Lease == 0 {
+		return companion.DefaultLease
+	}
+	return c.Lease
 }
 
 // ProjectConfig is one project root declared in hub.yaml.
@@ -76,6 +96,9 @@ func (c *Config) Validate() error {
 		if err := adapters.ValidateOrigin("public_origin", c.PublicOrigin); err != nil {
 			return err
 		}
+	}
+	if l := c.Companion.Lease; l != 0 && (l < companion.MinLease || l > companion.MaxLease) {
+		return fmt.Errorf("companion.lease: must be between %s and %s, got %s", companion.MinLease, companion.MaxLease, l)
 	}
 	oc, err := c.OpenCode.Effective(nil)
 	if err != nil {

@@ -47,6 +47,8 @@ type Plane struct {
 	Tunnel           *tunnel.Manager
 	Plugins          func() []route.PluginSummary // /k's catalogue
 	Activity         *Activity
+	// Companion is the browser companion (nil: none).
+	Companion Companion
 
 	ui *uiAuth
 }
@@ -70,11 +72,15 @@ func (c *Plane) Handler() http.Handler {
 		c.sessionOp(w, r)
 	})
 	api.HandleFunc("POST /api/login", c.login)
+	c.companionRoutes(api, "/api/companion", func(h http.HandlerFunc) http.HandlerFunc { return h })
 	gate := hub.KeyGate{Header: KeyHeader, Key: func() string { return c.Key }, Port: func() int { return c.ControlPort }}
 
 	mux := http.NewServeMux()
 	mux.Handle("/api/", gate.Wrap(api))
 	c.uiRoutes(mux)
+	if c.Companion != nil {
+		mux.Handle("/companion/", c.Companion.Handler())
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.Env.Activity.AgentActivity()
 		mux.ServeHTTP(w, r)
@@ -234,6 +240,12 @@ func (c *Plane) info(v session.SessionView) SessionInfo {
 		si.Prompt = InitPrompt(si.InitURL)
 	}
 	return si
+}
+
+// Prompt is the Init prompt of a live session's Init token, on the origin
+// Init URLs point at now: what `session new` prints.
+func (c *Plane) Prompt(initToken string) string {
+	return InitPrompt(c.base() + "/v0/init/" + initToken)
 }
 
 // InitPrompt is the model-neutral message an operator gives the agent: the

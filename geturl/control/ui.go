@@ -228,6 +228,7 @@ func (c *Plane) uiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /ui/api/sessions", c.uiGate(c.newSession))
 	mux.HandleFunc("POST /ui/api/sessions/{id}/{op}", c.uiGate(c.sessionOp))
 	mux.HandleFunc("POST /ui/api/tunnel/{op}", c.uiGate(c.tunnelOp))
+	c.companionRoutes(mux, "/ui/api/companion", c.uiGate)
 }
 
 // uiLogin redeems the one-time token of a login URL (the page's script
@@ -264,6 +265,9 @@ func (c *Plane) uiState(w http.ResponseWriter, r *http.Request) {
 		"ok": true, "projects": c.Sessions.Projects(), "sessions": sessions,
 		"dataPort": c.DataPort, "publicOrigin": c.ConfiguredOrigin, "initBase": c.base(),
 		"tunnel": c.Tunnel.Status(), "plugins": c.Plugins(), "activity": c.Activity.Recent(),
+	}
+	if c.Companion != nil {
+		state["companion"] = c.Companion.Overview()
 	}
 	if c.Env.Hub != nil {
 		state["hub"] = c.Env.Hub.Status()
