@@ -167,6 +167,40 @@ function renderSessions(sessions) {
   }));
 }
 
+// renderCompanion shows the browser companion: pairing requests waiting
+// for the operator (approve only when the code matches the popup's) and
+// paired devices with their live bindings.
+function renderCompanion(c) {
+  const sec = $("companion-section");
+  if (!c) { sec.hidden = true; return; }
+  sec.hidden = false;
+  const un = $("companion-unavailable");
+  un.hidden = !c.unavailable;
+  un.textContent = c.unavailable ? "No device is trusted: " + c.unavailable : "";
+  const when = (t) => new Date(t).toLocaleString();
+  const op = (what, id, label, cls, done) => el("button", { type: "button", class: cls || "", dataset: { op: what },
+    onclick: async () => {
+      try {
+        await api("POST", "/ui/api/companion/" + what + "/" + encodeURIComponent(id));
+        say(done);
+      } finally { refresh(); }
+    } }, label);
+  const pending = $("companion-pending").tBodies[0];
+  pending.replaceChildren(...(c.pending.length ? c.pending.map((r) => el("tr", { dataset: { request: r.request } },
+    el("td", {}, r.name), el("td", {}, when(r.created)), el("td", {}, el("code", { class: "pair-code" }, r.code)),
+    el("td", { class: "actions" }, op("approve", r.request, "Approve", "", r.name + " paired"),
+      op("refuse", r.request, "Refuse", "danger", r.name + " refused"))))
+    : [el("tr", {}, el("td", { class: "muted", colSpan: 4 }, "No device is asking."))]));
+  const devices = $("companion-devices").tBodies[0];
+  devices.replaceChildren(...(c.devices.length ? c.devices.map((d) => el("tr", { dataset: { device: d.id } },
+    el("td", {}, d.name, el("div", { class: "muted" }, d.id)), el("td", {}, when(d.paired)), el("td", {}, when(d.lastSeen)),
+    el("td", { class: "bindings" }, ...(d.bindings.length ? d.bindings.map((b) => el("div", { class: "binding", dataset: { binding: b.id } },
+      b.project + " · " + b.session + " · ", el("span", { class: "url" }, b.conversation)))
+      : [el("span", { class: "muted" }, "none")])),
+    el("td", {}, op("revoke", d.id, "Revoke", "danger", d.name + " revoked; its sessions ended"))))
+    : [el("tr", {}, el("td", { class: "muted", colSpan: 5 }, "No paired device."))]));
+}
+
 function renderTunnel(state) {
   const t = state.tunnel || {};
   let text;
@@ -206,6 +240,7 @@ async function refresh() {
     renderHub(st.hub);
     renderProjects(st.projects);
     renderSessions(st.sessions);
+    renderCompanion(st.companion);
     renderTunnel(st);
     renderPlugins(st.plugins);
     renderActivity(st.activity);
