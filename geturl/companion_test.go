@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v4"
+
+	"github.com/hubdev/hub/adapters"
 )
 
 // companionCall is the extension's request to the running control plane.
@@ -111,5 +114,72 @@ func TestCompanionLeaseConfig(t *testing.T) {
 		if (err == nil) != c.ok || (c.ok && cfg.Companion.lease() != c.want) {
 			t.Errorf("%q: %v, lease %s", c.yaml, err, cfg.Companion.lease())
 		}
+	}
+}
+
+// runCLI runs `hub geturl ARGS…` against the bridge's state (HOME is the
+// harness's) and answers stdout and the error.
+func runCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut strings.Builder
+	app := &cli.App{Name: "hub", Writer: &out, ErrWriter: &errOut, Commands: []*cli.Command{Command(adapters.CommandEnv{})},
+		ExitErrHandler: func(*cli.Context, error) {}}
+	err := app.Run(append([]string{"hub", "geturl"}, args...))
+	return out.String(), err
+}
+
+// The operator's CLI: list shows a request with its code, approve pairs
+// it, revoke ends the device's bindings; refusals exit non-zero with the
+// control plane's code.
+func TestCompanionCLI(t *testing.T) {
+	b := startBridge(t, nil)
+	dir := t.TempDir()
+	b.project(t, dir, "demo", false)
+	ask := func(name string) (request, cred string) {
+		var raw [32]byte
+		rand.Read(raw[:])
+		secret := base64.RawURLEncoding.EncodeToString(raw[:])
+		_, a := companionCall(t, b, "POST", "/companion/pair", "", `{"name":"`+name+`","secret":"`+secret+`"}`)
+		return a["request"].(string), a["device"].(string) + "." + secret
+	}
+	req, cred := ask("cli laptop")
+	other, _ := ask("stranger")
+
+	out, err := runCLI(t, "companion", "list")
+	if err != nil || !strings.Contains(out, req) || !strings.Contains(out, "cli laptop") || !strings.Contains(out, "PENDING") {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	if out, err := runCLI(t, "companion", "approve", req); err != nil || !strings.Contains(out, "approved") {
+		t.Fatalf("approve: %v %s", err, out)
+	}
+	if out, err := runCLI(t, "companion", "refuse", other, "--json"); err != nil || !strings.Contains(out, `"done": "refuse"`) {
+		t.Fatalf("refuse: %v %s", err, out)
+	}
+	out, err = runCLI(t, "companion", "approve", req, "--json")
+	if err == nil || !strings.Contains(out, `"error": "request_not_pending"`) {
+		t.Fatalf("approving twice: %v %s", err, out)
+	}
+	st, bound := companionCall(t, b, "POST", "/companion/bind", cred, `{"project":"demo","conversation":"https://chat.example/c/1"}`)
+	if st != http.StatusCreated {
+		t.Fatalf("bind: %d %v", st, bound)
+	}
+	out, err = runCLI(t, "companion", "list", "--json")
+	var ov struct {
+		Devices []struct {
+			ID       string
+			Bindings []struct{ Session string }
+		}
+	}
+	if err != nil || json.Unmarshal([]byte(out), &ov) != nil || len(ov.Devices) != 1 || len(ov.Devices[0].Bindings) != 1 || ov.Devices[0].Bindings[0].Session != bound["session"] {
+		t.Fatalf("list --json: %v\n%s", err, out)
+	}
+	if out, err := runCLI(t, "companion", "revoke", ov.Devices[0].ID); err != nil || !strings.Contains(out, "revoked") {
+		t.Fatalf("revoke: %v %s", err, out)
+	}
+	if st, _ := companionCall(t, b, "GET", "/companion/projects", cred, ""); st != http.StatusUnauthorized {
+		t.Fatalf("a device revoked from the CLI: %d", st)
+	}
+	if _, err := runCLI(t, "companion", "revoke"); err == nil {
+		t.Fatal("revoke without a device succeeded")
 	}
 }

@@ -105,6 +105,7 @@ func commands(serve *cli.Command) *cli.Command {
 					sessionOpCommand("delete", "delete a session"),
 				},
 			},
+			companionCommand(),
 		},
 	}
 }
