@@ -32,7 +32,11 @@ const (
 
 func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 	// A web page's request is refused before anything else is looked at.
-	if !extensionOrigin(r) {
+	// Chromium sends no Origin on an extension's GETs (host permissions
+	// bypass CORS): those two GETs may come without one, and need the
+	// device's Authorization, which a page cannot send cross-origin
+	// without a preflight this server never grants.
+	if !extensionOrigin(r) && !(len(r.Header.Values("Origin")) == 0 && deviceGET(r)) {
 		fail(w, http.StatusForbidden, "forbidden_origin", "only the browser companion extension may call this")
 		return
 	}
@@ -57,6 +61,11 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		fail(w, http.StatusNotFound, "not_found", "no such companion route")
 	}
+}
+
+// deviceGET: the device-authenticated GETs.
+func deviceGET(r *http.Request) bool {
+	return r.Method == http.MethodGet && (r.URL.Path == "/companion/projects" || strings.HasPrefix(r.URL.Path, "/companion/pair/"))
 }
 
 // extensionOrigin: exactly one Origin, an extension's.

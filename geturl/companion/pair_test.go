@@ -26,7 +26,6 @@ func TestOnlyTheExtensionOnLoopback(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"no Origin", func(r *http.Request) { r.Header.Del("Origin") }, 403, "forbidden_origin"},
 		{"https page", func(r *http.Request) { r.Header.Set("Origin", "https://evil.example") }, 403, "forbidden_origin"},
 		{"http page", func(r *http.Request) { r.Header.Set("Origin", "http://127.0.0.1:47433") }, 403, "forbidden_origin"},
 		{"null origin", func(r *http.Request) { r.Header.Set("Origin", "null") }, 403, "forbidden_origin"},
@@ -43,6 +42,22 @@ func TestOnlyTheExtensionOnLoopback(t *testing.T) {
 			if a.status != c.status || a.str("error") != c.code {
 				t.Errorf("%s: %s %s: %d %s, want %d %s", c.name, rt.method, rt.path, a.status, a.raw, c.status, c.code)
 			}
+		}
+	}
+	// Without an Origin (Chromium sends none on an extension's GETs): only
+	// the device-authenticated GETs, and only with the device's credential.
+	noOrigin := func(r *http.Request) { r.Header.Del("Origin") }
+	for _, rt := range routes {
+		a := h.do(rt.method, rt.path, p.cred(), rt.body, noOrigin)
+		if rt.method == "GET" {
+			if a.status != 200 {
+				t.Errorf("no Origin: %s %s with the credential: %d %s", rt.method, rt.path, a.status, a.raw)
+			}
+			if a := h.do(rt.method, rt.path, "", rt.body, noOrigin); a.status != http.StatusUnauthorized {
+				t.Errorf("no Origin: %s %s without the credential: %d %s", rt.method, rt.path, a.status, a.raw)
+			}
+		} else if a.status != 403 || a.str("error") != "forbidden_origin" {
+			t.Errorf("no Origin: %s %s: %d %s", rt.method, rt.path, a.status, a.raw)
 		}
 	}
 	if a := h.do("GET", "/companion/projects", p.cred(), "", func(r *http.Request) { r.Header.Set("Origin", "moz-extension://1234-abcd") }); a.status != 200 {
