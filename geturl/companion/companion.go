@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hubdev/hub/geturl/route"
@@ -66,12 +67,33 @@ type Service struct {
 	broken    error
 	devices   map[string]*device
 	live      map[string]*binding // live bindings by id
-	bySession map[string]*binding // the sessions companion bindings own
 	history   []bindingRecord     // ended bindings, oldest first
 	requests  map[string]*pairRequest
 	gen       int64
 	savedSeen time.Time // when last_seen was last written
+	seenDirty bool      // a last_seen changed since
+
+	// owned is what the data plane checks, by session id: every session a
+	// companion binding owns, until the session is deleted. It has its own
+	// lock because mu is held across disk writes and Lookup runs on every
+	// data-plane request.
+	lmu   sync.RWMutex
+	owned map[string]*lease
 }
+
+// lease is one companion session's authority at the data plane.
+type lease struct {
+	g      *session.Generation // the generation bound; any other is refused
+	expiry atomic.Int64        // UnixNano
+	ended  atomic.Bool
+}
+
+// live reports whether the lease lets g through at now.
+func (l *lease) live(g *session.Generation, now time.Time) bool {
+	return !l.ended.Load() && l.g == g && now.UnixNano() < l.expiry.Load()
+}
+
+func (l *lease) until() time.Time { return time.Unix(0, l.expiry.Load()) }
 
 type device struct {
 	rec     deviceRecord
@@ -80,11 +102,10 @@ type device struct {
 }
 
 type binding struct {
-	rec    bindingRecord
-	gen    int64
-	g      *session.Generation
-	expiry time.Time
-	ended  bool
+	rec   bindingRecord
+	gen   int64
+	lease *lease
+	ended bool
 }
 
 type pairRequest struct {
@@ -115,8 +136,8 @@ func Open(o Options) *Service {
 	if o.Lease == 0 {
 		o.Lease = DefaultLease
 	}
-	s := &Service{o: o, devices: map[string]*device{}, live: map[string]*binding{}, bySession: map[string]*binding{},
-		requests: map[string]*pairRequest{}}
+	s := &Service{o: o, devices: map[string]*device{}, live: map[string]*binding{},
+		requests: map[string]*pairRequest{}, owned: map[string]*lease{}}
 	st, err := loadFile(o.Path)
 	if err != nil {
 		s.broken = err
@@ -136,7 +157,9 @@ func Open(o Options) *Service {
 			b.Ended, changed = now, true
 			if err := o.Sessions.Delete(b.Session); err != nil && !isNotFound(err) {
 				// Still owned: refused at the gateway until a sweep deletes it.
-				s.bySession[b.Session] = &binding{rec: b, ended: true}
+				l := &lease{}
+				l.ended.Store(true)
+				s.own(b.Session, l)
 				o.Log.Warn("companion session of an earlier run could not be deleted", "session", b.Session, "err", err)
 			}
 		}
@@ -176,16 +199,27 @@ func (s *Service) Lookup(token string) (route.LiveSession, route.Capability, boo
 	if !isGen {
 		return ls, k, true
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.bySession[g.SessionID()]
-	if b == nil {
-		return ls, k, true
-	}
-	if b.ended || b.g != g || !s.now().Before(b.expiry) {
+	s.lmu.RLock()
+	l := s.owned[g.SessionID()]
+	s.lmu.RUnlock()
+	if l != nil && !l.live(g, s.now()) {
 		return nil, 0, false
 	}
 	return ls, k, true
+}
+
+// own makes sid's data-plane authority subject to l.
+func (s *Service) own(sid string, l *lease) {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	s.owned[sid] = l
+}
+
+// disown forgets sid once its session is deleted.
+func (s *Service) disown(sid string) {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	delete(s.owned, sid)
 }
 
 // Run ends expired bindings every third of a lease until ctx is done
@@ -214,13 +248,19 @@ func (s *Service) Sweep() {
 	for _, b := range s.live {
 		s.checkLocked(b, now)
 	}
-	for sid, b := range s.bySession {
-		if b.ended {
-			s.deleteSessionLocked(sid)
+	var undeleted []string
+	s.lmu.RLock()
+	for sid, l := range s.owned {
+		if l.ended.Load() {
+			undeleted = append(undeleted, sid)
 		}
 	}
+	s.lmu.RUnlock()
+	for _, sid := range undeleted {
+		s.deleteSessionLocked(sid)
+	}
 	s.pruneRequestsLocked(now)
-	if len(s.devices) > 0 && now.Sub(s.savedSeen) >= time.Minute {
+	if s.seenDirty && now.Sub(s.savedSeen) >= time.Minute {
 		s.saveLocked()
 	}
 }
@@ -231,11 +271,11 @@ func (s *Service) checkLocked(b *binding, now time.Time) bool {
 	if b.ended {
 		return false
 	}
-	if !now.Before(b.expiry) {
+	if !now.Before(b.lease.until()) {
 		s.endLocked(b, "lease expired")
 		return false
 	}
-	if g, ok := s.o.Sessions.Live(b.rec.Session); !ok || g != b.g {
+	if g, ok := s.o.Sessions.Live(b.rec.Session); !ok || g != b.lease.g {
 		s.endLocked(b, "session rotated or stopped")
 		return false
 	}
@@ -249,6 +289,7 @@ func (s *Service) endLocked(b *binding, why string) {
 		return
 	}
 	b.ended = true
+	b.lease.ended.Store(true) // first: the data plane refuses it from now
 	b.rec.Ended = s.now().UTC()
 	delete(s.live, b.rec.ID)
 	s.history = append(s.history, b.rec)
@@ -265,7 +306,7 @@ func (s *Service) deleteSessionLocked(sid string) {
 		s.o.Log.Warn("companion session could not be deleted; its URLs stay refused", "session", sid, "err", err)
 		return
 	}
-	delete(s.bySession, sid)
+	s.disown(sid)
 }
 
 func (s *Service) trimHistoryLocked() {
@@ -302,7 +343,7 @@ func (s *Service) saveLocked() error {
 		s.o.Log.Error("companion.json could not be written", "file", s.o.Path, "err", err)
 		return err
 	}
-	s.savedSeen = s.now()
+	s.savedSeen, s.seenDirty = s.now(), false
 	return nil
 }
 

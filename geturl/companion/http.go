@@ -252,7 +252,7 @@ func (s *Service) projects(w http.ResponseWriter, r *http.Request) {
 
 // seenLocked notes the device's activity (written to companion.json by
 // the sweep, at most once a minute).
-func (s *Service) seenLocked(d *device) { d.rec.LastSeen = s.now().UTC() }
+func (s *Service) seenLocked(d *device) { d.rec.LastSeen, s.seenDirty = s.now().UTC(), true }
 
 // checkConversation: an http(s) URL's origin and path, no credentials,
 // query or fragment (those may hold what is not ours to keep).
@@ -341,12 +341,16 @@ func (s *Service) bind(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusServiceUnavailable, "project_unavailable", "the project's root is unavailable")
 		return
 	}
+	// The session was live, unowned, from NewSession until here: its
+	// tokens exist only in this process (and the operator's session list)
+	// until the answer below hands out its Init.
 	now := s.now()
 	s.gen++
 	b := &binding{rec: bindingRecord{ID: newID('b'), Device: d.rec.ID, Project: req.Project, Session: v.ID,
-		Conversation: req.Conversation, Created: now.UTC()}, gen: s.gen, g: g, expiry: now.Add(s.o.Lease)}
+		Conversation: req.Conversation, Created: now.UTC()}, gen: s.gen, lease: &lease{g: g}}
+	b.lease.expiry.Store(now.Add(s.o.Lease).UnixNano())
 	s.live[b.rec.ID] = b
-	s.bySession[v.ID] = b
+	s.own(v.ID, b.lease)
 	s.saveLocked()
 	s.o.Log.Info("companion binding made", "binding", b.rec.ID, "device", d.rec.ID, "project", req.Project, "session", v.ID)
 	hub.WriteJSON(w, http.StatusCreated, map[string]any{"binding": b.rec.ID, "session": v.ID, "generation": b.gen,
@@ -383,7 +387,7 @@ func (s *Service) heartbeat(w http.ResponseWriter, r *http.Request) {
 	for _, it := range req.Bindings {
 		st := "ended"
 		if b := s.live[it.Binding]; b != nil && b.rec.Device == d.rec.ID && b.gen == it.Generation && s.checkLocked(b, now) {
-			b.expiry = now.Add(s.o.Lease)
+			b.lease.expiry.Store(now.Add(s.o.Lease).UnixNano())
 			st = "live"
 		}
 		out = append(out, state{Binding: it.Binding, State: st})

@@ -278,3 +278,43 @@ func TestRestartEndsBindings(t *testing.T) {
 		t.Fatalf("heartbeat after restart: %v", st)
 	}
 }
+
+// Data-plane reads run while binds, heartbeats, reconnects and
+// disconnects change the leases (for the race detector); a read never
+// succeeds on a binding after its disconnect answered.
+func TestLeaseConcurrency(t *testing.T) {
+	h := newHarness(t)
+	p := h.paired("laptop")
+	manual, _ := h.mgr.NewSession("ro", "by hand")
+	manualRead := h.readToken(manual.ID)
+	done := make(chan struct{})
+	errs := make(chan string, 100)
+	go func() {
+		defer close(done)
+		for i := range 40 {
+			if s, _ := h.dataGet("/v0/" + manualRead + "/r?path=a.txt"); s != 200 {
+				errs <- "the manual session failed a read: " + itoa(int64(s))
+			}
+			_ = i
+		}
+	}()
+	seq := int64(0)
+	for i := range 10 {
+		b := h.mustBind(p, "ro", "https://chat.example/c/"+itoa(int64(i%3)))
+		read := h.readToken(b.session)
+		seq++
+		h.heartbeat(p, seq, b)
+		if s, _ := h.dataGet("/v0/" + read + "/r?path=a.txt"); s != 200 {
+			t.Errorf("bind %d: read %d", i, s)
+		}
+		h.do("POST", "/companion/disconnect", p.cred(), `{"binding":"`+b.binding+`"}`)
+		if s, _ := h.dataGet("/v0/" + read + "/r?path=a.txt"); s == 200 {
+			t.Errorf("bind %d: read after disconnect", i)
+		}
+	}
+	<-done
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}

@@ -67,9 +67,9 @@ func (s *Service) Overview() Overview {
 	for _, d := range s.devices {
 		dv := DeviceView{ID: d.rec.ID, Name: d.rec.Name, Paired: d.rec.Paired, LastSeen: d.rec.LastSeen, Bindings: []BindingView{}}
 		for _, b := range s.live {
-			if b.rec.Device == d.rec.ID && now.Before(b.expiry) {
+			if b.rec.Device == d.rec.ID && now.Before(b.lease.until()) {
 				dv.Bindings = append(dv.Bindings, BindingView{ID: b.rec.ID, Project: b.rec.Project, Session: b.rec.Session,
-					Conversation: b.rec.Conversation, Created: b.rec.Created, LeaseUntil: b.expiry.UTC()})
+					Conversation: b.rec.Conversation, Created: b.rec.Created, LeaseUntil: b.lease.until().UTC()})
 			}
 		}
 		slices.SortFunc(dv.Bindings, func(a, b BindingView) int { return a.Created.Compare(b.Created) })
