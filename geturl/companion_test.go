@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/geturl/control"
 )
 
 // companionCall is the extension's request to the running control plane.
@@ -181,5 +182,53 @@ func TestCompanionCLI(t *testing.T) {
 	}
 	if _, err := runCLI(t, "companion", "revoke"); err == nil {
 		t.Fatal("revoke without a device succeeded")
+	}
+}
+
+// The operator's companion API is the operator's only: the page's routes
+// need the page's session and its own Origin, the keyed routes the control
+// key and no Origin; a device's credential or an extension's Origin opens
+// neither, so a device cannot approve itself.
+func TestCompanionOperatorGates(t *testing.T) {
+	b := startBridge(t, nil)
+	sess := b.uiLogin(t)
+	own := b.controlURL("")
+	var raw [32]byte
+	rand.Read(raw[:])
+	secret := base64.RawURLEncoding.EncodeToString(raw[:])
+	_, pr := companionCall(t, b, "POST", "/companion/pair", "", `{"name":"self-approver","secret":"`+secret+`"}`)
+	req, dev := pr["request"].(string), pr["device"].(string)
+	ext := "chrome-extension://abcdefghijklmnopabcdefghijklmnop"
+	for name, tc := range map[string]struct {
+		method, path, origin string
+		headers              map[string]string
+		want                 int
+	}{
+		"page list, session":             {"GET", "/ui/api/companion", "", map[string]string{control.SessionHeader: sess}, 200},
+		"page list, nothing":             {"GET", "/ui/api/companion", "", nil, 401},
+		"page list, device credential":   {"GET", "/ui/api/companion", ext, map[string]string{"Authorization": "Bearer " + dev + "." + secret}, 401},
+		"page approve, extension origin": {"POST", "/ui/api/companion/approve/" + req, ext, map[string]string{control.SessionHeader: sess}, 403},
+		"page approve, no origin":        {"POST", "/ui/api/companion/approve/" + req, "", map[string]string{control.SessionHeader: sess}, 403},
+		"page approve, device":           {"POST", "/ui/api/companion/approve/" + req, own, map[string]string{"Authorization": "Bearer " + dev + "." + secret}, 401},
+		"keyed list, no key":             {"GET", "/api/companion", "", nil, 401},
+		"keyed list, extension origin":   {"GET", "/api/companion", ext, map[string]string{control.KeyHeader: b.key()}, 403},
+		"keyed approve, page session":    {"POST", "/api/companion/approve/" + req, "", map[string]string{control.SessionHeader: sess}, 401},
+		"keyed approve, device":          {"POST", "/api/companion/approve/" + req, ext, map[string]string{"Authorization": "Bearer " + dev + "." + secret}, 403},
+		"keyed unknown op":               {"POST", "/api/companion/bless/" + req, "", map[string]string{control.KeyHeader: b.key()}, 404},
+		"keyed refuse unknown request":   {"POST", "/api/companion/refuse/r0000000000000000", "", map[string]string{control.KeyHeader: b.key()}, 404},
+	} {
+		r, _ := http.NewRequest(tc.method, b.controlURL(tc.path), nil)
+		if tc.origin != "" {
+			r.Header.Set("Origin", tc.origin)
+		}
+		for k, v := range tc.headers {
+			r.Header.Set(k, v)
+		}
+		if got := do(t, r); got != tc.want {
+			t.Errorf("%s: %d, want %d", name, got, tc.want)
+		}
+	}
+	if st, a := companionCall(t, b, "GET", "/companion/pair/"+req, dev+"."+secret, ""); a["state"] != "pending" {
+		t.Fatalf("after all that the request is %d %v, want still pending", st, a)
 	}
 }
