@@ -87,7 +87,8 @@ func fail(w http.ResponseWriter, status int, code, msg string) {
 }
 
 // readBody reads and strictly decodes a request body into v; on failure
-// it has answered.
+// it has answered. It is called before the service's lock is taken: a
+// slow sender holds only its own request.
 func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	b, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	if err == nil {
@@ -284,14 +285,14 @@ func companionLabel(name string) string {
 }
 
 func (s *Service) bind(w http.ResponseWriter, r *http.Request) {
+	var req bindBody
+	if !readBody(w, r, &req) {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := s.deviceLocked(w, r)
 	if d == nil {
-		return
-	}
-	var req bindBody
-	if !readBody(w, r, &req) {
 		return
 	}
 	if err := checkConversation(req.Conversation); err != nil {
@@ -358,14 +359,14 @@ func (s *Service) bind(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) heartbeat(w http.ResponseWriter, r *http.Request) {
+	var req heartbeatBody
+	if !readBody(w, r, &req) {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := s.deviceLocked(w, r)
 	if d == nil {
-		return
-	}
-	var req heartbeatBody
-	if !readBody(w, r, &req) {
 		return
 	}
 	if req.Seq < 1 || len(req.Bindings) > maxItems {
@@ -396,14 +397,14 @@ func (s *Service) heartbeat(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) disconnect(w http.ResponseWriter, r *http.Request) {
+	var req disconnectBody
+	if !readBody(w, r, &req) {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := s.deviceLocked(w, r)
 	if d == nil {
-		return
-	}
-	var req disconnectBody
-	if !readBody(w, r, &req) {
 		return
 	}
 	s.seenLocked(d)

@@ -1,7 +1,10 @@
 package companion
 
 import (
+	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -317,4 +320,45 @@ func TestLeaseConcurrency(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+}
+
+// A device that sends its body slowly holds only its own request: another
+// device's heartbeat is answered meanwhile (the body is read before the
+// service's lock is taken).
+func TestSlowBodyHoldsNoLock(t *testing.T) {
+	h := newHarness(t)
+	slow, fast := h.paired("slow"), h.paired("fast")
+	srv := httptest.NewServer(h.svc.Handler())
+	defer srv.Close()
+	send := func(ctx context.Context, path, cred string, body io.Reader) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+path, body)
+		req.Host = "127.0.0.1:47433"
+		req.Header.Set("Origin", testOrigin)
+		req.Header.Set("Authorization", "Bearer "+cred)
+		return srv.Client().Do(req)
+	}
+	pr, pw := io.Pipe()
+	defer pw.Close() // before srv.Close, which waits for the slow request
+	slowDone := make(chan struct{})
+	go func() {
+		defer close(slowDone)
+		if resp, err := send(context.Background(), "/companion/bind", slow.cred(), pr); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	pw.Write([]byte(`{"project":"ro",`)) // the handler is now reading the rest
+	// Deadlock detection only: the answer needs no waiting at all.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := send(ctx, "/companion/heartbeat", fast.cred(), strings.NewReader(`{"seq":1,"bindings":[]}`))
+	if err != nil {
+		t.Fatalf("another device's heartbeat while a body trickles in: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("heartbeat: %d", resp.StatusCode)
+	}
+	pw.Write([]byte(`"conversation":"https://chat.example/c/1"}`))
+	pw.Close()
+	<-slowDone
 }
