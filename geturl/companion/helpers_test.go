@@ -284,3 +284,5 @@ func sessionChange(write *bool) session.ProjectChange {
 	t := false
 	return session.ProjectChange{Write: write, Terminal: &t}
 }
+
+func jsonUnmarshal(b []byte, v any) { json.Unmarshal(b, v) }
