@@ -97,15 +97,6 @@ func TestCompanionOnTheControlPageInChromium(t *testing.T) {
 	if row := text("the binding", binding); !strings.Contains(row, "demo") || !strings.Contains(row, "https://chat.example/c/42") {
 		t.Fatalf("binding row %q", row)
 	}
-	if *updateScreenshot {
-		png, err := chromedp.Run(ctx, chromedp.Screenshot(`#companion-section`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join("testdata", "companion-devices.png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	prompt := bound["prompt"].(string)
 	initURL := prompt[strings.Index(prompt, "http://"):]
 	if code, _ := get(t, initURL); code != 200 {
