@@ -95,6 +95,20 @@ func FuzzDecode(f *testing.F) {
 						t.Fatalf("accepted unknown field %q", k)
 					}
 				}
+				// The field checks after decoding take whatever it let through.
+				switch v := v.(type) {
+				case *pairBody:
+					if checkName(v.Name) == nil && (v.Name == "" || len([]rune(v.Name)) > maxName) {
+						t.Fatalf("name %q accepted", v.Name)
+					}
+					if _, ok := secretHash(v.Secret); ok && len(v.Secret) != 43 {
+						t.Fatalf("secret %q accepted", v.Secret)
+					}
+				case *bindBody:
+					if checkConversation(v.Conversation) == nil && (len(v.Conversation) > maxConversation || strings.ContainsAny(v.Conversation, "?# \n")) {
+						t.Fatalf("conversation %q accepted", v.Conversation)
+					}
+				}
 			}
 		}
 	})
