@@ -142,6 +142,7 @@ func Open(o Options) *Service {
 	if err != nil {
 		s.broken = err
 		o.Log.Error("companion devices not trusted: companion.json is unreadable; fix or remove it and pair again", "file", o.Path, "err", err)
+		s.stopUnrecorded()
 		return s
 	}
 	for _, d := range st.Devices {
@@ -170,6 +171,23 @@ func Open(o Options) *Service {
 		s.saveLocked()
 	}
 	return s
+}
+
+// stopUnrecorded stops every enabled session labelled as a companion's
+// when companion.json cannot say which sessions bindings own: without
+// it, such a session would live on as if made by hand, with no lease.
+// Stopped, not deleted: the operator may start a session they labelled so
+// themselves again.
+func (s *Service) stopUnrecorded() {
+	for _, v := range s.o.Sessions.List() {
+		if v.Enabled && strings.HasPrefix(v.Label, labelPrefix) {
+			if _, err := s.o.Sessions.Stop(v.ID); err != nil {
+				s.o.Log.Error("a companion session could not be stopped", "session", v.ID, "err", err)
+				continue
+			}
+			s.o.Log.Warn("companion session stopped: companion.json cannot say whether its lease lives", "session", v.ID)
+		}
+	}
 }
 
 func isNotFound(err error) bool {

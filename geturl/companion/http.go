@@ -273,10 +273,13 @@ func checkConversation(c string) error {
 	return nil
 }
 
+// labelPrefix starts every companion session's label.
+const labelPrefix = "companion: "
+
 // companionLabel is the label of a companion session in the operator's
 // session list.
 func companionLabel(name string) string {
-	label := "companion: " + name
+	label := labelPrefix + name
 	for len(label) > 200 {
 		_, size := utf8.DecodeLastRuneInString(label)
 		label = label[:len(label)-size]
@@ -352,7 +355,13 @@ func (s *Service) bind(w http.ResponseWriter, r *http.Request) {
 	b.lease.expiry.Store(now.Add(s.o.Lease).UnixNano())
 	s.live[b.rec.ID] = b
 	s.own(v.ID, b.lease)
-	s.saveLocked()
+	// A binding companion.json does not hold would outlive a restart as a
+	// session without a lease: none is handed out unrecorded.
+	if err := s.saveLocked(); err != nil {
+		s.endLocked(b, "companion.json could not be written")
+		fail(w, http.StatusInternalServerError, "internal", "the binding could not be recorded")
+		return
+	}
 	s.o.Log.Info("companion binding made", "binding", b.rec.ID, "device", d.rec.ID, "project", req.Project, "session", v.ID)
 	hub.WriteJSON(w, http.StatusCreated, map[string]any{"binding": b.rec.ID, "session": v.ID, "generation": b.gen,
 		"prompt": s.o.Prompt(g.Token(route.CapInit)), "lease_ms": s.o.Lease.Milliseconds(), "heartbeat_ms": s.heartbeatEvery().Milliseconds()})

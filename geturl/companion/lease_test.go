@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -361,4 +362,25 @@ func TestSlowBodyHoldsNoLock(t *testing.T) {
 	pw.Write([]byte(`"conversation":"https://chat.example/c/1"}`))
 	pw.Close()
 	<-slowDone
+}
+
+// A bind companion.json cannot record is refused and its session ended:
+// an unrecorded binding would outlive a restart as a session without a
+// lease.
+func TestBindUnrecordedIsRefused(t *testing.T) {
+	h := newHarness(t)
+	p := h.paired("laptop")
+	// Make the file unwritable even for root: its name is now a directory.
+	os.Rename(h.path(), h.path()+".away")
+	os.MkdirAll(filepath.Join(h.path(), "x"), 0o700)
+	before := len(h.mgr.List())
+	if _, a := h.bind(p, "ro", "https://chat.example/c/1"); a.status != http.StatusInternalServerError {
+		t.Fatalf("bind without a writable companion.json: %d %s", a.status, a.raw)
+	}
+	if n := len(h.mgr.List()); n != before {
+		t.Fatalf("%d sessions after a refused bind, want %d", n, before)
+	}
+	if ov := h.svc.Overview(); len(ov.Devices[0].Bindings) != 0 {
+		t.Fatalf("a refused bind is listed: %+v", ov.Devices[0].Bindings)
+	}
 }

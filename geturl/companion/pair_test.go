@@ -208,6 +208,8 @@ func TestUnreadableFileTrustsNoDevice(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t)
 			p := h.paired("laptop")
+			b := h.mustBind(p, "ro", "https://chat.example/c/1")
+			manual, _ := h.mgr.NewSession("ro", "by hand")
 			spoil(h.path())
 			before, _ := os.ReadFile(h.path())
 			h.svc = h.open()
@@ -226,6 +228,14 @@ func TestUnreadableFileTrustsNoDevice(t *testing.T) {
 			after, _ := os.ReadFile(h.path())
 			if string(after) != string(before) {
 				t.Error("the unreadable file was changed")
+			}
+			// The binding the file can no longer vouch for does not live on
+			// as a session without a lease; a session made by hand does.
+			if v, err := h.mgr.Session(b.session); err == nil && v.Live {
+				t.Error("the companion session lives on without its lease")
+			}
+			if v, err := h.mgr.Session(manual.ID); err != nil || !v.Live {
+				t.Errorf("the manual session: %+v %v", v, err)
 			}
 		})
 	}
