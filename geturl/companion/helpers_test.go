@@ -70,7 +70,7 @@ func (s *syncBuffer) String() string {
 // one writable project) with the real data-plane gateway in front of its
 // Lookup.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	clock *clock
 	logs  *syncBuffer
@@ -79,7 +79,7 @@ type harness struct {
 	gw    *httptest.Server
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	h := &harness{t: t, dir: t.TempDir(), clock: &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}, logs: &syncBuffer{}}
 	state := filepath.Join(h.dir, "state")
