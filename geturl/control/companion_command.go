@@ -24,6 +24,7 @@ func companionCommand() *cli.Command {
 			companionOpCommand("approve", "REQUEST", "pair the device of a pending request (check that its code is the one the extension shows)"),
 			companionOpCommand("refuse", "REQUEST", "refuse a pending pairing request"),
 			companionOpCommand("revoke", "DEVICE", "unpair a device: every session it bound ends at once"),
+			companionExportCommand(),
 		},
 	}
 }
