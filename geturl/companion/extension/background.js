@@ -203,7 +203,9 @@ async function projects() {
 function conversationOf(url) {
   const u = new URL(url);
   if (u.protocol !== "https:" && u.protocol !== "http:") throw new HubError(0, "bad_tab", "the tab is not a web page");
-  return (u.origin + u.pathname).slice(0, MAX_CONVERSATION);
+  // Both parts are ASCII (punycode host, percent-encoded path); a cut must
+  // not leave half an escape.
+  return (u.origin + u.pathname).slice(0, MAX_CONVERSATION).replace(/%[0-9A-Fa-f]?$/, "");
 }
 
 async function bind(tabId, project) {
