@@ -248,17 +248,19 @@ function release(port) {
   port.disconnect();
 }
 
-// end drops a binding here and, if tell, disconnects it on the hub.
+// end drops a binding here and, if tell, disconnects it on the hub first,
+// so the popup shows it gone only once its authority has ended (or the hub
+// could not be told, and the lease ends it).
 async function end(id, tell) {
   const p = ports.get(id);
   ports.delete(id);
   if (p) release(p);
   const had = state.bindings.some((b) => b.binding === id);
-  state.bindings = state.bindings.filter((b) => b.binding !== id);
-  await save();
   if (had && tell && state.pairState === "approved") {
     try { await call("POST", "/companion/disconnect", { binding: id }, true); } catch (e) { /* the lease ends it */ }
   }
+  state.bindings = state.bindings.filter((b) => b.binding !== id);
+  await save();
 }
 
 function pingInterval(b) {
