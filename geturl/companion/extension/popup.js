@@ -23,7 +23,9 @@ let shown = "";
 let loadedProjects = false;
 
 function render(v) {
+  const was = document.body.dataset.state;
   document.body.dataset.state = v.paired ? "paired" : v.pairState === "pending" ? "pending" : "unpaired";
+  if (was === "pending" && v.paired) status("Paired: the operator approved this browser.", "good");
   $("pair-section").hidden = v.paired || v.pairState === "pending";
   $("pending-section").hidden = v.pairState !== "pending";
   $("paired-section").hidden = !v.paired;
