@@ -117,6 +117,21 @@ async function call(method, path, body, auth) {
   return ans;
 }
 
+// authed is call with the device credential. A 401 means the operator
+// revoked this device (or the hub forgot it): the credential is dropped and
+// the popup offers pairing again.
+async function authed(method, path, body) {
+  try {
+    return await call(method, path, body, true);
+  } catch (e) {
+    if (e.status === 401 && state.pairState === "approved") {
+      forgetLocal("revoked");
+      await save();
+    }
+    throw e;
+  }
+}
+
 function validName(name) {
   return typeof name === "string" && name.length >= 1 && name.length <= 64 && /^[\x20-\x7e]+$/.test(name);
 }
@@ -181,7 +196,7 @@ function forgetLocal(pairState) {
 
 async function forget() {
   for (const b of state.bindings.slice()) {
-    try { await call("POST", "/companion/disconnect", { binding: b.binding }, true); } catch (e) { /* ended anyway below */ }
+    try { await authed("POST", "/companion/disconnect", { binding: b.binding }); } catch (e) { /* ended anyway below */ }
   }
   forgetLocal("");
   await save();
@@ -194,7 +209,7 @@ function requirePaired() {
 
 async function projects() {
   requirePaired();
-  const ans = await call("GET", "/companion/projects", undefined, true);
+  const ans = await authed("GET", "/companion/projects");
   return ans.projects || [];
 }
 
@@ -217,7 +232,7 @@ async function bind(tabId, project) {
   const conversation = conversationOf(tab.url);
   // The content script first: if the page cannot take it, no session is made.
   await chrome.scripting.executeScript({ target: { tabId }, files: ["inject.js"] });
-  const ans = await call("POST", "/companion/bind", { project, conversation }, true);
+  const ans = await authed("POST", "/companion/bind", { project, conversation });
   // A binding of this tab made before is over: the hub ended it if the
   // conversation is the same (reconnect); end it here in any case.
   for (const old of state.bindings.filter((b) => b.tabId === tabId)) await end(old.binding, true);
@@ -257,7 +272,7 @@ async function end(id, tell) {
   if (p) release(p);
   const had = state.bindings.some((b) => b.binding === id);
   if (had && tell && state.pairState === "approved") {
-    try { await call("POST", "/companion/disconnect", { binding: id }, true); } catch (e) { /* the lease ends it */ }
+    try { await authed("POST", "/companion/disconnect", { binding: id }); } catch (e) { /* the lease ends it */ }
   }
   state.bindings = state.bindings.filter((b) => b.binding !== id);
   await save();
@@ -290,14 +305,12 @@ async function beat() {
     await save();
     lastBeat = Date.now();
     const sent = state.bindings.map((b) => ({ binding: b.binding, generation: b.generation }));
-    const ans = await call("POST", "/companion/heartbeat", { seq: state.seq, bindings: sent }, true);
+    const ans = await authed("POST", "/companion/heartbeat", { seq: state.seq, bindings: sent });
     for (const r of ans.bindings || []) if (r.state === "ended") await end(r.binding, false);
   } catch (e) {
-    if (e.status === 401) {
-      // The operator revoked this device.
-      forgetLocal("revoked");
-      await save();
-    }
+    // Unreachable or refused: the next beat tries again (a 409 only means
+    // a larger seq is needed, and the next one is larger); a revoked device
+    // was dropped by authed.
   } finally {
     beating = false;
     scheduleBeat(beatInterval());
