@@ -252,9 +252,43 @@ func TestCompanionInChromium(t *testing.T) {
 		t.Fatalf("the read after Disconnect answered %d", code)
 	}
 
+	// untilRefused waits (a generous deadline, no timing asserted) until
+	// the read stops working.
+	untilRefused := func(what, read string) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			if code, _ := get(t, read); code != 200 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the read still works long after %s", what)
+			}
+		}
+	}
+	textarea := func() string {
+		t.Helper()
+		v, err := chromedp.Run(chatTab, chromedp.Evaluate[string](`document.getElementById("message").value`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+
+	// The bound tab closes while the browser stays open: the extension
+	// stops heartbeating its binding, so the read stops working.
+	// (The same document again: the content script is there already.)
+	bindChat("bind the chat tab once more", "textarea")
+	read = readURL(regexp.MustCompile(`http://127\.0\.0\.1:\d+/\S+`).FindString(textarea()))
+	if code, _ := get(t, read); code != 200 {
+		t.Fatalf("the read of the rebound chat: %d", code)
+	}
+	cancelChat()
+	untilRefused("its tab closed", read)
+
 	// (b) Bind again, then close the browser: the read fails once the
-	// lease has run out.
-	// A chat whose input is a contenteditable element, in the same tab.
+	// lease has run out. This chat's input is a contenteditable element.
+	chatTab, cancelChat = chromedp.NewContext(ctx)
+	defer cancelChat()
 	run(chatTab, "open a rich-input chat", chromedp.Navigate(chat.URL+"/rich/7"), chromedp.WaitVisible("#rich"))
 	bindChat("bind the rich-input chat", "contenteditable")
 	prompt, _ = chromedp.Run(chatTab, chromedp.Evaluate[string](`document.getElementById("rich").textContent`))
@@ -283,17 +317,7 @@ func TestCompanionInChromium(t *testing.T) {
 		t.Fatalf("the extension's storage: seq %d, %d bindings, secret set: %v", st.Seq, len(st.Bindings), st.Secret != "")
 	}
 	closeBrowser()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, _ := get(t, read)
-		if code != 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the read still works long after the browser closed")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	untilRefused("the browser closed", read)
 
 	// (c) The last heartbeat replayed: refused; a fresh seq for the ended
 	// binding: ended, and the read stays refused.
