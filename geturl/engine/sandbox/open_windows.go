@@ -115,6 +115,35 @@ func (portable) Open(host string, flags int) (FD, error) {
 	panic("unreachable")
 }
 
+// OpenDirAt opens the directory name in dir (a directory handle Open or
+// OpenDirAt returned) relative to dir's handle, by that one name, to list
+// it and open names in it: what a walk of a tree needs so it never goes
+// back to the file system by path. name is one component (ntName's
+// rules). A reparse point is opened itself, not followed, and refused
+// with ErrSymlinkEscape; a file that is not a directory fails with
+// ErrNotDirectory. While the handle is open, the directory cannot be
+// renamed or replaced (it is not shared for delete).
+func OpenDirAt(dir FD, name string) (FD, error) {
+	if err := ntName(name); err != nil {
+		return syscall.InvalidHandle, err
+	}
+	h, err := ntOpen(windows.Handle(dir), name, searchAccess,
+		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE, windows.FILE_DIRECTORY_FILE)
+	if err != nil {
+		return syscall.InvalidHandle, err
+	}
+	var info windows.ByHandleFileInformation
+	if err := windows.GetFileInformationByHandle(h, &info); err != nil {
+		windows.CloseHandle(h)
+		return syscall.InvalidHandle, err
+	}
+	if info.FileAttributes&windows.FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+		windows.CloseHandle(h)
+		return syscall.InvalidHandle, newErr(ErrSymlinkEscape)
+	}
+	return syscall.Handle(h), nil
+}
+
 // searchAccess opens a directory on the way to open names relative to
 // it: what os.Root asks for its directories (listing them, as the BSDs'
 // and macOS' walk must), so a directory its user may pass through but

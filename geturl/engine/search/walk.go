@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/hubdev/hub/geturl/engine/sandbox"
@@ -23,6 +26,45 @@ const (
 	walkStop
 )
 
+// entry is one name found by walkTree, with its type bits
+// (fs.FileMode.Type) from the directory listing: a symlink, and on
+// Windows any reparse point (symlink, junction, mount point, cloud
+// placeholder), is fs.ModeSymlink and never followed.
+type entry struct {
+	name string
+	mode fs.FileMode
+	dir  dirHandle // the directory holding it, open while the visitor runs
+	// listed is the size the listing gave (Windows); -1 when the listing
+	// has none (unix), and size asks dir.
+	listed int64
+}
+
+// size is the entry's size, from its directory's handle without
+// following a link; -1 when it is gone.
+func (e entry) size() int64 {
+	if e.listed >= 0 {
+		return e.listed
+	}
+	return e.dir.size(e.name)
+}
+
+// dirHandle is one directory held open by walkTree, as each OS holds it
+// (walk_unix.go, walk_windows.go). The walk never names a path: it lists
+// a directory through its handle and opens each child relative to it.
+type dirHandle interface {
+	// list returns the directory's entries, in any order, without "."
+	// and ".."; as many as could be read (an error ends the listing).
+	list() []entry
+	// openDir opens the directory name relative to this one, never
+	// following a link: a name that is (or has become) a symlink or
+	// reparse point, or is not a directory, fails.
+	openDir(name string) (dirHandle, error)
+	// size is name's size, from this directory without following a
+	// link; -1 when it is gone.
+	size(name string) int64
+	close()
+}
+
 type walker struct {
 	fn   func(rel string, e entry) walkAction
 	deep bool
@@ -32,6 +74,52 @@ type walker struct {
 // level, and a chain of directories built relative to descriptors has no
 // PATH_MAX to stop it (a walk by path ends at about 2,000 levels).
 const maxDepth = 256
+
+// walk is walkTree's portable part, from the directory root (which it
+// closes): depth first, names sorted bytewise (as rg --sort path and
+// filepath.WalkDir do), rel slash-separated. Symlinks are reported, not
+// followed; a directory that cannot be opened is reported and skipped,
+// and so is one more than maxDepth levels down (deep says a walk met
+// one).
+func walk(root dirHandle, fn func(rel string, e entry) walkAction) (deep bool) {
+	w := walker{fn: fn}
+	w.dir(root, "", 1)
+	return w.deep
+}
+
+// dir walks the directory d, at depth, closing it; true means stop.
+func (w *walker) dir(d dirHandle, rel string, depth int) bool {
+	defer d.close()
+	ents := d.list()
+	slices.SortFunc(ents, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	for _, e := range ents {
+		child := e.name
+		if rel != "" {
+			child = rel + "/" + e.name
+		}
+		switch w.fn(child, e) {
+		case walkStop:
+			return true
+		case walkSkip:
+			continue
+		}
+		if !e.mode.IsDir() {
+			continue
+		}
+		if depth == maxDepth {
+			w.deep = true
+			continue
+		}
+		c, err := d.openDir(e.name)
+		if err != nil {
+			continue // unreadable, or no longer a directory
+		}
+		if w.dir(c, child, depth+1) {
+			return true
+		}
+	}
+	return false
+}
 
 // walkFiles calls fn for every regular file under t (walkTree's order),
 // skipping symlinks, SkipDirs below the start and files include rejects.
