@@ -19,5 +19,17 @@
 // that are not regular, binary files (a NUL byte in the first 8000 bytes),
 // files larger than Limits.MaxFileBytes, and the contents of directories
 // named in SkipDirs (VCS metadata, dependency trees, caches) unless the
-// search starts inside one. Paths come back as virtual "/project/..." paths.
+// search starts inside one. Paths come back as virtual "/project/..." paths,
+// slash-separated on every OS.
+//
+// The walk lists each directory through its handle and opens each child
+// relative to it, never by path (walk.go; walk_unix.go with openat,
+// walk_windows.go with sandbox.OpenDirAt and FileFullDirectoryInfo). On
+// Windows every reparse point (symlink, junction, mount point, cloud or
+// deduplicated placeholder) is reported as a symlink and not followed. rg
+// runs where it can start in a directory that cannot be swapped while it
+// starts: Linux (/proc/self/fd) and Windows (rg.exe from PATH, with every
+// directory on the path held open without FILE_SHARE_DELETE); its '\'
+// paths become '/'. Elsewhere the Go engine answers. Include globs are
+// case-sensitive on every OS, as rg's --glob is (Find's Name is not).
 package search

@@ -63,6 +63,9 @@ type rgMessage struct {
 // grepRG runs rg. ran is false when rg failed before searching (it could
 // not start, or refused the pattern): the caller then runs the Go engine.
 func (s *Searcher) grepRG(ctx context.Context, t target, m *matcher, include []string, lim Limits) (res GrepResult, ran bool) {
+	if !rgReadsGlobs(include, backslashPaths) {
+		return GrepResult{}, false
+	}
 	dir, arg := t.host, "."
 	if !t.dir {
 		dir, arg = filepath.Dir(t.host), "./"+filepath.Base(t.host)
@@ -119,11 +122,15 @@ func (s *Searcher) grepRG(ctx context.Context, t target, m *matcher, include []s
 			src.close()
 			src = nil
 			p, ok := msg.Data.Path.bytes()
-			rel, inside := rgRel(string(p), arg)
+			rel, inside := rgRel(string(p), arg, backslashPaths)
 			if !ok || !inside {
 				continue
 			}
-			if f, ok := openRGFile(filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(string(p), "./")))); ok {
+			host := t.host
+			if t.dir {
+				host = filepath.Join(dir, filepath.FromSlash(rel))
+			}
+			if f, ok := openRGFile(host); ok {
 				file, src = t.child(rel), f
 			}
 		case "match":
@@ -163,10 +170,26 @@ func (s *Searcher) grepRG(ctx context.Context, t target, m *matcher, include []s
 	return res, true
 }
 
-// rgRel turns a path rg printed into one relative to the target, refusing
-// anything that is not below it (rg does not follow symlinks, so nothing
-// should be).
-func rgRel(p, arg string) (string, bool) {
+// backslashPaths says rg prints paths with the OS's separator '\'
+// (Windows), where '\' can be in no name; elsewhere it is a name's
+// byte like any other.
+const backslashPaths = filepath.Separator == '\\'
+
+// rgRel turns a path rg printed into the contract's slash-separated path
+// relative to the target, refusing anything that is not below it (rg
+// does not follow symlinks, so nothing should be). arg is what rg was
+// asked to search: "." for a directory, "./name" for one file, which rg
+// prints back as given and then rel is "". With backslash (Windows), rg
+// joins names with '\' (".\src\main.go"), which becomes '/'; a path
+// naming a volume or a stream (any ':') is refused there.
+func rgRel(p, arg string, backslash bool) (string, bool) {
+	if backslash {
+		if strings.ContainsRune(p, ':') {
+			return "", false
+		}
+		p = strings.ReplaceAll(p, `\`, "/")
+		arg = strings.ReplaceAll(arg, `\`, "/")
+	}
 	if arg != "." {
 		return "", p == arg
 	}
@@ -175,6 +198,21 @@ func rgRel(p, arg string) (string, bool) {
 		return "", false
 	}
 	return rel, true
+}
+
+// rgReadsGlobs says rg reads the include globs as includeSet does. A
+// backslash escapes in both on unix; on Windows, where it is also the
+// path separator, rg's reading of one is not what includeSet's is known
+// to be, so a search with such a glob is left to the Go engine there.
+func rgReadsGlobs(globs []string, backslash bool) bool {
+	if backslash {
+		for _, g := range globs {
+			if strings.Contains(g, `\`) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // rgEnv is the environment rg runs with: the hub's without its secrets

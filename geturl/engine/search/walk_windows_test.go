@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,5 +90,46 @@ func TestWindowsWalk(t *testing.T) {
 		if !slices.Equal(paths, wantGrep) || (rg != "" && gres.Engine != "rg") {
 			t.Errorf("Grep (%s) found %q, want %q", gres.Engine, paths, wantGrep)
 		}
+	}
+}
+
+// rg starts by path in a directory held with every directory above it:
+// while held, none can be renamed (so none swapped for a junction), and
+// a junction on the path is refused before rg starts.
+func TestWindowsRGDirHeld(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := sandbox.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(sc.Root(), "a", "b")
+	cmdDir, release, err := rgDir(dir)
+	if err != nil {
+		t.Fatalf("rgDir(%s): %v", dir, err)
+	}
+	if cmdDir != dir {
+		t.Errorf("rg starts in %s, want %s", cmdDir, dir)
+	}
+	for _, p := range []string{filepath.Join(sc.Root(), "a"), dir} {
+		if err := os.Rename(p, p+"-moved"); err == nil {
+			t.Errorf("renamed %s while held", p)
+		}
+	}
+	release()
+	if err := os.Rename(filepath.Join(sc.Root(), "a"), filepath.Join(sc.Root(), "a2")); err != nil {
+		t.Errorf("rename after release: %v", err)
+	}
+	j := filepath.Join(sc.Root(), "j")
+	if out, err := exec.Command("cmd", "/d", "/c", "mklink", "/J", j, outside).CombinedOutput(); err != nil {
+		t.Skipf("mklink /J: %v: %s", err, out)
+	}
+	if _, release, err := rgDir(j); !errors.Is(err, sandbox.ErrSymlinkEscape) {
+		if err == nil {
+			release()
+		}
+		t.Errorf("rgDir through a junction: %v, want symlink_escape", err)
 	}
 }
