@@ -83,6 +83,11 @@ var geturlRules = []geturlRule{
 	{what: "the control plane serves the operator: it never reaches the data plane, the engines, the handlers or the plugins " +
 		"(projects only through the session manager)",
 		from: []string{"geturl/control"}, denied: []string{"geturl/gateway", "geturl/engine", "geturl/mutation", "geturl/plugin", "geturl/transport"}, tests: true},
+	{what: "the browser companion (device API and lease) sees only the session manager and the route vocabulary: " +
+		"it wraps the token table the data plane asks, never the data plane, the handlers or the control plane",
+		from: []string{"geturl/companion"}, allowed: []string{"geturl/session", "geturl/route", "geturl/companion/extension"}},
+	{what: "the extension's files are data: their package imports nothing of geturl",
+		from: []string{"geturl/companion/extension"}, allowed: []string{}, tests: true},
 	{what: "only the adapter (package geturl) builds the data plane",
 		from: []string{"geturl/"}, denied: []string{"geturl/gateway"}},
 }
@@ -221,6 +226,10 @@ func TestGeturlRules(t *testing.T) {
 		{"geturl", "geturl/gateway", false, false},
 		{"geturl/control", "geturl/engine/sandbox", false, true},
 		{"geturl/control", "geturl/session", false, false},
+		{"geturl/companion", "geturl/session", false, false},
+		{"geturl/companion", "geturl/control", false, true},
+		{"geturl/companion", "geturl/gateway", false, true},
+		{"geturl/companion/extension", "geturl/route", false, true},
 		{"geturl/gateway", "geturl/gateway/x", false, false},
 	} {
 		broken := false
