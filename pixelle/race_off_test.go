@@ -1,0 +1,5 @@
+//go:build !race
+
+package pixelle
+
+const raceEnabled = false
