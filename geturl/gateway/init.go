@@ -1,12 +1,11 @@
 package gateway
 
 import (
-	"bytes"
-
 	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/hub/jsonw"
 )
 
 // MaxInit is the spec's ceiling on the Init contract with mutations and
@@ -45,33 +44,56 @@ type endpoint struct {
 // endpoints marshal as an object in table order.
 type endpoints []endpoint
 
-func (es endpoints) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
+func (es endpoints) MarshalJSON() ([]byte, error) { return es.appendJSON(nil), nil }
+
+func (es endpoints) appendJSON(b []byte) []byte {
+	b = append(b, '{')
 	for i, e := range es {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		for j, s := range []string{e.tool, e.ref, e.suffix} {
-			v, err := transport.Marshal(s)
-			if err != nil {
-				return nil, err
-			}
-			switch j {
-			case 0:
-				b.Write(v)
-				b.WriteString(":[")
-			case 1:
-				b.Write(v)
-				b.WriteByte(',')
-			case 2:
-				b.Write(v)
-				b.WriteByte(']')
-			}
-		}
+		b = jsonw.String(b, e.tool)
+		b = append(b, ":["...)
+		b = jsonw.String(b, e.ref)
+		b = append(b, ',')
+		b = jsonw.String(b, e.suffix)
+		b = append(b, ']')
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}')
+}
+
+// AppendJSON (transport.Appender) appends the contract exactly as
+// encoding/json writes it with HTML escaping off, without reflection.
+func (c *initContract) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"ok":`...)
+	b = jsonw.Bool(b, c.OK)
+	b = append(b, `,"protocol":`...)
+	b = jsonw.String(b, c.Protocol)
+	b = append(b, `,"bases":{"r":`...)
+	b = jsonw.String(b, c.Bases.Read)
+	if c.Bases.Mutation != "" {
+		b = append(b, `,"m":`...)
+		b = jsonw.String(b, c.Bases.Mutation)
+	}
+	b = append(b, `},"endpoints":`...)
+	b = c.Endpoints.appendJSON(b)
+	b = append(b, `,"compatibilityEndpoints":`...)
+	b = jsonw.String(b, c.Compat)
+	b = append(b, `,"root":`...)
+	b = jsonw.String(b, c.Root)
+	b = append(b, `,"project":`...)
+	b = jsonw.String(b, c.Project)
+	b = append(b, `,"permissions":{"read":`...)
+	b = jsonw.Bool(b, c.Permissions.Read)
+	b = append(b, `,"write":`...)
+	b = jsonw.Bool(b, c.Permissions.Write)
+	b = append(b, `,"terminal":`...)
+	b = jsonw.Bool(b, c.Permissions.Terminal)
+	b = append(b, `},"fetch":`...)
+	b = jsonw.String(b, c.Fetch)
+	b = append(b, `,"rules":`...)
+	b = jsonw.Strings(b, c.Rules)
+	return append(b, '}'), nil
 }
 
 // Rules of the contract. They are words an agent acts on; every byte counts
