@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -121,13 +120,24 @@ func cmdKillHub(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("killhub: %v", err)
 	}
-	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
+	if err := signalPID(st.PID, os.Kill); err != nil {
 		ts.Fatalf("killhub: %v", err)
 	}
 	if !waitExit(st.PID, 10e9) {
 		ts.Fatalf("killhub: pid %d survived SIGKILL", st.PID)
 	}
 	ts.Setenv("KILLED_PID", fmt.Sprint(st.PID))
+}
+
+// signalPID sends sig to the process pid, which need not be our child
+// (os.Process.Signal: on Windows only os.Kill).
+func signalPID(pid int, sig os.Signal) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	defer p.Release()
+	return p.Signal(sig)
 }
 
 // freeport VAR stores a currently free loopback port in $VAR.
@@ -222,16 +232,15 @@ func cmdSigHub(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: sighub SIGNAL")
 	}
-	sigs := map[string]syscall.Signal{"QUIT": syscall.SIGQUIT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL, "STOP": syscall.SIGSTOP}
-	sig, ok := sigs[args[0]]
-	if !ok {
+	sig, ok := scriptSignals[args[0]]
+	if !ok || args[0] == "HUP" {
 		ts.Fatalf("sighub: unknown signal %q", args[0])
 	}
 	st, err := supervisor.ReadState(ts.Getenv("XDG_STATE_HOME") + "/hub")
 	ts.Check(err)
-	ts.Check(syscall.Kill(st.PID, sig))
-	if sig == syscall.SIGSTOP {
-		ts.Defer(func() { syscall.Kill(st.PID, syscall.SIGCONT) }) // never leave it stopped
+	ts.Check(signalPID(st.PID, sig))
+	if sig == pauseSignal {
+		ts.Defer(func() { signalPID(st.PID, resumeSignal) }) // never leave it stopped
 		return
 	}
 	if !waitExit(st.PID, 10e9) {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -54,16 +53,15 @@ func waitBridge(ts *testscript.TestScript, neg bool, args []string) {
 // sigbridge HUP|TERM PORT sends a signal testscript's kill does not know
 // to the bridge whose session file names PORT.
 func sigBridge(ts *testscript.TestScript, neg bool, args []string) {
-	sigs := map[string]syscall.Signal{"HUP": syscall.SIGHUP, "TERM": syscall.SIGTERM}
-	sig, ok := sigs[args[0]]
-	if neg || len(args) != 2 || !ok {
+	sig, ok := scriptSignals[args[0]]
+	if neg || len(args) != 2 || !ok || args[0] != "HUP" && args[0] != "TERM" {
 		ts.Fatalf("usage: sigbridge HUP|TERM PORT")
 	}
 	b, err := os.ReadFile(ssSessionPath(ts.Getenv("HOME"), args[1]))
 	ts.Check(err)
 	var sess struct{ PID int }
 	ts.Check(json.Unmarshal(b, &sess))
-	ts.Check(syscall.Kill(sess.PID, sig))
+	ts.Check(signalPID(sess.PID, sig))
 }
 
 // sspage PORT ORIGIN TOKEN attaches a scripted Stitch Slop page for the rest
