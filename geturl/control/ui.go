@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"embed"
@@ -16,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hubdev/hub/geturl/companion/extension"
 	"github.com/hubdev/hub/hub"
 )
 
@@ -214,6 +216,21 @@ func (c *Plane) uiRoutes(mux *http.ServeMux) {
 		r2 := r.Clone(r.Context())
 		r2.URL.Path = "/" + r.PathValue("file")
 		files.ServeHTTP(w, r2)
+	})
+	mux.HandleFunc("GET /ui/companion.zip", func(w http.ResponseWriter, r *http.Request) {
+		if !hub.HostAllowed(r, c.ControlPort) {
+			http.NotFound(w, r)
+			return
+		}
+		var zip bytes.Buffer
+		if err := extension.Zip(&zip); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		pageHeaders(w)
+		w.Header().Set("Content-Type", "application/zip")
+		w.Header().Set("Content-Disposition", `attachment; filename="`+extension.ZipDir+`.zip"`)
+		w.Write(zip.Bytes())
 	})
 	mux.HandleFunc("POST /ui/api/login", c.uiLogin)
 	mux.HandleFunc("POST /ui/api/logout", c.uiGate(func(w http.ResponseWriter, r *http.Request) {

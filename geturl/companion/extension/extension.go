@@ -10,10 +10,12 @@
 package extension
 
 import (
+	"archive/zip"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -114,4 +116,30 @@ func checkPrevious(dir string) error {
 		return fmt.Errorf("%s is not empty and its manifest.json is not the companion's; choose an empty or new directory", dir)
 	}
 	return nil
+}
+
+// ZipDir is the folder a Zip unpacks to.
+const ZipDir = "geturl-companion"
+
+// Zip writes the extension as a zip archive of one folder, ZipDir, holding
+// exactly the files Export writes: what the control page offers for
+// download, to unpack and load the same way.
+func Zip(w io.Writer) error {
+	zw := zip.NewWriter(w)
+	for _, name := range Names() {
+		b, err := files.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		h := &zip.FileHeader{Name: ZipDir + "/" + name, Method: zip.Deflate}
+		h.SetMode(0o644)
+		f, err := zw.CreateHeader(h)
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(b); err != nil {
+			return err
+		}
+	}
+	return zw.Close()
 }

@@ -1,8 +1,10 @@
 package extension
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -339,4 +341,44 @@ func snapshot(dir string) string {
 		return nil
 	})
 	return sb.String()
+}
+
+// TestZipHoldsTheExportedFiles: the archive the control page offers is one
+// folder holding every file Export writes, byte for byte, and nothing else.
+func TestZipHoldsTheExportedFiles(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Zip(&buf); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range zr.File {
+		name, ok := strings.CutPrefix(f.Name, ZipDir+"/")
+		if !ok || strings.Contains(name, "/") {
+			t.Fatalf("%q is not a file directly in %s/", f.Name, ZipDir)
+		}
+		if f.Mode() != 0o644 {
+			t.Errorf("%s: mode %v, want 0644", f.Name, f.Mode())
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := fs.ReadFile(FS(), name)
+		if err != nil || !bytes.Equal(b, want) {
+			t.Errorf("%s differs from the embedded file (%v)", name, err)
+		}
+		got = append(got, name)
+	}
+	if !slices.Equal(got, Names()) {
+		t.Errorf("zip holds %v, want %v", got, Names())
+	}
 }
