@@ -46,6 +46,11 @@ type Env struct {
 	// and hub.ServeHTTP routes WebSocket handler panics through it.
 	// Nil runs things plainly.
 	Guard *hub.Guard
+	// Files is the hub's one FileKeeper: an adapter keeps its control,
+	// session and state files on it, so an idle hub wakes once per period
+	// for all of them. Nil (a bridge running alone) keeps them on a ticker
+	// of the adapter's own.
+	Files *hub.FileKeeper
 }
 
 // HubView is the running hub as an adapter sees it: every adapter's line

@@ -142,7 +142,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	kept := make(chan struct{})
 	env.Guard.Go("aiui file keeper", func() {
 		defer close(kept)
-		b.keepFiles(keepCtx, every)
+		b.keepFiles(keepCtx, env.Files, every)
 	})
 	synced := make(chan struct{})
 	env.Guard.Go("aiui record follower", func() {

@@ -186,15 +186,16 @@ func (b *backend) putControlFile() error {
 // record and control file.
 const FileCheckInterval = 2 * time.Second
 
-// keepFiles keeps a running backend findable: every interval it rewrites
+// keepFiles keeps a running backend findable: on k (or, when k is nil,
+// every interval) it rewrites
 // its registry record when that is missing or not what it wrote, and the
 // control file when it is missing, corrupt or unsafe, or names a dead
 // process or this one with another key. A control file naming another live
 // process is left alone: a later backend took it over. Without this, a
 // deleted record hid a live backend from the overlay, and a deleted control
 // file from every shell and MCP face. It returns when ctx is done.
-func (b *backend) keepFiles(ctx context.Context, every time.Duration) {
-	hub.KeepFiles(ctx, every, b.log,
+func (b *backend) keepFiles(ctx context.Context, k *hub.FileKeeper, every time.Duration) {
+	hub.KeepFiles(ctx, k, every, b.log,
 		hub.KeptFile{Name: "the registry record", Path: b.regPath, Check: func() (string, func() error) {
 			return b.registryDrift(), b.putRegistryFile
 		}},

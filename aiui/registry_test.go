@@ -101,7 +101,7 @@ func TestBackendKeepsItsFiles(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
-			b.keepFiles(ctx, FileCheckInterval)
+			b.keepFiles(ctx, nil, FileCheckInterval)
 			close(done)
 		}()
 		next := func() {

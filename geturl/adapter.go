@@ -236,7 +236,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	kept := make(chan struct{})
 	hub.Go(ctx, "geturl control file", func() {
 		defer close(kept)
-		control.KeepFile(ctx, env.Dirs, cf, control.CheckInterval, env.Log)
+		control.KeepFile(ctx, env.Files, env.Dirs, cf, control.CheckInterval, env.Log)
 	})
 	defer func() { cancel(); <-kept }()
 	// The hub's idle rules never end it while a session's URLs could

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -20,32 +21,125 @@ type KeptFile struct {
 	Check func() (why string, fix func() error)
 }
 
-// KeepFiles checks files every interval and puts right what drifted,
-// until ctx is done. Something that keeps deleting a file costs a thinned
-// log line, not one per check.
-func KeepFiles(ctx context.Context, every time.Duration, log *slog.Logger, files ...KeptFile) {
-	t := time.NewTicker(every)
+// KeepInterval is how often a hub's one FileKeeper checks every kept
+// file: a state, session, control file or registry record deleted,
+// damaged or replaced by another process is put back within this long.
+// Clients that find the file missing meanwhile say "not running"; ten
+// seconds is as long as a user retrying a command waits, and one check
+// of every file per period costs an idle hub about a millisecond of CPU
+// per check instead of a wake-up per file every two seconds.
+const KeepInterval = 10 * time.Second
+
+// A FileKeeper checks the files registered with it, all on one ticker, and
+// puts right what drifted. A hub makes one and passes it to everything that
+// keeps a file (adapters.Env.Files), so an idle hub wakes once per period
+// however many files it keeps. The zero value is not usable: use
+// NewFileKeeper.
+type FileKeeper struct {
+	every time.Duration
+
+	// mu is held for a whole round of checks, so a set's stop returns only
+	// once no check or fix of it runs any more.
+	mu   sync.Mutex
+	sets map[*keptSet]struct{}
+}
+
+type keptSet struct {
+	log   *slog.Logger
+	files []KeptFile
+	thin  LogThinner
+}
+
+// NewFileKeeper returns a keeper that checks every every (KeepInterval
+// when every <= 0) once Run runs.
+func NewFileKeeper(every time.Duration) *FileKeeper {
+	if every <= 0 {
+		every = KeepInterval
+	}
+	return &FileKeeper{every: every, sets: make(map[*keptSet]struct{})}
+}
+
+// Every is the period of k's one ticker.
+func (k *FileKeeper) Every() time.Duration { return k.every }
+
+// Kept is how many files are registered now.
+func (k *FileKeeper) Kept() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := 0
+	for s := range k.sets {
+		n += len(s.files)
+	}
+	return n
+}
+
+// Keep registers files, logged on log, until stop is called. stop returns
+// once no check or fix of them runs, and none will again: a caller that
+// removes its file on the way out calls stop first, or the keeper could
+// put the file back.
+func (k *FileKeeper) Keep(log *slog.Logger, files ...KeptFile) (stop func()) {
+	s := &keptSet{log: log, files: files}
+	k.mu.Lock()
+	k.sets[s] = struct{}{}
+	k.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			k.mu.Lock()
+			delete(k.sets, s)
+			k.mu.Unlock()
+		})
+	}
+}
+
+// Run checks every registered file once per period until ctx is done.
+func (k *FileKeeper) Run(ctx context.Context) {
+	t := time.NewTicker(k.every)
 	defer t.Stop()
-	var thin LogThinner
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		for _, f := range files {
+		k.check()
+	}
+}
+
+// check runs one round over every registered file.
+func (k *FileKeeper) check() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for s := range k.sets {
+		for _, f := range s.files {
 			why, fix := f.Check()
 			switch {
 			case why == "":
 			case fix == nil:
-				thin.Log(log, slog.LevelError, "cannot keep "+f.Path, "cannot keep "+f.Name, "path", f.Path, "why", why)
+				s.thin.Log(s.log, slog.LevelError, "cannot keep "+f.Path, "cannot keep "+f.Name, "path", f.Path, "why", why)
 			default:
 				if err := fix(); err != nil {
-					thin.Log(log, slog.LevelError, "cannot rewrite "+f.Path, "cannot rewrite "+f.Name, "path", f.Path, "why", why, "err", err)
+					s.thin.Log(s.log, slog.LevelError, "cannot rewrite "+f.Path, "cannot rewrite "+f.Name, "path", f.Path, "why", why, "err", err)
 				} else {
-					thin.Warn(log, "rewrote "+f.Path, "rewrote "+f.Name, "path", f.Path, "why", why)
+					s.thin.Warn(s.log, "rewrote "+f.Path, "rewrote "+f.Name, "path", f.Path, "why", why)
 				}
 			}
 		}
 	}
+}
+
+// KeepFiles keeps files until ctx is done: on k when it is not nil (a
+// hub's shared keeper, whose period then applies), else on a ticker of its
+// own every interval (a bridge running alone). Something that keeps
+// deleting a file costs a thinned log line, not one per check. It returns
+// once no check or fix of files runs any more.
+func KeepFiles(ctx context.Context, k *FileKeeper, every time.Duration, log *slog.Logger, files ...KeptFile) {
+	if k == nil {
+		k = NewFileKeeper(every)
+		defer k.Keep(log, files...)()
+		k.Run(ctx)
+		return
+	}
+	defer k.Keep(log, files...)()
+	<-ctx.Done()
 }

@@ -141,7 +141,7 @@ func (s *Server) Serve(ctx context.Context, env *adapters.Env) error {
 	defer ln.Close()
 	keepCtx, stopKeeping := context.WithCancel(ctx)
 	defer stopKeeping()
-	env.Guard.Go("stitchslop session file", func() { keeper.keep(keepCtx, sessionCheck, log) })
+	env.Guard.Go("stitchslop session file", func() { keeper.keep(keepCtx, env.Files, sessionCheck, log) })
 
 	r := newRun(s, env, runPlace{dir: dir, store: store, port: port, key: key, skipped: skipped, stopping: ctx.Done()})
 	s.cur.Store(r)

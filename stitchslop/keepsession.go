@@ -26,8 +26,9 @@ type sessionKeeper struct {
 	closed bool
 }
 
-// keep checks the file every interval until ctx ends.
-func (k *sessionKeeper) keep(ctx context.Context, every time.Duration, log *slog.Logger) {
+// keep checks the file on files (or, when files is nil, every interval)
+// until ctx ends.
+func (k *sessionKeeper) keep(ctx context.Context, files *hub.FileKeeper, every time.Duration, log *slog.Logger) {
 	path := sessionPath(k.dir, k.sess.Port)
 	put := func() error {
 		k.mu.Lock()
@@ -37,7 +38,7 @@ func (k *sessionKeeper) keep(ctx context.Context, every time.Duration, log *slog
 		}
 		return writeSession(k.dir, k.sess)
 	}
-	hub.KeepFiles(ctx, every, log, hub.KeptFile{Name: "the session file", Path: path, Check: func() (string, func() error) {
+	hub.KeepFiles(ctx, files, every, log, hub.KeptFile{Name: "the session file", Path: path, Check: func() (string, func() error) {
 		got, err := readSession(path)
 		switch {
 		case err != nil:

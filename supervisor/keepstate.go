@@ -13,10 +13,12 @@ import (
 )
 
 // StateCheckInterval is how often a running hub checks that its state file
-// and lock are still there and still its own.
-const StateCheckInterval = 2 * time.Second
+// and lock are still there and still its own: the period of the hub's one
+// FileKeeper, which checks every adapter's files too.
+const StateCheckInterval = hub.KeepInterval
 
-// KeepState keeps a running hub manageable: every interval it makes sure
+// KeepState keeps a running hub manageable: on k (or, when k is nil, every
+// interval) it makes sure
 // the state dir's lock file is still the one l holds (taking the lock
 // again on a recreated file when it was removed or replaced) and that the
 // state file still names st (rewriting it when it is missing, corrupt,
@@ -24,9 +26,9 @@ const StateCheckInterval = 2 * time.Second
 // corrupted hub.json left a live hub that `hub status` and `hub stop`
 // could not reach and `hub start` said was already running. KeepState
 // returns when ctx is done.
-func KeepState(ctx context.Context, l *Lock, st *State, interval time.Duration, log *slog.Logger) {
+func KeepState(ctx context.Context, k *hub.FileKeeper, l *Lock, st *State, interval time.Duration, log *slog.Logger) {
 	put := func() error { return WriteState(l.dir, st) }
-	hub.KeepFiles(ctx, interval, log, hub.KeptFile{Name: "the state file", Path: filepath.Join(l.dir, StateFileName), Check: func() (string, func() error) {
+	hub.KeepFiles(ctx, k, interval, log, hub.KeptFile{Name: "the state file", Path: filepath.Join(l.dir, StateFileName), Check: func() (string, func() error) {
 		if err := l.ensure(); err != nil {
 			// Another hub took the directory over: its state is not ours
 			// to overwrite.

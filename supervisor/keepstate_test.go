@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/hubdev/hub/hub"
 )
 
 // TestKeepStateRewritesAMissingOrCorruptStateFile is issue 15 row 9: while
@@ -29,9 +31,12 @@ func TestKeepStateRewritesAMissingOrCorruptStateFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
+		// The hub keeps the state file on its one FileKeeper.
+		keeper := hub.NewFileKeeper(StateCheckInterval)
+		go keeper.Run(ctx)
 		done := make(chan struct{})
 		go func() {
-			KeepState(ctx, lock, st, StateCheckInterval, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			KeepState(ctx, keeper, lock, st, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			close(done)
 		}()
 		path := filepath.Join(dir, StateFileName)

@@ -35,6 +35,9 @@ type Options struct {
 	StartTimeout time.Duration
 	// ShutdownTimeout bounds graceful shutdown (default from Config, else 10 s).
 	ShutdownTimeout time.Duration
+	// Files is the hub's one FileKeeper, handed to every adapter
+	// (adapters.Env.Files); nil lets each keep its files on its own ticker.
+	Files *hub.FileKeeper
 }
 
 // Supervisor runs the enabled adapters.
@@ -188,6 +191,7 @@ func (s *Supervisor) env(u *unit) *adapters.Env {
 		Heartbeat: s.opts.Heartbeat,
 		Hub:       s,
 		Ready:     u.markReady,
+		Files:     s.opts.Files,
 	}
 }
 

@@ -133,19 +133,24 @@ func runHub(c *cli.Context) error {
 		return fail(err)
 	}
 	defer lock.Release()
+	// One FileKeeper checks every file the hub keeps (its log, its state
+	// file, each adapter's control and session files) on one ticker, so an
+	// idle hub wakes once per --state-check for all of them.
+	files := hub.NewFileKeeper(c.Duration("state-check"))
+	filesCtx, stopFiles := context.WithCancel(context.Background())
+	filesDone := make(chan struct{})
+	go func() { defer close(filesDone); files.Run(filesCtx) }()
+	defer func() { stopFiles(); <-filesDone }()
 	if rf != nil {
 		// Only the hub holding the lock keeps hub.log in place: one that
 		// lost the race must not recreate the winner's log.
 		// What the hub before this one left outside its log (a crash)
 		// comes in first.
 		hub.Ingest(dirs.Log, rf)
-		logCtx, stopLog := context.WithCancel(context.Background())
-		logKept := make(chan struct{})
-		go func() { defer close(logKept); keepLog(logCtx, rf, dirs.Log, c.Duration("state-check")) }()
-		defer func() { stopLog(); <-logKept }() // before rf.Close
+		defer keepLog(files, rf, dirs.Log)() // stops before rf.Close
 	}
 
-	sup, err := supervisor.New(supervisor.Options{Config: cfg, Dirs: dirs, Log: log})
+	sup, err := supervisor.New(supervisor.Options{Config: cfg, Dirs: dirs, Log: log, Files: files})
 	if err != nil {
 		return fail(err)
 	}
@@ -225,7 +230,7 @@ func runHub(c *cli.Context) error {
 		keeping = true
 		go func() {
 			defer close(kept)
-			supervisor.KeepState(keepCtx, lock, state, c.Duration("state-check"), log)
+			supervisor.KeepState(keepCtx, files, lock, state, c.Duration("state-check"), log)
 		}()
 		log.Info("hub ready", "pid", state.PID, "config", cfg.Source, "adapters", summary(st))
 		ready.send(readyMsg{OK: true, PID: state.PID, Adapters: st})
