@@ -38,9 +38,11 @@ const KeepInterval = 10 * time.Second
 type FileKeeper struct {
 	every time.Duration
 
-	// mu is held for a whole round of checks, so a set's stop returns only
-	// once no check or fix of it runs any more.
-	mu   sync.Mutex
+	// mu (a channel of one, locked by a send) is held for a whole round
+	// of checks, so a set's stop returns only once no check or fix of it
+	// runs any more. A channel rather than a sync.Mutex: a stop waiting on
+	// it is durably blocked for testing/synctest.
+	mu   chan struct{}
 	sets map[*keptSet]struct{}
 }
 
@@ -56,7 +58,7 @@ func NewFileKeeper(every time.Duration) *FileKeeper {
 	if every <= 0 {
 		every = KeepInterval
 	}
-	return &FileKeeper{every: every, sets: make(map[*keptSet]struct{})}
+	return &FileKeeper{every: every, mu: make(chan struct{}, 1), sets: make(map[*keptSet]struct{})}
 }
 
 // Every is the period of k's one ticker.
@@ -64,8 +66,8 @@ func (k *FileKeeper) Every() time.Duration { return k.every }
 
 // Kept is how many files are registered now.
 func (k *FileKeeper) Kept() int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	k.mu <- struct{}{}
+	defer func() { <-k.mu }()
 	n := 0
 	for s := range k.sets {
 		n += len(s.files)
@@ -79,15 +81,15 @@ func (k *FileKeeper) Kept() int {
 // put the file back.
 func (k *FileKeeper) Keep(log *slog.Logger, files ...KeptFile) (stop func()) {
 	s := &keptSet{log: log, files: files}
-	k.mu.Lock()
+	k.mu <- struct{}{}
 	k.sets[s] = struct{}{}
-	k.mu.Unlock()
+	<-k.mu
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			k.mu.Lock()
+			k.mu <- struct{}{}
 			delete(k.sets, s)
-			k.mu.Unlock()
+			<-k.mu
 		})
 	}
 }
@@ -108,8 +110,8 @@ func (k *FileKeeper) Run(ctx context.Context) {
 
 // check runs one round over every registered file.
 func (k *FileKeeper) check() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	k.mu <- struct{}{}
+	defer func() { <-k.mu }()
 	for s := range k.sets {
 		for _, f := range s.files {
 			why, fix := f.Check()
