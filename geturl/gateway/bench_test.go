@@ -235,3 +235,26 @@ func BenchmarkReadContentCall(b *testing.B) {
 	e, s := benchEnv(b)
 	benchInProcess(b, e.srv.URL+"/v0/"+s.Token(route.CapRead)+"/call?tool=read&content=eyJwYXRoIjoiZm91ci50cyJ9")
 }
+
+// BenchmarkInitHandler is Init through the handler alone (no socket, no
+// net/http server): what the gateway itself costs and allocates per Init.
+func BenchmarkInitHandler(b *testing.B) {
+	e, s := benchEnv(b)
+	req := httptestRequest(e, "/v0/init/"+s.Token(route.CapInit))
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	for range b.N {
+		clear(w.h)
+		e.gw.ServeHTTP(w, req)
+		if w.status != 200 {
+			b.Fatal(w.status)
+		}
+	}
+}
+
+// BenchmarkInitServerCPU is Init with the client in a child process:
+// server-cpu-µs/op is the server's CPU alone.
+func BenchmarkInitServerCPU(b *testing.B) {
+	e, s := benchEnv(b)
+	benchServerCPU(b, e.srv.URL+"/v0/init/"+s.Token(route.CapInit))
+}

@@ -63,6 +63,7 @@ type Gateway struct {
 	// unauth thins the log lines of requests that named no live token.
 	unauth hub.LogThinner
 	compat compatRoutes // see compatTable
+	inits  initCache    // rendered Init answers, see initAnswer
 }
 
 // New returns the handler.
@@ -130,12 +131,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.cap, rec.sess = kind, sess
 	if p.init {
 		rec.route, rec.status = "init", http.StatusOK
-		if terr := initQuery(target, origin+path); terr != nil {
+		if terr := initQuery(target, origin, path); terr != nil {
 			rec.code = terr.Code
 			rec.bytes = writeJSON(w, r, http.StatusOK, terr)
 			return
 		}
-		rec.bytes = writeJSON(w, r, http.StatusOK, g.initContract(origin, sess))
+		a := g.initAnswer(origin, sess)
+		rec.bytes = len(a.body)
+		writeLen(w, http.StatusOK, ctypeJSON, a.body, a.clen)
 		return
 	}
 	rec.route = p.route

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"strings"
+
 	"github.com/hubdev/hub/geturl/engine/sandbox"
 	"github.com/hubdev/hub/geturl/fault"
 	"github.com/hubdev/hub/geturl/route"
@@ -164,7 +166,12 @@ var initSpec = &transport.Spec{Route: "Init"}
 // always the same deterministic one, the Init URL without its query, so
 // the refusal carries it as the repair even where the parameters
 // themselves have none.
-func initQuery(target, initURL string) *transport.Error {
+//
+// The Init URL is origin+path; it is built only for a refusal.
+func initQuery(target, origin, path string) *transport.Error {
+	if len(target) <= transport.MaxTarget && strings.HasPrefix(target, "/") && !strings.Contains(target, "?") {
+		return nil // what ParseTarget finds in it: no pairs, no raw=
+	}
 	t, terr := transport.ParseTarget(target)
 	if terr == nil {
 		if len(t.Pairs) == 0 && !t.HasRaw {
@@ -176,6 +183,6 @@ func initQuery(target, initURL string) *transport.Error {
 		terr = &transport.Error{Code: transport.CodeUnknownParameter, Detail: "Init takes no parameters"}
 	}
 	terr.Hint = "Init takes no parameters; fetch the Init URL exactly as given"
-	terr.Retryable, terr.Action, terr.Repair = true, fault.ActionFetchRepair, initURL
+	terr.Retryable, terr.Action, terr.Repair = true, fault.ActionFetchRepair, origin+path
 	return terr
 }

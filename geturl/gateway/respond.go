@@ -39,11 +39,17 @@ const answerBufLen = 8 << 10
 // caching anywhere (answers are session state), no sniffing, and the
 // length, so net/http sends headers and body without chunking.
 func write(w http.ResponseWriter, status int, ctype []string, body []byte) {
+	writeLen(w, status, ctype, body, []string{strconv.Itoa(len(body))})
+}
+
+// writeLen is write with the Content-Length value already built (clen
+// holds len(body) in decimal), for answers rendered ahead of time.
+func writeLen(w http.ResponseWriter, status int, ctype []string, body []byte, clen []string) {
 	h := w.Header()
 	h["Content-Type"] = ctype
 	h["Cache-Control"] = noStore
 	h["X-Content-Type-Options"] = noSniff
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["Content-Length"] = clen
 	w.WriteHeader(status)
 	w.Write(body)
 }
