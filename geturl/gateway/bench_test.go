@@ -2,8 +2,11 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/hubdev/hub/geturl/kernel"
 	"github.com/hubdev/hub/geturl/route"
+	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/internal/cputime"
 )
 
@@ -258,3 +262,74 @@ func BenchmarkInitServerCPU(b *testing.B) {
 	e, s := benchEnv(b)
 	benchServerCPU(b, e.srv.URL+"/v0/init/"+s.Token(route.CapInit))
 }
+
+// BenchmarkInitServerCPUHub is BenchmarkInitServerCPU behind the server the
+// hub runs the data plane with (hub.ServeHTTP: its connection limit,
+// header timeout and body pacing), not httptest's bare one.
+func BenchmarkInitServerCPUHub(b *testing.B) {
+	e, s := benchEnv(b)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	gw := New(Options{Sessions: e.table, Kernel: e.k, Port: ln.Addr().(*net.TCPAddr).Port})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- hub.ServeHTTP(ctx, ln, gw, nil, slog.New(slog.DiscardHandler)) }()
+	b.Cleanup(func() { cancel(); <-done })
+	benchServerCPU(b, "http://"+ln.Addr().String()+"/v0/init/"+s.Token(route.CapInit))
+}
+
+// BenchmarkInitRawServerCPU is the floor under BenchmarkInitServerCPU
+// without net/http: the same client and the same Init answer (status line,
+// headers and body as the gateway sends them), written by a loop that only
+// finds each request's end and answers it on the goroutine that read it —
+// no header parsing, limits, timeouts or background read. The difference
+// between the two is what a leaner server on the data plane could save.
+func BenchmarkInitRawServerCPU(b *testing.B) {
+	e, s := benchEnv(b)
+	w := &discardWriter{h: http.Header{}}
+	var body bytes.Buffer
+	e.gw.ServeHTTP(&teeWriter{discardWriter: w, buf: &body}, httptestRequest(e, "/v0/init/"+s.Token(route.CapInit)))
+	resp := []byte("HTTP/1.1 200 OK\r\nCache-Control: no-store\r\nContent-Length: " + strconv.Itoa(body.Len()) +
+		"\r\nContent-Type: application/json\r\nDate: Wed, 02 Dec 2026 16:00:00 GMT\r\nX-Content-Type-Options: nosniff\r\n\r\n" + body.String())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				have := 0
+				for {
+					n, err := c.Read(buf[have:])
+					if err != nil {
+						return
+					}
+					have += n
+					if i := bytes.Index(buf[:have], []byte("\r\n\r\n")); i >= 0 {
+						have = copy(buf, buf[i+4:have])
+						if _, err := c.Write(resp); err != nil {
+							return
+						}
+					}
+				}
+			}()
+		}
+	}()
+	benchServerCPU(b, "http://"+ln.Addr().String()+"/v0/init/"+s.Token(route.CapInit))
+}
+
+type teeWriter struct {
+	*discardWriter
+	buf *bytes.Buffer
+}
+
+func (t *teeWriter) Write(p []byte) (int, error) { t.buf.Write(p); return t.discardWriter.Write(p) }
