@@ -29,27 +29,14 @@ import (
 // function that closes the browser.
 func companionBrowser(t *testing.T) (context.Context, string, context.CancelFunc) {
 	t.Helper()
-	adaptertest.RequireChromium(t)
 	dir := filepath.Join(t.TempDir(), "companion")
 	if err := extension.Export(dir); err != nil {
 		t.Fatal(err)
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(adaptertest.ChromiumPath),
+	ctx, cancel := adaptertest.Chromium(t, context.Background(),
 		chromedp.Flag("headless", "new"),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("load-extension", dir),
-		chromedp.Flag("disable-extensions-except", dir),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	cancel := func() { cancelCtx(); cancelAlloc() }
+		chromedp.Flag("disable-extensions-except", dir))
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		cancel()
 		t.Fatalf("start chromium: %v", err)

@@ -26,11 +26,12 @@ func RequireChromium(t testing.TB) {
 // Chromium returns a chromedp context for a fresh headless Chromium (own
 // profile in a temp dir), a child of parent, and the function that closes
 // the browser. The flags keep it off the network: on a closed machine its
-// background connections would only fail.
-func Chromium(t testing.TB, parent context.Context) (context.Context, context.CancelFunc) {
+// background connections would only fail. opts come after these (a flag
+// given again replaces it), e.g. to load an extension.
+func Chromium(t testing.TB, parent context.Context, opts ...chromedp.ExecAllocatorOption) (context.Context, context.CancelFunc) {
 	t.Helper()
 	RequireChromium(t)
-	actx, cancelAlloc := chromedp.NewExecAllocator(parent,
+	actx, cancelAlloc := chromedp.NewExecAllocator(parent, append([]chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(ChromiumPath),
 		chromedp.Headless,
 		chromedp.NoSandbox,
@@ -41,7 +42,7 @@ func Chromium(t testing.TB, parent context.Context) (context.Context, context.Ca
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()),
-	)
+	}, opts...)...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
 	return ctx, func() { cancelCtx(); cancelAlloc() }
 }
