@@ -9,9 +9,10 @@ import (
 // defaultMaxProcs is the most Ps (OS threads running Go code at once) a
 // hub process takes by default: a loopback daemon's requests are small
 // and mostly wait, and each extra P is another thread the scheduler wakes
-// and spins to hand a request over. The README's performance section has
-// the measurements behind the number.
-const defaultMaxProcs = 2
+// and spins to hand a request over; the server process costs least per
+// request with one. The README's performance section has the
+// measurements behind the number.
+const defaultMaxProcs = 1
 
 // setMaxProcs gives the process its GOMAXPROCS and returns it, with where
 // it came from: "GOMAXPROCS" when that variable holds a positive number

@@ -13,7 +13,7 @@
 //     goes to the browser under a fresh relay id and its result back to
 //     that agent under the agent's id.
 //
-// It runs with the hub's default runtime shape (at most 2 Ps), so the
+// It runs with the hub's default runtime shape (1 P), so the
 // comparison is of the code, not of the thread count.
 package main
 
@@ -36,7 +36,7 @@ import (
 
 func main() {
 	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(min(runtime.GOMAXPROCS(0), 2))
+		runtime.GOMAXPROCS(1)
 	}
 	r := &relay{waiting: map[int64]waiter{}}
 	up := gws.NewUpgrader(r, &gws.ServerOption{ParallelEnabled: true})

@@ -1,7 +1,7 @@
 // Command matrix measures the hub's paths the way a user runs them and
 // prints the table for the README's Performance section as Markdown on
 // stdout (progress on stderr): every load at 1 and 16 callers against the
-// hub at its default 2 Ps and at 1 P, the Node references, the bare Go
+// hub at its default 1 P and at 2 Ps, the Node references, the bare Go
 // relay, the GOGC choices on the pixelle and geturl /r rows, and the idle
 // hub. Run it from the module: `go run ./bench/cmd/matrix`.
 package main
@@ -27,8 +27,8 @@ func main() {
 	callers := flag.String("callers", "1,16", "caller counts, comma-separated")
 	gogc := flag.Bool("gogc", true, "also run the pixelle and geturl /r rows at GOGC=200 and GOGC=off with GOMEMLIMIT=64MiB")
 	only := flag.String("only", "", "run only the loads whose names contain this")
-	procs := flag.String("procs", "1", "runtime.max_procs values to run the hub at besides the default, comma-separated (\"\" for none; 8 stands in for a laptop's many cores)")
-	base := flag.String("base", "", "another hub binary (say, main's: go build -o /tmp/hub-main ./cmd/hub in its checkout) run beside this tree's at 2 Ps, as the column \"base hub\"")
+	procs := flag.String("procs", "2", "runtime.max_procs values to run the hub at besides the default, comma-separated (\"\" for none; 8 stands in for a laptop's many cores)")
+	base := flag.String("base", "", "another hub binary (say, main's: go build -o /tmp/hub-main ./cmd/hub in its checkout) run beside this tree's at its own default, as the column \"base hub\"")
 	flag.Parse()
 	if err := run(*passes, *window, *idle, *callers, *procs, *base, *gogc, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "matrix:", err)
@@ -67,7 +67,7 @@ func run(passes int, window, idle time.Duration, callerList, procList, base stri
 	if err != nil {
 		return fmt.Errorf("-procs: %w", err)
 	}
-	variants := []bench.Variant{{Name: "hub, 2 Ps (default)", Kind: "hub"}}
+	variants := []bench.Variant{{Name: "hub, 1 P (default)", Kind: "hub"}}
 	for _, p := range ps {
 		name := fmt.Sprintf("hub, %d Ps", p)
 		if p == 1 {
@@ -80,7 +80,7 @@ func run(passes int, window, idle time.Duration, callerList, procList, base stri
 		if err != nil {
 			return err
 		}
-		variants = append(variants, bench.Variant{Name: "base hub, 2 Ps", Kind: "hub", Bin: abs})
+		variants = append(variants, bench.Variant{Name: "base hub", Kind: "hub", Bin: abs})
 	}
 	nodeDir := filepath.Join(root, "bench", "node")
 	if _, err := exec.LookPath("node"); err != nil {
