@@ -82,6 +82,10 @@ func (r *run) Call(ctx context.Context, command string, args json.RawMessage) ([
 	select {
 	case res := <-pc.done:
 		if res.err != nil {
+			if r.isStopping() {
+				// The stop closed the page before this select saw ctx end.
+				return uncertain(command, "the bridge stopped before it came"), nil
+			}
 			return uncertain(command, res.err.Error()), nil
 		}
 		return res.data, nil
