@@ -60,20 +60,7 @@ func TestControlPageInChromium(t *testing.T) {
 	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelT()
 	poll := chromedp.WithPollingTimeout(20 * time.Second)
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	text := func(what, sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		return s
-	}
+	run, text := pageSteps(t, ctx)
 	until := func(what, expr string) chromedp.Action[chromedp.Void] {
 		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 			_, err := chromedp.Poll[bool](expr, poll)(ctx, tg)

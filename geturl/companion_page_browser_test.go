@@ -46,20 +46,7 @@ func TestCompanionOnTheControlPageInChromium(t *testing.T) {
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelT()
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	text := func(what, sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		return s
-	}
+	run, text := pageSteps(t, ctx)
 	var login struct{ URL string }
 	b.call(t, "POST", "/api/login", nil, &login)
 	goodRow, badRow := `#companion-pending tr[data-request="`+good.request+`"]`, `#companion-pending tr[data-request="`+bad.request+`"]`
