@@ -42,7 +42,7 @@ func aiuiIngest() *Load {
 	l.Connect = func(ctx context.Context, srv *Server, callers int) (*Clients, error) {
 		url := "ws://127.0.0.1:" + strconv.Itoa(l.port(srv)) + "/ws"
 		payload := aiuiPrompt(aiuiFrameBytes)
-		var conns []*wsConn
+		var conns []*rawWS
 		closeAll := func() {
 			for _, c := range conns {
 				c.Close()
@@ -50,13 +50,13 @@ func aiuiIngest() *Load {
 		}
 		c := &Clients{Close: closeAll}
 		for i := range callers {
-			w, err := dialWS(url, "", nil)
+			w, err := dialRawWS(url, "")
 			if err != nil {
 				closeAll()
 				return nil, err
 			}
 			conns = append(conns, w)
-			if err := w.SendBinary(aiuiFrame(map[string]any{"v": 1, "kind": "hello", "format": "text-concat"}, nil)); err != nil {
+			if err := w.Write(w.maskedFrame(2, aiuiFrame(map[string]any{"v": 1, "kind": "hello", "format": "text-concat"}, nil))); err != nil {
 				closeAll()
 				return nil, err
 			}
@@ -64,18 +64,29 @@ func aiuiIngest() *Load {
 				closeAll()
 				return nil, fmt.Errorf("aiui hello: %q %v", m, err)
 			}
+			// A prompt's frames, built and masked once: an op writes its
+			// thread's id into them (the id keeps its width) and sends them.
+			frames := make([][]byte, aiuiFramesPerThread)
+			idAt := make([]int, aiuiFramesPerThread)
+			for k := range frames {
+				hdr := map[string]any{"v": 1, "kind": "data", "threadId": aiuiThreadID(i, 0)}
+				if k == aiuiFramesPerThread-1 {
+					hdr["fin"] = true
+				}
+				f := aiuiFrame(hdr, payload)
+				idAt[k] = bytes.Index(f, []byte(aiuiThreadID(i, 0)))
+				frames[k] = w.maskedFrame(2, f)
+			}
 			thread := 0
+			var id []byte
 			c.Ops = append(c.Ops, func() (int64, error) {
 				// One prompt: a thread of frames sent back to back (within
 				// the spec's window of 8 un-acked), then every ack.
 				thread++
-				id := fmt.Sprintf("c%02dt%09d", i, thread)
-				for k := range aiuiFramesPerThread {
-					hdr := map[string]any{"v": 1, "kind": "data", "threadId": id}
-					if k == aiuiFramesPerThread-1 {
-						hdr["fin"] = true
-					}
-					if err := w.SendBinary(aiuiFrame(hdr, payload)); err != nil {
+				id = append(id[:0], aiuiThreadID(i, thread)...)
+				for k, f := range frames {
+					w.patch(f, idAt[k], id)
+					if err := w.Write(f); err != nil {
 						return 0, err
 					}
 				}
@@ -95,3 +106,7 @@ func aiuiIngest() *Load {
 	}
 	return l
 }
+
+// aiuiThreadID is caller i's thread n's id, always 13 bytes long (n below
+// a billion).
+func aiuiThreadID(i, n int) string { return fmt.Sprintf("c%02dt%09d", i, n) }
