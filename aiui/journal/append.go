@@ -113,21 +113,10 @@ func (j *Journal) Append(p Prompt) (*Entry, error) {
 		tail = toLine(tail, e.ID, p.To)
 		e.toN = int64(len(tail) - mark)
 	}
-	if err := j.seekEnd(); err != nil {
+	if err := j.appendLine(p.Body, tail); err != nil {
 		return nil, err
 	}
-	e.off = j.end
-	if err := j.write([]byte(textOpen)); err != nil {
-		return nil, err
-	}
-	n, err := p.Body.WriteTo(j.h.f)
-	j.end += n
-	if err != nil {
-		return nil, j.writeFailed(err)
-	}
-	if err := j.write(tail); err != nil {
-		return nil, err
-	}
+	e.off = j.end - (e.n + 1 + e.toN)
 	j.entries = append(j.entries, e)
 	j.byID[e.ID] = e
 	j.live += e.n + 1 + e.toN
@@ -137,6 +126,37 @@ func (j *Journal) Append(p Prompt) (*Entry, error) {
 		j.pending++
 	}
 	return e, nil
+}
+
+// appendLine writes a prompt line (its text, then tail) at end: held in
+// memory, in one vectored write at that offset (one system call however
+// many chunks the text is in, where the OS has it); spilled, copied from
+// the spill file after a seek. Caller holds the lock.
+func (j *Journal) appendLine(body *jsonstr.Buffer, tail []byte) error {
+	if err := j.terminate(); err != nil {
+		return err
+	}
+	bufs, ok := body.AppendChunks(append(j.iov[:0], []byte(textOpen)))
+	if !ok {
+		if err := j.write([]byte(textOpen)); err != nil {
+			return err
+		}
+		n, err := body.WriteTo(j.h.f)
+		j.end += n
+		if err != nil {
+			return j.writeFailed(err)
+		}
+		return j.write(tail)
+	}
+	bufs = append(bufs, tail)
+	n, err := writeVecAt(j.h.f, bufs, j.end)
+	clear(bufs)
+	j.iov = bufs[:0]
+	j.end += n
+	if err != nil {
+		return j.writeFailed(err)
+	}
+	return nil
 }
 
 // SetTo records who took e ("" = pending again). Caller holds the lock;

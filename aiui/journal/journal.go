@@ -112,8 +112,9 @@ type Journal struct {
 
 	locked  bool
 	closed  bool
-	out     []byte // event lines to append at End
-	retryAt int64  // next size at which a failed compaction or rotation is retried
+	out     []byte   // event lines to append at End
+	iov     [][]byte // appendLine's pieces, kept for the next
+	retryAt int64    // next size at which a failed compaction or rotation is retried
 
 	compactions int // run by this journal (tests: a FIFO record never needs one)
 }

@@ -189,6 +189,19 @@ func (b *Buffer) WriteTo(w io.Writer) (int64, error) {
 	return n + m, err
 }
 
+// AppendChunks appends the in-memory pieces that make up the contents,
+// in order, to dst (views into b, valid until it changes); ok is false,
+// and dst unchanged, when part of the contents is in the spill file.
+func (b *Buffer) AppendChunks(dst [][]byte) (_ [][]byte, ok bool) {
+	if b.spilled > 0 {
+		return dst, false
+	}
+	for _, c := range b.chunks {
+		dst = append(dst, *c)
+	}
+	return dst, true
+}
+
 // Bytes copies the contents into one slice.
 func (b *Buffer) Bytes() []byte {
 	out := make([]byte, 0, b.Len())
