@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -101,8 +102,9 @@ func newTraceStore() *traceStore { return &traceStore{blobs: map[string]channel.
 
 func (s *traceStore) open(threadID, format string, hello *frame.HelloMeta) *trace {
 	now := time.Now()
-	t := &trace{ID: fmt.Sprintf("t%d-%s", now.UnixMilli(), strings.ToLower(hub.RandomHex(3))),
-		ThreadID: threadID, Format: format, StartedAt: now.UTC(), State: stateOpen, s: s, start: now}
+	t := &trace{ID: "t" + strconv.FormatInt(now.UnixMilli(), 10) + "-" + hex.EncodeToString(hub.RandomBytes(3)),
+		ThreadID: threadID, Format: format, StartedAt: now.UTC(), State: stateOpen, s: s, start: now,
+		Stages: make([]stage, 0, 4)} // a text thread's: hello, lowered prompt, closed
 	s.mu.Lock()
 	s.traces = append(s.traces, t)
 	if n := len(s.traces) - maxTraces; n > 0 {
@@ -111,7 +113,9 @@ func (s *traceStore) open(threadID, format string, hello *frame.HelloMeta) *trac
 				delete(s.blobs, b.Key) // its blobs are no longer the viewer's to fetch
 			}
 		}
-		s.traces = append(s.traces[:0:0], s.traces[n:]...)
+		m := copy(s.traces, s.traces[n:])
+		clear(s.traces[m:])
+		s.traces = s.traces[:m]
 	}
 	s.bump(t)
 	s.mu.Unlock()
@@ -183,7 +187,7 @@ func (t *trace) stage(name string, detail any) {
 	if p, ok := detail.(channel.Prompt); ok {
 		p.Text = clipText(p.Text, maxPromptText)
 		limit = maxPromptText + maxStageDetail
-		b = appendPromptJSON(nil, p) // every thread has one: no reflection
+		b = appendPromptJSON(make([]byte, 0, promptJSONSize(p)), p) // every thread has one: no reflection
 	} else {
 		b, err = json.Marshal(detail)
 	}
@@ -353,6 +357,16 @@ func (b *backend) blobDir(ctx *channel.ThreadContext) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// promptJSONSize is room for appendPromptJSON's encoding of p as a rule
+// (escapes aside), so the buffer is not regrown a dozen times.
+func promptJSONSize(p channel.Prompt) int {
+	n := len(p.Text) + len(p.Text)/16 + 32
+	for k, v := range p.Meta {
+		n += len(k) + len(v) + 8
+	}
+	return n
 }
 
 // appendPromptJSON appends p as encoding/json writes it.

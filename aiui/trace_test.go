@@ -149,3 +149,39 @@ func FuzzPromptJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestTraceOfATextPromptAllocs: what a text thread's trace costs per
+// prompt, in the order NewThread and text-concat record it (a full store,
+// as on a busy backend): its prompt's 4 KiB preview is encoded into one
+// buffer sized for it, and a new trace pushing the oldest out of the store
+// moves the rest in place. Allocations, not time: 15 or fewer (there were
+// 31: a buffer regrown a dozen times per prompt, the store copied per
+// thread, the stages regrown, the id formatted by fmt and lower-cased).
+func TestTraceOfATextPromptAllocs(t *testing.T) {
+	s := newTraceStore()
+	for range maxTraces {
+		s.open("old", "text-concat", nil).done(stateDelivered)
+	}
+	preview := strings.Repeat("make the baseline amber <3 & ship it\n", 4<<10/37)
+	meta := map[string]string{"kind": "prompt", "format": "text-concat", "tab.url": "https://example.test/app"}
+	allocs := testing.AllocsPerRun(100, func() {
+		tr := s.open("thread", "text-concat", nil)
+		tr.stage("lowered prompt", channel.Prompt{Text: preview, Meta: meta})
+		tr.stage(channel.StageClosed, nil)
+		tr.done(stateDelivered)
+	})
+	if allocs > 15 {
+		t.Errorf("a text prompt's trace made %.0f allocations, want at most 15", allocs)
+	}
+	if len(s.traces) != maxTraces {
+		t.Errorf("store holds %d traces, want %d", len(s.traces), maxTraces)
+	}
+	var p struct {
+		Text string            `json:"text"`
+		Meta map[string]string `json:"meta"`
+	}
+	tr := s.traces[len(s.traces)-1]
+	if err := json.Unmarshal(tr.Stages[0].Detail, &p); err != nil || p.Text != preview || len(p.Meta) != 3 {
+		t.Errorf("lowered prompt detail reads back as %q, %v (%v)", p.Text, p.Meta, err)
+	}
+}
