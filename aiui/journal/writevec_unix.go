@@ -40,17 +40,7 @@ func writeVecAt(f *os.File, bufs [][]byte, off int64) (int64, error) {
 			return total, &os.PathError{Op: "pwritev", Path: f.Name(), Err: unix.EIO}
 		}
 		total += int64(n)
-		for n > 0 { // drop what was written, keeping a piece cut short
-			if n < len(bufs[0]) {
-				bufs[0] = bufs[0][n:]
-				break
-			}
-			n -= len(bufs[0])
-			bufs = bufs[1:]
-		}
-		for len(bufs) > 0 && len(bufs[0]) == 0 {
-			bufs = bufs[1:]
-		}
+		bufs = advance(bufs, n)
 	}
 	return total, nil
 }
