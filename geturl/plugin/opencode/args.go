@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -76,14 +75,51 @@ var allowed = map[string][]string{
 	ToolRequest: {"requestID", "sessionID", "reply", "message", "answers"},
 }
 
-var (
-	sessionIDRe = regexp.MustCompile(`^ses_[0-9A-Za-z]{1,64}$`)
-	messageIDRe = regexp.MustCompile(`^msg_[0-9A-Za-z]{1,64}$`)
-	swarmIDRe   = regexp.MustCompile(`^swm_[0-9A-Za-z]{1,64}$`)
-	requestIDRe = regexp.MustCompile(`^(per|que)_[0-9A-Za-z]{1,64}$`)
-	nameRe      = regexp.MustCompile(`^[0-9A-Za-z._@:-]{1,128}$`)
-	modelRe     = regexp.MustCompile(`^[0-9A-Za-z._@:-]{1,128}/[0-9A-Za-z._@:/+-]{1,200}$`)
-)
+// The exact shapes of ids and names; the ids end up in OpenCode URL paths.
+// Plain byte checks, not regexps: compiling the counted repetitions
+// ({1,200}) cost every hub start ~700 KB.
+func isSessionID(s string) bool { return isID(s, "ses_") }
+func isMessageID(s string) bool { return isID(s, "msg_") }
+func isSwarmID(s string) bool   { return isID(s, "swm_") }
+func isRequestID(s string) bool { return isID(s, "per_") || isID(s, "que_") }
+
+// isID: prefix, then 1..64 ASCII letters and digits.
+func isID(s, prefix string) bool {
+	rest, ok := strings.CutPrefix(s, prefix)
+	return ok && isRun(rest, 64, isAlnum)
+}
+
+// isName: 1..128 of [0-9A-Za-z._@:-] (agent, variant, provider).
+func isName(s string) bool { return isRun(s, 128, isNameByte) }
+
+// isModel: "provider/model", a name, a slash, then 1..200 of
+// [0-9A-Za-z._@:/+-].
+func isModel(s string) bool {
+	provider, model, ok := strings.Cut(s, "/")
+	return ok && isName(provider) && isRun(model, 200, isModelByte)
+}
+
+func isRun(s string, max int, ok func(byte) bool) bool {
+	if len(s) == 0 || len(s) > max {
+		return false
+	}
+	for i := range len(s) {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+func isNameByte(c byte) bool {
+	return isAlnum(c) || c == '.' || c == '_' || c == '@' || c == ':' || c == '-'
+}
+
+func isModelByte(c byte) bool { return isNameByte(c) || c == '/' || c == '+' }
 
 // parseArgs decodes and checks one call's arguments: unknown tool, unknown
 // field, wrong type, unknown action and malformed ids are all refused here,
@@ -135,16 +171,16 @@ func parseArgs(tool string, raw json.RawMessage) (args, bool, error) {
 func (a args) check() error {
 	for _, f := range []struct {
 		name, v string
-		re      *regexp.Regexp
+		is      func(string) bool
 	}{
-		{"sessionID", a.SessionID, sessionIDRe}, {"workerID", a.WorkerID, sessionIDRe},
-		{"messageID", a.MessageID, messageIDRe}, {"swarmID", a.SwarmID, swarmIDRe},
-		{"requestID", a.RequestID, requestIDRe}, {"agent", a.Agent, nameRe},
-		{"variant", a.Variant, nameRe}, {"model", a.Model, modelRe}, {"provider", a.Provider, nameRe},
+		{"sessionID", a.SessionID, isSessionID}, {"workerID", a.WorkerID, isSessionID},
+		{"messageID", a.MessageID, isMessageID}, {"swarmID", a.SwarmID, isSwarmID},
+		{"requestID", a.RequestID, isRequestID}, {"agent", a.Agent, isName},
+		{"variant", a.Variant, isName}, {"model", a.Model, isModel}, {"provider", a.Provider, isName},
 	} {
 		// The ids end up in OpenCode URL paths, so only their exact shape
 		// is accepted.
-		if f.v != "" && !f.re.MatchString(f.v) {
+		if f.v != "" && !f.is(f.v) {
 			return badArgs("field %q is malformed", f.name)
 		}
 	}

@@ -129,7 +129,7 @@ func TestIDsAscend(t *testing.T) {
 			now = now.Add(time.Millisecond)
 		}
 		id := g.next("msg")
-		if !messageIDRe.MatchString(id) || len(id) != len("msg_")+26 || id[:16] <= prev[:min(16, len(prev))] && prev != "" {
+		if !isMessageID(id) || len(id) != len("msg_")+26 || id[:16] <= prev[:min(16, len(prev))] && prev != "" {
 			t.Fatalf("id %d = %q after %q", i, id, prev)
 		}
 		prev = id
