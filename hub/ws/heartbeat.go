@@ -2,6 +2,7 @@ package ws
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,16 +38,30 @@ type Pinger interface {
 // calls onDead once when no frame at all has been Seen for DeadAfter. The
 // owner closes the socket in onDead, so a dead peer takes exactly the path
 // a close takes (tools dropped, pending calls failed).
+//
+// One timer serves both: it is armed for the earlier of the next ping and
+// the deadline, so a live peer, whose pongs keep pushing the deadline past
+// the next ping, wakes the process only to ping.
 type Heartbeat struct {
 	cfg    HeartbeatConfig
 	conn   Pinger
 	onDead func()
+	born   time.Time
+
+	// seen is the time of the last frame, as nanoseconds since born (a
+	// monotonic reading): Seen runs on every frame, so it is one store.
+	seen atomic.Int64
 
 	mu       sync.Mutex
-	lastSeen time.Time
-	ping     *time.Timer
-	dead     *time.Timer
+	timer    stopper
+	nextPing time.Duration // since born
 	stopped  bool
+}
+
+// stopper is the part of *time.Timer a Heartbeat uses.
+type stopper interface {
+	Reset(time.Duration) bool
+	Stop() bool
 }
 
 // StartHeartbeat begins pinging conn. Call Seen on every frame received from
@@ -56,56 +71,59 @@ type Heartbeat struct {
 // for one frame must clear it afterwards, or a later ping fails on the stale
 // deadline and a live peer looks dead.
 func StartHeartbeat(cfg HeartbeatConfig, conn Pinger, onDead func()) *Heartbeat {
-	h := &Heartbeat{cfg: cfg.withDefaults(), conn: conn, onDead: onDead, lastSeen: time.Now()}
+	return startHeartbeat(cfg, conn, onDead, func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) })
+}
+
+// startHeartbeat takes the timer constructor, so a test can count wake-ups.
+func startHeartbeat(cfg HeartbeatConfig, conn Pinger, onDead func(), afterFunc func(time.Duration, func()) stopper) *Heartbeat {
+	h := &Heartbeat{cfg: cfg.withDefaults(), conn: conn, onDead: onDead, born: time.Now()}
 	h.mu.Lock()
-	h.ping = time.AfterFunc(h.cfg.Interval, h.sendPing)
-	h.dead = time.AfterFunc(h.cfg.DeadAfter, h.checkDead)
+	h.nextPing = h.cfg.Interval
+	h.timer = afterFunc(min(h.cfg.Interval, h.cfg.DeadAfter), h.fire)
 	h.mu.Unlock()
 	return h
 }
 
 // Seen records that the peer is alive. It is cheap: it only stores a time;
-// the dead timer re-arms itself lazily when it fires.
-func (h *Heartbeat) Seen() {
-	h.mu.Lock()
-	h.lastSeen = time.Now()
-	h.mu.Unlock()
-}
+// the timer re-arms itself lazily when it fires.
+func (h *Heartbeat) Seen() { h.seen.Store(int64(time.Since(h.born))) }
 
-// Stop cancels both timers; it is idempotent and safe from any goroutine.
+// Stop cancels the timer; it is idempotent and safe from any goroutine.
 func (h *Heartbeat) Stop() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.stopped = true
-	h.ping.Stop()
-	h.dead.Stop()
+	h.timer.Stop()
 }
 
-func (h *Heartbeat) sendPing() {
+// fire runs when the timer does: the peer is dead if it has been silent for
+// DeadAfter (no ping then), else it is pinged if a ping is due, and the
+// timer is re-armed for whichever of the two comes next.
+func (h *Heartbeat) fire() {
 	h.mu.Lock()
 	if h.stopped {
 		h.mu.Unlock()
 		return
 	}
-	h.ping.Reset(h.cfg.Interval)
-	h.mu.Unlock()
-	// A failed write is not death by itself; silence is what counts.
-	_ = h.conn.WritePing(nil)
-}
-
-func (h *Heartbeat) checkDead() {
-	h.mu.Lock()
-	if h.stopped {
+	now := time.Since(h.born)
+	deadline := time.Duration(h.seen.Load()) + h.cfg.DeadAfter
+	if now >= deadline {
+		h.stopped = true
 		h.mu.Unlock()
+		h.onDead()
 		return
 	}
-	if remaining := h.cfg.DeadAfter - time.Since(h.lastSeen); remaining > 0 {
-		h.dead.Reset(remaining)
-		h.mu.Unlock()
-		return
+	ping := now >= h.nextPing
+	if ping {
+		h.nextPing += h.cfg.Interval
+		if h.nextPing <= now { // the timer ran late by more than an interval
+			h.nextPing = now + h.cfg.Interval
+		}
 	}
-	h.stopped = true
-	h.ping.Stop()
+	h.timer.Reset(min(h.nextPing, deadline) - now)
 	h.mu.Unlock()
-	h.onDead()
+	if ping {
+		// A failed write is not death by itself; silence is what counts.
+		_ = h.conn.WritePing(nil)
+	}
 }

@@ -97,3 +97,81 @@ func BenchmarkHeartbeatSeen(b *testing.B) {
 		hb.Seen()
 	}
 }
+
+// answeringPeer pongs every ping at once, as a browser does.
+type answeringPeer struct {
+	fakePinger
+	hb atomic.Pointer[Heartbeat]
+}
+
+func (p *answeringPeer) WritePing(b []byte) error {
+	p.fakePinger.WritePing(b)
+	p.hb.Load().Seen()
+	return nil
+}
+
+// countingAfterFunc is time.AfterFunc that counts the wake-ups.
+func countingAfterFunc(fires *atomic.Int64) func(time.Duration, func()) stopper {
+	return func(d time.Duration, f func()) stopper {
+		return time.AfterFunc(d, func() { fires.Add(1); f() })
+	}
+}
+
+// TestHeartbeatLivePeerWakesOnlyToPing: every socket of an idle hub with
+// a page pays each wake-up of its heartbeat; a peer that answers must cost
+// the pings and nothing else.
+func TestHeartbeatLivePeerWakesOnlyToPing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &answeringPeer{}
+		var fires atomic.Int64
+		var dead atomic.Bool
+		hb := startHeartbeat(HeartbeatConfig{}, p, func() { dead.Store(true) }, countingAfterFunc(&fires))
+		p.hb.Store(hb)
+		defer hb.Stop()
+		time.Sleep(10*time.Minute + time.Second)
+		synctest.Wait()
+		if p.count() != 20 {
+			t.Fatalf("%d pings in 10 minutes, want 20 (one every 30 s)", p.count())
+		}
+		if n := fires.Load(); n != 20 {
+			t.Fatalf("%d timer wake-ups in 10 minutes for 20 pings; want one per ping", n)
+		}
+		if dead.Load() {
+			t.Fatal("a peer that answers was declared dead")
+		}
+	})
+}
+
+// TestHeartbeatDeadlineTimings: the deadline wins over a ping
+// due at the same instant, and the timings still hold when the deadline is
+// shorter than the ping interval.
+func TestHeartbeatDeadlineTimings(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		cfg       HeartbeatConfig
+		wantDead  time.Duration
+		wantPings int
+	}{
+		{"defaults", HeartbeatConfig{}, 90 * time.Second, 2},
+		{"dead before first ping", HeartbeatConfig{Interval: 30 * time.Second, DeadAfter: 10 * time.Second}, 10 * time.Second, 0},
+		{"uneven", HeartbeatConfig{Interval: 7 * time.Second, DeadAfter: 20 * time.Second}, 20 * time.Second, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := &fakePinger{}
+				var deadAt atomic.Int64
+				start := time.Now()
+				hb := StartHeartbeat(tc.cfg, p, func() { deadAt.Store(int64(time.Since(start))) })
+				defer hb.Stop()
+				time.Sleep(10 * time.Minute)
+				synctest.Wait()
+				if got := time.Duration(deadAt.Load()); got != tc.wantDead {
+					t.Fatalf("dead at %v, want %v", got, tc.wantDead)
+				}
+				if p.count() != tc.wantPings {
+					t.Fatalf("%d pings, want %d", p.count(), tc.wantPings)
+				}
+			})
+		})
+	}
+}
