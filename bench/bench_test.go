@@ -125,8 +125,9 @@ func TestIdleSmoke(t *testing.T) {
 		if err != nil {
 			t.Fatalf("pages=%v: %v", pages, err)
 		}
-		t.Logf("pages=%v: %v CPU, %d context switches, RSS %d KiB, peak %d KiB over %v", pages, r.CPU, r.Switches, r.RSSKiB, r.HWMKiB, r.Window)
-		if r.CPU < 0 || r.CPU > r.Window*2 || r.Switches < 0 || r.RSSKiB <= 0 || r.HWMKiB < r.RSSKiB {
+		t.Logf("pages=%v: %v CPU, %d context switches, RSS %d KiB (anon %d, file %d), peak %d KiB over %v", pages, r.CPU, r.Switches, r.RSSKiB, r.AnonKiB, r.FileKiB, r.HWMKiB, r.Window)
+		if r.CPU < 0 || r.CPU > r.Window*2 || r.Switches < 0 || r.RSSKiB <= 0 || r.HWMKiB < r.RSSKiB ||
+			r.AnonKiB <= 0 || r.FileKiB <= 0 || r.AnonKiB+r.FileKiB > r.RSSKiB {
 			t.Errorf("pages=%v: insane idle figures %+v", pages, r)
 		}
 	}

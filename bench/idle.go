@@ -15,6 +15,8 @@ type IdleResult struct {
 	Switches int64         // context switches: wake-ups and preemptions
 	RSSKiB   int64         // at the end
 	HWMKiB   int64
+	AnonKiB  int64 // RssAnon at the end: heap, stacks, runtime
+	FileKiB  int64 // RssFile at the end: the binary's touched pages
 }
 
 // PerMinute scales a count over the window to a minute.
@@ -61,7 +63,7 @@ func Idle(ctx context.Context, dir, hubBin string, window time.Duration, pages b
 		return IdleResult{}, err
 	}
 	return IdleResult{Window: window, CPU: cpuBetween(before, after), Switches: after.Switches - before.Switches,
-		RSSKiB: after.RSSKiB, HWMKiB: after.HWMKiB}, nil
+		RSSKiB: after.RSSKiB, HWMKiB: after.HWMKiB, AnonKiB: after.AnonKiB, FileKiB: after.FileKiB}, nil
 }
 
 // attachPages connects a scripted page to each page bridge of srv.
@@ -84,23 +86,36 @@ func attachPages(ctx context.Context, srv *Server) (func(), error) {
 	return closeAll, nil
 }
 
-// IdleRows measures both idle shapes and renders them as Markdown.
-func IdleRows(ctx context.Context, dir, hubBin string, window time.Duration, log io.Writer) (string, error) {
+// IdleHub is one hub binary the idle rows watch.
+type IdleHub struct {
+	Name string // "" for the hub under test
+	Bin  string
+}
+
+// IdleRows measures both idle shapes of each hub and renders them as
+// Markdown; the hubs are watched in turn, shape by shape, so a base binary
+// and the one under test see the same machine.
+func IdleRows(ctx context.Context, dir string, hubs []IdleHub, window time.Duration, log io.Writer) (string, error) {
 	var b strings.Builder
-	b.WriteString("| hub | CPU per minute | wake-ups per minute | RSS | peak RSS |\n|---|---:|---:|---:|---:|\n")
+	b.WriteString("| hub | CPU per minute | wake-ups per minute | RSS | peak RSS | RssAnon | RssFile |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, pages := range []bool{false, true} {
-		r, err := Idle(ctx, dir, hubBin, window, pages)
-		if err != nil {
-			return "", err
+		for _, h := range hubs {
+			r, err := Idle(ctx, dir, h.Bin, window, pages)
+			if err != nil {
+				return "", err
+			}
+			name := "no page, no agent"
+			if pages {
+				name = "a page on stitchslop, pixelle and aiui, no agent"
+			}
+			if h.Name != "" {
+				name = h.Name + ": " + name
+			}
+			fmt.Fprintf(log, "idle %s: %+v\n", name, r)
+			fmt.Fprintf(&b, "| %s | %.1f ms | %.0f | %.1f MiB | %.1f MiB | %.1f MiB | %.1f MiB |\n", name,
+				r.PerMinute(float64(r.CPU.Microseconds())/1e3), r.PerMinute(float64(r.Switches)),
+				float64(r.RSSKiB)/1024, float64(r.HWMKiB)/1024, float64(r.AnonKiB)/1024, float64(r.FileKiB)/1024)
 		}
-		name := "no page, no agent"
-		if pages {
-			name = "a page on stitchslop, pixelle and aiui, no agent"
-		}
-		fmt.Fprintf(log, "idle %s: %+v\n", name, r)
-		fmt.Fprintf(&b, "| %s | %.1f ms | %.0f | %.1f MiB | %.1f MiB |\n", name,
-			r.PerMinute(float64(r.CPU.Microseconds())/1e3), r.PerMinute(float64(r.Switches)),
-			float64(r.RSSKiB)/1024, float64(r.HWMKiB)/1024)
 	}
 	return b.String(), nil
 }

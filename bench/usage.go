@@ -20,6 +20,10 @@ type Usage struct {
 	Switches int64
 	// RSSKiB and HWMKiB are the resident set now and its peak.
 	RSSKiB, HWMKiB int64
+	// AnonKiB and FileKiB split RSSKiB: the heap, stacks and runtime
+	// (RssAnon) and the mapped pages of the binary and other files
+	// (RssFile); shared memory is the rest.
+	AnonKiB, FileKiB int64
 }
 
 // ReadUsage reads pid's usage; errors.ErrUnsupported where the OS does not

@@ -34,6 +34,8 @@ func readUsage(pid int) (Usage, error) {
 	}
 	u.RSSKiB = statusField(status, "VmRSS:")
 	u.HWMKiB = statusField(status, "VmHWM:")
+	u.AnonKiB = statusField(status, "RssAnon:")
+	u.FileKiB = statusField(status, "RssFile:")
 	tasks, _ := filepath.Glob(dir + "/task/*")
 	for _, t := range tasks {
 		if s, err := os.ReadFile(t + "/status"); err == nil {

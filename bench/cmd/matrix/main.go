@@ -121,7 +121,15 @@ func run(passes int, window, idle time.Duration, callerList, procList, base stri
 	}
 	fmt.Printf("\nLoad average (1, 5, 15 min) before: %s; after: %s; %v.\n", load0, load1, time.Since(start).Round(time.Second))
 	if idle > 0 {
-		rows, err := bench.IdleRows(ctx, dir, hub, idle, os.Stderr)
+		hubs := []bench.IdleHub{{Bin: hub}}
+		if base != "" {
+			abs, err := filepath.Abs(base)
+			if err != nil {
+				return err
+			}
+			hubs = append(hubs, bench.IdleHub{Name: "base", Bin: abs})
+		}
+		rows, err := bench.IdleRows(ctx, dir, hubs, idle, os.Stderr)
 		if err != nil {
 			return err
 		}
