@@ -73,8 +73,8 @@ func (s *Server) BridgeClassify(tool string, args json.RawMessage) (bool, error)
 
 // classify is BridgeClassify once the tab's tools are known.
 func classify(tools []PageTool, tool string, args json.RawMessage) (bool, error) {
-	if !toolNameRE.MatchString(tool) || isBridgeTool(tool) {
-		return false, &adapters.ToolError{Code: codeUnknown, Message: fmt.Sprintf("%q is not a command the tab can have (names match %s)", clip(tool, 64), toolNameRE),
+	if !toolNameRE().MatchString(tool) || isBridgeTool(tool) {
+		return false, &adapters.ToolError{Code: codeUnknown, Message: fmt.Sprintf("%q is not a command the tab can have (names match %s)", clip(tool, 64), toolNameRE()),
 			Hint: "list the tab's tools first"}
 	}
 	if !isJSONObject(args) {

@@ -75,7 +75,7 @@ func FuzzPageFrame(f *testing.F) {
 		}
 		tools, _ := r.Tools()
 		for _, tl := range tools {
-			if !toolNameRE.MatchString(tl.Name) || isBridgeTool(tl.Name) || !isJSONObject(tl.InputSchema) {
+			if !toolNameRE().MatchString(tl.Name) || isBridgeTool(tl.Name) || !isJSONObject(tl.InputSchema) {
 				t.Fatalf("unsanitised tool %+v", tl)
 			}
 		}

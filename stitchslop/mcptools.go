@@ -136,8 +136,8 @@ func (f *face) callTool(ctx context.Context, name string, args json.RawMessage) 
 
 // pageCommand checks the command a file tool runs on the page.
 func pageCommand(command string) error {
-	if !toolNameRE.MatchString(command) || isBridgeTool(command) {
-		return fmt.Errorf("command must be a page command (names match %s), got %q", toolNameRE, clip(command, 64))
+	if !toolNameRE().MatchString(command) || isBridgeTool(command) {
+		return fmt.Errorf("command must be a page command (names match %s), got %q", toolNameRE(), clip(command, 64))
 	}
 	return nil
 }

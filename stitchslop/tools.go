@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sync"
 )
 
 // Tool-list limits: a page is untrusted input too.
@@ -16,7 +17,7 @@ const (
 	maxDropped = 64
 )
 
-var toolNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
+var toolNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`) })
 
 // The MCP tools the bridge provides itself (§3.4's wait, and issue 28's);
 // a page may not shadow them.
@@ -86,8 +87,8 @@ func sanitizeTools(raw json.RawMessage) ([]PageTool, []DroppedTool) {
 			dropped = append(dropped, DroppedTool{Name: fmt.Sprintf("#%d", i), Reason: "missing name"})
 			continue
 		}
-		if !toolNameRE.MatchString(name) {
-			dropped = append(dropped, DroppedTool{Name: clip(name, 64), Reason: "name must match " + toolNameRE.String()})
+		if !toolNameRE().MatchString(name) {
+			dropped = append(dropped, DroppedTool{Name: clip(name, 64), Reason: "name must match " + toolNameRE().String()})
 			continue
 		}
 		if isBridgeTool(name) {

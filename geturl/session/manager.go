@@ -192,7 +192,7 @@ func (m *Manager) commitLocked() error {
 func CheckName(name string) error { return checkName(name) }
 
 func checkName(name string) error {
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return errorf(CodeInvalidName, "name %q must be 1-40 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // SecretNamePatterns are the environment variable names stripped from every
@@ -59,16 +60,18 @@ const maxScannedValue = 64 << 10
 
 // startRe matches values whose start is a credential: a Go MySQL DSN
 // (user:pw@tcp(host)/db), a well-known token format, or an Authorization
-// value. Anchored, it costs one pass at most.
-var startRe = regexp.MustCompile(`^(` +
-	`[^\s:/@]+:[^\s@]+@(tcp|unix)\(|` +
-	`ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abpr]-|sk-ant-|sk-proj-|AKIA[0-9A-Z]{12}|pypi-AgE|[sr]k_live_|` +
-	`eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]*\.|npm_[A-Za-z0-9]{36}|hf_[A-Za-z]{30}|AIza[0-9A-Za-z_-]{35}|sk-[A-Za-z0-9_-]{20}|` +
-	`(?i:bearer|basic|token)\s+\S)`)
+// value. Anchored, it costs one pass at most. Compiled on first use.
+var startRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(` +
+		`[^\s:/@]+:[^\s@]+@(tcp|unix)\(|` +
+		`ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abpr]-|sk-ant-|sk-proj-|AKIA[0-9A-Z]{12}|pypi-AgE|[sr]k_live_|` +
+		`eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]*\.|npm_[A-Za-z0-9]{36}|hf_[A-Za-z]{30}|AIza[0-9A-Za-z_-]{35}|sk-[A-Za-z0-9_-]{20}|` +
+		`(?i:bearer|basic|token)\s+\S)`)
+})
 
 // pemRe matches private key material, once the cheap test for its marker
-// passed.
-var pemRe = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`)
+// passed; compiled on first use.
+var pemRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`) })
 
 // IsSecret reports whether an environment variable is stripped from the
 // hub's children: its name matches SecretNamePatterns or extra (and is
@@ -100,8 +103,8 @@ func IsSecret(name, value string, extra ...string) bool {
 // as one. Every rule is a linear scan: no regular expression runs
 // unanchored over a value.
 func secretValue(v string) bool {
-	return len(v) > maxScannedValue || startRe.MatchString(v) || credentialKey(v) || tokenInside(v) ||
-		authInside(v) || strings.Contains(v, "PRIVATE KEY-----") && pemRe.MatchString(v) || secretURL(v)
+	return len(v) > maxScannedValue || startRe().MatchString(v) || credentialKey(v) || tokenInside(v) ||
+		authInside(v) || strings.Contains(v, "PRIVATE KEY-----") && pemRe().MatchString(v) || secretURL(v)
 }
 
 // Strip is env without its secrets (IsSecret, with extra name patterns)

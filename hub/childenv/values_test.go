@@ -119,15 +119,17 @@ func FuzzSecretValue(f *testing.F) {
 }
 
 // The scanners say in a few linear loops what these expressions say, and
-// the expressions, unanchored, cost milliseconds on a long value.
-var (
+// the expressions, unanchored, cost milliseconds on a long value. Built in
+// the fuzz target, not at init (TestInitIsCheap measures the init).
+func valueExpressions() (credentialKeyRe, tokenInsideRe, authInsideRe *regexp.Regexp) {
 	credentialKeyRe = regexp.MustCompile(`(?i:(^|[;&?,\s])[a-z0-9_.-]*(password|passwd|secret|token|api[_-]?key|accountkey|sharedaccesskey|signature)\s*=)|` +
 		`(?i:(^|[;&?,\s])([a-z0-9_.-]*[_.-])?(pwd|pass|sig|key)\s*=)|` +
 		`(?i:"[a-z0-9_.-]*(password|passwd|secret|token|api_?key|private_?key|access_?key)"\s*:\s*"[^"])`)
 	tokenInsideRe = regexp.MustCompile(`(^|[^A-Za-z0-9])(gh[pousr]_|github_pat_|glpat-|xox[abpr]-|sk-ant-|sk-proj-|[sr]k_live_|pypi-AgE)[A-Za-z0-9_-]{8}|` +
 		`(^|[^A-Za-z0-9])AKIA[0-9A-Z]{16}([^A-Za-z0-9]|$)`)
 	authInsideRe = regexp.MustCompile(`(?i:authorization:\s*\S|\sbearer\s+[A-Za-z0-9._~+/=-]{8})`)
-)
+	return
+}
 
 // FuzzValueScanners: on any ASCII value shorter than the scanners' look
 // back (the expressions fold case beyond ASCII, the Kelvin sign for k),
@@ -137,6 +139,7 @@ func FuzzValueScanners(f *testing.F) {
 		"Authorization:\tx", "x/AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLEX", "ghp_abcdefg", "-ghp_abcdefgh", "q?sig=", "=", `"":"x"`} {
 		f.Add(s)
 	}
+	credentialKeyRe, tokenInsideRe, authInsideRe := valueExpressions()
 	f.Fuzz(func(t *testing.T, v string) {
 		if len(v) >= maxKey {
 			return

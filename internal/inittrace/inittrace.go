@@ -60,3 +60,21 @@ func parse(out []byte, pkg string) (Cost, error) {
 	}
 	return Cost{}, sc.Err()
 }
+
+// TB is the part of testing.TB that Bound uses.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// Bound fails t when pkg's init allocates more than maxBytes.
+func Bound(t TB, pkg string, maxBytes int64) {
+	t.Helper()
+	c, err := Measure(pkg)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if c.Bytes > maxBytes {
+		t.Fatalf("init of %s allocates %d bytes in %d allocations; want at most %d bytes: build big values on first use", pkg, c.Bytes, c.Allocs, maxBytes)
+	}
+}

@@ -2,6 +2,7 @@ package staging
 
 import (
 	"regexp"
+	"sync"
 	"time"
 )
 
@@ -21,13 +22,14 @@ const (
 // PreviewBytes bounds the preview /b shows.
 const PreviewBytes = 160
 
-// NameRE is the grammar of blob names (the spec leaves it open).
-var NameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+// NameRE is the grammar of blob names (the spec leaves it open), compiled
+// on first use.
+var NameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`) })
 
 // CheckName checks a blob name: "" when it is one, else what is wrong (a
 // parameter check of the /s and /b routes).
 func CheckName(v string) string {
-	if !NameRE.MatchString(v) {
+	if !NameRE().MatchString(v) {
 		return "must be 1-64 letters, digits, '.', '_' or '-'"
 	}
 	return ""

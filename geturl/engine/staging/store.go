@@ -70,7 +70,7 @@ type Status struct {
 
 // Put stages chunk index of blob name, declaring count chunks in all.
 func (s *Store) Put(name string, index, count int, content string) (Ack, *fault.Error) {
-	if !NameRE.MatchString(name) {
+	if !NameRE().MatchString(name) {
 		return Ack{}, refuse(CodeInvalidName, "", "blob name %q: %s", shorten(name), CheckName(name))
 	}
 	switch {
