@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v4"
@@ -284,10 +285,16 @@ func fieldLine(n *yaml.Node, key string) int {
 	return n.Line
 }
 
+// The YAML decoder's messages, read back only when a config is wrong, so
+// compiled on first use.
 var (
-	notFound    = regexp.MustCompile(`field (\S+) not found in type \S.*`)
-	duplicate   = regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
-	cannotBuild = regexp.MustCompile("^cannot construct !!(\\w+) (`.*` )?into (\\S+)$")
+	notFound  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`field (\S+) not found in type \S.*`) })
+	duplicate = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
+	})
+	cannotBuild = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("^cannot construct !!(\\w+) (`.*` )?into (\\S+)$")
+	})
 )
 
 // yamlKinds names YAML node tags for people.
@@ -315,7 +322,7 @@ func wantKind(goType string) string {
 
 // friendlyMessage rewrites a decoder message in the config's own terms.
 func friendlyMessage(msg, keyPrefix string) string {
-	if m := cannotBuild.FindStringSubmatch(msg); m != nil {
+	if m := cannotBuild().FindStringSubmatch(msg); m != nil {
 		got := yamlKinds[m[1]]
 		if got == "" {
 			got = "!!" + m[1]
@@ -325,10 +332,10 @@ func friendlyMessage(msg, keyPrefix string) string {
 		}
 		return fmt.Sprintf("wrong type: want %s, got %s", wantKind(m[3]), got)
 	}
-	if m := duplicate.FindStringSubmatch(msg); m != nil {
+	if m := duplicate().FindStringSubmatch(msg); m != nil {
 		return "duplicate key (first defined at line " + m[2] + ")"
 	}
-	return notFound.ReplaceAllString(msg, "unknown key "+`"`+keyPrefix+`$1"`)
+	return notFound().ReplaceAllString(msg, "unknown key "+`"`+keyPrefix+`$1"`)
 }
 
 // yamlError rewrites the decoder's errors as "file:line: key: message"
@@ -341,7 +348,7 @@ func yamlError(name string, data []byte, keyPrefix string, err error) error {
 	_ = yaml.Load(data, &root) // best effort: only used to name keys
 	add := func(e *yaml.LoadError) {
 		msg := friendlyMessage(e.Message, keyPrefix)
-		if m := notFound.FindStringSubmatch(e.Message); m != nil {
+		if m := notFound().FindStringSubmatch(e.Message); m != nil {
 			// The decoder names the field alone; the user needs its path.
 			if key := keyNamedAtLine(&root, e.Mark.Line, m[1], ""); key != "" {
 				msg = `unknown key "` + key + `"`
@@ -370,7 +377,7 @@ func yamlError(name string, data []byte, keyPrefix string, err error) error {
 // about, or "". The error's line is the key's own: a section's value (a
 // mapping) starts on the next line, where keyAtLine would look.
 func duplicateAt(root *yaml.Node, e *yaml.LoadError) string {
-	if m := duplicate.FindStringSubmatch(e.Message); m != nil {
+	if m := duplicate().FindStringSubmatch(e.Message); m != nil {
 		return keyNamedAtLine(root, e.Mark.Line, m[1], "")
 	}
 	return ""

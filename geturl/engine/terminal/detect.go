@@ -6,20 +6,26 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // MaxDetected bounds detectedUrls and detectedPorts.
 const MaxDetected = 8
 
+// The expressions are compiled on first use, not at every hub start.
 var (
 	// Any http(s) URL; loopbackURL decides whether it counts.
-	urlRe = regexp.MustCompile(`(?i)\bhttps?://[^\s"'<>` + "`" + `\\]+`)
+	urlRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\bhttps?://[^\s"'<>` + "`" + `\\]+`) })
 	// A bare loopback host:port without a scheme ("ready on localhost:3000").
-	bareHostPortRe = regexp.MustCompile(`(?i)(?:^|[\s(,'"=])((?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1?\]):\d{1,5})\b`)
+	bareHostPortRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:^|[\s(,'"=])((?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1?\]):\d{1,5})\b`)
+	})
 	// Phrases that announce a listening port: "port 8000", "port: 3000",
 	// "listening on :8080", "listening at 0.0.0.0:5000", "bound to *:4000".
-	portPhraseRe = regexp.MustCompile(`(?i)\bport\s*[:=#]?\s*(\d{2,5})\b|` +
-		`\b(?:listen(?:ing)?|bound|serving|running)\s+(?:on|at|to)\s+(?:[a-z0-9.\-*]*|\[[0-9a-f:]*\])?:(\d{2,5})\b`)
+	portPhraseRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\bport\s*[:=#]?\s*(\d{2,5})\b|` +
+			`\b(?:listen(?:ing)?|bound|serving|running)\s+(?:on|at|to)\s+(?:[a-z0-9.\-*]*|\[[0-9a-f:]*\])?:(\d{2,5})\b`)
+	})
 )
 
 // DetectURLs finds the loopback URLs and the listening ports announced in a
@@ -64,15 +70,15 @@ func DetectURLs(transcript string) (urls []string, ports []int) {
 			line = line[:4096]
 		}
 		var hits []detectHit
-		for _, m := range urlRe.FindAllStringIndex(line, MaxDetected) {
+		for _, m := range urlRe().FindAllStringIndex(line, MaxDetected) {
 			hits = append(hits, detectHit{at: m[0], end: m[1], url: line[m[0]:m[1]]})
 		}
-		for _, m := range bareHostPortRe.FindAllStringSubmatchIndex(line, MaxDetected) {
+		for _, m := range bareHostPortRe().FindAllStringSubmatchIndex(line, MaxDetected) {
 			if !insideURL(m[2], hits) {
 				hits = append(hits, detectHit{at: m[2], end: m[3], url: "http://" + line[m[2]:m[3]] + "/"})
 			}
 		}
-		for _, m := range portPhraseRe.FindAllStringSubmatchIndex(line, MaxDetected) {
+		for _, m := range portPhraseRe().FindAllStringSubmatchIndex(line, MaxDetected) {
 			for g := 2; g+1 < len(m); g += 2 {
 				if m[g] >= 0 && !insideURL(m[g], hits) {
 					hits = append(hits, detectHit{at: m[g], port: line[m[g]:m[g+1]]})

@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Refusal says why a command was judged an obvious machine-level
@@ -445,7 +446,7 @@ var keywords = map[string]bool{
 	"do": true, "while": true, "until": true, "fi": true, "done": true,
 }
 
-var assignRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=`)
+var assignRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=`) })
 
 // unwrap drops what precedes the real command: assignments, keywords and
 // wrappers with their options. inner returns command lines hidden in
@@ -453,7 +454,7 @@ var assignRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=`)
 func unwrap(words []string) (rest []string, inner []string) {
 	for len(words) > 0 {
 		w := words[0]
-		if keywords[w] || assignRe.MatchString(w) {
+		if keywords[w] || assignRe().MatchString(w) {
 			words = words[1:]
 			continue
 		}
@@ -469,7 +470,7 @@ func unwrap(words []string) (rest []string, inner []string) {
 				break
 			}
 			if len(a) < 2 || a[0] != '-' {
-				if path.Base(w) == "env" && assignRe.MatchString(a) {
+				if path.Base(w) == "env" && assignRe().MatchString(a) {
 					words = words[1:]
 					continue
 				}
@@ -660,7 +661,9 @@ func blockDevice(w string) bool {
 	return false
 }
 
-var functionKeywordRe = regexp.MustCompile(`function\s+([^\s(){};&|<>]+)\s*(?:\(\s*\))?\s*\{`)
+var functionKeywordRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`function\s+([^\s(){};&|<>]+)\s*(?:\(\s*\))?\s*\{`)
+})
 
 // forkBomb reports whether src defines a shell function whose body calls
 // itself through a pipe or in the background (:(){ :|:& };: and its
@@ -684,7 +687,7 @@ func forkBomb(src string) bool {
 			return true
 		}
 	}
-	for _, m := range functionKeywordRe.FindAllStringSubmatchIndex(src, 16) {
+	for _, m := range functionKeywordRe().FindAllStringSubmatchIndex(src, 16) {
 		name := src[m[2]:m[3]]
 		if selfFork(dropSpace(braceBody(src, m[1])), name) {
 			return true
