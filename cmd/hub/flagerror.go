@@ -3,27 +3,30 @@ package main
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The flag package names every flag with one dash and calls any bad value
 // a "parse error"; people type --json, so say it their way.
 var (
-	undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -(\S+)$`)
-	badFlagValue  = regexp.MustCompile(`^invalid value (".*") for flag -(\S+): parse error$`)
-	flagNeedsArg  = regexp.MustCompile(`^flag needs an argument: -(\S+)$`)
+	undefinedFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag provided but not defined: -(\S+)$`) })
+	badFlagValue  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^invalid value (".*") for flag -(\S+): parse error$`)
+	})
+	flagNeedsArg = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag needs an argument: -(\S+)$`) })
 )
 
 // flagError rewrites urfave/cli's flag errors as "unknown flag --jsn",
 // "invalid value "abc" for --lines" and "--port needs a value".
 func flagError(err error) string {
 	msg := err.Error()
-	if m := undefinedFlag.FindStringSubmatch(msg); m != nil {
+	if m := undefinedFlag().FindStringSubmatch(msg); m != nil {
 		return "unknown flag " + dashes(m[1])
 	}
-	if m := badFlagValue.FindStringSubmatch(msg); m != nil {
+	if m := badFlagValue().FindStringSubmatch(msg); m != nil {
 		return "invalid value " + m[1] + " for " + dashes(m[2])
 	}
-	if m := flagNeedsArg.FindStringSubmatch(msg); m != nil {
+	if m := flagNeedsArg().FindStringSubmatch(msg); m != nil {
 		return dashes(m[1]) + " needs a value"
 	}
 	return msg
