@@ -177,7 +177,7 @@ func (e *Endpoint) serveConn(netConn net.Conn, r *http.Request) {
 	s := e.s
 	c := &Conn{ep: e, header: r.Header, seen: make(chan struct{}, 1)}
 	c.slot.Store(true)
-	c.pre = newGuardReader(netConn, uint64(e.opts.PreAuth.Limit), e.opts.Budget, e.opts.BudgetWait, e.opts.MaxPayload)
+	c.pre = newGuardReader(rawIO(netConn), uint64(e.opts.PreAuth.Limit), e.opts.Budget, e.opts.BudgetWait, e.opts.MaxPayload)
 	c.pre.onTooBig = func() {
 		if f := e.opts.PreAuth.OnTooLarge; f != nil {
 			f(c)
