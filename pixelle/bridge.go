@@ -316,7 +316,7 @@ func (rl *relay) route(ctx context.Context, cmd json.RawMessage) (relayAnswer, e
 		return relayAnswer{}, commandError(mustJSON(errorObject{"BUSY", msgBusy}))
 	}
 	rl.nextReq++
-	relayID := fmt.Sprintf("r%d-%s", rl.nextReq, hub.RandomHex(4))
+	relayID := newRelayID(rl.nextReq)
 	pe := &pending{relayID: relayID, local: make(chan relayAnswer, 1)}
 	pe.timer = rl.env.Guard.AfterFunc("command timeout", rl.s.CommandTimeout, func() { rl.commandTimeout(sess, relayID) })
 	sess.pending[relayID] = pe

@@ -22,7 +22,34 @@ const (
 
 // outbox collects frames and closes decided under relay.mu and performs
 // them after the lock is released, so a slow peer never stalls the relay.
-type outbox []func()
+// A frame's turn (one command or one result) queues a single action, so the
+// first is held in the outbox itself: queueing it allocates nothing.
+type outbox struct {
+	first outItem
+	rest  []outItem
+	n     int
+}
+
+// outItem is one queued action: a text frame for sock, a close of sock, or
+// an answer for an in-process caller (local).
+type outItem struct {
+	sock   *ws.Conn
+	frame  []byte
+	close  bool
+	code   uint16
+	reason string
+	local  chan relayAnswer
+	answer relayAnswer
+}
+
+func (o *outbox) add(it outItem) {
+	if o.n == 0 {
+		o.first = it
+	} else {
+		o.rest = append(o.rest, it)
+	}
+	o.n++
+}
 
 func (o *outbox) send(c *conn, v any) {
 	b, err := json.Marshal(v)
@@ -45,13 +72,11 @@ func (o *outbox) sendRaw(c *conn, b []byte) {
 
 // write queues b for c unconditionally: the ready itself.
 func (o *outbox) write(c *conn, b []byte) {
-	sock := c.sock
-	*o = append(*o, func() { _ = sock.WriteText(b) })
+	o.add(outItem{sock: c.sock, frame: b})
 }
 
 func (o *outbox) close(c *conn, code uint16, reason string) {
-	sock := c.sock
-	*o = append(*o, func() { sock.Close(code, reason) })
+	o.add(outItem{sock: c.sock, close: true, code: code, reason: reason})
 }
 
 // fail queues a relay-made error for whoever sent pe: its agent socket,
@@ -74,9 +99,25 @@ func (o *outbox) result(pe *pending, m *message) {
 	o.sendRaw(pe.agent, resultFrame(pe.clientID, m))
 }
 
-func (o outbox) flush() {
-	for _, f := range o {
-		f()
+// flush performs the queued actions in order.
+func (o *outbox) flush() {
+	if o.n == 0 {
+		return
+	}
+	o.first.do()
+	for i := range o.rest {
+		o.rest[i].do()
+	}
+}
+
+func (it *outItem) do() {
+	switch {
+	case it.local != nil:
+		it.local <- it.answer
+	case it.close:
+		it.sock.Close(it.code, it.reason)
+	default:
+		_ = it.sock.WriteText(it.frame)
 	}
 }
 

@@ -1,9 +1,10 @@
 package pixelle
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"strconv"
 
 	"github.com/hubdev/hub/hub"
 )
@@ -107,7 +108,7 @@ func (c *conn) agentMessageLocked(m *message, o *outbox) {
 		return
 	}
 	rl.nextReq++
-	relayID := fmt.Sprintf("r%d-%s", rl.nextReq, hub.RandomHex(4))
+	relayID := newRelayID(rl.nextReq)
 	pe := &pending{relayID: relayID, clientID: m.IDRaw, agent: c}
 	pe.timer = rl.env.Guard.AfterFunc("command timeout", rl.s.CommandTimeout, func() { rl.commandTimeout(sess, relayID) })
 	sess.pending[relayID] = pe
@@ -117,13 +118,43 @@ func (c *conn) agentMessageLocked(m *message, o *outbox) {
 // commandFrame is the browser-bound command with the relay's id; the
 // command object is copied byte for byte.
 func commandFrame(relayID string, cmd json.RawMessage) []byte {
-	id, _ := json.Marshal(relayID)
-	b := make([]byte, 0, len(id)+len(cmd)+50)
+	b := make([]byte, 0, len(relayID)+len(cmd)+52)
 	b = append(b, `{"type":"command","id":`...)
-	b = append(b, id...)
+	b = appendJSONString(b, relayID)
 	b = append(b, `,"command":`...)
 	b = append(b, cmd...)
 	return append(b, `,"actor":"agent"}`...)
+}
+
+// appendJSONString appends s as json.Marshal writes it: a relay id (letters,
+// digits and '-') needs no escapes and is quoted in place.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// newRelayID names the n-th command the relay forwards to a browser:
+// "r<n>-" and 4 random bytes in upper-case hex (what
+// fmt.Sprintf("r%d-%s", n, hub.RandomHex(4)) makes), in one allocation.
+func newRelayID(n uint64) string {
+	var rnd [4]byte
+	rand.Read(rnd[:]) // never fails (crypto/rand crashes the program instead)
+	var buf [32]byte
+	b := append(buf[:0], 'r')
+	b = strconv.AppendUint(b, n, 10)
+	b = append(b, '-')
+	const digits = "0123456789ABCDEF"
+	for _, x := range rnd {
+		b = append(b, digits[x>>4], digits[x&0xf])
+	}
+	return string(b)
 }
 
 // commandTimeout fails a command the browser did not answer in time.

@@ -55,8 +55,7 @@ type relayAnswer struct {
 
 // answer hands a to the in-process caller after the lock is released.
 func (pe *pending) answer(o *outbox, a relayAnswer) {
-	ch := pe.local
-	*o = append(*o, func() { ch <- a })
+	o.add(outItem{local: pe.local, answer: a})
 }
 
 func newSession(id, label, browserToken, origin string) *session {
