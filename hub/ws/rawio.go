@@ -1,6 +1,9 @@
 package ws
 
-import "net"
+import (
+	"net"
+	"time"
+)
 
 // A socket's frames are read and written on the read goroutine that the
 // network poller has just woken, a few hundred bytes at a time. Where the
@@ -16,3 +19,10 @@ import "net"
 // not available (another OS, a net.Pipe, a connection that cannot expose
 // its descriptor).
 func rawIO(c net.Conn) net.Conn { return newRawConn(c) }
+
+// A writeBounder bounds each write's wait for room itself, starting the
+// clock only when a write has to wait (rawConn): the caller need not set
+// and clear a write deadline around every frame.
+type writeBounder interface {
+	boundWrites(d time.Duration)
+}

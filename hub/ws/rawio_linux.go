@@ -5,7 +5,9 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -34,6 +36,28 @@ type rawConn struct {
 	wn      int
 	werr    error
 	writeFn func(fd uintptr) bool
+	armed   bool // this Write set the write deadline (wmu)
+
+	// bound limits how long a Write may wait for room, counted from its
+	// first wait: the write deadline is set only then, and cleared when
+	// the Write returns, so a write that finds room at once (nearly every
+	// frame) touches no deadline. An explicit write deadline
+	// (SetWriteDeadline, SetDeadline) takes precedence while it is set.
+	bound    atomic.Int64 // time.Duration; 0: unbounded
+	explicit atomic.Bool
+}
+
+// boundWrites implements writeBounder.
+func (c *rawConn) boundWrites(d time.Duration) { c.bound.Store(int64(d)) }
+
+func (c *rawConn) SetWriteDeadline(t time.Time) error {
+	c.explicit.Store(!t.IsZero())
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *rawConn) SetDeadline(t time.Time) error {
+	c.explicit.Store(!t.IsZero())
+	return c.Conn.SetDeadline(t)
 }
 
 func newRawConn(c net.Conn) net.Conn {
@@ -106,6 +130,12 @@ func (c *rawConn) Write(p []byte) (int, error) {
 	err := c.rc.Write(c.writeFn)
 	n, werr := c.wn, c.werr
 	c.wbuf, c.werr = nil, nil
+	if c.armed {
+		c.armed = false
+		if !c.explicit.Load() {
+			c.Conn.SetWriteDeadline(time.Time{})
+		}
+	}
 	c.wmu.Unlock()
 	if err != nil { // closed, or the write deadline passed
 		return n, err
@@ -129,7 +159,12 @@ func (c *rawConn) doWrite(fd uintptr) bool {
 			c.wn += int(n)
 		case syscall.EINTR:
 		case syscall.EAGAIN:
-			return false // park until the socket has room
+			// Park until the socket has room, for at most bound.
+			if d := time.Duration(c.bound.Load()); d > 0 && !c.armed && !c.explicit.Load() {
+				c.armed = true
+				c.Conn.SetWriteDeadline(time.Now().Add(d))
+			}
+			return false
 		default:
 			c.werr = &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("write", errno)}
 			return true

@@ -2,13 +2,20 @@ package ws
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hubdev/hub/hub"
+	"github.com/lxzan/gws"
 )
 
 // A socket served through hub.ServeHTTP (its listener wraps every
@@ -147,6 +154,24 @@ func TestRawConnBehavesLikeTCPConn(t *testing.T) {
 			t.Fatalf("write to a stalled peer = %d, %v; want a timeout before the end", n, err)
 		}
 	})
+	t.Run("a write's own bound once it has to wait", func(t *testing.T) {
+		rc, _ := tcpPair(t)
+		rc.boundWrites(50 * time.Millisecond)
+		big := make([]byte, 64<<20)
+		n, err := rc.Write(big)
+		if !errors.Is(err, os.ErrDeadlineExceeded) || n >= len(big) {
+			t.Fatalf("bounded write to a stalled peer = %d, %v; want a timeout before the end", n, err)
+		}
+	})
+	t.Run("an explicit write deadline wins over the bound", func(t *testing.T) {
+		rc, _ := tcpPair(t)
+		rc.boundWrites(time.Hour)
+		rc.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+		n, err := rc.Write(make([]byte, 64<<20))
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("write past an explicit deadline = %d, %v; want a timeout", n, err)
+		}
+	})
 	t.Run("write to a reset peer fails", func(t *testing.T) {
 		rc, cl := tcpPair(t)
 		cl.SetLinger(0)
@@ -225,5 +250,97 @@ func TestRawConnAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per round trip, want 0", allocs)
+	}
+}
+
+// countingListener wraps each accepted TCP connection so that a test can
+// count the write deadlines set on it (through hub's own wrapper).
+type countingListener struct {
+	net.Listener
+	deadlines *atomic.Int64
+}
+
+type countingConn struct {
+	*net.TCPConn
+	deadlines *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c.(*net.TCPConn), l.deadlines}, nil
+}
+
+func (c countingConn) SetWriteDeadline(t time.Time) error {
+	c.deadlines.Add(1)
+	return c.TCPConn.SetWriteDeadline(t)
+}
+
+func (c countingConn) SetDeadline(t time.Time) error {
+	c.deadlines.Add(1)
+	return c.TCPConn.SetDeadline(t)
+}
+
+// A frame that finds room in the socket sets no write deadline: the bound
+// starts only when a write has to wait. Before, every frame set one and
+// cleared it (two timer updates in the runtime per frame).
+func TestFramesSetNoWriteDeadline(t *testing.T) {
+	ln, port, err := hub.Listen([]int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deadlines atomic.Int64
+	h := &echoHandler{}
+	s := &wsServer{port: port, sockets: &Sockets{}, done: make(chan error, 1)}
+	s.ep = s.sockets.Endpoint(h, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		s.done <- hub.ServeHTTP(ctx, countingListener{ln, &deadlines}, http.HandlerFunc(s.ep.Serve), s.sockets, slog.New(slog.DiscardHandler))
+	}()
+	t.Cleanup(func() { cancel(); <-s.done })
+	ch := newClientHandler()
+	cl := s.dial(t, ch)
+	defer cl.NetConn().Close()
+	cl.WriteString("hello")
+	nextMsg(t, ch)
+	before := deadlines.Load()
+	const frames = 50
+	for range frames {
+		cl.WriteString("frame")
+		if got := nextMsg(t, ch); got != "frame" {
+			t.Fatalf("echo = %q", got)
+		}
+	}
+	if n := deadlines.Load() - before; n != 0 {
+		t.Fatalf("%d write deadlines set for %d frames, want 0", n, frames)
+	}
+}
+
+// A peer that stops reading still cannot wedge a writer: once the socket
+// is full, a frame's write fails when its timeout has passed.
+func TestWriteFrameBoundedWhenThePeerStopsReading(t *testing.T) {
+	h := &echoHandler{conns: make(chan *Conn, 1)}
+	s := startWS(t, h, Options{})
+	cl, _, err := gws.NewClient(newClientHandler(), &gws.ClientOption{Addr: "ws://127.0.0.1:" + itoa(s.port) + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.NetConn().Close() // never reads: no ReadLoop
+	c := <-h.conns
+	big := make([]byte, 1<<20)
+	for i := 0; ; i++ {
+		err := c.WriteFrame(gws.OpcodeBinary, big, 50*time.Millisecond)
+		if err == nil {
+			if i > 1000 {
+				t.Fatal("1 GiB written to a peer that does not read")
+			}
+			continue
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("write to a stalled peer = %v, want a timeout", err)
+		}
+		break
 	}
 }

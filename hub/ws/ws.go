@@ -177,7 +177,14 @@ func (e *Endpoint) serveConn(netConn net.Conn, r *http.Request) {
 	s := e.s
 	c := &Conn{ep: e, header: r.Header, seen: make(chan struct{}, 1)}
 	c.slot.Store(true)
-	c.pre = newGuardReader(rawIO(netConn), uint64(e.opts.PreAuth.Limit), e.opts.Budget, e.opts.BudgetWait, e.opts.MaxPayload)
+	nc := rawIO(netConn)
+	if wb, ok := nc.(writeBounder); ok {
+		// Writes gws makes on its own (the handshake's answer, a close
+		// after a protocol error) are bounded like frames.
+		wb.boundWrites(e.opts.WriteTimeout)
+		c.wb = wb
+	}
+	c.pre = newGuardReader(nc, uint64(e.opts.PreAuth.Limit), e.opts.Budget, e.opts.BudgetWait, e.opts.MaxPayload)
 	c.pre.onTooBig = func() {
 		if f := e.opts.PreAuth.OnTooLarge; f != nil {
 			f(c)
@@ -284,6 +291,9 @@ func (s *Sockets) Wait() { s.loops.Wait() }
 // writes are serialised and each is bounded by the endpoint's write
 // timeout, with the deadline cleared afterwards (a deadline left on the
 // socket would fail every later write, the next heartbeat ping included).
+// Where the connection bounds its writes itself (writeBounder, Linux), the
+// timeout counts from the moment a frame has to wait for the peer to make
+// room, and a frame that finds room at once sets no deadline at all.
 type Conn struct {
 	ep     *Endpoint
 	gc     *gws.Conn
@@ -291,6 +301,7 @@ type Conn struct {
 	sess   Session
 	hb     *Heartbeat
 	wmu    sync.Mutex
+	wb     writeBounder // the connection bounds each write's wait itself; nil: set deadlines
 	closed atomic.Bool
 	seen   chan struct{} // signalled on every received frame (Reachable)
 
@@ -422,6 +433,12 @@ func (c *Conn) WriteFrame(op gws.Opcode, b []byte, timeout time.Duration) error 
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if c.wb != nil {
+		c.wb.boundWrites(timeout)
+		err := c.gc.WriteMessage(op, b)
+		c.wb.boundWrites(c.ep.opts.WriteTimeout)
+		return err
+	}
 	c.gc.SetWriteDeadline(time.Now().Add(timeout))
 	err := c.gc.WriteMessage(op, b)
 	c.gc.SetWriteDeadline(time.Time{})
