@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 )
 
 // maxRW bounds one read or write call, as the standard library does.
@@ -101,7 +100,7 @@ func (c *rawConn) Read(p []byte) (int, error) {
 
 func (c *rawConn) doRead(fd uintptr) bool {
 	for {
-		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
+		n, errno := sysRead(fd, c.rbuf)
 		switch errno {
 		case 0:
 			c.rn = int(n)
@@ -149,7 +148,7 @@ func (c *rawConn) doWrite(fd uintptr) bool {
 		if len(b) > maxRW {
 			b = b[:maxRW]
 		}
-		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		n, errno := sysWrite(fd, b)
 		switch errno {
 		case 0:
 			if n == 0 {

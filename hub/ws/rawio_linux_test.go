@@ -248,7 +248,7 @@ func TestRawConnAllocatesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if allocs != 0 {
+	if !raceEnabled && allocs != 0 {
 		t.Fatalf("%v allocations per round trip, want 0", allocs)
 	}
 }
