@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/hubdev/hub/hub/rawio"
 )
 
 // Bounds on what a connection costs before any handler has judged it.
@@ -331,7 +333,7 @@ func (l *connLimit) Accept() (net.Conn, error) {
 		nc.Close()
 		return nil, err
 	}
-	c := &limitedConn{Conn: nc, l: l, release: func() { <-l.slots }}
+	c := &limitedConn{Conn: rawio.Wrap(nc), l: l, release: func() { <-l.slots }}
 	l.mu.Lock()
 	c.phase, c.at = phaseHeader, time.Now()
 	l.conns[c] = struct{}{}
@@ -473,6 +475,11 @@ func (c *limitedConn) ReadFrom(r io.Reader) (int64, error) {
 	}
 	return io.Copy(struct{ io.Writer }{c.Conn}, r)
 }
+
+// NetConn is the connection under the listener's bookkeeping, for the
+// owner of a hijacked connection (rawio.Bounder finds its write bound
+// through it).
+func (c *limitedConn) NetConn() net.Conn { return c.Conn }
 
 func (c *limitedConn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {

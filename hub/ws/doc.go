@@ -4,8 +4,8 @@
 // the heartbeat (ping every 30 s, dead after 90 s), and the set of sockets a
 // server closes and waits for at shutdown (hub.ServeHTTP's Hijacked).
 //
-// On Linux a socket's frames are read and written with raw non-blocking
-// system calls (rawio_linux.go), which keeps the runtime's monitor thread
-// asleep between frames, and a frame's write deadline is set only when the
-// frame has to wait for room; elsewhere the connection is used as it is.
+// On Linux a socket served by hub.ServeHTTP is read and written with raw
+// non-blocking system calls (hub/rawio), and a frame's write deadline is
+// set only when the frame has to wait for room; elsewhere a frame's write
+// sets and clears its deadline.
 package ws

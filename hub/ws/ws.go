@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/rawio"
 	"github.com/lxzan/gws"
 )
 
@@ -177,14 +178,13 @@ func (e *Endpoint) serveConn(netConn net.Conn, r *http.Request) {
 	s := e.s
 	c := &Conn{ep: e, header: r.Header, seen: make(chan struct{}, 1)}
 	c.slot.Store(true)
-	nc := rawIO(netConn)
-	if wb, ok := nc.(writeBounder); ok {
+	if wb, ok := rawio.Bounder(netConn); ok {
 		// Writes gws makes on its own (the handshake's answer, a close
 		// after a protocol error) are bounded like frames.
-		wb.boundWrites(e.opts.WriteTimeout)
+		wb.BoundWrites(e.opts.WriteTimeout)
 		c.wb = wb
 	}
-	c.pre = newGuardReader(nc, uint64(e.opts.PreAuth.Limit), e.opts.Budget, e.opts.BudgetWait, e.opts.MaxPayload)
+	c.pre = newGuardReader(netConn, uint64(e.opts.PreAuth.Limit), e.opts.Budget, e.opts.BudgetWait, e.opts.MaxPayload)
 	c.pre.onTooBig = func() {
 		if f := e.opts.PreAuth.OnTooLarge; f != nil {
 			f(c)
@@ -291,7 +291,7 @@ func (s *Sockets) Wait() { s.loops.Wait() }
 // writes are serialised and each is bounded by the endpoint's write
 // timeout, with the deadline cleared afterwards (a deadline left on the
 // socket would fail every later write, the next heartbeat ping included).
-// Where the connection bounds its writes itself (writeBounder, Linux), the
+// Where the connection bounds its writes itself (rawio.WriteBounder, Linux), the
 // timeout counts from the moment a frame has to wait for the peer to make
 // room, and a frame that finds room at once sets no deadline at all.
 type Conn struct {
@@ -301,7 +301,7 @@ type Conn struct {
 	sess   Session
 	hb     *Heartbeat
 	wmu    sync.Mutex
-	wb     writeBounder // the connection bounds each write's wait itself; nil: set deadlines
+	wb     rawio.WriteBounder // the connection bounds each write's wait itself; nil: set deadlines
 	closed atomic.Bool
 	seen   chan struct{} // signalled on every received frame (Reachable)
 
@@ -434,9 +434,9 @@ func (c *Conn) WriteFrame(op gws.Opcode, b []byte, timeout time.Duration) error 
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.wb != nil {
-		c.wb.boundWrites(timeout)
+		c.wb.BoundWrites(timeout)
 		err := c.gc.WriteMessage(op, b)
-		c.wb.boundWrites(c.ep.opts.WriteTimeout)
+		c.wb.BoundWrites(c.ep.opts.WriteTimeout)
 		return err
 	}
 	c.gc.SetWriteDeadline(time.Now().Add(timeout))

@@ -1,5 +1,5 @@
 //go:build !race
 
-package ws
+package rawio
 
 const raceEnabled = false

@@ -1,6 +1,6 @@
 //go:build race
 
-package ws
+package rawio
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 // package, whose Read and Write tell the detector that bytes written to a
 // descriptor happen before the reads that receive them: without that, a
 // test whose goroutines talk over a socket would see races that are not
-// there. The raw calls (rawio_norace_linux.go) are what ships.
+// there. The raw calls (norace_linux.go) are what ships.
 func sysRead(fd uintptr, p []byte) (int, syscall.Errno) {
 	n, err := syscall.Read(int(fd), p)
 	return max(n, 0), errnoOf(err)

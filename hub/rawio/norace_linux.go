@@ -1,6 +1,6 @@
 //go:build !race
 
-package ws
+package rawio
 
 import (
 	"syscall"

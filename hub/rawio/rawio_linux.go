@@ -1,4 +1,4 @@
-package ws
+package rawio
 
 import (
 	"io"
@@ -13,7 +13,7 @@ import (
 // maxRW bounds one read or write call, as the standard library does.
 const maxRW = 1 << 30
 
-// rawConn is a hijacked TCP connection whose Read and Write are raw
+// rawConn is a TCP connection whose Read and Write are raw
 // non-blocking system calls driven through its syscall.RawConn: the
 // runtime's poller still parks the goroutine while the socket has nothing
 // to read or no room to write, and the connection's deadlines still bound
@@ -46,8 +46,8 @@ type rawConn struct {
 	explicit atomic.Bool
 }
 
-// boundWrites implements writeBounder.
-func (c *rawConn) boundWrites(d time.Duration) { c.bound.Store(int64(d)) }
+// BoundWrites implements WriteBounder.
+func (c *rawConn) BoundWrites(d time.Duration) { c.bound.Store(int64(d)) }
 
 func (c *rawConn) SetWriteDeadline(t time.Time) error {
 	c.explicit.Store(!t.IsZero())
@@ -59,7 +59,7 @@ func (c *rawConn) SetDeadline(t time.Time) error {
 	return c.Conn.SetDeadline(t)
 }
 
-func newRawConn(c net.Conn) net.Conn {
+func wrap(c net.Conn) net.Conn {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return c
@@ -171,3 +171,27 @@ func (c *rawConn) doWrite(fd uintptr) bool {
 	}
 	return true
 }
+
+// ReadFrom lets the wrapped connection copy from r its own way (a
+// *net.TCPConn sends a file with sendfile); it holds the write lock, as a
+// Write does.
+func (c *rawConn) ReadFrom(r io.Reader) (int64, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(writerOnly{c.Conn}, r)
+}
+
+// CloseWrite shuts the sending side, where the wrapped connection can.
+func (c *rawConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// writerOnly hides every method but Write (io.Copy must not call ReadFrom
+// again).
+type writerOnly struct{ io.Writer }
