@@ -1,9 +1,12 @@
 package portowner
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"strconv"
@@ -210,6 +213,9 @@ func TestBackendsAgreeAnotherUser(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
+			if tc.o == (portownertest.Options{}) {
+				roundTrip(t, c) // the squatter has accepted c, not only the kernel
+			}
 			agree(t, netip.MustParseAddr("127.0.0.1"), sq.Port, c, sq.UID)
 			// And through the public functions, fallback and all.
 			if o, err := Peer(context.Background(), c); err != nil || o.UID != sq.UID || o.Mine() {
@@ -217,6 +223,23 @@ func TestBackendsAgreeAnotherUser(t *testing.T) {
 			}
 		})
 	}
+}
+
+// roundTrip makes one HTTP request on c and reads its answer: the server
+// has accepted c once it answers. Without it the two backends could ask
+// either side of the other process's accept on a loaded machine, one
+// seeing the connection still queued (its listener's inode) and the other
+// accepted (its own).
+func roundTrip(t *testing.T, c net.Conn) {
+	t.Helper()
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
 }
 
 // unaccepted fails t unless the server side of c is still waiting to be
