@@ -171,23 +171,12 @@ func (w *rawWS) handshake(u *url.URL, origin string) error {
 	return nil
 }
 
-// wsHeaderBytes is the header length of a masked client frame of n bytes.
-func wsHeaderBytes(n int) int {
-	switch {
-	case n < 126:
-		return 2 + 4
-	case n <= 0xFFFF:
-		return 4 + 4
-	}
-	return 10 + 4
-}
-
 // maskedFrame is one whole client frame (fin set) of opcode op carrying
-// payload, masked with w's key; its payload starts at
-// wsHeaderBytes(len(payload)) (see patch).
+// payload, masked with w's key; its payload starts at frameHeaderLen (see
+// patch).
 func (w *rawWS) maskedFrame(op byte, payload []byte) []byte {
 	n := len(payload)
-	out := make([]byte, 0, wsHeaderBytes(n)+n)
+	out := make([]byte, 0, 14+n) // the longest header: 10 bytes and the key
 	out = append(out, 0x80|op)
 	switch {
 	case n < 126:

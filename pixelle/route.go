@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/hub/jsonw"
 )
 
 // browserMessageLocked handles pair.create, revoke and result frames.
@@ -120,24 +121,10 @@ func (c *conn) agentMessageLocked(m *message, o *outbox) {
 func commandFrame(relayID string, cmd json.RawMessage) []byte {
 	b := make([]byte, 0, len(relayID)+len(cmd)+52)
 	b = append(b, `{"type":"command","id":`...)
-	b = appendJSONString(b, relayID)
+	b = jsonw.StringHTML(b, relayID) // as json.Marshal writes it
 	b = append(b, `,"command":`...)
 	b = append(b, cmd...)
 	return append(b, `,"actor":"agent"}`...)
-}
-
-// appendJSONString appends s as json.Marshal writes it: a relay id (letters,
-// digits and '-') needs no escapes and is quoted in place.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // newRelayID names the n-th command the relay forwards to a browser:
