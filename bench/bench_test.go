@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
 	"os"
 	"os/exec"
@@ -130,5 +131,25 @@ func TestIdleSmoke(t *testing.T) {
 			r.AnonKiB <= 0 || r.FileKiB <= 0 || r.AnonKiB+r.FileKiB > r.RSSKiB {
 			t.Errorf("pages=%v: insane idle figures %+v", pages, r)
 		}
+	}
+}
+
+// TestBuildIsTheReleaseBuild checks the harness measures the binary users
+// download: static, with no program interpreter (a cgo build asks for the
+// C library's loader and maps libc, which the idle rows would count).
+func TestBuildIsTheReleaseBuild(t *testing.T) {
+	_, _, hubBin, _, _ := setup(t)
+	f, err := elf.Open(hubBin)
+	if err != nil {
+		t.Skipf("bench: the hub is not an ELF binary here: %v", err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Fatal("the measured hub is dynamically linked (cgo); the release is built with CGO_ENABLED=0")
+		}
+	}
+	if f.Section(".symtab") != nil {
+		t.Error("the measured hub has a symbol table; the release is linked with -s -w")
 	}
 }
