@@ -28,7 +28,7 @@ func main() {
 	gogc := flag.Bool("gogc", true, "also run the pixelle and geturl /r rows at GOGC=200 and GOGC=off with GOMEMLIMIT=64MiB")
 	only := flag.String("only", "", "run only the loads whose names contain this")
 	procs := flag.String("procs", "2", "runtime.max_procs values to run the hub at besides the default, comma-separated (\"\" for none; 8 stands in for a laptop's many cores)")
-	base := flag.String("base", "", "another hub binary (say, main's: go build -o /tmp/hub-main ./cmd/hub in its checkout) run beside this tree's at its own default, as the column \"base hub\"")
+	base := flag.String("base", "", "another hub binary (say, main's, built as this harness builds: CGO_ENABLED=0 go build -trimpath -ldflags=\"-s -w\" -o /tmp/hub-main ./cmd/hub in its checkout) run beside this tree's at its own default, as the column \"base hub\"")
 	flag.Parse()
 	if err := run(*passes, *window, *idle, *callers, *procs, *base, *gogc, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "matrix:", err)
