@@ -72,7 +72,10 @@ func (l *Lifecycle) poke() {
 	}
 }
 
-// PageAttached records that a page authenticated on adapter name.
+// PageAttached records that a page authenticated on adapter name. It only
+// postpones the rules (the no-page rule stops applying), so it does not
+// wake Wait: Wait's timer fires at the earlier time, finds the rules
+// postponed and sleeps again. Callers call it on every request.
 func (l *Lifecycle) PageAttached(name string) {
 	l.mu.Lock()
 	now := time.Now()
@@ -80,17 +83,16 @@ func (l *Lifecycle) PageAttached(name string) {
 	a.PageEverAttached, a.LastPage = true, now
 	l.pageEver = true
 	l.mu.Unlock()
-	l.poke()
 }
 
-// AgentActivity records that an agent used adapter name.
+// AgentActivity records that an agent used adapter name. Like
+// PageAttached it only postpones the rules and does not wake Wait.
 func (l *Lifecycle) AgentActivity(name string) {
 	l.mu.Lock()
 	now := time.Now()
 	l.activity(name).LastAgent = now
 	l.lastAgent = now
 	l.mu.Unlock()
-	l.poke()
 }
 
 // Own marks the process as owned by an MCP client: idle rules stop applying.

@@ -180,3 +180,22 @@ func TestLifecycleFollowingHolds(t *testing.T) {
 		}
 	})
 }
+
+// Activity only postpones the rules, and the bridges report it on every
+// request: it must not wake Wait (a goroutine switch, a timer and the
+// rules' reasons formatted again, per request). Wait still fires on time:
+// TestLifecycleAgentIdleEvenWithPage and TestLifecyclePageCancelsNoPageRule.
+func TestLifecycleActivityDoesNotWakeWait(t *testing.T) {
+	l := NewLifecycle(IdleRules{NoPageWithin: 30 * time.Minute, AgentIdle: 2 * time.Hour})
+	l.PageAttached("geturl")
+	l.AgentActivity("geturl")
+	if len(l.changed) != 0 {
+		t.Fatal("recording activity woke the idle rules' Wait")
+	}
+	detach := l.AgentAttached("geturl")
+	<-l.changed
+	detach() // the rules apply again from now: Wait must recompute
+	if len(l.changed) != 1 {
+		t.Fatal("an agent's leaving did not wake Wait")
+	}
+}
