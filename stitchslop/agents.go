@@ -13,6 +13,9 @@ import (
 // "shell"); a label for the status report, never a credential: the key is.
 const AgentHeader = "x-stitchslop-agent"
 
+// agentHeaderKey is http.CanonicalHeaderKey(AgentHeader).
+const agentHeaderKey = "X-Stitchslop-Agent"
+
 // Agents recently seen are reported for this long after their last call.
 const agentRecent = 10 * time.Minute
 
@@ -36,7 +39,7 @@ func agentFrom(ctx context.Context) string {
 // requestAgent is the agent a control request names (AgentHeader), else
 // "shell": every keyed client that does not name itself is a shell.
 func requestAgent(r *http.Request) string {
-	v := r.Header[http.CanonicalHeaderKey(AgentHeader)]
+	v := r.Header[agentHeaderKey]
 	if len(v) == 1 {
 		if id := clip(strings.TrimSpace(v[0]), 64); id != "" {
 			return id
@@ -105,8 +108,8 @@ func (b *agentBook) get(id string) *agentState {
 	return a
 }
 
-// begin counts a call of id going to the tab; end is its return.
-func (b *agentBook) begin(id string) (end func()) {
+// begin counts a call of id going to the tab; end(a) is its return.
+func (b *agentBook) begin(id string) *agentState {
 	if id == "" {
 		id = "in-process"
 	}
@@ -116,11 +119,14 @@ func (b *agentBook) begin(id string) (end func()) {
 	a.inFlight++
 	a.last = time.Now()
 	b.mu.Unlock()
-	return func() {
-		b.mu.Lock()
-		a.inFlight--
-		b.mu.Unlock()
-	}
+	return a
+}
+
+// end counts the return of the call begin counted in a.
+func (b *agentBook) end(a *agentState) {
+	b.mu.Lock()
+	a.inFlight--
+	b.mu.Unlock()
 }
 
 // follow counts id's event stream until the returned end.

@@ -22,19 +22,29 @@ type callResult struct {
 	err  error
 }
 
-// pendingCall is one command waiting for the page's reply.
+// pendingCall is one command waiting for the page's reply. Whoever takes
+// it from its page's table (the reply, or the page's end) sets res once
+// and then signals done; the caller reads res after done.
 type pendingCall struct {
-	done chan callResult // buffered 1
+	res  callResult
+	done chan struct{} // buffered 1
 }
 
-func (pc *pendingCall) reply(b []byte) { pc.done <- callResult{data: b} }
-func (pc *pendingCall) fail(err error) { pc.done <- callResult{err: err} }
+func newPendingCall() *pendingCall { return &pendingCall{done: make(chan struct{}, 1)} }
+
+func (pc *pendingCall) reply(b []byte) { pc.res.data = b; pc.done <- struct{}{} }
+func (pc *pendingCall) fail(err error) { pc.res.err = err; pc.done <- struct{}{} }
 
 // Call sends {id, command, args} to the page at once and returns the
 // page's reply envelope verbatim. When no page is attached it returns ErrNoPage. A reply
 // that never comes (CallTimeout) or a page that goes away mid-call yields an
 // ok:false envelope saying the command may or may not have run.
 func (r *run) Call(ctx context.Context, command string, args json.RawMessage) ([]byte, error) {
+	return r.call(ctx, agentFrom(ctx), command, args)
+}
+
+// call is Call for agent.
+func (r *run) call(ctx context.Context, agent, command string, args json.RawMessage) ([]byte, error) {
 	if command == "" || len(command) > 256 {
 		return nil, fmt.Errorf("command must be 1..256 characters")
 	}
@@ -62,25 +72,18 @@ func (r *run) Call(ctx context.Context, command string, args json.RawMessage) ([
 	if !ok {
 		return nil, ErrNoPage // it left before the command was sent
 	}
-	defer r.agents.begin(agentFrom(ctx))()
+	defer r.agents.end(r.agents.begin(agent))
 	timeout := time.Duration(r.s.callTimeout.Load())
 
-	frame, err := json.Marshal(struct {
-		ID      int64           `json:"id"`
-		Command string          `json:"command"`
-		Args    json.RawMessage `json:"args"`
-	}{id, command, args})
-	if err == nil {
-		err = p.write(frame)
-	}
-	if err != nil {
+	if err := p.write(appendCallFrame(make([]byte, 0, 40+len(command)+len(args)), id, command, args)); err != nil {
 		p.forget(id)
 		return uncertain(command, "the command could not be sent to the page ("+err.Error()+")"), nil
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
-	case res := <-pc.done:
+	case <-pc.done:
+		res := pc.res
 		if res.err != nil {
 			if r.isStopping() {
 				// The stop closed the page before this select saw ctx end.

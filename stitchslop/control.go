@@ -2,7 +2,6 @@ package stitchslop
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -146,11 +145,13 @@ func waitClosed(ctx context.Context, ch <-chan struct{}, d time.Duration) bool {
 }
 
 func (rn *run) handleCall(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Command string          `json:"command"`
-		Args    json.RawMessage `json:"args"`
+	b, err := hub.ReadBody(r, maxControlBody)
+	if err != nil {
+		badRequest(w, err)
+		return
 	}
-	if err := hub.ReadJSONBody(r, maxControlBody, &body); err != nil {
+	body, err := decodeCallBody(b)
+	if err != nil {
 		badRequest(w, err)
 		return
 	}
@@ -158,19 +159,29 @@ func (rn *run) handleCall(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, errors.New("command is required"))
 		return
 	}
-	out, err := rn.Call(withAgent(r.Context(), requestAgent(r)), body.Command, body.Args)
+	out, err := rn.call(r.Context(), requestAgent(r), body.Command, body.Args)
 	switch {
 	case errors.Is(err, ErrNoPage):
 		hub.WriteJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "no_page", "message": noPageText(rn.port, toolWait)})
 	case err != nil:
 		badRequest(w, err)
 	default:
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
+		// The page's envelope, verbatim (§4.2); its reader left room for
+		// the newline.
+		h := w.Header()
+		h["Content-Type"] = contentTypeJSON
+		h["Cache-Control"] = cacheNoStore
 		w.WriteHeader(http.StatusOK)
 		w.Write(append(out, '\n'))
 	}
 }
+
+// The values of the headers of every /call answer, shared: net/http only
+// reads them (http.Header.Set would make each anew).
+var (
+	contentTypeJSON = []string{"application/json"}
+	cacheNoStore    = []string{"no-store"}
+)
 
 func (rn *run) handlePair(w http.ResponseWriter, r *http.Request) {
 	var body struct {

@@ -58,13 +58,14 @@ func FuzzPageFrame(f *testing.F) {
 		r.mu.Lock()
 		r.page = p
 		r.mu.Unlock()
-		pc := &pendingCall{done: make(chan callResult, 1)}
+		pc := newPendingCall()
 		p.mu.Lock()
 		p.pending = map[int64]*pendingCall{1: pc}
 		p.mu.Unlock()
 		r.pageFrame(p, b)
 		select {
-		case r := <-pc.done:
+		case <-pc.done:
+			r := pc.res
 			var m struct {
 				ID int64 `json:"id"`
 			}

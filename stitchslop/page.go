@@ -23,9 +23,10 @@ import (
 type pageConn struct {
 	r       *run
 	ws      *ws.Conn
-	origin  string // the site its browser named, admitted at the upgrade
-	authed  bool   // read-loop goroutine only
-	refused bool   // read-loop goroutine only
+	out     textWriter // ws; a test's page in the tests
+	origin  string     // the site its browser named, admitted at the upgrade
+	authed  bool       // read-loop goroutine only
+	refused bool       // read-loop goroutine only
 
 	mu      sync.Mutex
 	ended   bool // detached or closed: no call may start on it
@@ -34,11 +35,14 @@ type pageConn struct {
 }
 
 func newPageConn(r *run, c *ws.Conn, origin string) *pageConn {
-	return &pageConn{r: r, ws: c, origin: origin, pending: map[int64]*pendingCall{}}
+	return &pageConn{r: r, ws: c, out: c, origin: origin, pending: map[int64]*pendingCall{}}
 }
 
+// textWriter sends one text frame.
+type textWriter interface{ WriteText([]byte) error }
+
 // write sends one text frame.
-func (p *pageConn) write(b []byte) error { return p.ws.WriteText(b) }
+func (p *pageConn) write(b []byte) error { return p.out.WriteText(b) }
 
 // close sends a close frame and drops the socket; Closed does the rest.
 func (p *pageConn) close(code uint16, reason string) { p.ws.Close(code, reason) }
@@ -51,7 +55,7 @@ func (p *pageConn) register() (int64, *pendingCall, bool) {
 		return 0, nil, false
 	}
 	p.nextID++
-	pc := &pendingCall{done: make(chan callResult, 1)}
+	pc := newPendingCall()
 	p.pending[p.nextID] = pc
 	return p.nextID, pc, true
 }
@@ -345,6 +349,10 @@ func (r *run) displace(old *pageConn) {
 // pageFrame handles an authenticated frame: a reply matched by id, or a
 // (possibly revised) tool list. Anything else is logged and ignored.
 func (r *run) pageFrame(p *pageConn, data []byte) {
+	if id, ok := replyID(data); ok {
+		r.reply(p, id, data)
+		return
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil || m == nil {
 		r.log.Warn("ignoring a malformed frame from the page", "bytes", len(data))
@@ -356,12 +364,7 @@ func (r *run) pageFrame(p *pageConn, data []byte) {
 			r.log.Warn("ignoring a reply with a non-integer id", "id", clip(string(raw), 40))
 			return
 		}
-		pc := p.take(id)
-		if pc == nil {
-			r.log.Warn("ignoring a reply with an unknown id", "id", id)
-			return
-		}
-		pc.reply(append([]byte(nil), data...))
+		r.reply(p, id, data)
 		return
 	}
 	if raw, ok := m["tools"]; ok {
@@ -377,4 +380,16 @@ func (r *run) pageFrame(p *pageConn, data []byte) {
 		return
 	}
 	r.log.Debug("ignoring a page frame with neither id nor tools")
+}
+
+// reply hands the page's reply to the call waiting for id: a copy of data
+// (the socket reuses its buffer) with room for the newline the control
+// plane ends it with.
+func (r *run) reply(p *pageConn, id int64, data []byte) {
+	pc := p.take(id)
+	if pc == nil {
+		r.log.Warn("ignoring a reply with an unknown id", "id", id)
+		return
+	}
+	pc.reply(append(make([]byte, 0, len(data)+1), data...))
 }

@@ -162,8 +162,3 @@ func checkSchema(s json.RawMessage) (json.RawMessage, string) {
 	}
 	return s, ""
 }
-
-func isJSONObject(b json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return len(b) > 0 && json.Unmarshal(b, &m) == nil && m != nil
-}
