@@ -48,6 +48,12 @@ type Lifecycle struct {
 	attached  int // agents holding the process alive (AgentAttached)
 	per       map[string]*Activity
 	changed   chan struct{}
+	// untimed: Wait last found no rule that can fire yet (an owner, an
+	// attached agent), so it waits for changed alone. While it has a
+	// deadline instead, no change needs to wake it: pages, agents and
+	// owners only ever move the deadline later or take it away, and Wait
+	// looks again when the deadline comes. Without rules nothing can fire.
+	untimed bool
 }
 
 // NewLifecycle starts the clock for rules now.
@@ -65,10 +71,15 @@ func (l *Lifecycle) activity(name string) *Activity {
 	return a
 }
 
-func (l *Lifecycle) poke() {
-	select {
-	case l.changed <- struct{}{}:
-	default:
+// unlockAndPoke unlocks l.mu and wakes Wait if it waits for a change.
+func (l *Lifecycle) unlockAndPoke() {
+	wake := l.untimed
+	l.mu.Unlock()
+	if wake {
+		select {
+		case l.changed <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -99,8 +110,7 @@ func (l *Lifecycle) AgentActivity(name string) {
 func (l *Lifecycle) Own() {
 	l.mu.Lock()
 	l.owned = true
-	l.mu.Unlock()
-	l.poke()
+	l.unlockAndPoke()
 }
 
 // AgentAttached records that an agent attached to adapter name for as
@@ -114,8 +124,7 @@ func (l *Lifecycle) AgentAttached(name string) (detach func()) {
 	l.attached++
 	l.activity(name).LastAgent = now
 	l.lastAgent = now
-	l.mu.Unlock()
-	l.poke()
+	l.unlockAndPoke()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -124,8 +133,7 @@ func (l *Lifecycle) AgentAttached(name string) (detach func()) {
 			l.attached--
 			l.activity(name).LastAgent = now
 			l.lastAgent = now
-			l.mu.Unlock()
-			l.poke()
+			l.unlockAndPoke()
 		})
 	}
 }
@@ -145,6 +153,7 @@ func (l *Lifecycle) Activity(name string) Activity {
 func (l *Lifecycle) next() (at time.Time, reason string, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	defer func() { l.untimed = !ok && l.rules != IdleRules{} }()
 	if l.owned || l.attached > 0 {
 		return time.Time{}, "", false
 	}
@@ -162,7 +171,7 @@ func (l *Lifecycle) next() (at time.Time, reason string, ok bool) {
 }
 
 // Wait blocks until an idle rule fires, returning an *IdleError, or until
-// ctx is done, returning ctx.Err().
+// ctx is done, returning ctx.Err(). One Wait at a time: a change wakes one.
 func (l *Lifecycle) Wait(ctx context.Context) error {
 	for {
 		at, reason, ok := l.next()

@@ -193,9 +193,61 @@ func TestLifecycleActivityDoesNotWakeWait(t *testing.T) {
 		t.Fatal("recording activity woke the idle rules' Wait")
 	}
 	detach := l.AgentAttached("geturl")
-	<-l.changed
+	l.next() // Wait sees the agent attached: no rule can fire, it waits for a change
 	detach() // the rules apply again from now: Wait must recompute
 	if len(l.changed) != 1 {
 		t.Fatal("an agent's leaving did not wake Wait")
 	}
+}
+
+// An agent's call (activity, attach, detach) does not wake a Wait that
+// has a deadline: each call only moves the deadline later, and Wait looks
+// again when the deadline comes. A Wait with none (an agent attached) is
+// woken by the detach that gives it one.
+func TestLifecycleWakesWaitOnlyWhenItHasNoDeadline(t *testing.T) {
+	l := NewLifecycle(IdleRules{NoPageWithin: time.Minute, AgentIdle: 10 * time.Minute})
+	if _, _, ok := l.next(); !ok {
+		t.Fatal("no deadline with both rules on")
+	}
+	for range 3 {
+		l.AgentActivity("a")
+		l.AgentAttached("a")()
+		l.PageAttached("a")
+		l.Own()
+	}
+	if n := len(l.changed); n != 0 {
+		t.Fatalf("a Wait with a deadline was woken (%d pending)", n)
+	}
+	l = NewLifecycle(IdleRules{AgentIdle: 10 * time.Minute})
+	detach := l.AgentAttached("a")
+	if _, _, ok := l.next(); ok {
+		t.Fatal("a deadline while an agent is attached")
+	}
+	detach()
+	if n := len(l.changed); n != 1 {
+		t.Fatalf("the detach that gives Wait a deadline did not wake it (%d pending)", n)
+	}
+}
+
+// With a Wait running, many calls still end in the idle exit AgentIdle
+// after the last one.
+func TestLifecycleIdleAfterLastOfManyCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := NewLifecycle(IdleRules{AgentIdle: 10 * time.Minute})
+		start := time.Now()
+		done := waitResult(t.Context(), l)
+		for range 20 {
+			time.Sleep(time.Minute)
+			detach := l.AgentAttached("a")
+			time.Sleep(time.Second)
+			detach()
+		}
+		err := <-done
+		if !errors.Is(err, ErrIdle) {
+			t.Fatalf("err = %v", err)
+		}
+		if d, want := time.Since(start), 20*(time.Minute+time.Second)+10*time.Minute; d != want {
+			t.Fatalf("fired after %v, want %v", d, want)
+		}
+	})
 }
