@@ -223,11 +223,16 @@ func (s *Server) env() *adapters.Env {
 	return nil
 }
 
-// agentActivity records agent activity for status and the lifecycle.
-func (s *Server) agentActivity() {
+// noteActivity records agent activity for status.
+func (s *Server) noteActivity() {
 	s.mu.Lock()
 	s.lastActivity = time.Now()
 	s.mu.Unlock()
+}
+
+// agentActivity records agent activity for status and the lifecycle.
+func (s *Server) agentActivity() {
+	s.noteActivity()
 	if env := s.env(); env != nil {
 		env.Activity.AgentActivity()
 	}

@@ -226,9 +226,11 @@ func (r *run) report() StatusReport {
 // idle exit must not cut it off. The returned end restarts the idle clock
 // from the request's end.
 func (r *run) agentRequest() (end func()) {
-	r.s.agentActivity()
 	if r.env == nil {
+		r.s.agentActivity()
 		return func() {}
 	}
+	// AgentAttached records the activity in the lifecycle itself.
+	r.s.noteActivity()
 	return r.env.Activity.AgentAttached()
 }
