@@ -256,7 +256,7 @@ func TestCallAllocations(t *testing.T) {
 	const max = 10
 	n := testing.AllocsPerRun(200, call)
 	t.Logf("%.1f allocations per call", n)
-	if n > max {
+	if !raceEnabled && n > max {
 		t.Errorf("a call allocates %.0f times, want at most %d", n, max)
 	}
 	if e.writes != 202 {
@@ -293,7 +293,7 @@ func TestReplyAllocations(t *testing.T) {
 	t.Logf("%.1f allocations per call", n)
 	// register: the call and its channel (and, now and then, the map's
 	// growth); pageFrame: the copy.
-	if n > 3 {
+	if !raceEnabled && n > 3 {
 		t.Errorf("registering and answering a call allocates %.1f times, want at most 3", n)
 	}
 }

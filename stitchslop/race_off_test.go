@@ -1,0 +1,5 @@
+//go:build !race
+
+package stitchslop
+
+const raceEnabled = false
