@@ -12,6 +12,18 @@
 // the connection's deadlines: such a call never blocks, so it need not tell
 // the scheduler, and the monitor thread sleeps on.
 //
+// A read deadline reaches the descriptor (the runtime's deadline timer)
+// only when a Read is about to wait under it, or is waiting when it is
+// set: a server that sets and clears deadlines around every request
+// without waiting under them (net/http) changes no timer for them. A Read
+// that starts past its deadline fails at once, as the standard library's
+// does.
+//
+// A Read always tries the socket before it waits for the poller, even
+// right after a short read drained it: the poller is edge-triggered and
+// each Read starts by forgetting the readiness it had recorded, so bytes
+// that arrived between two Reads would otherwise wait for the next edge.
+//
 // The price: while only such calls run, the monitor thread does not wake
 // to preempt a goroutine that computes for long without a system call; the
 // next timer, collection or ordinary system call wakes it.

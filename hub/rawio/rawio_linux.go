@@ -1,6 +1,7 @@
 package rawio
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -44,6 +45,22 @@ type rawConn struct {
 	// (SetWriteDeadline, SetDeadline) takes precedence while it is set.
 	bound    atomic.Int64 // time.Duration; 0: unbounded
 	explicit atomic.Bool
+
+	// The read deadline reaches the descriptor only when it can matter:
+	// when a Read is about to park, or is under way when the deadline is
+	// set. Until then SetReadDeadline only records it, and a Read that
+	// starts past it fails at once, as the standard library's does. A
+	// server that sets and clears the deadline around every request
+	// (net/http: the header deadline, its background read's abort, the
+	// idle deadline) then arms the runtime's deadline timer only for the
+	// wait that needs it, where every set was a timer change and a clock
+	// read before. The bounds are the same: a Read never parks under
+	// another deadline than the last one set, and never reads past it.
+	dmu     sync.Mutex
+	rdWant  time.Time // the read deadline last set (dmu)
+	rdFD    time.Time // the read deadline the descriptor has (dmu)
+	reading bool      // a Read is under way: deadlines apply at once (dmu)
+	timeout error     // a Read's answer past its deadline, built once (rmu)
 }
 
 // BoundWrites implements WriteBounder.
@@ -56,7 +73,38 @@ func (c *rawConn) SetWriteDeadline(t time.Time) error {
 
 func (c *rawConn) SetDeadline(t time.Time) error {
 	c.explicit.Store(!t.IsZero())
-	return c.Conn.SetDeadline(t)
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return c.SetReadDeadline(t)
+}
+
+// SetReadDeadline implements net.Conn. The deadline reaches the
+// descriptor at once only while a Read is under way; otherwise the next
+// Read applies it before it parks (see rawConn.rdWant). Unlike the
+// standard library's, it does not report a closed connection (the next
+// Read does).
+func (c *rawConn) SetReadDeadline(t time.Time) error {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	c.rdWant = t
+	if c.reading {
+		return c.applyReadDeadline()
+	}
+	return nil
+}
+
+// applyReadDeadline gives the descriptor the read deadline last set. The
+// caller holds dmu.
+func (c *rawConn) applyReadDeadline() error {
+	if c.rdFD.Equal(c.rdWant) {
+		return nil
+	}
+	err := c.Conn.SetReadDeadline(c.rdWant)
+	if err == nil {
+		c.rdFD = c.rdWant
+	}
+	return err
 }
 
 func wrap(c net.Conn) net.Conn {
@@ -87,15 +135,57 @@ func (c *rawConn) Read(p []byte) (int, error) {
 		p = p[:maxRW]
 	}
 	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.dmu.Lock()
+	if !c.rdWant.IsZero() && !time.Now().Before(c.rdWant) {
+		// Past its deadline: fail before reading, as the standard
+		// library does, without telling the descriptor (a server's
+		// abort of its own background read lands here).
+		c.dmu.Unlock()
+		return 0, c.timeoutErr()
+	}
+	c.reading = true
+	c.dmu.Unlock()
 	c.rbuf, c.rn, c.rerr = p, 0, nil
-	err := c.rc.Read(c.readFn)
+	var err error
+	for {
+		err = c.rc.Read(c.readFn)
+		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) || !c.staleDeadline() {
+			break
+		}
+	}
 	n, rerr := c.rn, c.rerr
 	c.rbuf, c.rerr = nil, nil
-	c.rmu.Unlock()
+	c.dmu.Lock()
+	c.reading = false
+	c.dmu.Unlock()
 	if err != nil { // closed, or the read deadline passed
 		return 0, err
 	}
 	return n, rerr
+}
+
+// staleDeadline reports whether a Read's timeout came from a deadline the
+// descriptor kept after a later SetReadDeadline replaced it (it passed
+// while no Read was waiting, then failed this Read before its first read).
+// It gives the descriptor the current deadline, and the Read tries again.
+func (c *rawConn) staleDeadline() bool {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	if c.rdFD.Equal(c.rdWant) {
+		return false
+	}
+	return c.applyReadDeadline() == nil
+}
+
+// timeoutErr is what a Read past its deadline returns: the standard
+// library's error (os.ErrDeadlineExceeded, a net.Error whose Timeout is
+// true), built once per connection. The caller holds rmu.
+func (c *rawConn) timeoutErr() error {
+	if c.timeout == nil {
+		c.timeout = &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.ErrDeadlineExceeded}
+	}
+	return c.timeout
 }
 
 func (c *rawConn) doRead(fd uintptr) bool {
@@ -111,7 +201,16 @@ func (c *rawConn) doRead(fd uintptr) bool {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
-			return false // park until the poller says the socket is readable
+			// Park until the poller says the socket is readable, under
+			// the deadline last set.
+			c.dmu.Lock()
+			err := c.applyReadDeadline()
+			c.dmu.Unlock()
+			if err != nil {
+				c.rerr = err
+				return true
+			}
+			return false
 		default:
 			c.rerr = &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("read", errno)}
 			return true
