@@ -17,9 +17,14 @@ import (
 // other: it keeps SyscallConn.
 type countingConn struct {
 	*net.TCPConn
-	sets   atomic.Int64
-	onSet  func(time.Time)
-	closed atomic.Bool
+	sets  atomic.Int64 // read deadlines
+	wsets atomic.Int64 // write deadlines
+	onSet func(time.Time)
+}
+
+func (c *countingConn) SetWriteDeadline(t time.Time) error {
+	c.wsets.Add(1)
+	return c.TCPConn.SetWriteDeadline(t)
 }
 
 func (c *countingConn) SetReadDeadline(t time.Time) error {
@@ -32,6 +37,7 @@ func (c *countingConn) SetReadDeadline(t time.Time) error {
 
 func (c *countingConn) SetDeadline(t time.Time) error {
 	c.sets.Add(1)
+	c.wsets.Add(1)
 	return c.TCPConn.SetDeadline(t)
 }
 
@@ -85,9 +91,10 @@ func (l *countingListener) Accept() (net.Conn, error) {
 
 // net/http sets a kept-alive connection's read deadline six times a
 // request (the header deadline twice and its clearing, the background
-// read's start and abort, the idle deadline); each was a change of the
-// runtime's deadline timer and a clock read. Only the wait for the next
-// request needs one: the descriptor gets at most one a request. (At the
+// read's start and abort, the idle deadline) and clears its write deadline
+// once; each was a change of the runtime's deadline timer, most with a
+// clock read. Only the wait for the next request needs one: the descriptor
+// gets at most one read deadline a request and no write deadline. (At the
 // hub's one P; with more, net/http's background read may start waiting
 // before its abort, and then it needs its deadlines too.)
 func TestHTTPKeepAliveDeadlinesReachTheDescriptorOnlyToWait(t *testing.T) {
@@ -126,6 +133,11 @@ func TestHTTPKeepAliveDeadlinesReachTheDescriptorOnlyToWait(t *testing.T) {
 	}
 	if sets := cc.sets.Load(); sets > requests+1 {
 		t.Fatalf("%d read deadlines reached the descriptor for %d requests; want at most one a request", sets, requests)
+	}
+	// net/http clears the write deadline after every request; the
+	// descriptor never had one.
+	if wsets := cc.wsets.Load(); wsets != 0 {
+		t.Fatalf("%d write deadlines reached the descriptor for %d requests; want none", wsets, requests)
 	}
 }
 

@@ -45,6 +45,11 @@ type rawConn struct {
 	// (SetWriteDeadline, SetDeadline) takes precedence while it is set.
 	bound    atomic.Int64 // time.Duration; 0: unbounded
 	explicit atomic.Bool
+	// wdFD: the descriptor may have a write deadline (set before the
+	// descriptor gets one, cleared after it loses it). Clearing a write
+	// deadline the descriptor does not have (net/http does after every
+	// request) is then no call at all.
+	wdFD atomic.Bool
 
 	// The read deadline reaches the descriptor only when it can matter:
 	// when a Read is about to park, or is under way when the deadline is
@@ -68,12 +73,29 @@ func (c *rawConn) BoundWrites(d time.Duration) { c.bound.Store(int64(d)) }
 
 func (c *rawConn) SetWriteDeadline(t time.Time) error {
 	c.explicit.Store(!t.IsZero())
+	return c.setWriteFD(t)
+}
+
+// setWriteFD gives the descriptor write deadline t, unless both t and the
+// descriptor's are none.
+func (c *rawConn) setWriteFD(t time.Time) error {
+	if t.IsZero() {
+		if !c.wdFD.Load() {
+			return nil
+		}
+		err := c.Conn.SetWriteDeadline(t)
+		if err == nil {
+			c.wdFD.Store(false)
+		}
+		return err
+	}
+	c.wdFD.Store(true)
 	return c.Conn.SetWriteDeadline(t)
 }
 
 func (c *rawConn) SetDeadline(t time.Time) error {
 	c.explicit.Store(!t.IsZero())
-	if err := c.Conn.SetWriteDeadline(t); err != nil {
+	if err := c.setWriteFD(t); err != nil {
 		return err
 	}
 	return c.SetReadDeadline(t)
@@ -231,7 +253,7 @@ func (c *rawConn) Write(p []byte) (int, error) {
 	if c.armed {
 		c.armed = false
 		if !c.explicit.Load() {
-			c.Conn.SetWriteDeadline(time.Time{})
+			c.setWriteFD(time.Time{})
 		}
 	}
 	c.wmu.Unlock()
@@ -260,7 +282,7 @@ func (c *rawConn) doWrite(fd uintptr) bool {
 			// Park until the socket has room, for at most bound.
 			if d := time.Duration(c.bound.Load()); d > 0 && !c.armed && !c.explicit.Load() {
 				c.armed = true
-				c.Conn.SetWriteDeadline(time.Now().Add(d))
+				c.setWriteFD(time.Now().Add(d))
 			}
 			return false
 		default:
