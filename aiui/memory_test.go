@@ -16,6 +16,7 @@ import (
 	"github.com/hubdev/hub/adapters/adaptertest"
 	"github.com/hubdev/hub/aiui/channel"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/internal/race"
 )
 
 // restartEnv makes the test binary a backend restarting over a record
@@ -110,7 +111,7 @@ func TestIdleMemoryAfterRestartOverAFullRecord(t *testing.T) {
 	if f.HeapInuse > 8<<20 {
 		t.Fatalf("the heap holds %d bytes: prompt text is kept in memory", f.HeapInuse)
 	}
-	if raceEnabled {
+	if race.Enabled {
 		t.Log("RSS bound not asserted under the race detector")
 		return
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/hub/ws"
+	"github.com/hubdev/hub/internal/race"
 )
 
 // routeFixture is a relay with one session whose browser and agent are
@@ -58,7 +59,7 @@ func TestCommandRoutingAllocs(t *testing.T) {
 	// frame; a second action in one outbox takes its slice.
 	t.Logf("%v allocations per command and result", allocs)
 	const want = 8
-	if !raceEnabled && allocs > want {
+	if !race.Enabled && allocs > want {
 		t.Fatalf("%v allocations to route a command and its result, want at most %d", allocs, want)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/hubdev/hub/internal/race"
 )
 
 // parseMessageReference is parseMessage as it was written first, on
@@ -133,7 +135,7 @@ func TestParseMessageOwnsItsBytes(t *testing.T) {
 // costs (the agent's command, the browser's result): a copy of the frame,
 // the message and its id, not a map with a copy of every member.
 func TestParseMessageAllocs(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the race detector allocates on its own")
 	}
 	for _, frame := range []string{

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hubdev/hub/adapters"
+	"github.com/hubdev/hub/internal/race"
 )
 
 // The bytes each codec writes are encoding/json's, pinned here as they
@@ -256,7 +257,7 @@ func TestCallAllocations(t *testing.T) {
 	const max = 10
 	n := testing.AllocsPerRun(200, call)
 	t.Logf("%.1f allocations per call", n)
-	if !raceEnabled && n > max {
+	if !race.Enabled && n > max {
 		t.Errorf("a call allocates %.0f times, want at most %d", n, max)
 	}
 	if e.writes != 202 {
@@ -293,7 +294,7 @@ func TestReplyAllocations(t *testing.T) {
 	t.Logf("%.1f allocations per call", n)
 	// register: the call and its channel (and, now and then, the map's
 	// growth); pageFrame: the copy.
-	if !raceEnabled && n > 3 {
+	if !race.Enabled && n > 3 {
 		t.Errorf("registering and answering a call allocates %.1f times, want at most 3", n)
 	}
 }

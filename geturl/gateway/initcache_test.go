@@ -8,6 +8,7 @@ import (
 
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/internal/race"
 )
 
 // TestInitAnswerFollowsSession: Init is answered from rendered answers,
@@ -69,7 +70,7 @@ func TestInitAnswerFollowsSession(t *testing.T) {
 // rendered answer: the handler allocates nothing of its own (the one
 // allocation is the token table's copy of the token).
 func TestInitAllocs(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the race detector allocates")
 	}
 	e := newEnv(t, withMutationStubs)

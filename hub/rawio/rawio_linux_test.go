@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hubdev/hub/internal/race"
 )
 
 // tcpPair is a connected loopback pair: the server side wrapped in raw
@@ -220,7 +222,7 @@ func TestRawConnAllocatesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if !raceEnabled && allocs != 0 {
+	if !race.Enabled && allocs != 0 {
 		t.Fatalf("%v allocations per round trip, want 0", allocs)
 	}
 }

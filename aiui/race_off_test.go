@@ -1,5 +1,0 @@
-//go:build !race
-
-package aiui
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package gateway
-
-const raceEnabled = false

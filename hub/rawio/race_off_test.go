@@ -1,5 +1,0 @@
-//go:build !race
-
-package rawio
-
-const raceEnabled = false

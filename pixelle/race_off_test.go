@@ -1,5 +1,0 @@
-//go:build !race
-
-package pixelle
-
-const raceEnabled = false

@@ -1,7 +1,0 @@
-//go:build race
-
-package pixelle
-
-// raceEnabled: the race detector adds allocations of its own, so
-// allocation counts are not asserted under it.
-const raceEnabled = true

@@ -1,5 +1,0 @@
-//go:build !race
-
-package stitchslop
-
-const raceEnabled = false
