@@ -357,6 +357,7 @@ const greetingFloor = 5 * time.Second
 func (f *face) waitTool(ctx context.Context, args json.RawMessage) toolResult {
 	secs := waitSeconds(args)
 	ownNote := ""
+	opened := false // a bridge this call opened: any tab on it attached during the call
 	if wantsOwnBridge(args) {
 		if f.own == nil {
 			ownNote = fmt.Sprintf(" (ownBridge: this face's bridge, on port %d, is its own already.)", f.b.Port())
@@ -365,10 +366,12 @@ func (f *face) waitTool(ctx context.Context, args json.RawMessage) toolResult {
 			if _, err := f.own(ctx); err != nil {
 				return textResult("ownBridge: "+err.Error(), true)
 			}
+			opened = true
 		}
 	}
 	deadline := time.Now().Add(time.Duration(secs * float64(time.Second)))
-	_, already := f.b.Tools()
+	_, attached := f.b.Tools()
+	already := attached && !opened
 	if !f.b.waitAttached(ctx, time.Until(deadline)) {
 		if sb, ok := f.b.(*switchBridge); ok {
 			if cur, why, _ := sb.current(); cur == nil {

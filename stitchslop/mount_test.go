@@ -116,3 +116,30 @@ func TestMountOwnBridgeForASecondTab(t *testing.T) {
 		t.Fatalf("after ownBridge the calls reach %s", text)
 	}
 }
+
+// wait_for_connection with ownBridge: a tab can only attach to the bridge
+// the call opens during the call, so however quickly it comes it is greeted
+// as newly connected, never "Already connected".
+func TestOwnBridgeGreetsAQuickTabAsConnected(t *testing.T) {
+	b := startBridge(t, nil)
+	own := func(context.Context) (string, error) {
+		p, _ := b.attach(map[string]any{"token": testToken})
+		p.serve(func(string, map[string]any) map[string]any { return map[string]any{"ok": true} })
+		p.send(map[string]any{"tools": []any{map[string]any{"name": "which"}}})
+		adaptertest.WaitFor(t, "the tab's tools", func() bool { tl, _ := b.S.Tools(); return len(tl) == 1 })
+		return "a bridge of its own", nil
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); serveFace(ctx, b.S, st, nil, own) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); cancel(); <-done })
+	text, isErr := (&mcpServerClient{ClientSession: cs}).text(t, toolWait, map[string]any{"ownBridge": true, "timeoutSeconds": 5})
+	if isErr || !strings.HasPrefix(text, "Connected: ") {
+		t.Fatalf("wait_for_connection with ownBridge = %s", text)
+	}
+}
