@@ -45,31 +45,9 @@ func (c *countingConn) SetDeadline(t time.Time) error {
 // counted.
 func countedPair(t *testing.T, onSet func(time.Time)) (*rawConn, *countingConn, *net.TCPConn) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	cl, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := <-accepted
-	if sc == nil {
-		t.Fatal("accept failed")
-	}
-	cc := &countingConn{TCPConn: sc.(*net.TCPConn), onSet: onSet}
-	rc, ok := wrap(cc).(*rawConn)
-	if !ok {
-		t.Fatal("a TCP connection was not given raw I/O")
-	}
-	t.Cleanup(func() { rc.Close(); cl.Close() })
-	return rc, cc, cl.(*net.TCPConn)
+	sc, cl := loopbackPair(t)
+	cc := &countingConn{TCPConn: sc, onSet: onSet}
+	return wrapped(t, cc, cl), cc, cl
 }
 
 // countingListener gives every connection it accepts raw I/O over a

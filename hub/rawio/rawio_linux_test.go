@@ -17,6 +17,14 @@ import (
 // I/O, the client side a plain TCP connection.
 func tcpPair(t *testing.T) (*rawConn, *net.TCPConn) {
 	t.Helper()
+	sc, cl := loopbackPair(t)
+	return wrapped(t, sc, cl), cl
+}
+
+// loopbackPair is a connected loopback pair of plain TCP connections: the
+// accepted side first.
+func loopbackPair(t *testing.T) (server, client *net.TCPConn) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -33,14 +41,21 @@ func tcpPair(t *testing.T) (*rawConn, *net.TCPConn) {
 	}
 	sc := <-accepted
 	if sc == nil {
+		cl.Close()
 		t.Fatal("accept failed")
 	}
-	rc, ok := wrap(sc).(*rawConn)
+	return sc.(*net.TCPConn), cl.(*net.TCPConn)
+}
+
+// wrapped gives c raw I/O and closes it and peer when the test ends.
+func wrapped(t *testing.T, c net.Conn, peer net.Conn) *rawConn {
+	t.Helper()
+	rc, ok := wrap(c).(*rawConn)
 	if !ok {
 		t.Fatal("a TCP connection was not given raw I/O")
 	}
-	t.Cleanup(func() { rc.Close(); cl.Close() })
-	return rc, cl.(*net.TCPConn)
+	t.Cleanup(func() { rc.Close(); peer.Close() })
+	return rc
 }
 
 // Raw I/O keeps net.Conn's contract, case by case as a *net.TCPConn
