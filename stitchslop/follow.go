@@ -50,8 +50,8 @@ type ownRequest struct {
 }
 
 type ownResult struct {
-	msg string
-	err error
+	opened bool // this request started the bridge; false: it ran already
+	err    error
 }
 
 // Timings of a takeover, variables so tests can shorten them.
@@ -78,22 +78,22 @@ func newFollower(o StandaloneOptions, dir, origin string, dirs hub.Dirs, log *sl
 // openOwn is wait_for_connection's ownBridge: stop following and run a
 // bridge of this face's own on the next free port, where a second tab
 // finds it (the first tab's bridge refuses it busy, §2.6, and it walks on).
-func (f *follower) openOwn(ctx context.Context) (string, error) {
+func (f *follower) openOwn(ctx context.Context) (opened bool, err error) {
 	req := ownRequest{reply: make(chan ownResult, 1)}
 	t := time.NewTimer(freedPortFor)
 	defer t.Stop()
 	select {
 	case f.ownReq <- req:
 	case <-t.C:
-		return "", errors.New("this face is between bridges (the one it followed stopped, and it is taking over); call again in a moment")
+		return false, errors.New("this face is between bridges (the one it followed stopped, and it is taking over); call again in a moment")
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return false, ctx.Err()
 	}
 	select {
 	case res := <-req.reply:
-		return res.msg, res.err
+		return res.opened, res.err
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return false, ctx.Err()
 	}
 }
 
@@ -211,7 +211,7 @@ func (f *follower) lead(ctx context.Context, r *Remote) error {
 					r.Port, srv.Port(), hub.FormatPorts(DefaultPorts))
 				f.sb.set(srv, "", &FaceReport{Mode: "own-bridge", LeaderPort: r.Port, LeaderPID: r.PID, Message: msg})
 				f.log.Info("runs a bridge of its own for a second tab", "port", srv.Port(), "followed", r.Port)
-				req.reply <- ownResult{msg: msg}
+				req.reply <- ownResult{opened: true}
 				return f.serveOwn(ctx, run, srv, nil)
 			}
 		}
@@ -320,7 +320,7 @@ func (f *follower) serveOwn(ctx context.Context, run *adapters.Running, srv *Ser
 		for {
 			select {
 			case req := <-f.ownReq:
-				req.reply <- ownResult{msg: fmt.Sprintf("This face already runs its own bridge, on port %d.", port)}
+				req.reply <- ownResult{}
 			case <-run.Done():
 				return
 			}

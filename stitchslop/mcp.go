@@ -73,8 +73,8 @@ type face struct {
 	id string
 	// own opens a bridge of this face's own for a second tab
 	// (wait_for_connection ownBridge), nil where the face's bridge is its
-	// own already.
-	own func(ctx context.Context) (string, error)
+	// own already. opened: this call started it (false: it ran already).
+	own func(ctx context.Context) (opened bool, err error)
 }
 
 // waitName is the wait tool's name on this face's server, for the advice
@@ -87,7 +87,7 @@ func (f *face) toolName(name string) string { return f.prefix + name }
 // serveFace serves one MCP session of b; own (nil: b is the face's own
 // bridge already) opens a bridge of its own for wait_for_connection's
 // ownBridge.
-func serveFace(ctx context.Context, b bridgeFace, t mcp.Transport, onInit func(), own func(context.Context) (string, error)) (bool, error) {
+func serveFace(ctx context.Context, b bridgeFace, t mcp.Transport, onInit func(), own func(context.Context) (bool, error)) (bool, error) {
 	b.sessionAdd(1)
 	defer b.sessionAdd(-1)
 	f := newFace(b, onInit)

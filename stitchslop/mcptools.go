@@ -357,16 +357,16 @@ const greetingFloor = 5 * time.Second
 func (f *face) waitTool(ctx context.Context, args json.RawMessage) toolResult {
 	secs := waitSeconds(args)
 	ownNote := ""
-	opened := false // a bridge this call opened: any tab on it attached during the call
+	opened := false // a bridge this call started: any tab on it attached during the call
 	if wantsOwnBridge(args) {
 		if f.own == nil {
 			ownNote = fmt.Sprintf(" (ownBridge: this face's bridge, on port %d, is its own already.)", f.b.Port())
 		} else {
 			// Its message is the face's report from now on (faceNote).
-			if _, err := f.own(ctx); err != nil {
+			var err error
+			if opened, err = f.own(ctx); err != nil {
 				return textResult("ownBridge: "+err.Error(), true)
 			}
-			opened = true
 		}
 	}
 	deadline := time.Now().Add(time.Duration(secs * float64(time.Second)))

@@ -124,27 +124,27 @@ func (m *Mount) Follow(ctx context.Context, r *Remote, face string, ready func()
 // bridge it follows, on the next free port (a second tab walks on to it
 // from the first tab's bridge, which refuses it busy, §2.6). It runs until
 // Run's context ends, owned by the MCP client (no idle rules).
-func (m *Mount) openOwn(ctx context.Context) (string, error) {
+func (m *Mount) openOwn(ctx context.Context) (opened bool, err error) {
 	m.ownMu.Lock()
 	defer m.ownMu.Unlock()
 	m.mu.Lock()
 	mine, leader, runCtx := m.mine, m.leader, m.runCtx
 	m.mu.Unlock()
 	if mine != nil {
-		return fmt.Sprintf("This face already runs its own bridge, on port %d.", mine.Port()), nil
+		return false, nil
 	}
 	if leader == nil || runCtx == nil {
-		return "", errors.New("no Stitch Slop bridge is known yet to take the site and config dir from; call wait_for_connection first")
+		return false, errors.New("no Stitch Slop bridge is known yet to take the site and config dir from; call wait_for_connection first")
 	}
 	srv, err := New(&Config{Origin: leader.Origin, ConfigDir: leader.dir, Ports: ownBridgePorts})
 	if err != nil {
-		return "", err
+		return false, err
 	}
 	lc := hub.NewLifecycle(hub.IdleRules{})
 	lc.Own()
 	run, err := adapters.Standalone{Name: "stitchslop", Adapter: srv, Log: m.sb.log, Lifecycle: lc}.Start(runCtx)
 	if err != nil {
-		return "", fmt.Errorf("no bridge of this face's own could start: %w", err)
+		return false, fmt.Errorf("no bridge of this face's own could start: %w", err)
 	}
 	msg := fmt.Sprintf("This face runs a bridge of its own on port %d, for a second tab (the bridge on port %d keeps the first): the tab dials %s in order, is refused busy there and attaches here.",
 		srv.Port(), leader.Port, hub.FormatPorts(DefaultPorts))
@@ -164,7 +164,7 @@ func (m *Mount) openOwn(ctx context.Context) (string, error) {
 		}
 		m.sb.setIf(srv, true, nil, why, nil)
 	}()
-	return msg, nil
+	return true, nil
 }
 
 // Absent says why no bridge is behind the mount (disabled, not running),

@@ -122,12 +122,12 @@ func TestMountOwnBridgeForASecondTab(t *testing.T) {
 // as newly connected, never "Already connected".
 func TestOwnBridgeGreetsAQuickTabAsConnected(t *testing.T) {
 	b := startBridge(t, nil)
-	own := func(context.Context) (string, error) {
+	own := func(context.Context) (bool, error) {
 		p, _ := b.attach(map[string]any{"token": testToken})
 		p.serve(func(string, map[string]any) map[string]any { return map[string]any{"ok": true} })
 		p.send(map[string]any{"tools": []any{map[string]any{"name": "which"}}})
 		adaptertest.WaitFor(t, "the tab's tools", func() bool { tl, _ := b.S.Tools(); return len(tl) == 1 })
-		return "a bridge of its own", nil
+		return true, nil
 	}
 	st, ct := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())
