@@ -47,12 +47,14 @@ type Lifecycle struct {
 	owned     bool
 	attached  int // agents holding the process alive (AgentAttached)
 	per       map[string]*Activity
-	changed   chan struct{}
+	// changed wakes Wait. Only an agent's leaving needs to: it can give
+	// back a deadline an attached agent took away. Everything else (a page,
+	// activity, an attach, an owner) only moves the deadline later or takes
+	// it away, and Wait looks again when its deadline comes.
+	changed chan struct{}
 	// untimed: Wait last found no rule that can fire yet (an owner, an
-	// attached agent), so it waits for changed alone. While it has a
-	// deadline instead, no change needs to wake it: pages, agents and
-	// owners only ever move the deadline later or take it away, and Wait
-	// looks again when the deadline comes. Without rules nothing can fire.
+	// attached agent), so only changed wakes it. Without rules nothing can
+	// fire, and it stays false.
 	untimed bool
 }
 
@@ -71,22 +73,8 @@ func (l *Lifecycle) activity(name string) *Activity {
 	return a
 }
 
-// unlockAndPoke unlocks l.mu and wakes Wait if it waits for a change.
-func (l *Lifecycle) unlockAndPoke() {
-	wake := l.untimed
-	l.mu.Unlock()
-	if wake {
-		select {
-		case l.changed <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// PageAttached records that a page authenticated on adapter name. It only
-// postpones the rules (the no-page rule stops applying), so it does not
-// wake Wait: Wait's timer fires at the earlier time, finds the rules
-// postponed and sleeps again. Callers call it on every request.
+// PageAttached records that a page authenticated on adapter name. Callers
+// call it on every request.
 func (l *Lifecycle) PageAttached(name string) {
 	l.mu.Lock()
 	now := time.Now()
@@ -96,8 +84,7 @@ func (l *Lifecycle) PageAttached(name string) {
 	l.mu.Unlock()
 }
 
-// AgentActivity records that an agent used adapter name. Like
-// PageAttached it only postpones the rules and does not wake Wait.
+// AgentActivity records that an agent used adapter name.
 func (l *Lifecycle) AgentActivity(name string) {
 	l.mu.Lock()
 	now := time.Now()
@@ -110,7 +97,7 @@ func (l *Lifecycle) AgentActivity(name string) {
 func (l *Lifecycle) Own() {
 	l.mu.Lock()
 	l.owned = true
-	l.unlockAndPoke()
+	l.mu.Unlock()
 }
 
 // AgentAttached records that an agent attached to adapter name for as
@@ -124,7 +111,7 @@ func (l *Lifecycle) AgentAttached(name string) (detach func()) {
 	l.attached++
 	l.activity(name).LastAgent = now
 	l.lastAgent = now
-	l.unlockAndPoke()
+	l.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -133,7 +120,14 @@ func (l *Lifecycle) AgentAttached(name string) (detach func()) {
 			l.attached--
 			l.activity(name).LastAgent = now
 			l.lastAgent = now
-			l.unlockAndPoke()
+			wake := l.untimed
+			l.mu.Unlock()
+			if wake {
+				select {
+				case l.changed <- struct{}{}:
+				default:
+				}
+			}
 		})
 	}
 }
