@@ -3,8 +3,8 @@ package stitchslop
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"sync"
+
+	"github.com/hubdev/hub/internal/lazyre"
 )
 
 // Tool-list limits: a page is untrusted input too.
@@ -17,7 +17,7 @@ const (
 	maxDropped = 64
 )
 
-var toolNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`) })
+var toolNameRE = lazyre.New(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
 
 // The MCP tools the bridge provides itself (§3.4's wait, and issue 28's);
 // a page may not shadow them.

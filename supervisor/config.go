@@ -8,10 +8,8 @@ import (
 	"maps"
 	"math"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v4"
@@ -19,6 +17,7 @@ import (
 	"github.com/hubdev/hub/adapters"
 	"github.com/hubdev/hub/configs"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/internal/lazyre"
 )
 
 // MaxConfigSize bounds the config file; a larger one is surely a mistake.
@@ -288,13 +287,9 @@ func fieldLine(n *yaml.Node, key string) int {
 // The YAML decoder's messages, read back only when a config is wrong, so
 // compiled on first use.
 var (
-	notFound  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`field (\S+) not found in type \S.*`) })
-	duplicate = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
-	})
-	cannotBuild = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile("^cannot construct !!(\\w+) (`.*` )?into (\\S+)$")
-	})
+	notFound    = lazyre.New(`field (\S+) not found in type \S.*`)
+	duplicate   = lazyre.New(`^mapping key "(.*)" already defined at line (\d+)$`)
+	cannotBuild = lazyre.New("^cannot construct !!(\\w+) (`.*` )?into (\\S+)$")
 )
 
 // yamlKinds names YAML node tags for people.

@@ -3,14 +3,13 @@ package main
 import (
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v4"
 
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/internal/lazyre"
 	"github.com/hubdev/hub/supervisor"
 )
 
@@ -68,7 +67,7 @@ func loadFromFlags(c *cli.Context) (*supervisor.Config, error) {
 // secretKey matches config keys whose values are credentials. A key ending
 // in _env names an environment variable (e.g. api_key_env: OPENAI_API_KEY)
 // and holds no secret itself.
-var secretKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(token|secret|password|passwd|api_?key)`) })
+var secretKey = lazyre.New(`(?i)(token|secret|password|passwd|api_?key)`)
 
 func isSecretKey(k string) bool {
 	return secretKey().MatchString(k) && !strings.HasSuffix(strings.ToLower(k), "_env")
@@ -77,9 +76,7 @@ func isSecretKey(k string) bool {
 // secretParam matches the query parameters that carry credentials beyond
 // what secretKey names: Google's ?key=, Azure's ?api-key=, signed URLs'
 // signatures.
-var secretParam = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)^(key|api-key|sig|signature|auth|x-amz-signature|x-goog-signature|credential|x-amz-credential)$`)
-})
+var secretParam = lazyre.New(`(?i)^(key|api-key|sig|signature|auth|x-amz-signature|x-goog-signature|credential|x-amz-credential)$`)
 
 func isSecretParam(k string) bool { return isSecretKey(k) || secretParam().MatchString(k) }
 

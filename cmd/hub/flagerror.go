@@ -1,19 +1,17 @@
 package main
 
 import (
-	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/hubdev/hub/internal/lazyre"
 )
 
 // The flag package names every flag with one dash and calls any bad value
 // a "parse error"; people type --json, so say it their way.
 var (
-	undefinedFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag provided but not defined: -(\S+)$`) })
-	badFlagValue  = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^invalid value (".*") for flag -(\S+): parse error$`)
-	})
-	flagNeedsArg = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag needs an argument: -(\S+)$`) })
+	undefinedFlag = lazyre.New(`^flag provided but not defined: -(\S+)$`)
+	badFlagValue  = lazyre.New(`^invalid value (".*") for flag -(\S+): parse error$`)
+	flagNeedsArg  = lazyre.New(`^flag needs an argument: -(\S+)$`)
 )
 
 // flagError rewrites urfave/cli's flag errors as "unknown flag --jsn",

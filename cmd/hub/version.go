@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"regexp"
 	"runtime"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/hubdev/hub/internal/lazyre"
 )
 
 // Release builds set these at link time (.goreleaser.yaml):
@@ -43,9 +43,7 @@ type linked struct{ version, commit, date string }
 // (v0.0.0-20260102030405-0123456789ab, v1.2.4-0.2026…, v1.2.3-pre.0.2026…,
 // each maybe with +dirty): `go install …@latest` of an untagged commit, or
 // `go build` in a checkout since Go 1.24.
-var pseudoVersion = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`[-.](\d{14})-([0-9a-f]{12})(\+[0-9A-Za-z.-]+)?$`)
-})
+var pseudoVersion = lazyre.New(`[-.](\d{14})-([0-9a-f]{12})(\+[0-9A-Za-z.-]+)?$`)
 
 // describeBuild resolves each field from the linker's values when set,
 // else from the build info: the main module's version (set by `go install

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"regexp"
-	"sync"
 	"time"
 
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/hub"
+	"github.com/hubdev/hub/internal/lazyre"
 )
 
 // Limits from the contract.
@@ -61,7 +60,7 @@ type registry struct {
 
 // nameRE bounds project names to 40 characters: the name is part of the
 // Init contract, which must stay within 1.6 KiB.
-var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`) })
+var nameRE = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
 
 // loadRegistry reads path; a missing file is an empty registry. A corrupt
 // or oversized file is an error that names it, so nothing is silently lost.

@@ -2,9 +2,9 @@ package childenv
 
 import (
 	"os"
-	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/hubdev/hub/internal/lazyre"
 )
 
 // SecretNamePatterns are the environment variable names stripped from every
@@ -61,17 +61,15 @@ const maxScannedValue = 64 << 10
 // startRe matches values whose start is a credential: a Go MySQL DSN
 // (user:pw@tcp(host)/db), a well-known token format, or an Authorization
 // value. Anchored, it costs one pass at most. Compiled on first use.
-var startRe = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(` +
-		`[^\s:/@]+:[^\s@]+@(tcp|unix)\(|` +
-		`ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abpr]-|sk-ant-|sk-proj-|AKIA[0-9A-Z]{12}|pypi-AgE|[sr]k_live_|` +
-		`eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]*\.|npm_[A-Za-z0-9]{36}|hf_[A-Za-z]{30}|AIza[0-9A-Za-z_-]{35}|sk-[A-Za-z0-9_-]{20}|` +
-		`(?i:bearer|basic|token)\s+\S)`)
-})
+var startRe = lazyre.New(`^(` +
+	`[^\s:/@]+:[^\s@]+@(tcp|unix)\(|` +
+	`ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abpr]-|sk-ant-|sk-proj-|AKIA[0-9A-Z]{12}|pypi-AgE|[sr]k_live_|` +
+	`eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]*\.|npm_[A-Za-z0-9]{36}|hf_[A-Za-z]{30}|AIza[0-9A-Za-z_-]{35}|sk-[A-Za-z0-9_-]{20}|` +
+	`(?i:bearer|basic|token)\s+\S)`)
 
 // pemRe matches private key material, once the cheap test for its marker
 // passed; compiled on first use.
-var pemRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`) })
+var pemRe = lazyre.New(`-----BEGIN [A-Z ]*PRIVATE KEY-----`)
 
 // IsSecret reports whether an environment variable is stripped from the
 // hub's children: its name matches SecretNamePatterns or extra (and is

@@ -1,9 +1,9 @@
 package staging
 
 import (
-	"regexp"
-	"sync"
 	"time"
+
+	"github.com/hubdev/hub/internal/lazyre"
 )
 
 // The spec's limits (§6.3).
@@ -24,7 +24,7 @@ const PreviewBytes = 160
 
 // NameRE is the grammar of blob names (the spec leaves it open), compiled
 // on first use.
-var NameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`) })
+var NameRE = lazyre.New(`^[A-Za-z0-9._-]{1,64}$`)
 
 // CheckName checks a blob name: "" when it is one, else what is wrong (a
 // parameter check of the /s and /b routes).

@@ -3,10 +3,10 @@ package terminal
 import (
 	"net/netip"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/hubdev/hub/internal/lazyre"
 )
 
 // MaxDetected bounds detectedUrls and detectedPorts.
@@ -15,17 +15,13 @@ const MaxDetected = 8
 // The expressions are compiled on first use, not at every hub start.
 var (
 	// Any http(s) URL; loopbackURL decides whether it counts.
-	urlRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\bhttps?://[^\s"'<>` + "`" + `\\]+`) })
+	urlRe = lazyre.New(`(?i)\bhttps?://[^\s"'<>` + "`" + `\\]+`)
 	// A bare loopback host:port without a scheme ("ready on localhost:3000").
-	bareHostPortRe = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(?:^|[\s(,'"=])((?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1?\]):\d{1,5})\b`)
-	})
+	bareHostPortRe = lazyre.New(`(?i)(?:^|[\s(,'"=])((?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1?\]):\d{1,5})\b`)
 	// Phrases that announce a listening port: "port 8000", "port: 3000",
 	// "listening on :8080", "listening at 0.0.0.0:5000", "bound to *:4000".
-	portPhraseRe = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)\bport\s*[:=#]?\s*(\d{2,5})\b|` +
-			`\b(?:listen(?:ing)?|bound|serving|running)\s+(?:on|at|to)\s+(?:[a-z0-9.\-*]*|\[[0-9a-f:]*\])?:(\d{2,5})\b`)
-	})
+	portPhraseRe = lazyre.New(`(?i)\bport\s*[:=#]?\s*(\d{2,5})\b|` +
+		`\b(?:listen(?:ing)?|bound|serving|running)\s+(?:on|at|to)\s+(?:[a-z0-9.\-*]*|\[[0-9a-f:]*\])?:(\d{2,5})\b`)
 )
 
 // DetectURLs finds the loopback URLs and the listening ports announced in a

@@ -2,9 +2,9 @@ package terminal
 
 import (
 	"path"
-	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/hubdev/hub/internal/lazyre"
 )
 
 // Refusal says why a command was judged an obvious machine-level
@@ -446,7 +446,7 @@ var keywords = map[string]bool{
 	"do": true, "while": true, "until": true, "fi": true, "done": true,
 }
 
-var assignRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=`) })
+var assignRe = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=`)
 
 // unwrap drops what precedes the real command: assignments, keywords and
 // wrappers with their options. inner returns command lines hidden in
@@ -661,9 +661,7 @@ func blockDevice(w string) bool {
 	return false
 }
 
-var functionKeywordRe = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`function\s+([^\s(){};&|<>]+)\s*(?:\(\s*\))?\s*\{`)
-})
+var functionKeywordRe = lazyre.New(`function\s+([^\s(){};&|<>]+)\s*(?:\(\s*\))?\s*\{`)
 
 // forkBomb reports whether src defines a shell function whose body calls
 // itself through a pipe or in the background (:(){ :|:& };: and its
