@@ -71,54 +71,72 @@ func (l *countingListener) Accept() (net.Conn, error) {
 // request (the header deadline twice and its clearing, the background
 // read's start and abort, the idle deadline) and clears its write deadline
 // once; each was a change of the runtime's deadline timer, most with a
-// clock read. Only the wait for the next request needs one: the descriptor
-// gets at most one read deadline a request and no write deadline. (At the
-// hub's one P; with more, net/http's background read may start waiting
-// before its abort, and then it needs its deadlines too.)
+// clock read. Only the waits need one: the wait for the next request, and,
+// when the handler itself waits (a bridge's call waits for the page), the
+// abort of the background read that waited meanwhile. That read waits
+// under the idle deadline the descriptor still has, which comes first and
+// has not passed. No write deadline reaches the descriptor. (At the hub's
+// one P; with more, the background read of a handler that answers at once
+// may start waiting before its abort, and then its abort needs a
+// deadline too.)
 func TestHTTPKeepAliveDeadlinesReachTheDescriptorOnlyToWait(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := &countingListener{Listener: ln, conns: make(chan *countingConn, 4)}
-	srv := &http.Server{
-		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }),
-		ReadHeaderTimeout: 5 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
-	done := make(chan struct{})
-	go func() { srv.Serve(cl); close(done) }()
-	t.Cleanup(func() { srv.Close(); <-done })
+	for _, tc := range []struct {
+		name    string
+		handler func()
+		perReq  int64
+	}{
+		{"handler answers at once", func() {}, 1},
+		// Gosched at one P runs the background read until it waits.
+		{"handler waits", runtime.Gosched, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl := &countingListener{Listener: ln, conns: make(chan *countingConn, 4)}
+			srv := &http.Server{
+				Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					tc.handler()
+					io.WriteString(w, "ok")
+				}),
+				ReadHeaderTimeout: 5 * time.Second,
+				IdleTimeout:       2 * time.Minute,
+			}
+			done := make(chan struct{})
+			go func() { srv.Serve(cl); close(done) }()
+			t.Cleanup(func() { srv.Close(); <-done })
 
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
-	defer client.CloseIdleConnections()
-	const requests = 200
-	for range requests {
-		resp, err := client.Get("http://" + ln.Addr().String() + "/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if string(b) != "ok" {
-			t.Fatalf("answer %q", b)
-		}
-	}
-	cc := <-cl.conns
-	if len(cl.conns) != 0 {
-		t.Fatal("the client did not keep its connection alive")
-	}
-	// One a request, and a little room for a handler the scheduler
-	// preempted before net/http aborted its background read (that
-	// request's read then waited, and needed its deadlines).
-	if sets := cc.sets.Load(); sets > requests+requests/4 {
-		t.Fatalf("%d read deadlines reached the descriptor for %d requests; want about one a request", sets, requests)
-	}
-	// net/http clears the write deadline after every request; the
-	// descriptor never had one.
-	if wsets := cc.wsets.Load(); wsets != 0 {
-		t.Fatalf("%d write deadlines reached the descriptor for %d requests; want none", wsets, requests)
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			defer client.CloseIdleConnections()
+			const requests = 200
+			for range requests {
+				resp, err := client.Get("http://" + ln.Addr().String() + "/")
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if string(b) != "ok" {
+					t.Fatalf("answer %q", b)
+				}
+			}
+			cc := <-cl.conns
+			if len(cl.conns) != 0 {
+				t.Fatal("the client did not keep its connection alive")
+			}
+			// A little room for a handler the scheduler preempted before
+			// net/http aborted its background read.
+			if sets := cc.sets.Load(); sets > tc.perReq*requests+requests/4 {
+				t.Fatalf("%d read deadlines reached the descriptor for %d requests; want about %d a request", sets, requests, tc.perReq)
+			}
+			// net/http clears the write deadline after every request; the
+			// descriptor never had one.
+			if wsets := cc.wsets.Load(); wsets != 0 {
+				t.Fatalf("%d write deadlines reached the descriptor for %d requests; want none", wsets, requests)
+			}
+		})
 	}
 }
 
@@ -203,6 +221,40 @@ func TestReadDeadlineSemantics(t *testing.T) {
 		b := make([]byte, 1)
 		if _, err := io.ReadFull(rc, b); err != nil || b[0] != 'b' {
 			t.Fatalf("read after the old deadline passed = %q, %v; want \"b\"", b, err)
+		}
+	})
+	t.Run("a Read waits under the descriptor's earlier deadline, then on past it", func(t *testing.T) {
+		parked := make(chan struct{}, 1)
+		rc, cc, cl := countedPair(t, func(time.Time) {
+			select {
+			case parked <- struct{}{}:
+			default:
+			}
+		})
+		rc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		got := make(chan error, 1)
+		go func() {
+			_, err := io.ReadFull(rc, make([]byte, 1))
+			got <- err
+		}()
+		<-parked // the descriptor has the 300 ms deadline
+		cl.Write([]byte("a"))
+		if err := <-got; err != nil {
+			t.Fatalf("first read = %v", err)
+		}
+		rc.SetReadDeadline(time.Time{}) // net/http's background read
+		go func() {
+			_, err := io.ReadFull(rc, make([]byte, 1))
+			got <- err
+		}()
+		time.Sleep(100 * time.Millisecond) // the Read waits, under the 300 ms deadline
+		if n := cc.sets.Load(); n != 1 {
+			t.Fatalf("%d read deadlines reached the descriptor; want only the first: the second Read waits under it", n)
+		}
+		time.Sleep(400 * time.Millisecond) // past it: the Read must wait on
+		cl.Write([]byte("b"))
+		if err := <-got; err != nil {
+			t.Fatalf("read after the descriptor's deadline passed = %v; want the byte", err)
 		}
 	})
 	t.Run("SetDeadline bounds reads and writes", func(t *testing.T) {

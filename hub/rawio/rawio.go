@@ -16,8 +16,11 @@
 // only when a Read is about to wait under it, or is waiting when it is
 // set: a server that sets and clears deadlines around every request
 // without waiting under them (net/http) changes no timer for them. A Read
-// that starts past its deadline fails at once, as the standard library's
-// does.
+// may wait under an earlier deadline the descriptor still has, one that
+// has not passed (net/http's background read, under the idle deadline of
+// the wait before it); when it passes, the Read arms the one last set and
+// waits on. A Read that starts past its deadline fails at once, as the
+// standard library's does.
 //
 // A Read always tries the socket before it waits for the poller, even
 // right after a short read drained it: the poller is edge-triggered and

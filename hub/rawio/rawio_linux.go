@@ -111,9 +111,23 @@ func (c *rawConn) SetReadDeadline(t time.Time) error {
 	defer c.dmu.Unlock()
 	c.rdWant = t
 	if c.reading {
-		return c.applyReadDeadline()
+		return c.armRead()
 	}
 	return nil
+}
+
+// armRead readies the descriptor for a Read to wait under the read
+// deadline last set. It leaves the descriptor's own deadline when that
+// one ends the wait no later and has not passed yet; otherwise it gives
+// the descriptor the deadline last set. The caller holds dmu.
+func (c *rawConn) armRead() error {
+	if c.rdFD.Equal(c.rdWant) {
+		return nil
+	}
+	if !c.rdFD.IsZero() && (c.rdWant.IsZero() || c.rdFD.Before(c.rdWant)) && time.Now().Before(c.rdFD) {
+		return nil
+	}
+	return c.applyReadDeadline()
 }
 
 // applyReadDeadline gives the descriptor the read deadline last set. The
@@ -188,9 +202,10 @@ func (c *rawConn) Read(p []byte) (int, error) {
 }
 
 // staleDeadline reports whether a Read's timeout came from a deadline the
-// descriptor kept after a later SetReadDeadline replaced it (it passed
-// while no Read was waiting, then failed this Read before its first read).
-// It gives the descriptor the current deadline, and the Read tries again.
+// descriptor kept after a later SetReadDeadline replaced it (the Read
+// waited under it, see armRead, or it passed while no Read was waiting and
+// failed this Read before its first read). It gives the descriptor the
+// current deadline, and the Read tries again.
 func (c *rawConn) staleDeadline() bool {
 	c.dmu.Lock()
 	defer c.dmu.Unlock()
@@ -223,10 +238,10 @@ func (c *rawConn) doRead(fd uintptr) bool {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
-			// Park until the poller says the socket is readable, under
-			// the deadline last set.
+			// Park until the poller says the socket is readable, for
+			// no longer than the deadline last set allows.
 			c.dmu.Lock()
-			err := c.applyReadDeadline()
+			err := c.armRead()
 			c.dmu.Unlock()
 			if err != nil {
 				c.rerr = err
