@@ -134,6 +134,28 @@ func TestIdleSmoke(t *testing.T) {
 	}
 }
 
+// TestIdleRowsSideBySide renders the idle table for two hubs, each
+// watched in every pass beside the other: one row per hub and shape, and
+// every pass logged.
+func TestIdleRowsSideBySide(t *testing.T) {
+	ctx, dir, hubBin, _, _ := setup(t)
+	var log strings.Builder
+	rows, err := IdleRows(ctx, dir, []IdleHub{{Bin: hubBin}, {Name: "base", Bin: hubBin}}, 500*time.Millisecond, 2, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s\n%s", log.String(), rows)
+	if n := strings.Count(log.String(), "idle pass "); n != 8 {
+		t.Errorf("%d passes logged; want 2 hubs × 2 shapes × 2 passes", n)
+	}
+	for _, row := range []string{"| no page, no agent |", "| base: no page, no agent |",
+		"| a page on stitchslop, pixelle and aiui, no agent |", "| base: a page on stitchslop, pixelle and aiui, no agent |"} {
+		if strings.Count(rows, row) != 1 {
+			t.Errorf("the table has not exactly one row %q:\n%s", row, rows)
+		}
+	}
+}
+
 // TestBuildIsTheReleaseBuild checks the harness measures the binary users
 // download: static, with no program interpreter (a cgo build asks for the
 // C library's loader and maps libc, which the idle rows would count).

@@ -23,20 +23,21 @@ import (
 func main() {
 	passes := flag.Int("passes", 3, "interleaved passes per cell (the table shows medians)")
 	window := flag.Duration("window", 1500*time.Millisecond, "how long each pass of a cell runs")
-	idle := flag.Duration("idle", 60*time.Second, "how long each idle hub is watched (0 skips)")
+	idle := flag.Duration("idle", 60*time.Second, "how long each idle hub is watched in one window (0 skips)")
+	idlePasses := flag.Int("idle-passes", 3, "idle windows per hub; the table shows medians")
 	callers := flag.String("callers", "1,16", "caller counts, comma-separated")
 	gogc := flag.Bool("gogc", true, "also run the pixelle and geturl /r rows at GOGC=200 and GOGC=off with GOMEMLIMIT=64MiB")
 	only := flag.String("only", "", "run only the loads whose names contain this")
 	procs := flag.String("procs", "2", "runtime.max_procs values to run the hub at besides the default, comma-separated (\"\" for none; 8 stands in for a laptop's many cores)")
 	base := flag.String("base", "", "another hub binary (say, main's, built as this harness builds: CGO_ENABLED=0 go build -trimpath -ldflags=\"-s -w\" -o /tmp/hub-main ./cmd/hub in its checkout) run beside this tree's at its own default, as the column \"base hub\"")
 	flag.Parse()
-	if err := run(*passes, *window, *idle, *callers, *procs, *base, *gogc, *only); err != nil {
+	if err := run(*passes, *window, *idle, *idlePasses, *callers, *procs, *base, *gogc, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "matrix:", err)
 		os.Exit(1)
 	}
 }
 
-func run(passes int, window, idle time.Duration, callerList, procList, base string, gogc bool, only string) error {
+func run(passes int, window, idle time.Duration, idlePasses int, callerList, procList, base string, gogc bool, only string) error {
 	if _, err := bench.ReadUsage(os.Getpid()); err != nil {
 		return err
 	}
@@ -129,11 +130,11 @@ func run(passes int, window, idle time.Duration, callerList, procList, base stri
 			}
 			hubs = append(hubs, bench.IdleHub{Name: "base", Bin: abs})
 		}
-		rows, err := bench.IdleRows(ctx, dir, hubs, idle, os.Stderr)
+		rows, err := bench.IdleRows(ctx, dir, hubs, idle, idlePasses, os.Stderr)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("\nIdle hub, all four adapters, watched %v:\n\n%s", idle, rows)
+		fmt.Printf("\nIdle hub, all four adapters: medians of %d windows of %v, the hubs side by side in each:\n\n%s", idlePasses, idle, rows)
 		fmt.Printf("\nLoad average after: %s.\n", loadavg())
 	}
 	return nil
