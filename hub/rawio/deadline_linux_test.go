@@ -50,6 +50,32 @@ func countedPair(t *testing.T, onSet func(time.Time)) (*rawConn, *countingConn, 
 	return wrapped(t, cc, cl), cc, cl
 }
 
+// waitedPair is countedPair after a first Read waited under a read
+// deadline d from now and got its byte: the descriptor has that deadline
+// (cc counted it, once).
+func waitedPair(t *testing.T, d time.Duration) (*rawConn, *countingConn, *net.TCPConn) {
+	t.Helper()
+	parked := make(chan struct{}, 1)
+	rc, cc, cl := countedPair(t, func(time.Time) {
+		select {
+		case parked <- struct{}{}:
+		default:
+		}
+	})
+	rc.SetReadDeadline(time.Now().Add(d))
+	got := make(chan error, 1)
+	go func() {
+		_, err := io.ReadFull(rc, make([]byte, 1))
+		got <- err
+	}()
+	<-parked // the Read gave the descriptor its deadline: it is about to wait
+	cl.Write([]byte("a"))
+	if err := <-got; err != nil {
+		t.Fatalf("first read = %v", err)
+	}
+	return rc, cc, cl
+}
+
 // countingListener gives every connection it accepts raw I/O over a
 // countingConn.
 type countingListener struct {
@@ -200,24 +226,7 @@ func TestReadDeadlineSemantics(t *testing.T) {
 		}
 	})
 	t.Run("a deadline replaced while no Read waits does not fail a later Read", func(t *testing.T) {
-		parked := make(chan struct{}, 1)
-		rc, _, cl := countedPair(t, func(time.Time) {
-			select {
-			case parked <- struct{}{}:
-			default:
-			}
-		})
-		rc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-		got := make(chan error, 1)
-		go func() {
-			_, err := io.ReadFull(rc, make([]byte, 1))
-			got <- err
-		}()
-		<-parked // the descriptor has the 300 ms deadline
-		cl.Write([]byte("a"))
-		if err := <-got; err != nil {
-			t.Fatalf("first read = %v", err)
-		}
+		rc, _, cl := waitedPair(t, 300*time.Millisecond)
 		rc.SetReadDeadline(time.Time{})    // recorded only: the descriptor keeps the old one
 		time.Sleep(400 * time.Millisecond) // which passes while no Read waits
 		cl.Write([]byte("b"))
@@ -227,24 +236,8 @@ func TestReadDeadlineSemantics(t *testing.T) {
 		}
 	})
 	t.Run("a Read waits under the descriptor's earlier deadline, then on past it", func(t *testing.T) {
-		parked := make(chan struct{}, 1)
-		rc, cc, cl := countedPair(t, func(time.Time) {
-			select {
-			case parked <- struct{}{}:
-			default:
-			}
-		})
-		rc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		rc, cc, cl := waitedPair(t, 300*time.Millisecond)
 		got := make(chan error, 1)
-		go func() {
-			_, err := io.ReadFull(rc, make([]byte, 1))
-			got <- err
-		}()
-		<-parked // the descriptor has the 300 ms deadline
-		cl.Write([]byte("a"))
-		if err := <-got; err != nil {
-			t.Fatalf("first read = %v", err)
-		}
 		rc.SetReadDeadline(time.Time{}) // net/http's background read
 		go func() {
 			_, err := io.ReadFull(rc, make([]byte, 1))
