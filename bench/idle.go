@@ -1,12 +1,10 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -97,7 +95,7 @@ type IdleHub struct {
 }
 
 // IdleRows measures both idle shapes of each hub over passes windows and
-// renders the medians as Markdown (RSS is the median pass's). In each pass
+// renders the median of each figure as Markdown. In each pass
 // the hubs are watched side by side, so a base binary and the one under
 // test see the same machine; a one-off in one window (a forced
 // collection, another process) moves a single figure by more than the
@@ -124,14 +122,15 @@ func IdleRows(ctx context.Context, dir string, hubs []IdleHub, window time.Durat
 			}
 		}
 		for i, h := range hubs {
-			rs := runs[i]
-			slices.SortFunc(rs, func(x, y IdleResult) int { return cmp.Compare(x.Switches, y.Switches) })
-			switches := rs[len(rs)/2].PerMinute(float64(rs[len(rs)/2].Switches))
-			slices.SortFunc(rs, func(x, y IdleResult) int { return cmp.Compare(x.CPU, y.CPU) })
-			r := rs[len(rs)/2]
+			med := func(f func(IdleResult) float64) float64 { return median(runs[i], f) }
+			perMinute := runs[i][0].PerMinute // every pass has the same window
 			fmt.Fprintf(&b, "| %s | %.1f ms | %.0f | %.1f MiB | %.1f MiB | %.1f MiB | %.1f MiB |\n", idleName(h, pages),
-				r.PerMinute(float64(r.CPU.Microseconds())/1e3), switches,
-				float64(r.RSSKiB)/1024, float64(r.HWMKiB)/1024, float64(r.AnonKiB)/1024, float64(r.FileKiB)/1024)
+				perMinute(med(func(r IdleResult) float64 { return float64(r.CPU.Microseconds()) / 1e3 })),
+				perMinute(med(func(r IdleResult) float64 { return float64(r.Switches) })),
+				med(func(r IdleResult) float64 { return float64(r.RSSKiB) / 1024 }),
+				med(func(r IdleResult) float64 { return float64(r.HWMKiB) / 1024 }),
+				med(func(r IdleResult) float64 { return float64(r.AnonKiB) / 1024 }),
+				med(func(r IdleResult) float64 { return float64(r.FileKiB) / 1024 }))
 		}
 	}
 	return b.String(), nil

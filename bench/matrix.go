@@ -83,7 +83,8 @@ func (c *Cell) HWM() int64 {
 	return m
 }
 
-func median(ps []Pass, f func(Pass) float64) float64 {
+// median is the median of f over ps (0 for none).
+func median[T any](ps []T, f func(T) float64) float64 {
 	if len(ps) == 0 {
 		return 0
 	}
