@@ -214,6 +214,44 @@ func TestCallTimeoutAndDisconnect(t *testing.T) {
 	})
 }
 
+// TestCallTimeoutCoversAStuckSend: a page that stopped reading its socket
+// blocks the call's write, not only its answer; the call still ends at
+// its timeout, and every call queued behind the stuck write too.
+func TestCallTimeoutCoversAStuckSend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := NewDirectory(quiet())
+		d.CallTimeout = 300 * time.Millisecond
+		wlock := make(chan struct{}, 1) // the socket's write lock
+		release := make(chan struct{})
+		stuck := &page{d: d}
+		stuck.c = d.Connect(func(v any) error {
+			if m, ok := v.(map[string]any); !ok || m["type"] != "call" {
+				return stuck.send(v)
+			}
+			wlock <- struct{}{}
+			defer func() { <-wlock }()
+			<-release
+			return errors.New("closed")
+		})
+		stuck.register("ns", "h", "", "big")
+		start := time.Now()
+		errs := make(chan error, 3)
+		for range 3 {
+			go func() { _, err := d.Call(context.Background(), CallRequest{Name: "big"}); errs <- err }()
+		}
+		for range 3 {
+			var te *ToolError
+			if err := <-errs; !errors.As(err, &te) || te.Code != OutcomeUnknown || !strings.Contains(te.Msg, "did not answer within 300ms") {
+				t.Fatalf("call to a stuck page: %v", err)
+			}
+		}
+		if got := time.Since(start); got != 300*time.Millisecond {
+			t.Fatalf("calls ended after %s, want the 300 ms call timeout", got)
+		}
+		close(release)
+	})
+}
+
 func TestDebouncedChangeSignal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := NewDirectory(quiet())
