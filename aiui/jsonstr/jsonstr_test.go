@@ -82,6 +82,44 @@ func TestPrefixEndsBetweenEscapes(t *testing.T) {
 	}
 }
 
+// prefixBytewise is Prefix a byte, rune or escape at a time: what the
+// bulk steps must agree with.
+func prefixBytewise(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	i := 0
+	for i < n {
+		size := 1
+		switch c := b[i]; {
+		case c == '\\' && i+1 < len(b) && b[i+1] == 'u':
+			size = 6
+		case c == '\\':
+			size = 2
+		case c >= utf8.RuneSelf:
+			_, size = utf8.DecodeRune(b[i:])
+		}
+		if i+size > n {
+			break
+		}
+		i += size
+	}
+	return b[:i]
+}
+
+func TestPrefixAgreesBytewise(t *testing.T) {
+	piece := []byte(`The quick brown fox\n jumps "over" é the\tlazy dog\u00e9; 狐狸\\ `)
+	var b []byte
+	for len(b) < 3000 {
+		b = append(b, piece...)
+	}
+	for n := 0; n <= len(b)+1; n++ {
+		if got, want := Prefix(b, n), prefixBytewise(b, n); len(got) != len(want) {
+			t.Fatalf("Prefix(%d) is %d bytes, the bytewise scan %d", n, len(got), len(want))
+		}
+	}
+}
+
 func TestBuffer(t *testing.T) {
 	var b Buffer
 	want := ""
@@ -146,6 +184,9 @@ func FuzzScan(f *testing.F) {
 		p := Prefix(b, len(b)/2)
 		if _, pok := Scan(p); ok && !pok {
 			t.Fatalf("Prefix(%q) = %q does not scan", b, p)
+		}
+		if q := prefixBytewise(b, len(b)/2); len(p) != len(q) {
+			t.Fatalf("Prefix(%q) = %q, the bytewise scan %q", b, p, q)
 		}
 		// in pieces (as a record line streams by): the same verdict and count
 		if ok {
@@ -221,6 +262,15 @@ func BenchmarkScanNonLatin(b *testing.B) {
 	for b.Loop() {
 		n, _ := Scan(text)
 		sink += n
+	}
+}
+
+// BenchmarkPrefix is a prompt's 4 KiB trace preview.
+func BenchmarkPrefix(b *testing.B) {
+	text := []byte(strings.Repeat(`The quick brown fox jumps over the lazy dog; make the baseline amber.\n`, 1000))
+	b.SetBytes(4 << 10)
+	for b.Loop() {
+		sink += len(Prefix(text, 4<<10))
 	}
 }
 

@@ -198,6 +198,12 @@ func Prefix(b []byte, n int) []byte {
 	}
 	i := 0
 	for i < n {
+		// plain text and one-letter escapes in bulk; an escape cut by n
+		// stops the run, and the step below refuses it
+		r, _ := plainRun(b[i:n])
+		if i += r; i >= n {
+			break
+		}
 		size := 1
 		switch c := b[i]; {
 		case c == '\\' && i+1 < len(b) && b[i+1] == 'u':
