@@ -20,6 +20,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
+	h["Date"] = DateHeader()
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
 }

@@ -171,6 +171,7 @@ func (rn *run) handleCall(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h["Content-Type"] = contentTypeJSON
 		h["Cache-Control"] = cacheNoStore
+		h["Date"] = hub.DateHeader()
 		w.WriteHeader(http.StatusOK)
 		w.Write(append(out, '\n'))
 	}

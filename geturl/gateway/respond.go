@@ -8,6 +8,7 @@ import (
 	"github.com/hubdev/hub/geturl/internal/bufpool"
 	"github.com/hubdev/hub/geturl/route"
 	"github.com/hubdev/hub/geturl/transport"
+	"github.com/hubdev/hub/hub"
 	"github.com/hubdev/hub/hub/jsonw"
 )
 
@@ -50,6 +51,7 @@ func writeLen(w http.ResponseWriter, status int, ctype []string, body []byte, cl
 	h["Cache-Control"] = noStore
 	h["X-Content-Type-Options"] = noSniff
 	h["Content-Length"] = clen
+	h["Date"] = hub.DateHeader()
 	w.WriteHeader(status)
 	w.Write(body)
 }
