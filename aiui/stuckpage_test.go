@@ -76,9 +76,8 @@ func TestCallTimeoutCoversAStuckPage(t *testing.T) {
 	// Every call ends, in the call timeout's error or, once the write
 	// bound (the call timeout too) drops the stuck page, in the drop's.
 	// The deadline only keeps a hang from running into the test binary's
-	// timeout: the megabytes of JSON a call carries are parsed before its
-	// timeout starts, which under a loaded -race run took 20 s and more.
-	// That the timeout covers the stuck write exactly is
+	// timeout (a call's megabytes of JSON are parsed before its timeout
+	// starts); that the timeout covers the stuck write exactly is
 	// tools.TestCallTimeoutCoversAStuckSend's.
 	deadline := time.After(2 * time.Minute)
 	for i := range calls {
