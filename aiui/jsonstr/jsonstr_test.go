@@ -82,27 +82,15 @@ func TestPrefixEndsBetweenEscapes(t *testing.T) {
 	}
 }
 
-// prefixBytewise is Prefix a byte, rune or escape at a time: what the
-// bulk steps must agree with.
+// prefixBytewise is Prefix a byte, rune or escape at a time, without the
+// bulk steps: what they must agree with.
 func prefixBytewise(b []byte, n int) []byte {
 	if len(b) <= n {
 		return b
 	}
 	i := 0
-	for i < n {
-		size := 1
-		switch c := b[i]; {
-		case c == '\\' && i+1 < len(b) && b[i+1] == 'u':
-			size = 6
-		case c == '\\':
-			size = 2
-		case c >= utf8.RuneSelf:
-			_, size = utf8.DecodeRune(b[i:])
-		}
-		if i+size > n {
-			break
-		}
-		i += size
+	for i < n && i+stepLen(b, i) <= n {
+		i += stepLen(b, i)
 	}
 	return b[:i]
 }

@@ -204,19 +204,25 @@ func Prefix(b []byte, n int) []byte {
 		if i += r; i >= n {
 			break
 		}
-		size := 1
-		switch c := b[i]; {
-		case c == '\\' && i+1 < len(b) && b[i+1] == 'u':
-			size = 6
-		case c == '\\':
-			size = 2
-		case c >= utf8.RuneSelf:
-			_, size = utf8.DecodeRune(b[i:])
-		}
+		size := stepLen(b, i)
 		if i+size > n {
 			break
 		}
 		i += size
 	}
 	return b[:i]
+}
+
+// stepLen is the length of the byte, rune or escape at b[i].
+func stepLen(b []byte, i int) int {
+	switch c := b[i]; {
+	case c == '\\' && i+1 < len(b) && b[i+1] == 'u':
+		return 6
+	case c == '\\':
+		return 2
+	case c >= utf8.RuneSelf:
+		_, size := utf8.DecodeRune(b[i:])
+		return size
+	}
+	return 1
 }
