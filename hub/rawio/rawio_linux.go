@@ -121,9 +121,6 @@ func (c *rawConn) SetReadDeadline(t time.Time) error {
 // one ends the wait no later and has not passed yet; otherwise it gives
 // the descriptor the deadline last set. The caller holds dmu.
 func (c *rawConn) armRead() error {
-	if c.rdFD.Equal(c.rdWant) {
-		return nil
-	}
 	if !c.rdFD.IsZero() && (c.rdWant.IsZero() || c.rdFD.Before(c.rdWant)) && time.Now().Before(c.rdFD) {
 		return nil
 	}
