@@ -27,6 +27,10 @@
 // each Read starts by forgetting the readiness it had recorded, so bytes
 // that arrived between two Reads would otherwise wait for the next edge.
 //
+// A connection from Wrap is also a WriteHolder: its owner can hold the
+// answers to input it has already read and send them in one write once
+// there is nothing more to read.
+//
 // The price: while only such calls run, the monitor thread does not wake
 // to preempt a goroutine that computes for long without a system call; the
 // next timer, collection or ordinary system call wakes it.
@@ -50,18 +54,50 @@ type WriteBounder interface {
 	BoundWrites(d time.Duration)
 }
 
-// Bounder finds the WriteBounder under c: c itself, or the connection a
-// wrapper exposes through a NetConn method (as crypto/tls.Conn does).
-func Bounder(c net.Conn) (WriteBounder, bool) {
+// Bounder finds the WriteBounder under c (see under).
+func Bounder(c net.Conn) (WriteBounder, bool) { return under[WriteBounder](c) }
+
+// A WriteHolder holds small writes while its owner handles input it has
+// already read, and sends them together once there is nothing left to
+// read: a peer that sends several messages back to back gets their
+// answers in one write (one wake-up of the peer, one trip through the
+// loopback's stack) instead of one each, and a peer that waits for each
+// answer gets it as soon as the reader has nothing else to do, which is
+// at once. The answers are the same bytes in the same order.
+//
+// While writes are held (HoldWrites(true)), a Write of up to HeldMax
+// bytes (with what is held already) is copied and returns at once. What
+// is held goes out, in order, when a Read finds nothing to read and is
+// about to wait, before any later Write that is not held, on Flush, and
+// (one try that does not wait) on Close; a Write too large to hold sends
+// what is held first. A failed send of held bytes fails every later
+// Write. Neither a Read nor Flush waits for another writer to send what
+// is held: a writer waiting for room sends it first, else a goroutine
+// does, so a reader never stops reading for a peer that is not.
+type WriteHolder interface {
+	HoldWrites(on bool)
+	Flush()
+}
+
+// HeldMax bounds the bytes a connection holds.
+const HeldMax = 8 << 10
+
+// Holder finds the WriteHolder under c (see under).
+func Holder(c net.Conn) (WriteHolder, bool) { return under[WriteHolder](c) }
+
+// under finds a T under c: c itself, or the connection a wrapper exposes
+// through a NetConn method (as crypto/tls.Conn does).
+func under[T any](c net.Conn) (T, bool) {
 	for range 8 {
-		if wb, ok := c.(WriteBounder); ok {
-			return wb, true
+		if t, ok := c.(T); ok {
+			return t, true
 		}
 		u, ok := c.(interface{ NetConn() net.Conn })
 		if !ok {
-			return nil, false
+			break
 		}
 		c = u.NetConn()
 	}
-	return nil, false
+	var zero T
+	return zero, false
 }

@@ -38,6 +38,17 @@ type rawConn struct {
 	writeFn func(fd uintptr) bool
 	armed   bool // this Write set the write deadline (wmu)
 
+	// Held writes (WriteHolder): held and heldErr are guarded by wmu;
+	// pending says held is not empty, for a Read to check without wmu;
+	// flushRead tells Read that doRead stopped to send them (rmu).
+	hold       atomic.Bool
+	held       []byte
+	heldErr    error
+	pending    atomic.Bool
+	flushing   atomic.Bool // a goroutine waits for wmu to send what is held
+	flushRead  bool
+	flushLater bool // this Read left the held bytes to a flusher (rmu)
+
 	// bound limits how long a Write may wait for room, counted from its
 	// first wait: the write deadline is set only then, and cleared when
 	// the Write returns, so a write that finds room at once (nearly every
@@ -180,9 +191,21 @@ func (c *rawConn) Read(p []byte) (int, error) {
 	c.reading = true
 	c.dmu.Unlock()
 	c.rbuf, c.rn, c.rerr = p, 0, nil
+	c.flushLater = false
 	var err error
 	for {
 		err = c.rc.Read(c.readFn)
+		if c.flushRead {
+			// Nothing to read: send the held writes before waiting.
+			// A failure fails later writes; the read goes on and
+			// meets the socket's state itself.
+			c.flushRead = false
+			c.Flush()
+			if c.pending.Load() {
+				c.flushLater = true // a flusher has it: wait
+			}
+			continue
+		}
 		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) || !c.staleDeadline() {
 			break
 		}
@@ -235,6 +258,10 @@ func (c *rawConn) doRead(fd uintptr) bool {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
+			if c.pending.Load() && !c.flushLater {
+				c.flushRead = true
+				return true
+			}
 			// Park until the poller says the socket is readable, for
 			// no longer than the deadline last set allows.
 			c.dmu.Lock()
@@ -252,12 +279,36 @@ func (c *rawConn) doRead(fd uintptr) bool {
 	}
 }
 
-// Write implements net.Conn: all of p is written, or an error says why not.
+// Write implements net.Conn: all of p is written (or held, see
+// WriteHolder), or an error says why not.
 func (c *rawConn) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
 	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.heldErr != nil {
+		return 0, c.heldErr
+	}
+	if len(c.held)+len(p) <= HeldMax && (c.hold.Load() || len(c.held) > 0) {
+		c.held = append(c.held, p...)
+		if c.hold.Load() {
+			c.pending.Store(true)
+			return len(p), nil
+		}
+		if err := c.sendHeld(); err != nil { // what was held, p behind it
+			return 0, err
+		}
+		return len(p), nil
+	}
+	if err := c.sendHeld(); err != nil {
+		return 0, err
+	}
+	return c.write(p)
+}
+
+// write writes all of p. The caller holds wmu.
+func (c *rawConn) write(p []byte) (int, error) {
 	c.wbuf, c.wn, c.werr = p, 0, nil
 	err := c.rc.Write(c.writeFn)
 	n, werr := c.wn, c.werr
@@ -268,11 +319,70 @@ func (c *rawConn) Write(p []byte) (int, error) {
 			c.setWriteFD(time.Time{})
 		}
 	}
-	c.wmu.Unlock()
 	if err != nil { // closed, or the write deadline passed
 		return n, err
 	}
 	return n, werr
+}
+
+// HoldWrites implements WriteHolder.
+func (c *rawConn) HoldWrites(on bool) { c.hold.Store(on) }
+
+// Flush implements WriteHolder. It does not wait for another writer: a
+// Write waiting for room must not keep the reader from reading (its peer
+// may be waiting for that before it reads). Every holder of wmu but a
+// held Write sends what is held before it lets go; so when wmu is taken,
+// what is held is left to a goroutine only if no flusher is waiting for
+// wmu already (one that is will send it).
+func (c *rawConn) Flush() {
+	if !c.pending.Load() {
+		return
+	}
+	if c.wmu.TryLock() {
+		c.sendHeld()
+		c.wmu.Unlock()
+		return
+	}
+	if c.flushing.CompareAndSwap(false, true) {
+		go func() {
+			c.wmu.Lock()
+			c.flushing.Store(false) // from here on, held bytes need another flusher
+			c.sendHeld()
+			c.wmu.Unlock()
+		}()
+	}
+}
+
+// sendHeld writes what is held. The caller holds wmu.
+func (c *rawConn) sendHeld() error {
+	if len(c.held) == 0 {
+		return c.heldErr
+	}
+	_, err := c.write(c.held)
+	c.held = c.held[:0]
+	c.pending.Store(false)
+	if err != nil {
+		c.heldErr = err
+	}
+	return err
+}
+
+// Close implements net.Conn. What is held gets one try that does not
+// wait for room (a writer waiting for room holds wmu: Close is what ends
+// its wait, so it must not wait for that writer either).
+func (c *rawConn) Close() error {
+	if c.pending.Load() && c.wmu.TryLock() {
+		if len(c.held) > 0 {
+			c.rc.Write(func(fd uintptr) bool {
+				sysWrite(fd, c.held)
+				return true
+			})
+			c.held = c.held[:0]
+			c.pending.Store(false)
+		}
+		c.wmu.Unlock()
+	}
+	return c.Conn.Close()
 }
 
 func (c *rawConn) doWrite(fd uintptr) bool {
@@ -311,6 +421,9 @@ func (c *rawConn) doWrite(fd uintptr) bool {
 func (c *rawConn) ReadFrom(r io.Reader) (int64, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if err := c.sendHeld(); err != nil {
+		return 0, err
+	}
 	if rf, ok := c.Conn.(io.ReaderFrom); ok {
 		return rf.ReadFrom(r)
 	}
@@ -319,6 +432,9 @@ func (c *rawConn) ReadFrom(r io.Reader) (int64, error) {
 
 // CloseWrite shuts the sending side, where the wrapped connection can.
 func (c *rawConn) CloseWrite() error {
+	c.wmu.Lock()
+	c.sendHeld()
+	c.wmu.Unlock()
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}

@@ -228,6 +228,9 @@ type guardReader struct {
 	total   uint64          // bytes of the message being received
 	held    int64           // of them, taken from the budget
 	onShort func(err error) // tells the peer why a budgeted read fails
+	// beforeWait runs before a read waits for room in the budget (sends
+	// the connection's held writes); nil: nothing.
+	beforeWait func()
 }
 
 const (
@@ -294,8 +297,13 @@ func (g *guardReader) take(op byte, plen uint64, _ bool) error {
 		return nil // small, or refused by gws before it allocates
 	}
 	if need := int64(g.total) - g.held; need > 0 {
-		if err := g.budget.Acquire(need, g.wait, g.stop); err != nil {
-			return err
+		if !g.budget.TryAcquire(need) {
+			if g.beforeWait != nil {
+				g.beforeWait()
+			}
+			if err := g.budget.Acquire(need, g.wait, g.stop); err != nil {
+				return err
+			}
 		}
 		g.held += need
 	}

@@ -3,8 +3,13 @@ package ws
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/hubdev/hub/hub"
 )
 
 // wsFrame encodes a masked client frame header + payload.
@@ -131,4 +136,38 @@ func FuzzFrameScan(f *testing.F) {
 			t.Fatalf("headers whole: %v %v; split by %d: %v %v", h1, e4, chunk, h2, e5)
 		}
 	})
+}
+
+// A read that must wait for room in the budget first runs beforeWait (the
+// socket sends the answers it holds: its peer may wait for them before it
+// sends anything that frees room); one that finds room does not.
+func TestGuardRunsBeforeWaitOnlyBeforeWaitingForTheBudget(t *testing.T) {
+	const msg = 512 << 10
+	for _, full := range []bool{false, true} {
+		t.Run(fmt.Sprint("budget full: ", full), func(t *testing.T) {
+			b := hub.NewBudget(1 << 20)
+			if full && !b.TryAcquire(1<<20) {
+				t.Fatal("a new budget has no room")
+			}
+			client, server := net.Pipe()
+			defer client.Close()
+			g := newGuardReader(server, testLimit, b, time.Minute, 1<<20)
+			g.authenticated()
+			ran := 0
+			g.beforeWait = func() {
+				ran++
+				b.Release(1 << 20) // what the peer's answer frees
+			}
+			go client.Write(wsFrame(2, true, make([]byte, msg)))
+			if _, err := io.ReadFull(g, make([]byte, 64)); err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			if want := map[bool]int{false: 0, true: 1}[full]; ran != want {
+				t.Fatalf("beforeWait ran %d times, want %d", ran, want)
+			}
+			if free := b.Free(); free != 1<<20-msg {
+				t.Fatalf("free %d after the message took its bytes, want %d", free, 1<<20-msg)
+			}
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,5 +127,66 @@ func TestWriteFrameBoundedWhenThePeerStopsReading(t *testing.T) {
 			t.Fatalf("write to a stalled peer = %v, want a timeout", err)
 		}
 		break
+	}
+}
+
+// gatedEcho echoes every message, and waits for gate before it echoes
+// "3".
+type gatedEcho struct {
+	conns chan *Conn
+	gate  chan struct{}
+}
+
+type gatedSession struct {
+	c    *Conn
+	gate chan struct{}
+}
+
+func (h gatedEcho) Open(c *Conn) Session {
+	h.conns <- c
+	return gatedSession{c, h.gate}
+}
+
+func (s gatedSession) Message(m *gws.Message) {
+	if string(m.Bytes()) == "hello" {
+		s.c.Authenticated()
+	}
+	if string(m.Bytes()) == "3" {
+		<-s.gate
+	}
+	s.c.WriteFrame(m.Opcode, m.Bytes(), 0)
+}
+
+func (gatedSession) Closed(error) {}
+
+// Answers to frames a peer sent back to back stay held while the reader
+// still has frames to handle, and then leave together, in order.
+func TestAnswersToPipelinedFramesLeaveTogether(t *testing.T) {
+	h := gatedEcho{conns: make(chan *Conn, 1), gate: make(chan struct{})}
+	s := startWS(t, h, Options{})
+	var open sync.Once
+	release := func() { open.Do(func() { close(h.gate) }) }
+	t.Cleanup(release) // before the server's cleanup, which waits for the session
+	ch := newClientHandler()
+	cl := s.dial(t, ch)
+	defer cl.NetConn().Close()
+	<-h.conns
+	var frames []byte
+	for _, m := range []string{"1", "2", "3"} {
+		frames = append(frames, clientFrame(gws.OpcodeText, []byte(m))...)
+	}
+	if _, err := cl.NetConn().Write(frames); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-ch.msgs:
+		t.Fatalf("got %q while the reader was still handling the frames sent with it", m)
+	case <-time.After(300 * time.Millisecond):
+	}
+	release()
+	for _, want := range []string{"1", "2", "3"} {
+		if got := nextMsg(t, ch); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
 	}
 }

@@ -185,6 +185,13 @@ func (e *Endpoint) serveConn(netConn net.Conn, r *http.Request) {
 		c.wb = wb
 	}
 	c.pre = newGuardReader(netConn, uint64(e.opts.PreAuth.Limit), e.opts.Budget, e.opts.BudgetWait, e.opts.MaxPayload)
+	if h, ok := rawio.Holder(netConn); ok {
+		// Answers to messages a peer sent back to back leave in one
+		// write; the reader sends them before it waits, for input or
+		// for room in the budget.
+		c.held = h
+		c.pre.beforeWait = h.Flush
+	}
 	c.pre.onTooBig = func() {
 		if f := e.opts.PreAuth.OnTooLarge; f != nil {
 			f(c)
@@ -302,6 +309,7 @@ type Conn struct {
 	hb     *Heartbeat
 	wmu    sync.Mutex
 	wb     rawio.WriteBounder // the connection bounds each write's wait itself; nil: set deadlines
+	held   rawio.WriteHolder  // holds what a message's handling writes until the reader has nothing to read; nil: writes go at once
 	closed atomic.Bool
 	seen   chan struct{} // signalled on every received frame (Reachable)
 
@@ -605,6 +613,10 @@ func (ev *wsEvents) OnMessage(gc *gws.Conn, m *gws.Message) {
 		defer c.endMessage()
 	}
 	if c.sess != nil {
+		if c.held != nil {
+			c.held.HoldWrites(true)
+			defer c.held.HoldWrites(false)
+		}
 		c.sess.Message(m)
 	}
 }
