@@ -76,7 +76,7 @@ func TestHeldWritesLeaveWhenTheReaderWouldWait(t *testing.T) {
 // A write that is not held, one too large to hold, Flush and Close each
 // send what is held first.
 func TestHeldWritesLeaveBeforeOtherWrites(t *testing.T) {
-	big := bytes.Repeat([]byte("b"), HeldMax)
+	big := bytes.Repeat([]byte("b"), heldMax)
 	for _, tc := range []struct {
 		name string
 		then func(rc *rawConn)

@@ -65,8 +65,8 @@ func Bounder(c net.Conn) (WriteBounder, bool) { return under[WriteBounder](c) }
 // answer gets it as soon as the reader has nothing else to do, which is
 // at once. The answers are the same bytes in the same order.
 //
-// While writes are held (HoldWrites(true)), a Write of up to HeldMax
-// bytes (with what is held already) is copied and returns at once. What
+// While writes are held (HoldWrites(true)), a Write that fits in 8 KiB
+// with what is held already is copied and returns at once. What
 // is held goes out, in order, when a Read finds nothing to read and is
 // about to wait, before any later Write that is not held, on Flush, and
 // (one try that does not wait) on Close; a Write too large to hold sends
@@ -78,9 +78,6 @@ type WriteHolder interface {
 	HoldWrites(on bool)
 	Flush()
 }
-
-// HeldMax bounds the bytes a connection holds.
-const HeldMax = 8 << 10
 
 // Holder finds the WriteHolder under c (see under).
 func Holder(c net.Conn) (WriteHolder, bool) { return under[WriteHolder](c) }

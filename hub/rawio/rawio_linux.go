@@ -14,6 +14,9 @@ import (
 // maxRW bounds one read or write call, as the standard library does.
 const maxRW = 1 << 30
 
+// heldMax bounds the bytes a connection holds (WriteHolder).
+const heldMax = 8 << 10
+
 // rawConn is a TCP connection whose Read and Write are raw
 // non-blocking system calls driven through its syscall.RawConn: the
 // runtime's poller still parks the goroutine while the socket has nothing
@@ -290,7 +293,7 @@ func (c *rawConn) Write(p []byte) (int, error) {
 	if c.heldErr != nil {
 		return 0, c.heldErr
 	}
-	if len(c.held)+len(p) <= HeldMax && (c.hold.Load() || len(c.held) > 0) {
+	if len(c.held)+len(p) <= heldMax && (c.hold.Load() || len(c.held) > 0) {
 		c.held = append(c.held, p...)
 		if c.hold.Load() {
 			c.pending.Store(true)
