@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubdev/hub/internal/race"
 	"golang.org/x/sys/unix"
 )
 
@@ -171,5 +172,38 @@ func TestHeldWritesUnderConcurrentWriters(t *testing.T) {
 			t.Fatalf("record %q: writer %d's next is %d", rec, w, next[w])
 		}
 		next[w]++
+	}
+}
+
+// Holding a message's few small answers allocates nothing once the
+// socket's buffer exists, and a burst's larger buffer is let go once sent
+// rather than kept for the socket's life.
+func TestHeldBufferIsReusedOrLetGo(t *testing.T) {
+	rc, cl := tcpPair(t)
+	ack := []byte(`{"ok":true}`)
+	buf := make([]byte, 4*len(ack))
+	allocs := testing.AllocsPerRun(100, func() {
+		rc.HoldWrites(true)
+		for range 4 {
+			rc.Write(ack)
+		}
+		rc.HoldWrites(false)
+		rc.Flush()
+		if _, err := io.ReadFull(cl, buf); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if !race.Enabled && allocs != 0 {
+		t.Fatalf("%v allocations per held burst of four acks, want 0", allocs)
+	}
+	rc.HoldWrites(true)
+	rc.Write(make([]byte, heldKeep+1))
+	rc.HoldWrites(false)
+	rc.Flush()
+	rc.wmu.Lock()
+	kept := cap(rc.held)
+	rc.wmu.Unlock()
+	if kept != 0 {
+		t.Fatalf("a %d-byte buffer is kept after a %d-byte burst", kept, heldKeep+1)
 	}
 }

@@ -14,8 +14,12 @@ import (
 // maxRW bounds one read or write call, as the standard library does.
 const maxRW = 1 << 30
 
-// heldMax bounds the bytes a connection holds (WriteHolder).
-const heldMax = 8 << 10
+// heldMax bounds the bytes a connection holds (WriteHolder); a buffer
+// that grew past heldKeep is let go once sent.
+const (
+	heldMax  = 8 << 10
+	heldKeep = 1 << 10
+)
 
 // rawConn is a TCP connection whose Read and Write are raw
 // non-blocking system calls driven through its syscall.RawConn: the
@@ -362,7 +366,11 @@ func (c *rawConn) sendHeld() error {
 		return c.heldErr
 	}
 	_, err := c.write(c.held)
-	c.held = c.held[:0]
+	if cap(c.held) > heldKeep {
+		c.held = nil // a burst's buffer is not kept for the socket's life
+	} else {
+		c.held = c.held[:0]
+	}
 	c.pending.Store(false)
 	if err != nil {
 		c.heldErr = err
