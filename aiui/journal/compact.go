@@ -92,9 +92,11 @@ func (j *Journal) compactNow() (err error) {
 	syncDir(j.path)
 	if j.prev != nil {
 		os.Remove(j.prevPath()) // or the next reload does, seeing the base line
+		j.prev.removed.Store(true)
 		j.dropPrev()
 	}
 	h, fi, err := openHandle(j.path, os.O_RDWR)
+	j.h.removed.Store(true) // the rename replaced its file
 	j.h.release()
 	if err != nil {
 		j.h = nil // the view no longer matches any file: rebuild it at the next sync

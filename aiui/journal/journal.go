@@ -47,6 +47,9 @@ type Entry struct {
 type handle struct {
 	f    *os.File
 	refs atomic.Int32
+	// removed: the journal unlinked the file (a rotated or compacted-away
+	// one), so its last close frees its page cache (see closeRemoved).
+	removed atomic.Bool
 }
 
 func newHandle(f *os.File) *handle {
@@ -71,9 +74,19 @@ func openHandle(path string, flag int) (*handle, os.FileInfo, error) {
 
 func (h *handle) release() {
 	if h.refs.Add(-1) == 0 {
-		h.f.Close()
+		if h.removed.Load() {
+			closeRemoved(h.f)
+		} else {
+			h.f.Close()
+		}
 	}
 }
+
+// closeRemoved closes a file the journal unlinked. That close frees the
+// file's pages, all at once: tens of MiB for a rotated record, 13–16 ms
+// of the kernel's time, which the caller (the socket whose prompt
+// rotated the record, under the outbox's lock) should not wait for.
+var closeRemoved = func(f *os.File) { go f.Close() }
 
 // Journal is an open prompt record. It is not safe for concurrent use:
 // the caller serialises every call (the outbox holds its mutex), and
@@ -187,6 +200,7 @@ func (j *Journal) End() error {
 		// the oldest live prompt is in the head: prev holds nothing live
 		// (its event lines are about its own prompts, which are gone)
 		if rerr := os.Remove(j.prevPath()); rerr == nil || errors.Is(rerr, fs.ErrNotExist) {
+			j.prev.removed.Store(true)
 			j.dropPrev()
 		} else {
 			err = errors.Join(err, rerr)

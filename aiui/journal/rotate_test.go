@@ -184,3 +184,49 @@ func TestCrashMidCompactionWithPrev(t *testing.T) {
 		t.Fatalf("record = %.100q", got)
 	}
 }
+
+// The last close of a file the record unlinked (a rotated head once none
+// of its prompts is live, a head a compaction replaced) is handed to
+// closeRemoved, still open, and no other file is: that close frees the
+// file's pages, which the caller must not wait for.
+func TestRemovedFilesCloseOffTheCaller(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		text  func(n int) string
+		bound int64
+		limit int
+	}{
+		{"rotation", bigText, bound, 500},
+		{"compaction", func(n int) string { return fmt.Sprintf("small %d", n) }, 1 << 20, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "prompts.jsonl")
+			handed := 0
+			old := closeRemoved
+			closeRemoved = func(f *os.File) {
+				defer f.Close()
+				handed++
+				fi, err := f.Stat()
+				if err != nil {
+					t.Fatalf("handed a closed file: %v", err)
+				}
+				for _, p := range []string{path, path + ".prev"} {
+					if cur, err := os.Stat(p); err == nil && os.SameFile(fi, cur) {
+						t.Fatalf("handed %s, which is still in place", p)
+					}
+				}
+			}
+			t.Cleanup(func() { closeRemoved = old })
+			j := open(t, path, tc.limit, tc.bound)
+			for n := range 200 {
+				deliver(t, j, tc.text(n), "")
+			}
+			if handed == 0 {
+				t.Fatalf("no file handed over (%d compactions)", j.compactions)
+			}
+			if got, want := texts(t, path), lastTexts(200, j.Len()); tc.name == "rotation" && got != want {
+				t.Fatalf("the record holds %.200q, want %.200q", got, want)
+			}
+		})
+	}
+}
