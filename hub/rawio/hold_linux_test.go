@@ -118,7 +118,10 @@ func TestAFailedSendOfHeldBytesFailsLaterWrites(t *testing.T) {
 	handle(t, rc, "m1", "h1")
 	cl.SetLinger(0)
 	cl.Close() // a reset
-	if _, err := rc.Read(make([]byte, 1)); err == nil {
+	// Wait for the reset on the wrapped connection: rawConn's Read would
+	// send the held bytes first, perhaps before the reset has arrived.
+	rc.Conn.SetReadDeadline(time.Now().Add(time.Minute))
+	if _, err := rc.Conn.Read(make([]byte, 1)); err == nil {
 		t.Fatal("read after the peer's reset succeeded")
 	}
 	rc.Flush() // fails: the connection was reset
