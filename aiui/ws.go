@@ -72,7 +72,8 @@ func (s *wsConn) Closed(error) {
 
 // Message hands the frame to the protocol state machine without copying
 // (the payload is a view into gws's buffer, released after the processor
-// returns), then sends exactly one ack; a fatal ack closes the socket.
+// returns), then sends exactly one ack (a Reply: the acks of frames a page
+// sent back to back leave together); a fatal ack closes the socket.
 func (s *wsConn) Message(m *gws.Message) {
 	s.wmu.Lock()
 	wasHello := s.proto.HelloDone()
@@ -82,7 +83,7 @@ func (s *wsConn) Message(m *gws.Message) {
 		s.c.Authenticated()
 		s.b.pageActivity()
 	}
-	s.c.WriteText(resp.AppendJSON(make([]byte, 0, 64)))
+	s.c.Reply(resp.AppendJSON(make([]byte, 0, 64)))
 	if resp.Fatal {
 		code := uint16(1002)
 		if m.Opcode != gws.OpcodeBinary {

@@ -7,9 +7,9 @@
 // On Linux a socket served by hub.ServeHTTP is read and written with raw
 // non-blocking system calls (hub/rawio), and a frame's write deadline is
 // set only when the frame has to wait for room; elsewhere a frame's write
-// sets and clears its deadline. There, too, what a session writes to its
-// own socket while it handles a message is held and sent in one write once
-// the reader finds nothing more to read (rawio.WriteHolder): a peer that
-// sends frames back to back gets their answers together, one that waits
-// for each gets it at once.
+// sets and clears its deadline. There, too, a session's Reply to the
+// message it handles is held and sent in one write once the reader finds
+// nothing more to read (rawio.WriteHolder): a peer that sends frames back
+// to back gets their replies together, one that waits for each gets it at
+// once.
 package ws

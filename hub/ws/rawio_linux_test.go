@@ -130,8 +130,8 @@ func TestWriteFrameBoundedWhenThePeerStopsReading(t *testing.T) {
 	}
 }
 
-// gatedEcho echoes every message, and waits for gate before it echoes
-// "3".
+// gatedEcho replies to every message with the message (Reply), and waits
+// for gate before it replies to "3".
 type gatedEcho struct {
 	conns chan *Conn
 	gate  chan struct{}
@@ -154,14 +154,16 @@ func (s gatedSession) Message(m *gws.Message) {
 	if string(m.Bytes()) == "3" {
 		<-s.gate
 	}
-	s.c.WriteFrame(m.Opcode, m.Bytes(), 0)
+	s.c.Reply(m.Bytes())
 }
 
 func (gatedSession) Closed(error) {}
 
-// Answers to frames a peer sent back to back stay held while the reader
-// still has frames to handle, and then leave together, in order.
-func TestAnswersToPipelinedFramesLeaveTogether(t *testing.T) {
+// Replies to frames a peer sent back to back stay held while the reader
+// still has frames to handle, and then leave together, in order. A write
+// that is not a reply (another goroutine's) is not held: it goes at once,
+// after what is held.
+func TestRepliesToPipelinedFramesLeaveTogether(t *testing.T) {
 	h := gatedEcho{conns: make(chan *Conn, 1), gate: make(chan struct{})}
 	s := startWS(t, h, Options{})
 	var open sync.Once
@@ -170,7 +172,7 @@ func TestAnswersToPipelinedFramesLeaveTogether(t *testing.T) {
 	ch := newClientHandler()
 	cl := s.dial(t, ch)
 	defer cl.NetConn().Close()
-	<-h.conns
+	c := <-h.conns
 	var frames []byte
 	for _, m := range []string{"1", "2", "3"} {
 		frames = append(frames, clientFrame(gws.OpcodeText, []byte(m))...)
@@ -183,8 +185,16 @@ func TestAnswersToPipelinedFramesLeaveTogether(t *testing.T) {
 		t.Fatalf("got %q while the reader was still handling the frames sent with it", m)
 	case <-time.After(300 * time.Millisecond):
 	}
+	if err := c.WriteText([]byte("push")); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1", "2", "push"} {
+		if got := nextMsg(t, ch); got != want {
+			t.Fatalf("while the reader waits: got %q, want %q", got, want)
+		}
+	}
 	release()
-	for _, want := range []string{"1", "2", "3"} {
+	for _, want := range []string{"3"} {
 		if got := nextMsg(t, ch); got != want {
 			t.Fatalf("got %q, want %q", got, want)
 		}

@@ -186,7 +186,7 @@ func (e *Endpoint) serveConn(netConn net.Conn, r *http.Request) {
 	}
 	c.pre = newGuardReader(netConn, uint64(e.opts.PreAuth.Limit), e.opts.Budget, e.opts.BudgetWait, e.opts.MaxPayload)
 	if h, ok := rawio.Holder(netConn); ok {
-		// Answers to messages a peer sent back to back leave in one
+		// Replies to messages a peer sent back to back leave in one
 		// write; the reader sends them before it waits, for input or
 		// for room in the budget.
 		c.held = h
@@ -309,7 +309,7 @@ type Conn struct {
 	hb     *Heartbeat
 	wmu    sync.Mutex
 	wb     rawio.WriteBounder // the connection bounds each write's wait itself; nil: set deadlines
-	held   rawio.WriteHolder  // holds what a message's handling writes until the reader has nothing to read; nil: writes go at once
+	held   rawio.WriteHolder  // holds Replies until the reader has nothing to read; nil: they go at once
 	closed atomic.Bool
 	seen   chan struct{} // signalled on every received frame (Reachable)
 
@@ -433,6 +433,19 @@ func (c *Conn) expire() {
 // WriteFrame writes one frame of any opcode within timeout (0: the
 // endpoint's write timeout).
 func (c *Conn) WriteFrame(op gws.Opcode, b []byte, timeout time.Duration) error {
+	return c.writeFrame(op, b, timeout, false)
+}
+
+// Reply sends b as one text frame that answers the message being handled:
+// call it on the read goroutine, in Message. Where the socket can hold
+// writes (rawio.WriteHolder, Linux) the reply waits until the reader finds
+// nothing more to read, so the replies to frames a peer sent back to back
+// leave in one write, and a peer that waits for each reply gets it at
+// once; writes that are not replies send what is held first, so the order
+// is kept. Elsewhere it is WriteText.
+func (c *Conn) Reply(b []byte) error { return c.writeFrame(gws.OpcodeText, b, 0, c.held != nil) }
+
+func (c *Conn) writeFrame(op gws.Opcode, b []byte, timeout time.Duration, hold bool) error {
 	if c.closed.Load() {
 		return gws.ErrConnClosed
 	}
@@ -441,6 +454,10 @@ func (c *Conn) WriteFrame(op gws.Opcode, b []byte, timeout time.Duration) error 
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if hold {
+		c.held.HoldWrites(true)
+		defer c.held.HoldWrites(false)
+	}
 	if c.wb != nil {
 		c.wb.BoundWrites(timeout)
 		err := c.gc.WriteMessage(op, b)
@@ -613,10 +630,6 @@ func (ev *wsEvents) OnMessage(gc *gws.Conn, m *gws.Message) {
 		defer c.endMessage()
 	}
 	if c.sess != nil {
-		if c.held != nil {
-			c.held.HoldWrites(true)
-			defer c.held.HoldWrites(false)
-		}
 		c.sess.Message(m)
 	}
 }
