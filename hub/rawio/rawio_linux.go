@@ -297,9 +297,10 @@ func (c *rawConn) Write(p []byte) (int, error) {
 	if c.heldErr != nil {
 		return 0, c.heldErr
 	}
-	if len(c.held)+len(p) <= heldMax && (c.hold.Load() || len(c.held) > 0) {
+	hold := c.hold.Load()
+	if len(c.held)+len(p) <= heldMax && (hold || len(c.held) > 0) {
 		c.held = append(c.held, p...)
-		if c.hold.Load() {
+		if hold {
 			c.pending.Store(true)
 			return len(p), nil
 		}
@@ -366,16 +367,21 @@ func (c *rawConn) sendHeld() error {
 		return c.heldErr
 	}
 	_, err := c.write(c.held)
+	c.dropHeld()
+	if err != nil {
+		c.heldErr = err
+	}
+	return err
+}
+
+// dropHeld empties what is held, once sent. The caller holds wmu.
+func (c *rawConn) dropHeld() {
 	if cap(c.held) > heldKeep {
 		c.held = nil // a burst's buffer is not kept for the socket's life
 	} else {
 		c.held = c.held[:0]
 	}
 	c.pending.Store(false)
-	if err != nil {
-		c.heldErr = err
-	}
-	return err
 }
 
 // Close implements net.Conn. What is held gets one try that does not
@@ -388,8 +394,7 @@ func (c *rawConn) Close() error {
 				sysWrite(fd, c.held)
 				return true
 			})
-			c.held = c.held[:0]
-			c.pending.Store(false)
+			c.dropHeld()
 		}
 		c.wmu.Unlock()
 	}
