@@ -89,8 +89,12 @@ func prefixBytewise(b []byte, n int) []byte {
 		return b
 	}
 	i := 0
-	for i < n && i+stepLen(b, i) <= n {
-		i += stepLen(b, i)
+	for i < n {
+		size := stepLen(b, i)
+		if i+size > n {
+			break
+		}
+		i += size
 	}
 	return b[:i]
 }
