@@ -3,6 +3,7 @@ package jsonstr
 import (
 	"bytes"
 	"encoding/json"
+	"iter"
 	"os"
 	"strings"
 	"testing"
@@ -196,19 +197,76 @@ func FuzzScan(f *testing.F) {
 	})
 }
 
-// FuzzPlainRun: the architecture's plainRun (SSE2 assembly on amd64)
-// agrees with the portable one on every input.
+// FuzzPlainRun: the architecture's plainRun (assembly on amd64) and the
+// portable one each answer what the contract allows, on every input.
 func FuzzPlainRun(f *testing.F) {
-	for _, s := range []string{``, strings.Repeat(`abc\n`, 20), strings.Repeat("x", 40) + `\u00e9` + strings.Repeat("y", 40), strings.Repeat(`\\`, 30) + `"`, strings.Repeat("é", 30), strings.Repeat("z", 17) + `\`} {
+	for _, s := range []string{``, strings.Repeat(`abc\n`, 20), strings.Repeat("x", 40) + `\u00e9` + strings.Repeat("y", 40), strings.Repeat(`\\`, 30) + `"`, strings.Repeat("é", 30), strings.Repeat("z", 17) + `\`, strings.Repeat("z", 63) + `\n` + strings.Repeat("z", 70), strings.Repeat(`\`, 65) + strings.Repeat("q", 64)} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		i, s := plainRun(b)
-		gi, gs := plainRunGeneric(b)
-		if i != gi || s != gs {
-			t.Fatalf("plainRun(%q) = %d, %d; the portable one %d, %d", b, i, s, gi, gs)
-		}
+		checkPlainRun(t, "plainRun", b, plainRun)
+		checkPlainRun(t, "plainRunGeneric", b, plainRunGeneric)
 	})
+}
+
+// TestPlainRunEveryEscape: both plainRuns on a backslash and every byte
+// after it, and on runs of backslashes, at every place in and across
+// 64-byte blocks.
+func TestPlainRunEveryEscape(t *testing.T) {
+	for b := range escapeInputs() {
+		checkPlainRun(t, "plainRun", b, plainRun)
+		checkPlainRun(t, "plainRunGeneric", b, plainRunGeneric)
+	}
+}
+
+func escapeInputs() iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		plain := strings.Repeat("a", 140)
+		for at := range 140 {
+			for c := range 256 {
+				if !yield([]byte(plain[:at] + `\` + string([]byte{byte(c)}) + plain)) {
+					return
+				}
+			}
+			for n := 1; n <= 5; n++ {
+				for _, after := range []string{"u", "n", `"`, "\x00"} {
+					if !yield([]byte(plain[:at] + strings.Repeat(`\`, n) + after + plain)) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkPlainRun fails t unless run(b) answers what plainRun may: b[:i]
+// is plain ASCII and whole one-letter escapes, shrink of them, and
+// unless fewer than 16 bytes are left, b[i] starts neither.
+func checkPlainRun(t *testing.T, name string, b []byte, run func([]byte) (int, int)) {
+	t.Helper()
+	i, shrink := run(b)
+	plainAt := func(j int) bool { c := b[j]; return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' }
+	escAt := func(j, end int) bool { return b[j] == '\\' && j+1 < end && oneLetterEscape(b[j+1]) }
+	if i < 0 || i > len(b) {
+		t.Fatalf("%s(%q) = %d, %d: out of range", name, b, i, shrink)
+	}
+	j, n := 0, 0
+	for j < i {
+		switch {
+		case escAt(j, i):
+			j, n = j+2, n+1
+		case plainAt(j):
+			j++
+		default:
+			t.Fatalf("%s(%q) = %d, %d: consumed %q at %d", name, b, i, shrink, b[j], j)
+		}
+	}
+	if n != shrink {
+		t.Fatalf("%s(%q) = %d, %d: %d escapes consumed", name, b, i, shrink, n)
+	}
+	if len(b)-i >= 16 && (plainAt(i) || escAt(i, len(b))) {
+		t.Fatalf("%s(%q) = %d, %d: stopped before %q with %d bytes left", name, b, i, shrink, b[i:i+2], len(b)-i)
+	}
 }
 
 func FuzzAppend(f *testing.F) {
