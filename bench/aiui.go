@@ -38,7 +38,7 @@ const (
 )
 
 func aiuiIngest() *Load {
-	l := &Load{Name: "aiui prompt ingest (64 KiB frames)", Adapter: "aiui", Section: "port: 0\n", Node: "aiui.js", Unit: "MiB"}
+	l := &Load{Name: "aiui prompt ingest (64 KiB frames)", Adapter: "aiui", Section: "port: 0\n", Node: "aiui.js", Bare: true, Unit: "MiB"}
 	l.Connect = func(ctx context.Context, srv *Server, callers int) (*Clients, error) {
 		url := "ws://127.0.0.1:" + strconv.Itoa(l.port(srv)) + "/ws"
 		payload := aiuiPrompt(aiuiFrameBytes)

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"debug/elf"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -108,6 +110,32 @@ func TestMatrixSmoke(t *testing.T) {
 		}
 	}
 	t.Logf("\n%s", Table(cells, variants))
+	checkBareRecords(t, dir)
+}
+
+// checkBareRecords: the bare relay's aiui floor wrote every prompt it
+// acked as the hub would record it, one JSON line of the joined text.
+func checkBareRecords(t *testing.T, dir string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "bare-*", "aiui.record"))
+	want := aiuiFramesPerThread * (aiuiFrameBytes - len(`{"text":""}`))
+	lines := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l := range bytes.Lines(b) {
+			var p struct{ Text string }
+			if err := json.Unmarshal(l, &p); err != nil || len(p.Text) != want-strings.Count(p.Text, "\n") {
+				t.Fatalf("%s: line of %d bytes: %v, %d bytes of text, want %d encoded", f, len(l), err, len(p.Text), want)
+			}
+			lines++
+		}
+	}
+	if lines == 0 {
+		t.Fatalf("the bare relay recorded no prompt (%d files)", len(files))
+	}
 }
 
 type testLog struct{ t *testing.T }

@@ -12,6 +12,13 @@
 //     claims), pair.create with a code and "paired"; an agent's command
 //     goes to the browser under a fresh relay id and its result back to
 //     that agent under the agent's id.
+//   - aiui: a WebSocket on /ws takes binary frames (4-byte header length,
+//     JSON header, payload); data frames' {"text":"…"} contents are joined
+//     per threadId as they come (not validated), and fin appends the
+//     prompt to a file in the working directory as one line, one write
+//     (emptied at 256 MiB, the record's largest size); every frame is
+//     acked {"ok":true}. The floor of the hub's prompt record: the same
+//     bytes reach a file the same way, with nothing else.
 //
 // It runs with the hub's default runtime shape (1 P), so the
 // comparison is of the code, not of the thread count.
@@ -49,6 +56,19 @@ func main() {
 		go c.ReadLoop()
 	}
 	mux.HandleFunc("/", upgrade)
+	rec, err := os.OpenFile("aiui.record", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	aiuiUp := gws.NewUpgrader(&ingest{f: rec}, &gws.ServerOption{ReadMaxPayloadSize: 32 << 20})
+	mux.HandleFunc("/ws", func(w http.ResponseWriter, req *http.Request) {
+		c, err := aiuiUp.Upgrade(w, req)
+		if err != nil {
+			return
+		}
+		go c.ReadLoop()
+	})
 	mux.HandleFunc("/relay", upgrade)
 	mux.HandleFunc("POST /call", r.call)
 	mux.HandleFunc("POST /api/sessions", func(w http.ResponseWriter, _ *http.Request) {
@@ -169,4 +189,80 @@ func (r *relay) OnMessage(c *gws.Conn, m *gws.Message) {
 	default:
 		wt.agent.WriteMessage(gws.OpcodeText, bytes.Replace(data, f.ID, wt.id, 1))
 	}
+}
+
+// ingest is aiui's /ws: text joined per thread, a line per prompt.
+type ingest struct {
+	gws.BuiltinEventHandler
+	mu   sync.Mutex // the file's end
+	f    *os.File
+	size int64
+}
+
+// ingestMax is where the file is emptied: the hub's record holds at most
+// 4 × 64 MiB, and a file growing without end would measure the kernel
+// throttling dirty pages.
+const ingestMax = 256 << 20
+
+var ack = []byte(`{"ok":true}`)
+
+// conn is a socket's threads, each its line so far, and a spare line
+// buffer (a finished thread's), so a steady stream copies each byte once.
+type conn struct {
+	threads map[string][]byte
+	spare   []byte
+}
+
+func (in *ingest) OnOpen(c *gws.Conn) { c.Session().Store("c", &conn{threads: map[string][]byte{}}) }
+
+func (in *ingest) OnMessage(c *gws.Conn, m *gws.Message) {
+	defer m.Close()
+	b := m.Bytes()
+	if len(b) < 4 {
+		return
+	}
+	n := int(b[0])<<24 | int(b[1])<<16 | int(b[2])<<8 | int(b[3])
+	if n > len(b)-4 {
+		return
+	}
+	var h struct {
+		Kind     string `json:"kind"`
+		ThreadID string `json:"threadId"`
+		Fin      bool   `json:"fin"`
+	}
+	if json.Unmarshal(b[4:4+n], &h) != nil {
+		return
+	}
+	if h.Kind == "data" {
+		v, _ := c.Session().Load("c")
+		cn := v.(*conn)
+		line, ok := cn.threads[h.ThreadID]
+		if !ok {
+			line = append(cn.spare[:0], `{"text":"`...)
+			cn.spare = nil
+		}
+		if p := b[4+n:]; len(p) >= len(`{"text":""}`) {
+			line = append(line, p[len(`{"text":"`):len(p)-len(`"}`)]...)
+		}
+		if h.Fin {
+			delete(cn.threads, h.ThreadID)
+			line = append(line, "\"}\n"...)
+			in.append(line)
+			cn.spare = line
+		} else {
+			cn.threads[h.ThreadID] = line
+		}
+	}
+	c.WriteMessage(gws.OpcodeText, ack)
+}
+
+func (in *ingest) append(line []byte) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.size+int64(len(line)) > ingestMax {
+		in.f.Truncate(0)
+		in.size = 0
+	}
+	k, _ := in.f.WriteAt(line, in.size)
+	in.size += int64(k)
 }
