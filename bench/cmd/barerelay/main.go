@@ -26,6 +26,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -221,7 +222,7 @@ func (in *ingest) OnMessage(c *gws.Conn, m *gws.Message) {
 	if len(b) < 4 {
 		return
 	}
-	n := int(b[0])<<24 | int(b[1])<<16 | int(b[2])<<8 | int(b[3])
+	n := int(binary.BigEndian.Uint32(b))
 	if n > len(b)-4 {
 		return
 	}
