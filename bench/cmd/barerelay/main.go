@@ -47,30 +47,16 @@ func main() {
 		runtime.GOMAXPROCS(1)
 	}
 	r := &relay{waiting: map[int64]waiter{}}
-	up := gws.NewUpgrader(r, &gws.ServerOption{ParallelEnabled: true})
 	mux := http.NewServeMux()
-	upgrade := func(w http.ResponseWriter, req *http.Request) {
-		c, err := up.Upgrade(w, req)
-		if err != nil {
-			return
-		}
-		go c.ReadLoop()
-	}
-	mux.HandleFunc("/", upgrade)
+	relayWS := upgrade(gws.NewUpgrader(r, &gws.ServerOption{ParallelEnabled: true}))
+	mux.HandleFunc("/", relayWS)
+	mux.HandleFunc("/relay", relayWS)
 	rec, err := os.OpenFile("aiui.record", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	aiuiUp := gws.NewUpgrader(&ingest{f: rec}, &gws.ServerOption{ReadMaxPayloadSize: 32 << 20})
-	mux.HandleFunc("/ws", func(w http.ResponseWriter, req *http.Request) {
-		c, err := aiuiUp.Upgrade(w, req)
-		if err != nil {
-			return
-		}
-		go c.ReadLoop()
-	})
-	mux.HandleFunc("/relay", upgrade)
+	mux.HandleFunc("/ws", upgrade(gws.NewUpgrader(&ingest{f: rec}, &gws.ServerOption{ReadMaxPayloadSize: 32 << 20})))
 	mux.HandleFunc("POST /call", r.call)
 	mux.HandleFunc("POST /api/sessions", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusCreated)
@@ -89,6 +75,17 @@ func main() {
 	}
 	fmt.Printf("{\"port\":%d}\n", ln.Addr().(*net.TCPAddr).Port)
 	(&http.Server{Handler: mux}).Serve(ln)
+}
+
+// upgrade serves WebSockets with up, each read on its own goroutine.
+func upgrade(up *gws.Upgrader) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		c, err := up.Upgrade(w, req)
+		if err != nil {
+			return
+		}
+		go c.ReadLoop()
+	}
 }
 
 // waiter is who gets the reply to a routed id: an HTTP caller's channel,
